@@ -1,0 +1,25 @@
+// clef: a C++ client for the System One decision API (POST /v1/systemone).
+//
+//     #include <clef/clef.hpp>
+//
+//     auto client = clef::Client::create(clef::ClientOptions::from_environment(clef::Backend::ollama));
+//     clef::DecisionRequest request;
+//     request.state = clef::State::json(R"({"ticket":"I was charged twice."})").value();
+//     request.questions.push_back(clef::Question::choice(
+//         "team", "Which team should handle this ticket?",
+//         {{"billing", "Payments and refunds"}, {"technical", "Bugs and integrations"}}));
+//     auto decision = client->decide(request);
+//     if (decision) std::cout << decision->answers[0].winner() << "\n";
+#pragma once
+
+#include "clef/batch.hpp"
+#include "clef/client.hpp"
+#include "clef/decision.hpp"
+#include "clef/error.hpp"
+#include "clef/image.hpp"
+#include "clef/question.hpp"
+#include "clef/request.hpp"
+#include "clef/result.hpp"
+#include "clef/state.hpp"
+#include "clef/transport.hpp"
+#include "clef/version.hpp"

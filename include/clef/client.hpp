@@ -1,0 +1,106 @@
+// clef: the client — one API for Ollama, Cloudflare Workers AI and other System One servers.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "clef/decision.hpp"
+#include "clef/request.hpp"
+#include "clef/result.hpp"
+#include "clef/transport.hpp"
+
+namespace clef {
+
+enum class Backend {
+  ollama,      ///< Ollama >= 0.35.1: {base}/v1/systemone, no key, raw base64 images.
+  workers_ai,  ///< Cloudflare Workers AI: per-account URL, Bearer token, result envelope.
+  systemone,   ///< Any other System One server by base URL, optional Bearer key.
+};
+/// "ollama", "workers-ai" or "systemone".
+const char* to_string(Backend backend) noexcept;
+
+/// When and how often a failed request is sent again. Only retryable errors are retried
+/// (Error::retryable): never a 4xx that retrying cannot fix.
+struct RetryPolicy {
+  int max_attempts = 3;  ///< Including the first; 1 disables retries.
+  std::chrono::milliseconds initial_backoff{500};
+  std::chrono::milliseconds max_backoff{5'000};
+  /// No retry starts once this much time has passed since the first attempt.
+  std::chrono::milliseconds total_budget{30'000};
+  bool jitter = true;  ///< Full jitter: wait a random time in [backoff/2, backoff].
+};
+
+/// Probability checks applied to every answer (see Decision).
+struct ValidationOptions {
+  /// Sums within this of 1 are accepted as they are (1e-3, the strictest peer's figure).
+  double sum_tolerance = 1e-3;
+  /// Sums further off but within this are rounding: rescaled, and Answer::renormalized set.
+  double renormalize_tolerance = 0.05;
+  VerdictThresholds verdict;
+};
+
+struct ClientOptions {
+  Backend backend = Backend::ollama;
+  /// Ollama: empty reads OLLAMA_HOST as Ollama does. Workers AI: empty is Cloudflare's API
+  /// ("https://api.cloudflare.com/client/v4"). systemone: required, e.g. "http://localhost:8000".
+  std::string base_url;
+  std::string account_id;  ///< Workers AI only.
+  std::string api_token;   ///< Workers AI (required) or systemone (optional). Never logged.
+  std::string model = "clef-flash";  ///< Used when a request names none.
+
+  std::chrono::milliseconds connect_timeout{10'000};
+  /// Per attempt. Generous by default: a cold Ollama model load takes many seconds.
+  std::chrono::milliseconds request_timeout{120'000};
+  std::size_t max_response_bytes = 16u * 1024u * 1024u;
+  RetryPolicy retry;
+  ValidationOptions validation;
+
+  /// Empty: libcurl (make_curl_transport). Tests pass their own.
+  std::shared_ptr<Transport> transport;
+  /// How the client waits between retries; tests pass a fake that records the delays.
+  std::function<void(std::chrono::milliseconds)> sleep;
+  /// Stops in-flight and pending calls with ErrorKind::cancelled when it turns true.
+  const std::atomic<bool>* cancel = nullptr;
+
+  /// Options for `backend` with credentials and host read from the environment:
+  /// OLLAMA_HOST, CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN, CLEF_API_KEY (systemone).
+  static ClientOptions from_environment(Backend backend);
+};
+
+/// The base URL Ollama's own tools derive from an OLLAMA_HOST value ("" → local default).
+std::string ollama_base_url(std::string_view ollama_host);
+
+/// A System One client. Cheap to share across threads; decide() may be called concurrently.
+///
+///     auto client = clef::Client::create(clef::ClientOptions::from_environment(clef::Backend::ollama));
+///     if (!client) return fail(client.error());
+///     auto decision = client->decide(request);
+class Client {
+ public:
+  /// Checks the options (URL, credentials) and builds the client.
+  static Result<Client> create(ClientOptions options);
+
+  /// Validates, serializes and sends `request`, retrying as the policy allows, and parses and
+  /// validates the answers.
+  Result<Decision> decide(const DecisionRequest& request) const;
+
+  /// The exact request body decide() would send (validation included), for --dry-run.
+  Result<std::string> request_body(const DecisionRequest& request) const;
+  /// The URL decide() posts to (no secrets are ever part of it).
+  std::string endpoint(const DecisionRequest& request) const;
+  /// The headers decide() sends, the Authorization value replaced by "Bearer <redacted>".
+  Headers redacted_headers() const;
+
+  const ClientOptions& options() const noexcept;
+
+ private:
+  struct Impl;
+  explicit Client(std::shared_ptr<const Impl> impl);
+  std::shared_ptr<const Impl> m_impl;
+};
+
+}  // namespace clef

@@ -1,0 +1,110 @@
+// clef: the typed answers a decision model returns.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "clef/question.hpp"
+
+namespace clef {
+
+struct OptionProbability {
+  std::string label;
+  double probability = 0;
+};
+
+/// Answer to a choice question. `probabilities` follows the question's option order,
+/// whatever order the server sent its keys in.
+struct ChoiceAnswer {
+  std::string choice;  ///< The most likely label (ties: the first in option order).
+  double probability = 0;  ///< P(choice).
+  std::vector<OptionProbability> probabilities;
+  std::optional<double> server_confidence;  ///< As the server reported it (formulas differ).
+  double confidence = 0;  ///< clef's own, for every server: 1 − H(p)/ln N.
+};
+
+enum class Verdict { yes, no, unknown };
+/// "yes", "no" or "unknown".
+const char* to_string(Verdict verdict) noexcept;
+
+/// Where P(true) turns into a verdict: yes at or above `yes_at_least`, no at or below
+/// `no_at_most`, unknown between.
+struct VerdictThresholds {
+  double yes_at_least = 0.7;
+  double no_at_most = 0.3;
+};
+
+/// Answer to a yes/no/unknown (noul) question.
+struct NoulAnswer {
+  double p_true = 0;
+  Verdict verdict = Verdict::unknown;  ///< From p_true and the client's VerdictThresholds.
+  double confidence = 0;               ///< clef's own: 1 − H(p_true)/ln 2.
+};
+
+/// Answer to a score question.
+struct ScoreAnswer {
+  double score = 0;                   ///< Expected level Σ i·pᵢ, as the server reported it.
+  std::vector<double> probabilities;  ///< probabilities[i] = P(level i), lowest first.
+  int most_likely_level = 0;          ///< argmax of probabilities (ties: the lower level).
+  std::optional<double> server_confidence;
+  double confidence = 0;  ///< clef's own: 1 − H(p)/ln N.
+};
+
+enum class AnswerStatus {
+  ok,          ///< A valid answer of the asked type.
+  missing,     ///< The server sent no answer for this question.
+  refused,     ///< The server answered {"type": "refusal"}.
+  wrong_type,  ///< The answer's type is not the question's.
+  invalid,     ///< Probabilities missing, out of range, not summing to 1, or a wrong winner.
+};
+/// "ok", "missing", "refused", "wrong_type" or "invalid".
+const char* to_string(AnswerStatus status) noexcept;
+
+/// One question's answer, or why there is none. Never a silent default.
+struct Answer {
+  std::string question;
+  QuestionType asked = QuestionType::choice;
+  AnswerStatus status = AnswerStatus::missing;
+  std::string problem;        ///< Why the status is not ok (the server's refusal text, ...).
+  bool renormalized = false;  ///< Rounded probabilities were rescaled to sum to 1.
+  std::variant<std::monostate, ChoiceAnswer, NoulAnswer, ScoreAnswer> value;
+  std::string raw_json;  ///< The answer object exactly as sent (empty when missing).
+
+  bool ok() const noexcept { return status == AnswerStatus::ok; }
+  const ChoiceAnswer* choice() const noexcept { return std::get_if<ChoiceAnswer>(&value); }
+  const NoulAnswer* noul() const noexcept { return std::get_if<NoulAnswer>(&value); }
+  const ScoreAnswer* score() const noexcept { return std::get_if<ScoreAnswer>(&value); }
+
+  /// The winning label for scripts: the choice label, "yes"/"no"/"unknown", or the most likely
+  /// score level as a number; empty when !ok().
+  std::string winner() const;
+  /// The winner's probability (for noul, P(verdict side)); 0 when !ok().
+  double winner_probability() const noexcept;
+  /// clef's confidence for any type; 0 when !ok().
+  double confidence() const noexcept;
+};
+
+struct Usage {
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;  ///< 0 on Ollama and llama.cpp.
+};
+
+/// The whole response to one request.
+struct Decision {
+  std::string model;  ///< As the server reported it ("clef-flash", "jev-1.13.0").
+  Usage usage;
+  std::string request_id;         ///< From the server's request id header, if any.
+  std::vector<Answer> answers;    ///< One per question, in question order.
+  std::string raw_json;           ///< The response body (inside Workers AI's envelope).
+
+  /// The answer for `question`, or nullptr.
+  const Answer* answer(std::string_view question) const noexcept;
+  /// True when every answer is ok.
+  bool all_ok() const noexcept;
+};
+
+}  // namespace clef

@@ -1,0 +1,54 @@
+// clef: the one error type every fallible call returns.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace clef {
+
+/// What went wrong, grouped by what a caller can do about it.
+/// Each kind's comment says whether retrying the same request can help.
+enum class ErrorKind {
+  invalid_input,      ///< The request was rejected before sending. Retry: no, fix the input.
+  connection_failed,  ///< No connection, reset, or a response cut short. Retry: yes.
+  timeout,            ///< Connect or total timeout, or HTTP 408. Retry: yes.
+  tls,                ///< Certificate or handshake failure. Retry: no.
+  authentication,     ///< HTTP 401/403: missing or bad token. Retry: no.
+  not_found,          ///< HTTP 404: model not pulled, or no System One endpoint. Retry: no.
+  rate_limited,       ///< HTTP 429 the server expects to clear. Retry: yes, after Retry-After.
+  quota_exhausted,    ///< HTTP 429 for a used-up allocation (Workers AI 4006). Retry: no.
+  request_rejected,   ///< Other HTTP 4xx (400, 413, 422...): the server refused the body. Retry: no.
+  server_error,       ///< HTTP 5xx or 529 (overloaded). Retry: yes, except 501.
+  invalid_response,   ///< The server answered 2xx with a body clef cannot use. Retry: no.
+  cancelled,          ///< The caller cancelled the call. Retry: no.
+};
+
+/// A stable lower_snake name for the kind, as printed in JSON output ("rate_limited").
+const char* to_string(ErrorKind kind) noexcept;
+
+/// One failure, with everything known about where it happened.
+/// Never contains an API token: messages are built from server text and clef's own words,
+/// and server text is scrubbed of the client's token before it is stored.
+struct Error {
+  ErrorKind kind = ErrorKind::invalid_input;
+  std::string message;         ///< clef's explanation, with the next step where there is one.
+  int http_status = 0;         ///< 0 when no HTTP response was received.
+  std::string server_message;  ///< The server's own error text, if it sent one.
+  std::string server_code;     ///< The server's error code ("5021", "QUEUE_FULL"), if any.
+  std::string request_id;      ///< x-typesafe-request-id / cf-ai-req-id / cf-ray, if any.
+  std::string where;           ///< Question name, JSON path ("answers.team") or "byte 17".
+  /// How long the server asked us to wait (retry-after-ms or Retry-After), if it said.
+  std::optional<std::chrono::milliseconds> retry_after;
+
+  /// True when sending the same request again may succeed (see ErrorKind).
+  bool retryable() const noexcept;
+
+  /// One line for people: "rate_limited (HTTP 429): <message> [server: ...] at <where>".
+  std::string to_string() const;
+};
+
+/// Shorthand used throughout clef: an Error of `kind` with `message` and optional `where`.
+Error make_error(ErrorKind kind, std::string message, std::string where = {});
+
+}  // namespace clef

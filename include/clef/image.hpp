@@ -1,0 +1,49 @@
+// clef: images for vision models, recognised by their bytes, never by file name.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "clef/result.hpp"
+
+namespace clef {
+
+enum class ImageFormat { png, jpeg, webp };
+
+/// "image/png", "image/jpeg" or "image/webp".
+const char* mime_type(ImageFormat format) noexcept;
+
+/// An image attached to a request, shared by all its questions.
+///
+///     auto image = clef::Image::from_file("receipt.png");
+///     if (!image) return fail(image.error());
+///     request.images.push_back(std::move(image).value());
+class Image {
+ public:
+  /// 20 MiB: above Workers AI's 4 MiB per image and within Ollama's 32 MiB body.
+  static constexpr std::size_t default_max_bytes = 20u * 1024u * 1024u;
+
+  /// Recognises PNG, JPEG or WebP from the first bytes; anything else is invalid_input.
+  static Result<Image> from_bytes(std::string bytes, std::size_t max_bytes = default_max_bytes);
+  /// Reads and recognises a file; the error names the path.
+  static Result<Image> from_file(const std::string& path,
+                                 std::size_t max_bytes = default_max_bytes);
+
+  ImageFormat format() const noexcept { return m_format; }
+  const std::string& bytes() const noexcept { return m_bytes; }
+  /// Standard base64 of the bytes, no prefix (what Ollama takes).
+  std::string base64() const;
+  /// "data:image/png;base64,..." (what Workers AI and llama.cpp take).
+  std::string data_url() const;
+
+ private:
+  Image(ImageFormat format, std::string bytes) : m_format(format), m_bytes(std::move(bytes)) {}
+  ImageFormat m_format;
+  std::string m_bytes;
+};
+
+/// The format of `bytes` from their magic number, or invalid_input saying what was found.
+Result<ImageFormat> sniff_image_format(std::string_view bytes);
+
+}  // namespace clef

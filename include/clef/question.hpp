@@ -1,0 +1,71 @@
+// clef: the three System One question types.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "clef/result.hpp"
+
+namespace clef {
+
+enum class QuestionType {
+  choice,  ///< Pick one of named options; the answer has a probability per option.
+  noul,    ///< Yes / no / unknown; the answer is P(true).
+  score,   ///< An ordered scale of 2–10 described levels; the answer is the expected level.
+};
+
+/// "choice", "noul" or "score" — the wire names.
+const char* to_string(QuestionType type) noexcept;
+
+/// One option of a choice question. A missing description lets the label speak for itself
+/// (sent as null).
+struct ChoiceOption {
+  std::string label;
+  std::optional<std::string> description;
+};
+
+/// A named question. Build one with the factories; the name is shown to the model by
+/// some servers (Ollama, llama.cpp), so renaming a question can change its answer.
+///
+///     auto team = clef::Question::choice("team", "Which team should handle this ticket?",
+///         {{"billing", "Payments and refunds"}, {"technical", "Bugs and integrations"},
+///          {"other", "None of the above"}});
+///     auto refund = clef::Question::yes_no("refund", "Does the customer ask for a refund?");
+///     auto urgency = clef::Question::score("urgency", "How urgent?", {"Routine", "Soon", "Urgent"});
+struct Question {
+  std::string name;
+  QuestionType type = QuestionType::choice;
+  std::string instructions;
+
+  std::vector<ChoiceOption> options;       ///< choice: in the order given (it breaks ties).
+  std::optional<std::string> true_means;   ///< noul: what "true" means (criteria.true).
+  std::optional<std::string> false_means;  ///< noul: what "false" means (criteria.false).
+  std::vector<std::string> levels;         ///< score: lowest first; level i is levels[i].
+
+  static Question choice(std::string name, std::string instructions,
+                         std::vector<ChoiceOption> options);
+  static Question yes_no(std::string name, std::string instructions,
+                         std::optional<std::string> true_means = std::nullopt,
+                         std::optional<std::string> false_means = std::nullopt);
+  static Question score(std::string name, std::string instructions,
+                        std::vector<std::string> levels);
+};
+
+/// Limits every server enforces; clef checks them before sending.
+struct QuestionLimits {
+  static constexpr std::size_t max_questions = 64;
+  static constexpr std::size_t max_name_length = 100;
+  static constexpr std::size_t min_options = 2;
+  static constexpr std::size_t max_options = 255;  ///< Workers AI, TypeSafe; Ollama's Nimble: 26.
+  static constexpr std::size_t min_levels = 2;
+  static constexpr std::size_t max_levels = 10;
+};
+
+/// Checks one question against the universal rules. The error names the question and the rule.
+Status validate(const Question& question);
+
+/// Checks a whole set: 1–64 questions, unique names, each valid.
+Status validate(const std::vector<Question>& questions);
+
+}  // namespace clef

@@ -1,0 +1,42 @@
+// clef: the state a decision model judges — text, or JSON with the caller's key order kept.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "clef/result.hpp"
+
+namespace clef {
+
+/// What is being judged: a ticket, a message, any JSON.
+///
+/// Key order of a JSON object changes a model's answer, so clef never reorders it:
+///
+///     auto s = clef::State::json(R"({"subject":"Invoice","message":"Can I get one?"})");
+///     // sent as {"subject":...,"message":...}, in that order
+class State {
+ public:
+  /// A plain-text state, sent as a JSON string.
+  static State text(std::string text);
+  /// A JSON object or array given as text; fails on invalid JSON, scalars and null.
+  static Result<State> json(std::string_view json_text);
+  /// A JSON object or array; key order as in the ordered_json value.
+  static Result<State> json(const nlohmann::ordered_json& value);
+
+  bool is_text() const noexcept { return m_is_text; }
+  /// The state as compact wire JSON ("\"text\"" or "{...}").
+  const std::string& wire_json() const noexcept { return m_wire; }
+  /// False for text that is not valid UTF-8; such a state is refused when sent.
+  bool valid_utf8() const noexcept { return m_valid_utf8; }
+
+ private:
+  State(std::string wire, bool is_text, bool valid_utf8 = true)
+      : m_wire(std::move(wire)), m_is_text(is_text), m_valid_utf8(valid_utf8) {}
+  std::string m_wire;
+  bool m_is_text = true;
+  bool m_valid_utf8 = true;
+};
+
+}  // namespace clef

@@ -1,0 +1,52 @@
+// clef: the HTTP seam. The client sends through this interface; tests inject their own.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "clef/result.hpp"
+
+namespace clef {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct HttpRequest {
+  std::string method = "POST";
+  std::string url;
+  Headers headers;
+  std::string body;
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds total_timeout{120'000};
+  std::size_t max_response_bytes = 16u * 1024u * 1024u;
+  /// When set and it becomes true, the transfer stops with ErrorKind::cancelled.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+/// Any complete HTTP response, 2xx or not: statuses are data, mapped to errors by the client.
+struct HttpResponse {
+  int status = 0;
+  Headers headers;  ///< Names lower-cased.
+  std::string body;
+
+  /// The first value of header `name` (lower-case), or empty.
+  std::string header(std::string_view name) const;
+};
+
+/// Sends one request. Fails only when no complete response arrived (connection, timeout,
+/// TLS, cancellation, size cap). Implementations must be safe to call from several threads.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual Result<HttpResponse> send(const HttpRequest& request) = 0;
+};
+
+/// The libcurl transport: keep-alive connections reused across calls (a pool of handles,
+/// one per concurrent caller), TLS verification on, redirects off.
+std::shared_ptr<Transport> make_curl_transport();
+
+}  // namespace clef

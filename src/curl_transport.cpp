@@ -1,0 +1,201 @@
+// The libcurl transport. The only file in clef that sees curl.
+#include <curl/curl.h>
+
+#include <cctype>
+#include <mutex>
+#include <vector>
+
+#include "clef/transport.hpp"
+
+namespace clef {
+namespace {
+
+struct Transfer {
+  std::string body;
+  Headers headers;
+  std::size_t max_bytes = 0;
+  bool too_large = false;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* transfer = static_cast<Transfer*>(user);
+  const std::size_t bytes = size * count;
+  if (transfer->body.size() + bytes > transfer->max_bytes) {
+    transfer->too_large = true;
+    return 0;  // makes curl stop with CURLE_WRITE_ERROR
+  }
+  transfer->body.append(data, bytes);
+  return bytes;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* transfer = static_cast<Transfer*>(user);
+  const std::size_t bytes = size * count;
+  std::string line(data, bytes);
+  if (line.rfind("HTTP/", 0) == 0) {
+    transfer->headers.clear();  // a new response (after 100 Continue) starts afresh
+    return bytes;
+  }
+  const auto colon = line.find(':');
+  if (colon == std::string::npos) return bytes;
+  std::string name = line.substr(0, colon);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string value = line.substr(colon + 1);
+  const auto first = value.find_first_not_of(" \t");
+  const auto last = value.find_last_not_of(" \t\r\n");
+  value = first == std::string::npos ? std::string() : value.substr(first, last - first + 1);
+  transfer->headers.emplace_back(std::move(name), std::move(value));
+  return bytes;
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* transfer = static_cast<Transfer*>(user);
+  return transfer->cancel && transfer->cancel->load() ? 1 : 0;
+}
+
+Error transfer_error(CURLcode code, const char* detail, const HttpRequest& request,
+                     const Transfer& transfer) {
+  const std::string why = detail[0] ? detail : curl_easy_strerror(code);
+  const std::string where = request.url;
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+      return make_error(ErrorKind::connection_failed, "cannot connect: " + why, where);
+    case CURLE_OPERATION_TIMEDOUT:
+      return make_error(ErrorKind::timeout, "no complete response in time: " + why, where);
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_USE_SSL_FAILED:
+      return make_error(ErrorKind::tls, "TLS failed (verification is always on): " + why, where);
+    case CURLE_ABORTED_BY_CALLBACK:
+      return make_error(ErrorKind::cancelled, "cancelled during the transfer", where);
+    case CURLE_WRITE_ERROR:
+      if (transfer.too_large) {
+        return make_error(ErrorKind::invalid_response,
+                          "response larger than the " + std::to_string(request.max_response_bytes) +
+                              "-byte limit",
+                          where);
+      }
+      break;
+    case CURLE_PARTIAL_FILE:
+      return make_error(ErrorKind::connection_failed,
+                        "the response was cut short after " + std::to_string(transfer.body.size()) +
+                            " bytes: " + why,
+                        where);
+    default: break;
+  }
+  return make_error(ErrorKind::connection_failed, "transfer failed: " + why, where);
+}
+
+class CurlTransport final : public Transport {
+ public:
+  CurlTransport() {
+    static std::once_flag init;
+    std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  }
+  ~CurlTransport() override {
+    for (CURL* handle : m_idle) curl_easy_cleanup(handle);
+  }
+
+  Result<HttpResponse> send(const HttpRequest& request) override {
+    CURL* handle = acquire();
+    if (!handle) return make_error(ErrorKind::connection_failed, "cannot create a curl handle");
+    auto result = perform(handle, request);
+    release(handle);
+    return result;
+  }
+
+ private:
+  // One handle per concurrent caller, kept for reuse: each keeps its connection alive.
+  CURL* acquire() {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      if (!m_idle.empty()) {
+        CURL* handle = m_idle.back();
+        m_idle.pop_back();
+        return handle;
+      }
+    }
+    return curl_easy_init();
+  }
+
+  void release(CURL* handle) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_idle.push_back(handle);
+  }
+
+  static Result<HttpResponse> perform(CURL* handle, const HttpRequest& request) {
+    Transfer transfer;
+    transfer.max_bytes = request.max_response_bytes;
+    transfer.cancel = request.cancel;
+    char detail[CURL_ERROR_SIZE] = {0};
+
+    curl_slist* headers = nullptr;
+    for (const auto& [name, value] : request.headers) {
+      headers = curl_slist_append(headers, (name + ": " + value).c_str());
+    }
+    headers = curl_slist_append(headers, "Expect:");  // never wait for 100 Continue
+
+    curl_easy_reset(handle);  // keeps the connection cache, clears per-request options
+    curl_easy_setopt(handle, CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(request.connect_timeout.count()));
+    curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(request.total_timeout.count()));
+    curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    if (request.method == "POST" || !request.body.empty()) {
+      curl_easy_setopt(handle, CURLOPT_POSTFIELDS, request.body.data());
+      curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(request.body.size()));
+    } else {
+      curl_easy_setopt(handle, CURLOPT_HTTPGET, 1L);
+    }
+    curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &transfer);
+    curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(handle, CURLOPT_HEADERDATA, &transfer);
+    curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, detail);
+    if (request.cancel) {
+      curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+      curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
+      curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &transfer);
+    }
+
+    const CURLcode code = curl_easy_perform(handle);
+    curl_slist_free_all(headers);
+    curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
+    curl_easy_setopt(handle, CURLOPT_HTTPHEADER, nullptr);
+    if (code != CURLE_OK) return transfer_error(code, detail, request, transfer);
+
+    long status = 0;
+    curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+    HttpResponse response;
+    response.status = static_cast<int>(status);
+    response.headers = std::move(transfer.headers);
+    response.body = std::move(transfer.body);
+    return response;
+  }
+
+  std::mutex m_mutex;
+  std::vector<CURL*> m_idle;
+};
+
+}  // namespace
+
+std::shared_ptr<Transport> make_curl_transport() { return std::make_shared<CurlTransport>(); }
+
+}  // namespace clef

@@ -1,0 +1,74 @@
+#include "clef/decision.hpp"
+
+#include <algorithm>
+
+#include "clef/transport.hpp"
+
+namespace clef {
+
+const char* to_string(Verdict verdict) noexcept {
+  switch (verdict) {
+    case Verdict::yes: return "yes";
+    case Verdict::no: return "no";
+    case Verdict::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+const char* to_string(AnswerStatus status) noexcept {
+  switch (status) {
+    case AnswerStatus::ok: return "ok";
+    case AnswerStatus::missing: return "missing";
+    case AnswerStatus::refused: return "refused";
+    case AnswerStatus::wrong_type: return "wrong_type";
+    case AnswerStatus::invalid: return "invalid";
+  }
+  return "invalid";
+}
+
+std::string Answer::winner() const {
+  if (auto* c = choice()) return c->choice;
+  if (auto* n = noul()) return to_string(n->verdict);
+  if (auto* s = score()) return std::to_string(s->most_likely_level);
+  return {};
+}
+
+double Answer::winner_probability() const noexcept {
+  if (auto* c = choice()) return c->probability;
+  if (auto* n = noul()) {
+    switch (n->verdict) {
+      case Verdict::yes: return n->p_true;
+      case Verdict::no: return 1.0 - n->p_true;
+      case Verdict::unknown: return std::max(n->p_true, 1.0 - n->p_true);
+    }
+  }
+  if (auto* s = score()) return s->probabilities[static_cast<std::size_t>(s->most_likely_level)];
+  return 0;
+}
+
+double Answer::confidence() const noexcept {
+  if (auto* c = choice()) return c->confidence;
+  if (auto* n = noul()) return n->confidence;
+  if (auto* s = score()) return s->confidence;
+  return 0;
+}
+
+const Answer* Decision::answer(std::string_view question) const noexcept {
+  for (const auto& a : answers) {
+    if (a.question == question) return &a;
+  }
+  return nullptr;
+}
+
+bool Decision::all_ok() const noexcept {
+  return std::all_of(answers.begin(), answers.end(), [](const Answer& a) { return a.ok(); });
+}
+
+std::string HttpResponse::header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (key == name) return value;
+  }
+  return {};
+}
+
+}  // namespace clef

@@ -1,0 +1,69 @@
+#include <string>
+
+#include "clef/client.hpp"
+
+namespace clef {
+namespace {
+
+std::string trim(std::string_view text) {
+  const char* space = " \t\r\n\"'";
+  const auto first = text.find_first_not_of(space);
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(space);
+  return std::string(text.substr(first, last - first + 1));
+}
+
+bool is_port(const std::string& text) {
+  if (text.empty() || text.size() > 5) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  return std::stoi(text) <= 65535;
+}
+
+}  // namespace
+
+// Mirrors Ollama's envconfig.Host(): scheme defaults to http with port 11434; an explicit
+// http:// or https:// defaults to 80 or 443; a bind address (0.0.0.0, ::) means loopback.
+std::string ollama_base_url(std::string_view ollama_host) {
+  const std::string fallback = "http://127.0.0.1:11434";
+  std::string value = trim(ollama_host);
+  if (value.empty()) return fallback;
+
+  std::string scheme = "http";
+  std::string port = "11434";
+  if (auto at = value.find("://"); at != std::string::npos) {
+    scheme = value.substr(0, at);
+    value = value.substr(at + 3);
+    if (scheme == "http") port = "80";
+    else if (scheme == "https") port = "443";
+  }
+  std::string path;
+  if (auto slash = value.find('/'); slash != std::string::npos) {
+    path = value.substr(slash);
+    value = value.substr(0, slash);
+  }
+  while (!path.empty() && path.back() == '/') path.pop_back();
+
+  std::string host = value;
+  if (!value.empty() && value.front() == '[') {  // [v6] or [v6]:port
+    const auto close = value.find(']');
+    if (close == std::string::npos) return fallback;
+    host = value.substr(1, close - 1);
+    if (close + 1 < value.size()) {
+      if (value[close + 1] != ':') return fallback;
+      port = value.substr(close + 2);
+    }
+  } else if (auto colon = value.rfind(':');
+             colon != std::string::npos && value.find(':') == colon) {  // host:port, not bare v6
+    host = value.substr(0, colon);
+    port = value.substr(colon + 1);
+  }
+  if (!is_port(port)) return fallback;
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return scheme + "://" + host + ":" + port + path;
+}
+
+}  // namespace clef

@@ -1,0 +1,40 @@
+#include "clef/state.hpp"
+
+#include "json_text.hpp"
+
+namespace clef {
+
+State State::text(std::string text) {
+  std::string wire;
+  // Invalid UTF-8 is refused when the request is serialized, where the error can say "state".
+  if (!detail::append_json_string(wire, text, "state")) {
+    return State(detail::dump_compact(detail::Json(text)), true, false);
+  }
+  return State(std::move(wire), true);
+}
+
+Result<State> State::json(std::string_view json_text) {
+  auto parsed = detail::parse_json(json_text, ErrorKind::invalid_input, "state JSON");
+  if (!parsed) {
+    Error error = parsed.error();
+    error.where = "state, " + error.where;
+    return error;
+  }
+  return State::json(parsed.value());
+}
+
+Result<State> State::json(const nlohmann::ordered_json& value) {
+  if (!value.is_object() && !value.is_array()) {
+    return make_error(ErrorKind::invalid_input,
+                      std::string("a JSON state must be an object or an array, not ") +
+                          value.type_name() + " (pass text with State::text)",
+                      "state");
+  }
+  try {
+    return State(value.dump(-1, ' ', false, detail::Json::error_handler_t::strict), false);
+  } catch (const detail::Json::type_error&) {
+    return make_error(ErrorKind::invalid_input, "state contains invalid UTF-8", "state");
+  }
+}
+
+}  // namespace clef
