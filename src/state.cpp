@@ -20,10 +20,10 @@ Result<State> State::json(std::string_view json_text) {
     error.where = "state, " + error.where;
     return error;
   }
-  return State::json(parsed.value());
+  return State::from_json_value(parsed.value());
 }
 
-Result<State> State::json(const nlohmann::ordered_json& value) {
+Result<State> State::from_json_value(const nlohmann::ordered_json& value) {
   if (!value.is_object() && !value.is_array()) {
     return make_error(ErrorKind::invalid_input,
                       std::string("a JSON state must be an object or an array, not ") +

@@ -23,7 +23,7 @@ class State {
   /// A JSON object or array given as text; fails on invalid JSON, scalars and null.
   static Result<State> json(std::string_view json_text);
   /// A JSON object or array; key order as in the ordered_json value.
-  static Result<State> json(const nlohmann::ordered_json& value);
+  static Result<State> from_json_value(const nlohmann::ordered_json& value);
 
   bool is_text() const noexcept { return m_is_text; }
   /// The state as compact wire JSON ("\"text\"" or "{...}").

@@ -1,0 +1,141 @@
+// decide_all / run_batch against a real local server with injected faults.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <set>
+
+#include "clef/clef.hpp"
+#include "fake_server.hpp"
+
+namespace {
+
+using clef::testing::FakeServer;
+using clef::testing::Scripted;
+using namespace std::chrono_literals;
+
+std::vector<clef::DecisionRequest> tickets(int n, int distinct = 0) {
+  std::vector<clef::DecisionRequest> requests;
+  for (int i = 0; i < n; ++i) {
+    clef::DecisionRequest r;
+    r.state = clef::State::text("ticket " + std::to_string(distinct ? i % distinct : i));
+    r.questions = {clef::Question::yes_no("urgent", "Is it urgent?")};
+    requests.push_back(std::move(r));
+  }
+  return requests;
+}
+
+clef::Client client_for(const FakeServer& server) {
+  clef::ClientOptions options;
+  options.base_url = server.base_url();
+  options.retry.initial_backoff = 1ms;
+  options.retry.max_backoff = 2ms;
+  return clef::Client::create(options).value();
+}
+
+TEST(Batch, OneResultPerRequestInOrderUnderFaults) {
+  FakeServer server;
+  // The first attempt of a third of the items fails: 429 with Retry-After, 503, or a connection
+  // dropped mid-body, in turn. The retry gets through.
+  std::mutex mutex;
+  std::set<std::string> seen;
+  int faults = 0;
+  server.set_script([&](const auto& request, int) -> std::optional<Scripted> {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!seen.insert(request.body).second || seen.size() % 3 != 0) return std::nullopt;
+    switch (faults++ % 3) {
+      case 0: return Scripted{429, R"({"error":"slow down"})", "application/json", {{"Retry-After", "0"}}};
+      case 1: return Scripted{503, R"({"error":"busy"})"};
+      default: {
+        Scripted s{200, R"({"answers":{"urgent":{"type":"noul","noul":0.5}}})"};
+        s.truncate_at = 5;
+        return s;
+      }
+    }
+  });
+  const auto requests = tickets(120);
+  auto results = clef::decide_all(client_for(server), requests, {8});
+  ASSERT_EQ(results.size(), requests.size());
+  for (const auto& r : results) EXPECT_TRUE(r.ok()) << r.error().to_string();
+  // The fake model is deterministic: each result belongs to its own request.
+  EXPECT_EQ(faults, 40);
+  EXPECT_EQ(server.request_count(), 160);
+  auto single = client_for(server).decide(requests[17]);
+  EXPECT_EQ(results[17]->answers[0].noul()->p_true, single->answers[0].noul()->p_true);
+}
+
+TEST(Batch, OrderedDeliveryAndStreaming) {
+  FakeServer server;
+  server.set_latency(2ms);
+  const auto requests = tickets(60);
+  std::size_t next = 0;
+  std::vector<std::size_t> order;
+  clef::BatchOptions options;
+  options.concurrency = 6;
+  options.ordered = true;
+  auto summary = clef::run_batch(
+      client_for(server),
+      [&]() -> std::optional<clef::DecisionRequest> {
+        if (next == requests.size()) return std::nullopt;
+        return requests[next++];
+      },
+      [&](std::size_t index, clef::Result<clef::Decision>&&) { order.push_back(index); }, options);
+  EXPECT_EQ(summary.succeeded, 60u);
+  for (std::size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i);
+}
+
+TEST(Batch, PermanentFailuresAreRecordedNotDropped) {
+  FakeServer server;
+  server.set_script([](const auto&, int call) -> std::optional<Scripted> {
+    if (call % 4 == 0) return Scripted{400, R"({"error":"bad question"})"};
+    return std::nullopt;
+  });
+  auto results = clef::decide_all(client_for(server), tickets(40), {4});
+  int failed = 0;
+  for (const auto& r : results) failed += r.ok() ? 0 : 1;
+  EXPECT_EQ(failed, 10);
+  EXPECT_EQ(server.request_count(), 40);
+}
+
+TEST(Batch, DedupeSendsIdenticalStatesOnce) {
+  FakeServer server;
+  clef::BatchOptions options;
+  options.dedupe = true;
+  options.concurrency = 4;
+  auto results = clef::decide_all(client_for(server), tickets(50, 5), options);
+  EXPECT_EQ(server.request_count(), 5);
+  for (const auto& r : results) EXPECT_TRUE(r.ok());
+  EXPECT_EQ(results[0]->answers[0].noul()->p_true, results[45]->answers[0].noul()->p_true);
+}
+
+TEST(Batch, RateCapSpacesRequests) {
+  FakeServer server;
+  clef::BatchOptions options;
+  options.concurrency = 4;
+  options.max_requests_per_second = 100;
+  const auto start = std::chrono::steady_clock::now();
+  auto results = clef::decide_all(client_for(server), tickets(21), options);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 195ms);  // 20 gaps of 10 ms
+}
+
+TEST(Batch, StopFlagEndsTheRunEarly) {
+  FakeServer server;
+  server.set_latency(5ms);
+  std::atomic<bool> stop{false};
+  clef::BatchOptions options;
+  options.concurrency = 2;
+  options.stop = &stop;
+  std::size_t delivered = 0;
+  std::size_t pulled = 0;
+  auto summary = clef::run_batch(
+      client_for(server),
+      [&]() -> std::optional<clef::DecisionRequest> {
+        if (++pulled == 10) stop = true;
+        return tickets(1)[0];
+      },
+      [&](std::size_t, clef::Result<clef::Decision>&&) { ++delivered; }, options);
+  EXPECT_TRUE(summary.stopped);
+  EXPECT_EQ(delivered, summary.started);  // whatever started was delivered
+  EXPECT_LE(summary.started, 11u);
+}
+
+}  // namespace

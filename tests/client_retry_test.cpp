@@ -1,0 +1,189 @@
+// Retries and client behaviour through an injected transport and a fake clock.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <mutex>
+
+#include "clef/clef.hpp"
+
+namespace {
+
+using clef::ErrorKind;
+using namespace std::chrono_literals;
+
+const char* ok_body = R"({"model":"clef-flash","answers":{"u":{"type":"noul","noul":0.9}},"usage":{"input_tokens":3,"output_tokens":0}})";
+
+class ScriptedTransport : public clef::Transport {
+ public:
+  std::deque<clef::Result<clef::HttpResponse>> replies;
+  std::vector<clef::HttpRequest> sent;
+  clef::Result<clef::HttpResponse> send(const clef::HttpRequest& request) override {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    sent.push_back(request);
+    if (replies.empty()) return clef::make_error(ErrorKind::connection_failed, "script ran out");
+    auto reply = replies.front();
+    replies.pop_front();
+    return reply;
+  }
+
+ private:
+  std::mutex m_mutex;
+};
+
+clef::HttpResponse response(int status, std::string body, clef::Headers headers = {}) {
+  clef::HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  r.headers = std::move(headers);
+  return r;
+}
+
+struct Fixture {
+  std::shared_ptr<ScriptedTransport> transport = std::make_shared<ScriptedTransport>();
+  std::vector<std::chrono::milliseconds> waits;
+  clef::ClientOptions options;
+  clef::DecisionRequest request;
+  Fixture() {
+    options.base_url = "http://127.0.0.1:1";
+    options.transport = transport;
+    options.sleep = [this](std::chrono::milliseconds d) { waits.push_back(d); };
+    request.state = clef::State::text("x");
+    request.questions = {clef::Question::yes_no("u", "Urgent?")};
+  }
+  clef::Result<clef::Decision> decide() { return clef::Client::create(options).value().decide(request); }
+};
+
+TEST(Retry, RetriesServerErrorsThenSucceeds) {
+  Fixture f;
+  f.transport->replies = {response(503, R"({"error":"busy"})"), response(500, "{}"), response(200, ok_body)};
+  auto d = f.decide();
+  ASSERT_TRUE(d.ok()) << d.error().to_string();
+  EXPECT_EQ(f.transport->sent.size(), 3u);
+  ASSERT_EQ(f.waits.size(), 2u);
+  EXPECT_GE(f.waits[0], 250ms);  // jittered in [backoff/2, backoff]
+  EXPECT_LE(f.waits[0], 500ms);
+  EXPECT_GE(f.waits[1], 500ms);
+  EXPECT_LE(f.waits[1], 1000ms);
+}
+
+TEST(Retry, BackoffDoublesUpToTheCapWithoutJitter) {
+  Fixture f;
+  f.options.retry = {6, 100ms, 350ms, 60s, false};
+  for (int i = 0; i < 6; ++i) f.transport->replies.push_back(clef::make_error(ErrorKind::timeout, "slow"));
+  auto d = f.decide();
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().kind, ErrorKind::timeout);
+  EXPECT_NE(d.error().message.find("after 6 attempts"), std::string::npos);
+  EXPECT_EQ(f.waits, (std::vector<std::chrono::milliseconds>{100ms, 200ms, 350ms, 350ms, 350ms}));
+}
+
+TEST(Retry, HonoursRetryAfterMsThenRetryAfter) {
+  Fixture f;
+  f.transport->replies = {response(429, "{}", {{"retry-after-ms", "1234"}, {"retry-after", "9"}}),
+                          response(529, "{}", {{"retry-after", "2"}}), response(200, ok_body)};
+  ASSERT_TRUE(f.decide().ok());
+  EXPECT_EQ(f.waits, (std::vector<std::chrono::milliseconds>{1234ms, 2000ms}));
+}
+
+TEST(Retry, NeverRetriesWhatRetryingCannotFix) {
+  for (int status : {400, 401, 403, 404, 413, 422, 501}) {
+    Fixture f;
+    f.transport->replies = {response(status, R"({"error":"no"})"), response(200, ok_body)};
+    auto d = f.decide();
+    ASSERT_FALSE(d.ok()) << status;
+    EXPECT_EQ(f.transport->sent.size(), 1u) << status;
+    EXPECT_TRUE(f.waits.empty());
+  }
+  Fixture quota;
+  quota.options.backend = clef::Backend::workers_ai;
+  quota.options.account_id = "abc123";
+  quota.options.api_token = "tok";
+  quota.transport->replies = {response(429, R"({"result":null,"success":false,"errors":[{"code":4006,"message":"daily"}],"messages":[]})")};
+  EXPECT_EQ(quota.decide().error().kind, ErrorKind::quota_exhausted);
+  EXPECT_EQ(quota.transport->sent.size(), 1u);
+}
+
+TEST(Retry, InvalidResponsesAreNotRetried) {
+  Fixture f;
+  f.transport->replies = {response(200, R"({"answers": )"), response(200, ok_body)};
+  auto d = f.decide();
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().kind, ErrorKind::invalid_response);
+  EXPECT_EQ(d.error().where, "byte 12");
+  EXPECT_EQ(f.transport->sent.size(), 1u);
+}
+
+TEST(Retry, StopsWhenTheNextWaitWouldPassTheBudget) {
+  Fixture f;
+  f.options.retry.total_budget = 1s;
+  f.transport->replies = {response(503, "{}", {{"retry-after", "5"}}), response(200, ok_body)};
+  auto d = f.decide();
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.error().message.find("retry budget"), std::string::npos);
+  EXPECT_EQ(f.transport->sent.size(), 1u);
+}
+
+TEST(Retry, OneAttemptMeansNoRetry) {
+  Fixture f;
+  f.options.retry.max_attempts = 1;
+  f.transport->replies = {response(503, "{}"), response(200, ok_body)};
+  EXPECT_EQ(f.decide().error().kind, ErrorKind::server_error);
+  EXPECT_EQ(f.transport->sent.size(), 1u);
+}
+
+TEST(Client, SendsHeadersAndTheWorkersUrlAndNeverLeaksTheToken) {
+  Fixture f;
+  f.options.backend = clef::Backend::workers_ai;
+  f.options.account_id = "acc1";
+  f.options.api_token = "s3cr3t-token";
+  f.options.base_url = "http://127.0.0.1:9/client/v4";
+  f.transport->replies = {response(400, R"({"errors":[{"code":5006,"message":"bad token s3cr3t-token"}],"success":false,"result":{},"messages":[]})")};
+  auto client = clef::Client::create(f.options).value();
+  auto d = client.decide(f.request);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().to_string().find("s3cr3t-token"), std::string::npos) << d.error().to_string();
+  const auto& sent = f.transport->sent.at(0);
+  EXPECT_EQ(sent.url, "http://127.0.0.1:9/client/v4/accounts/acc1/ai/run/@cf/cloudflare/clef-flash");
+  EXPECT_NE(sent.body.find(R"("model":"clef-flash")"), std::string::npos);
+  bool auth = false;
+  for (const auto& [k, v] : sent.headers) auth |= (k == "Authorization" && v == "Bearer s3cr3t-token");
+  EXPECT_TRUE(auth);
+  for (const auto& [k, v] : client.redacted_headers()) EXPECT_EQ(v.find("s3cr3t"), std::string::npos);
+}
+
+TEST(Client, WorkersModelNamesBareInBodyFullInPath) {
+  Fixture f;
+  f.options.backend = clef::Backend::workers_ai;
+  f.options.account_id = "acc1";
+  f.options.api_token = "t";
+  f.options.model = "@cf/cloudflare/clef";
+  f.options.base_url.clear();
+  auto client = clef::Client::create(f.options).value();
+  EXPECT_EQ(client.endpoint(f.request), "https://api.cloudflare.com/client/v4/accounts/acc1/ai/run/@cf/cloudflare/clef");
+  EXPECT_EQ(client.request_body(f.request).value().rfind(R"({"model":"clef",)", 0), 0u);
+}
+
+TEST(Client, CreateChecksOptions) {
+  clef::ClientOptions workers;
+  workers.backend = clef::Backend::workers_ai;
+  EXPECT_NE(clef::Client::create(workers).error().message.find("CLOUDFLARE_ACCOUNT_ID"), std::string::npos);
+  workers.account_id = "abc";
+  EXPECT_EQ(clef::Client::create(workers).error().kind, ErrorKind::authentication);
+  workers.api_token = "tok\n";
+  EXPECT_NE(clef::Client::create(workers).error().message.find("line break"), std::string::npos);
+  clef::ClientOptions generic;
+  generic.backend = clef::Backend::systemone;
+  EXPECT_EQ(clef::Client::create(generic).error().where, "base_url");
+  generic.base_url = "ftp://x";
+  EXPECT_EQ(clef::Client::create(generic).error().where, "base_url");
+}
+
+TEST(Client, CancelledBeforeSending) {
+  Fixture f;
+  std::atomic<bool> cancel{true};
+  f.options.cancel = &cancel;
+  EXPECT_EQ(f.decide().error().kind, ErrorKind::cancelled);
+  EXPECT_TRUE(f.transport->sent.empty());
+}
+
+}  // namespace

@@ -1,0 +1,178 @@
+// The serializer against the published wire examples (../shared/vectors.md).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "clef/clef.hpp"
+#include "wire_request.hpp"
+
+namespace {
+
+using clef::Backend;
+using clef::DecisionRequest;
+using clef::Question;
+using Json = nlohmann::ordered_json;
+
+std::string body_of(const DecisionRequest& request, Backend backend = Backend::ollama,
+                    const std::string& model = "clef-flash") {
+  auto body = clef::detail::serialize_request(request, backend, model);
+  EXPECT_TRUE(body.ok()) << (body.ok() ? "" : body.error().to_string());
+  return body.ok() ? body.value() : "";
+}
+
+clef::Error error_of(const DecisionRequest& request, Backend backend = Backend::ollama) {
+  auto body = clef::detail::serialize_request(request, backend, "clef-flash");
+  EXPECT_FALSE(body.ok());
+  return body.ok() ? clef::Error{} : body.error();
+}
+
+/// Compact, order-preserving form of a vector's JSON, for byte comparison modulo whitespace.
+std::string compact(const std::string& json_text) { return Json::parse(json_text).dump(); }
+
+DecisionRequest card_request() {
+  DecisionRequest request;
+  request.state =
+      clef::State::json(R"({"ticket": "I was charged twice. Please refund the extra payment."})")
+          .value();
+  request.questions.push_back(Question::choice("team", "Which team should handle this ticket?",
+                                               {{"billing", "Payments and refunds"},
+                                                {"technical", "Bugs and integrations"},
+                                                {"other", "None of the above"}}));
+  return request;
+}
+
+TEST(Serialize, ClefFlashCardBodyByteForByte) {
+  const std::string card = R"({
+    "model": "clef-flash",
+    "state": {"ticket": "I was charged twice. Please refund the extra payment."},
+    "questions": {
+      "team": {
+        "type": "choice",
+        "instructions": "Which team should handle this ticket?",
+        "criteria": {
+          "billing": "Payments and refunds",
+          "technical": "Bugs and integrations",
+          "other": "None of the above"
+        }
+      }
+    }
+  })";
+  EXPECT_EQ(body_of(card_request()), compact(card));
+}
+
+TEST(Serialize, Tv3ThreeQuestionTypesInOrder) {
+  DecisionRequest request = card_request();
+  request.questions.push_back(
+      Question::yes_no("refund", "Does the customer explicitly ask for a refund?"));
+  request.questions.push_back(
+      Question::score("urgency", "How urgent is this ticket?", {"Routine", "Soon", "Urgent"}));
+  const std::string tv3 = R"({"model":"nimble","state":{"ticket":"I was charged twice. Please refund the extra payment."},"questions":{"team":{"type":"choice","instructions":"Which team should handle this ticket?","criteria":{"billing":"Payments and refunds","technical":"Bugs and integrations","other":"None of the above"}},"refund":{"type":"noul","instructions":"Does the customer explicitly ask for a refund?"},"urgency":{"type":"score","instructions":"How urgent is this ticket?","criteria":["Routine","Soon","Urgent"]}}})";
+  EXPECT_EQ(body_of(request, Backend::ollama, "nimble"), compact(tv3));
+}
+
+TEST(Serialize, Tv4NoulCriteriaTextState) {
+  DecisionRequest request;
+  request.state = clef::State::text("Hello World");
+  request.questions.push_back(Question::yes_no("says_hello", "Does the state text contain a greeting?",
+                                               "The state text contains a greeting.",
+                                               "The state text does not contain a greeting."));
+  const std::string tv4 = R"({"model":"clef-flash:9b","state":"Hello World","questions":{"says_hello":{"type":"noul","instructions":"Does the state text contain a greeting?","criteria":{"true":"The state text contains a greeting.","false":"The state text does not contain a greeting."}}}})";
+  EXPECT_EQ(body_of(request, Backend::ollama, "clef-flash:9b"), compact(tv4));
+}
+
+TEST(Serialize, NullDescriptionsAndStateKeyOrderKept) {
+  DecisionRequest request;
+  request.state = clef::State::json(R"({"subject":"Invoice","message":"Can I get one?","a":1})").value();
+  request.questions.push_back(Question::choice(
+      "route", "Which team should handle this?",
+      {{"billing", "payments and refunds"}, {"shipping", std::nullopt}, {"technical", std::nullopt}}));
+  EXPECT_EQ(body_of(request),
+            R"({"model":"clef-flash","state":{"subject":"Invoice","message":"Can I get one?","a":1},)"
+            R"("questions":{"route":{"type":"choice","instructions":"Which team should handle this?",)"
+            R"("criteria":{"billing":"payments and refunds","shipping":null,"technical":null}}}})");
+}
+
+TEST(Serialize, KeepAliveNumberAndDuration) {
+  DecisionRequest request = card_request();
+  request.keep_alive = clef::KeepAlive::parse("300").value();
+  EXPECT_NE(body_of(request).find(R"("keep_alive":300})"), std::string::npos);
+  request.keep_alive = clef::KeepAlive::parse("1h30m").value();
+  EXPECT_NE(body_of(request).find(R"("keep_alive":"1h30m"})"), std::string::npos);
+  EXPECT_FALSE(clef::KeepAlive::parse("5 minutes").ok());
+  EXPECT_EQ(error_of(request, Backend::workers_ai).where, "keep_alive");
+}
+
+TEST(Serialize, ExtraFieldsSentAfterKnownOnesAndCollisionsRefused) {
+  DecisionRequest request = card_request();
+  request.extra_fields = {{"x_trace", R"({"id": 7})"}};
+  const std::string body = body_of(request);
+  EXPECT_EQ(body.substr(body.size() - 20), R"(,"x_trace":{"id":7}})");
+  request.extra_fields = {{"model", R"("other")"}};
+  EXPECT_EQ(error_of(request).where, "model");
+  request.extra_fields = {{"x", "{not json"}};
+  EXPECT_EQ(error_of(request).kind, clef::ErrorKind::invalid_input);
+}
+
+TEST(Serialize, ImagesRawBase64ForOllamaDataUrlForOthers) {
+  DecisionRequest request = card_request();
+  request.images.push_back(clef::Image::from_bytes(std::string("\xFF\xD8\xFF\xE0", 4)).value());
+  EXPECT_NE(body_of(request).find(R"("images":["/9j/4A=="])"), std::string::npos);
+  EXPECT_NE(body_of(request, Backend::workers_ai).find(R"("images":["data:image/jpeg;base64,/9j/4A=="])"),
+            std::string::npos);
+  for (int i = 0; i < 4; ++i) request.images.push_back(request.images.front());
+  EXPECT_EQ(error_of(request, Backend::workers_ai).where, "images");
+}
+
+TEST(Serialize, QuestionRulesNameTheQuestion) {
+  struct Case {
+    Question question;
+    std::string fragment;
+  };
+  const std::vector<Case> cases = {
+      {Question::choice("team", "Which?", {{"only", std::nullopt}}), "at least 2 options"},
+      {Question::choice("team", "Which?", {{"a", std::nullopt}, {"a", std::nullopt}}), "appears twice"},
+      {Question::choice("team", "  ", {{"a", std::nullopt}, {"b", std::nullopt}}), "instructions are empty"},
+      {Question::score("sev", "How bad?", {"low"}), "2 to 10 levels"},
+      {Question::score("sev", "How bad?", std::vector<std::string>(11, "x")), "2 to 10 levels"},
+      {Question::score("sev", "How bad?", {"low", ""}), "level 1 has no description"},
+      {Question::yes_no("bad name!", "Is it?"), "must be 1-100 characters"},
+      {Question::yes_no(std::string(101, 'a'), "Is it?"), "must be 1-100 characters"},
+  };
+  for (const auto& c : cases) {
+    DecisionRequest request;
+    request.questions = {c.question};
+    const clef::Error error = error_of(request);
+    EXPECT_EQ(error.kind, clef::ErrorKind::invalid_input);
+    EXPECT_NE(error.message.find(c.fragment), std::string::npos) << error.message;
+    EXPECT_EQ(error.where, "questions." + c.question.name);
+  }
+}
+
+TEST(Serialize, QuestionSetLimits) {
+  DecisionRequest request;
+  EXPECT_NE(error_of(request).message.find("at least one question"), std::string::npos);
+  for (int i = 0; i < 65; ++i) request.questions.push_back(Question::yes_no("q" + std::to_string(i), "Is it?"));
+  EXPECT_NE(error_of(request).message.find("at most 64"), std::string::npos);
+  request.questions = {Question::yes_no("q", "Is it?"), Question::yes_no("q", "Again?")};
+  EXPECT_NE(error_of(request).message.find("used twice"), std::string::npos);
+}
+
+TEST(Serialize, StateMustBeObjectOrArrayAndValidUtf8) {
+  EXPECT_FALSE(clef::State::json("42").ok());
+  EXPECT_FALSE(clef::State::json("null").ok());
+  auto broken = clef::State::json(R"({"a": )");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().where, "state, byte 6");
+  DecisionRequest request = card_request();
+  request.state = clef::State::text("caf\xC3");
+  EXPECT_EQ(error_of(request).where, "state");
+}
+
+TEST(Serialize, StateFromOrderedJsonKeepsOrder) {
+  Json state;
+  state["zeta"] = 1;
+  state["alpha"] = 2;
+  EXPECT_EQ(clef::State::from_json_value(state).value().wire_json(), R"({"zeta":1,"alpha":2})");
+}
+
+}  // namespace

@@ -1,0 +1,472 @@
+#include "fake_server.hpp"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace clef::testing {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct Reply {
+  int status = 200;
+  Json body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+/// Deterministic "model": a logit per (state, question, option).
+double logit(const std::string& state, const std::string& question, const std::string& option) {
+  return static_cast<double>(fnv1a(state + "\x1f" + question + "\x1f" + option) % 1000) / 250.0;
+}
+
+std::vector<double> softmax(const std::vector<double>& logits) {
+  const double top = *std::max_element(logits.begin(), logits.end());
+  std::vector<double> p;
+  double sum = 0;
+  for (double l : logits) sum += std::exp(l - top);
+  for (double l : logits) p.push_back(std::exp(l - top) / sum);
+  return p;
+}
+
+int decimals_of(ServerShape shape) {
+  switch (shape) {
+    case ServerShape::workers_ai:
+    case ServerShape::ollaya: return 4;
+    case ServerShape::typesafe: return 2;
+    default: return -1;  // Ollama, llama.cpp, Laya: unrounded floats
+  }
+}
+
+/// A probability as each server's JSON encoder writes it: Go and JS print 1 and 0 as integers.
+Json number_as_sent(ServerShape shape, double value) {
+  const int decimals = decimals_of(shape);
+  if (decimals >= 0) {
+    const double scale = std::pow(10.0, decimals);
+    value = std::round(value * scale) / scale;
+  }
+  const bool integer_encoder = shape == ServerShape::ollama || shape == ServerShape::workers_ai;
+  if (integer_encoder && value == std::floor(value)) return static_cast<long long>(value);
+  return value;
+}
+
+double entropy_confidence(const std::vector<double>& p) {
+  double h = 0;
+  for (double x : p) if (x > 0) h -= x * std::log(x);
+  return 1.0 - h / std::log(static_cast<double>(p.size()));
+}
+
+double max_confidence(const std::vector<double>& p) {
+  const double n = static_cast<double>(p.size());
+  return (n * *std::max_element(p.begin(), p.end()) - 1.0) / (n - 1.0);
+}
+
+bool uses_entropy(ServerShape shape) {
+  return shape == ServerShape::ollama || shape == ServerShape::laya ||
+         shape == ServerShape::workers_ai || shape == ServerShape::ollaya;
+}
+
+Json probabilities_object(ServerShape shape, const std::vector<std::string>& keys,
+                          const std::vector<double>& p) {
+  std::vector<std::size_t> order(keys.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (shape == ServerShape::ollama) {  // Go marshals map keys sorted
+    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return keys[a] < keys[b]; });
+  } else if (shape == ServerShape::laya) {  // most likely first
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return p[a] > p[b]; });
+  }
+  Json out = Json::object();
+  for (std::size_t i : order) out[keys[i]] = number_as_sent(shape, p[i]);
+  return out;
+}
+
+Json answer_for(ServerShape shape, const std::string& state, const std::string& name,
+                const Json& question) {
+  const std::string type = question.value("type", "");
+  Json answer = {{"type", type}};
+  if (type == "noul") {
+    const double p = 1.0 / (1.0 + std::exp(-(logit(state, name, "true") * 2.0 - 4.0)));
+    answer["noul"] = number_as_sent(shape, p);
+    return answer;
+  }
+  std::vector<std::string> keys;
+  std::vector<std::string> legend;
+  if (type == "choice") {
+    for (const auto& item : question["criteria"].items()) keys.push_back(item.key());
+  } else {
+    for (std::size_t i = 0; i < question["criteria"].size(); ++i) {
+      keys.push_back(std::to_string(i));
+      legend.push_back(question["criteria"][i].is_string() ? question["criteria"][i].get<std::string>()
+                                                           : question["criteria"][i].dump());
+    }
+  }
+  std::vector<double> logits;
+  for (const auto& key : keys) logits.push_back(logit(state, name, key));
+  const std::vector<double> p = softmax(logits);
+  const std::size_t best = std::max_element(p.begin(), p.end()) - p.begin();
+  const double confidence = uses_entropy(shape) ? entropy_confidence(p) : max_confidence(p);
+  if (type == "choice") {
+    answer["choice"] = keys[best];
+    if (shape == ServerShape::ollaya) answer["confidence"] = number_as_sent(shape, confidence);
+    answer["probabilities"] = probabilities_object(shape, keys, p);
+    if (shape != ServerShape::ollaya) answer["confidence"] = number_as_sent(shape, confidence);
+    return answer;
+  }
+  double expected = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) expected += static_cast<double>(i) * p[i];
+  answer["score"] = number_as_sent(shape, expected);
+  if (shape != ServerShape::ollama && shape != ServerShape::laya) {
+    Json l = Json::object();
+    for (std::size_t i = 0; i < legend.size(); ++i) l[std::to_string(i)] = legend[i];
+    answer["legend"] = l;
+  }
+  answer["probabilities"] = probabilities_object(shape, keys, p);
+  answer["confidence"] = number_as_sent(shape, confidence);
+  return answer;
+}
+
+/// Each server's error body for `message` at `status`.
+Reply error_reply(ServerShape shape, int status, const std::string& message,
+                  const std::string& code = "") {
+  Reply reply;
+  reply.status = status;
+  switch (shape) {
+    case ServerShape::ollama: reply.body = {{"error", message}}; break;
+    case ServerShape::workers_ai:
+      reply.body = {{"errors", Json::array({{{"message", message}, {"code", code.empty() ? 5006 : std::stoi(code)}}})},
+                    {"success", false}, {"result", Json::object()}, {"messages", Json::array()}};
+      break;
+    case ServerShape::typesafe:
+      if (status == 422) {
+        reply.body = {{"detail", Json::array({{{"loc", Json::array({"body", code.empty() ? "questions" : code})},
+                                               {"msg", message}, {"type", "value_error"}}})}};
+      } else {
+        reply.body = {{"detail", {{"type", code.empty() ? "invalid_request_error" : code}, {"message", message}}}};
+      }
+      break;
+    case ServerShape::llamacpp:
+      reply.body = {{"error", {{"code", status}, {"message", message},
+                               {"type", status == 422 ? "unprocessable_entity_error" : "invalid_request_error"}}}};
+      break;
+    case ServerShape::laya: reply.body = {{"detail", message}}; break;
+    case ServerShape::ollaya:
+      reply.body = {{"error", message}, {"code", code.empty() ? "INVALID_REQUEST" : code}, {"detail", Json::array()}};
+      break;
+  }
+  return reply;
+}
+
+int invalid_status(ServerShape shape) {
+  switch (shape) {
+    case ServerShape::ollama: return 400;
+    case ServerShape::workers_ai: return 400;
+    default: return 422;
+  }
+}
+
+/// The checks the servers make on a body; the first problem found, or "".
+std::string check_body(ServerShape shape, const Json& body, bool has_images) {
+  if (!body.is_object()) return "request body must be a JSON object";
+  static const std::set<std::string> known = {"model", "state", "questions", "images", "keep_alive"};
+  if (shape == ServerShape::ollama) {
+    for (const auto& item : body.items()) {
+      if (!known.count(item.key())) return "json: unknown field \"" + item.key() + "\"";
+    }
+    if (body.contains("keep_alive") && body["keep_alive"].is_string()) {
+      const std::string k = body["keep_alive"];
+      if (!k.empty() && k.find_first_not_of("-0123456789") == std::string::npos) {
+        return "time: missing unit in duration \"" + k + "\"";
+      }
+    }
+  }
+  if (body.contains("model") && !body["model"].is_string()) return "model: must be a string";
+  if (!body.contains("state") || body["state"].is_null()) return "state: Field required";
+  const auto& questions = body.value("questions", Json());
+  if (!questions.is_object() || questions.empty() || questions.size() > 64) {
+    return "questions: must hold 1 to 64 questions";
+  }
+  for (const auto& [name, q] : questions.items()) {
+    const std::string at = "questions." + name;
+    if (!q.is_object()) return at + ": must be an object";
+    const std::string type = q.value("type", "");
+    if (!q.contains("instructions") || !q["instructions"].is_string() ||
+        q["instructions"].get<std::string>().empty()) {
+      return at + ".instructions: must be a non-empty string";
+    }
+    if (type == "choice") {
+      if (!q.contains("criteria") || !q["criteria"].is_object() || q["criteria"].size() < 2) {
+        return at + ".criteria: a choice needs at least 2 options";
+      }
+      if (shape == ServerShape::ollama && q["criteria"].size() > 26) {
+        return at + ".criteria: at most 26 options";
+      }
+    } else if (type == "noul") {
+      if (q.contains("criteria")) {
+        if (!q["criteria"].is_object()) return at + ".criteria: must be an object";
+        for (const auto& item : q["criteria"].items()) {
+          if (item.key() != "true" && item.key() != "false") {
+            return at + ".criteria: unknown key \"" + item.key() + "\"";
+          }
+        }
+      }
+    } else if (type == "score") {
+      const std::size_t max = shape == ServerShape::ollama ? 26 : 10;
+      if (!q.contains("criteria") || !q["criteria"].is_array() || q["criteria"].size() < 2 ||
+          q["criteria"].size() > max) {
+        return at + ".criteria: a score needs 2 to " + std::to_string(max) + " levels";
+      }
+    } else {
+      return at + ".type: unknown question type \"" + type + "\"";
+    }
+  }
+  if (has_images) {
+    const auto& images = body["images"];
+    if (!images.is_array()) return "images: must be an array";
+    for (const auto& image : images) {
+      if (!image.is_string()) return "images: each image must be a string";
+      const bool data_url = image.get<std::string>().rfind("data:", 0) == 0;
+      if (shape == ServerShape::ollama && data_url) {
+        return "invalid image input: send raw base64, not a data URL";
+      }
+      if (shape == ServerShape::workers_ai && !data_url) return "images: expected a data URL";
+    }
+    if (shape == ServerShape::workers_ai && images.size() > 4) return "images: at most 4";
+  }
+  return {};
+}
+
+bool version_at_least(const std::string& version, int major, int minor, int patch) {
+  int a = 0, b = 0, c = 0;
+  std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c);
+  return std::tie(a, b, c) >= std::tie(major, minor, patch);
+}
+
+}  // namespace
+
+std::string RecordedRequest::header(const std::string& name) const {
+  for (const auto& [key, value] : headers) {
+    if (strcasecmp(key.c_str(), name.c_str()) == 0) return value;
+  }
+  return {};
+}
+
+struct FakeServer::Impl {
+  ServerShape shape;
+  httplib::Server server;
+  std::thread thread;
+  mutable std::mutex mutex;
+  std::vector<RecordedRequest> recorded;
+  std::vector<std::string> models = {"clef-flash", "clef-flash:latest"};
+  std::vector<std::string> other_models = {"llama3:latest"};  // pulled, not decision-capable
+  std::string version = "0.35.1";
+  std::string token = "test-token";  // Workers AI expects this Bearer token
+  std::function<std::optional<Scripted>(const RecordedRequest&, int)> script;
+
+  bool has_model(const std::string& name) const {
+    return std::find(models.begin(), models.end(), name) != models.end();
+  }
+
+  Reply simulate(const RecordedRequest& request) const {
+    const auto body = Json::parse(request.body, nullptr, false);
+    if (body.is_discarded()) {
+      if (shape == ServerShape::workers_ai) return error_reply(shape, 400, "Malformed JSON", "5006");
+      return error_reply(shape, 400, "invalid JSON body");
+    }
+    std::string model = body.is_object() ? body.value("model", "") : "";
+    if (shape == ServerShape::workers_ai) {
+      const std::string prefix = "/ai/run/@cf/cloudflare/";
+      const auto at = request.path.find(prefix);
+      if (request.path.rfind("/client/v4/accounts/", 0) != 0 || at == std::string::npos) {
+        return error_reply(shape, 404, "No route for that URI", "7000");
+      }
+      if (request.header("Authorization") != "Bearer " + token) {
+        return error_reply(shape, 401, "Authentication error", "10000");
+      }
+      const std::string path_model = request.path.substr(at + prefix.size());
+      if (!has_model(path_model)) return error_reply(shape, 400, "No such model", "5007");
+      if (model != path_model) {
+        return error_reply(shape, 400, "model in body must match the model in the URL", "5006");
+      }
+    }
+    if (shape == ServerShape::ollama) {
+      if (std::find(other_models.begin(), other_models.end(), model) != other_models.end() ||
+          std::find(other_models.begin(), other_models.end(), model + ":latest") != other_models.end()) {
+        return error_reply(shape, 400, "\"" + model + "\" does not support decisions");
+      }
+      if (!has_model(model)) {
+        return error_reply(shape, 404, "model \"" + model + "\" not found, try pulling it first");
+      }
+    }
+    const bool has_images = body.is_object() && body.contains("images");
+    if (shape == ServerShape::ollama && !has_images && request.body.size() > 64 * 1024) {
+      return error_reply(shape, 413, "request body must not exceed 64 KiB without images");
+    }
+    if (auto problem = check_body(shape, body, has_images); !problem.empty()) {
+      return error_reply(shape, invalid_status(shape), problem);
+    }
+
+    const std::string state = body["state"].dump();
+    Json answers = Json::object();
+    for (const auto& [name, q] : body["questions"].items()) answers[name] = answer_for(shape, state, name, q);
+    Json decision = {{"model", shape == ServerShape::typesafe ? "jev-1.13.0" : model}, {"answers", answers}};
+    const int questions = static_cast<int>(body["questions"].size());
+    decision["usage"] = {{"input_tokens", static_cast<int>(request.body.size() / 4)},
+                         {"output_tokens", shape == ServerShape::typesafe ? questions * 10 : 0}};
+    if (shape == ServerShape::laya) {
+      decision["action"] = "route";
+      decision["routing"] = {{"queue", "default"}};
+    }
+    Reply reply;
+    reply.body = decision;
+    if (shape == ServerShape::workers_ai) {
+      reply.body = {{"result", decision}, {"success", true}, {"errors", Json::array()}, {"messages", Json::array()}};
+    }
+    return reply;
+  }
+
+  void add_request_id(httplib::Response& response, int call) const {
+    if (shape == ServerShape::typesafe || shape == ServerShape::ollaya) {
+      response.set_header("x-typesafe-request-id", "req_" + std::to_string(call));
+    } else if (shape == ServerShape::workers_ai) {
+      response.set_header("cf-ai-req-id", "cf-" + std::to_string(call) + "-5e3f0c1a");
+    }
+  }
+};
+
+FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
+  m_impl->shape = shape;
+  Impl& impl = *m_impl;
+  // Enough threads for every keep-alive connection a benchmark holds open at once.
+  impl.server.new_task_queue = [] { return new httplib::ThreadPool(64); };
+  impl.server.set_keep_alive_max_count(1000000);
+  impl.server.set_payload_max_length(64 * 1024 * 1024);
+
+  auto handle = [this](const httplib::Request& req, httplib::Response& res) {
+    Impl& impl = *m_impl;
+    const int call = m_calls.fetch_add(1);
+    RecordedRequest recorded{req.method, req.path, req.body, {}, req.remote_port};
+    for (const auto& [key, value] : req.headers) recorded.headers.emplace(key, value);
+    {
+      std::lock_guard<std::mutex> lock(impl.mutex);
+      impl.recorded.push_back(recorded);
+    }
+    impl.add_request_id(res, call);
+    std::function<std::optional<Scripted>(const RecordedRequest&, int)> script;
+    {
+      std::lock_guard<std::mutex> lock(impl.mutex);
+      script = impl.script;
+    }
+    if (script) {
+      if (auto scripted = script(recorded, call)) {
+        if (scripted->delay.count() > 0) std::this_thread::sleep_for(scripted->delay);
+        res.status = scripted->status;
+        for (const auto& [name, value] : scripted->headers) res.set_header(name, value);
+        if (scripted->truncate_at) {
+          auto body = std::make_shared<std::string>(scripted->body);
+          const std::size_t cut = *scripted->truncate_at;
+          res.set_content_provider(body->size(), scripted->content_type,
+                                   [body, cut](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                                     if (offset < cut) sink.write(body->data() + offset, cut - offset);
+                                     return false;  // close the connection mid-body
+                                   });
+        } else {
+          res.set_content(scripted->body, scripted->content_type);
+        }
+        return;
+      }
+    }
+    if (const auto latency = m_latency_ms.load(); latency > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(latency));
+    }
+    if (impl.shape == ServerShape::ollama && !version_at_least(impl.version, 0, 35, 1)) {
+      res.status = 404;  // an Ollama too old for System One: Go's plain-text not-found page
+      res.set_content("404 page not found", "text/plain; charset=utf-8");
+      return;
+    }
+    const Reply reply = impl.simulate(recorded);
+    res.status = reply.status;
+    for (const auto& [name, value] : reply.headers) res.set_header(name, value);
+    res.set_content(reply.body.dump(), "application/json; charset=utf-8");
+  };
+  impl.server.Post("/v1/systemone", handle);
+  impl.server.Post(R"(/client/v4/accounts/([^/]+)/ai/run/(.+))", handle);
+  impl.server.Post("/api/show", [this](const httplib::Request& req, httplib::Response& res) {
+    Impl& impl = *m_impl;
+    const auto body = Json::parse(req.body, nullptr, false);
+    std::string model = body.is_object() ? body.value("model", body.value("name", "")) : "";
+    if (model.find(':') == std::string::npos) model += ":latest";
+    Json capabilities;
+    if (impl.has_model(model)) capabilities = {"completion", "decision", "vision"};
+    else if (std::find(impl.other_models.begin(), impl.other_models.end(), model) != impl.other_models.end()) {
+      capabilities = {"completion"};
+    } else {
+      res.status = 404;
+      res.set_content(Json({{"error", "model '" + model + "' not found"}}).dump(), "application/json");
+      return;
+    }
+    res.set_content(Json({{"capabilities", capabilities}, {"details", {{"family", "clef"}}}}).dump(),
+                    "application/json");
+  });
+  impl.server.Get("/api/tags", [this](const httplib::Request&, httplib::Response& res) {
+    Json models = Json::array();
+    auto add = [&](const std::string& name) {
+      if (name.find(':') == std::string::npos) return;
+      models.push_back({{"name", name}, {"model", name}, {"size", 5400000000LL}});
+    };
+    for (const auto& m : m_impl->models) add(m);
+    for (const auto& m : m_impl->other_models) add(m);
+    res.set_content(Json({{"models", models}}).dump(), "application/json");
+  });
+  impl.server.Get("/api/version", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(Json({{"version", m_impl->version}}).dump(), "application/json");
+  });
+
+  m_port = impl.server.bind_to_any_port("127.0.0.1");
+  impl.thread = std::thread([&impl] { impl.server.listen_after_bind(); });
+  while (!impl.server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+FakeServer::~FakeServer() {
+  m_impl->server.stop();
+  if (m_impl->thread.joinable()) m_impl->thread.join();
+}
+
+void FakeServer::set_models(std::vector<std::string> models) { m_impl->models = std::move(models); }
+
+void FakeServer::set_script(std::function<std::optional<Scripted>(const RecordedRequest&, int)> script) {
+  std::lock_guard<std::mutex> lock(m_impl->mutex);
+  m_impl->script = std::move(script);
+}
+
+void FakeServer::set_version(std::string version) { m_impl->version = std::move(version); }
+
+std::vector<RecordedRequest> FakeServer::requests() const {
+  std::lock_guard<std::mutex> lock(m_impl->mutex);
+  return m_impl->recorded;
+}
+
+int unused_port() {
+  // Bind without listening, read the port, close: connecting there is refused.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t length = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+}  // namespace clef::testing

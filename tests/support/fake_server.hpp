@@ -1,0 +1,82 @@
+// A real HTTP server on 127.0.0.1 that answers POST /v1/systemone the way each published
+// System One server does: its envelope, rounding, key order, confidence formula, request id
+// header, request checks and error bodies (see ../shared/protocol.md and vectors.md).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace clef::testing {
+
+enum class ServerShape {
+  ollama,      ///< No rounding, Go-sorted probability keys, entropy confidence, {"error": "..."}.
+  workers_ai,  ///< {result, success, errors, messages}; 4 decimals, JS integers; cf-ai-req-id.
+  typesafe,    ///< 2 decimals (sums off by rounding), {"detail": ...}; x-typesafe-request-id.
+  llamacpp,    ///< criteria key order, 422 {"error": {type, message, code}}, ignores model.
+  laya,        ///< entropy confidence, adds "action" and "routing", {"detail": "..."}.
+  ollaya,      ///< 4 decimals, {"error", "code", "detail"}, 503 QUEUE_FULL with Retry-After.
+};
+
+struct RecordedRequest {
+  std::string method;
+  std::string path;
+  std::string body;
+  std::multimap<std::string, std::string> headers;  ///< As received (case kept).
+  int remote_port = 0;  ///< The client's port: equal across requests on a reused connection.
+  std::string header(const std::string& name) const;
+};
+
+/// A response scripted by a test, replacing the simulated model for one request.
+struct Scripted {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::chrono::milliseconds delay{0};
+  /// Send headers announcing the whole body, then only this many bytes, then close.
+  std::optional<std::size_t> truncate_at;
+};
+
+class FakeServer {
+ public:
+  explicit FakeServer(ServerShape shape = ServerShape::ollama);
+  ~FakeServer();
+  FakeServer(const FakeServer&) = delete;
+  FakeServer& operator=(const FakeServer&) = delete;
+
+  int port() const { return m_port; }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
+
+  /// Simulated model time before each answer.
+  void set_latency(std::chrono::milliseconds latency) { m_latency_ms = latency.count(); }
+  /// Models this server has pulled / serves (Ollama: others get 404). Default: clef-flash.
+  void set_models(std::vector<std::string> models);
+  /// Called for every request before simulation; a value replaces the simulated response.
+  /// `call` counts requests from 0.
+  void set_script(std::function<std::optional<Scripted>(const RecordedRequest&, int call)> script);
+  /// Ollama's /api/version answer.
+  void set_version(std::string version);
+
+  std::vector<RecordedRequest> requests() const;
+  int request_count() const { return m_calls.load(); }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+  int m_port = 0;
+  std::atomic<int> m_calls{0};
+  std::atomic<long long> m_latency_ms{0};
+};
+
+/// A port on 127.0.0.1 that nothing listens on (bound, then closed).
+int unused_port();
+
+}  // namespace clef::testing
