@@ -59,13 +59,18 @@ class BatchRun {
         return;
       }
       if (m_exhausted) return;
-      std::optional<DecisionRequest> request = m_source();
-      if (!request) {
+      std::optional<Result<DecisionRequest>> item = m_source();
+      if (!item) {
         m_exhausted = true;
         m_changed.notify_all();
         return;
       }
       const std::size_t index = m_summary.started++;
+      if (!*item) {
+        deliver_locked(index, item->error());
+        continue;
+      }
+      const DecisionRequest* request = &item->value();
       std::string key;
       if (m_options.dedupe) {
         auto body = m_client.request_body(*request);
@@ -188,9 +193,9 @@ std::vector<Result<Decision>> decide_all(const Client& client,
                                          const std::vector<DecisionRequest>& requests,
                                          const BatchOptions& options) {
   std::size_t next = 0;
-  RequestSource source = [&]() -> std::optional<DecisionRequest> {
+  RequestSource source = [&]() -> std::optional<Result<DecisionRequest>> {
     if (next == requests.size()) return std::nullopt;
-    return requests[next++];
+    return Result<DecisionRequest>(requests[next++]);
   };
   std::vector<std::optional<Result<Decision>>> slots(requests.size());
   ResultSink sink = [&](std::size_t index, Result<Decision>&& result) {

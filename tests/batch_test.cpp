@@ -74,12 +74,21 @@ TEST(Batch, OrderedDeliveryAndStreaming) {
   options.ordered = true;
   auto summary = clef::run_batch(
       client_for(server),
-      [&]() -> std::optional<clef::DecisionRequest> {
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
         if (next == requests.size()) return std::nullopt;
-        return requests[next++];
+        if (next == 30) {
+          ++next;
+          return clef::Result<clef::DecisionRequest>(clef::make_error(clef::ErrorKind::invalid_input, "bad line"));
+        }
+        return clef::Result<clef::DecisionRequest>(requests[next++]);
       },
-      [&](std::size_t index, clef::Result<clef::Decision>&&) { order.push_back(index); }, options);
-  EXPECT_EQ(summary.succeeded, 60u);
+      [&](std::size_t index, clef::Result<clef::Decision>&& result) {
+        order.push_back(index);
+        EXPECT_EQ(result.ok(), index != 30);
+      },
+      options);
+  EXPECT_EQ(summary.succeeded, 59u);
+  EXPECT_EQ(summary.failed, 1u);
   for (std::size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i);
 }
 
@@ -128,9 +137,9 @@ TEST(Batch, StopFlagEndsTheRunEarly) {
   std::size_t pulled = 0;
   auto summary = clef::run_batch(
       client_for(server),
-      [&]() -> std::optional<clef::DecisionRequest> {
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
         if (++pulled == 10) stop = true;
-        return tickets(1)[0];
+        return clef::Result<clef::DecisionRequest>(tickets(1)[0]);
       },
       [&](std::size_t, clef::Result<clef::Decision>&&) { ++delivered; }, options);
   EXPECT_TRUE(summary.stopped);

@@ -29,8 +29,10 @@ struct BatchOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
-/// Pulls the next request; std::nullopt ends the input. Called from one thread at a time.
-using RequestSource = std::function<std::optional<DecisionRequest>()>;
+/// Pulls the next request; std::nullopt ends the input. An item that is already known to be bad
+/// (an unparsable input line) is yielded as an Error and delivered in sequence like any result.
+/// Called from one thread at a time.
+using RequestSource = std::function<std::optional<Result<DecisionRequest>>()>;
 /// Receives each result with its input index (0-based). Called from one thread at a time,
 /// never concurrently, so it may write to a file without locking.
 using ResultSink = std::function<void(std::size_t index, Result<Decision>&& result)>;

@@ -33,6 +33,8 @@ class [[nodiscard]] Result {
   T& value() & { return checked(), std::get<0>(m_state); }
   const T& value() const& { return checked(), std::get<0>(m_state); }
   T&& value() && { return checked(), std::get<0>(std::move(m_state)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 

@@ -1,0 +1,173 @@
+#include "ask_command.hpp"
+
+#include <chrono>
+
+#include "clef/client.hpp"
+#include "exit_codes.hpp"
+#include "render.hpp"
+#include "request_builder.hpp"
+
+namespace clef::cli {
+namespace {
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+/// The card's curl command for this request; a token appears only as "$VARIABLE".
+std::string curl_command(const Client& client, const DecisionRequest& request, const std::string& body) {
+  std::string command = "curl -sS " + shell_quote(client.endpoint(request));
+  for (const auto& [name, value] : client.redacted_headers()) {
+    if (name == "Authorization") {
+      command += " -H \"Authorization: Bearer $" +
+                 std::string(token_variable(client.options().backend)) + "\"";
+    } else if (name == "Content-Type") {
+      command += " -H " + shell_quote(name + ": " + value);
+    }
+  }
+  return command + " -d " + shell_quote(body);
+}
+
+struct Gate {
+  std::string question;
+  std::string label;
+};
+
+Result<std::vector<Gate>> parse_gates(const std::vector<std::string>& expects,
+                                      const std::vector<Question>& questions) {
+  std::vector<Gate> gates;
+  for (const auto& expect : expects) {
+    const auto equals = expect.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      return make_error(ErrorKind::invalid_input, "expected NAME=LABEL, got \"" + expect + "\"",
+                        "--expect");
+    }
+    Gate gate{expect.substr(0, equals), expect.substr(equals + 1)};
+    bool known = false;
+    for (const auto& q : questions) known |= q.name == gate.question;
+    if (!known) {
+      return make_error(ErrorKind::invalid_input, "no question named \"" + gate.question + "\"",
+                        "--expect");
+    }
+    gates.push_back(std::move(gate));
+  }
+  return gates;
+}
+
+/// Reasons the gates failed; empty when all hold.
+std::vector<std::string> failed_gates(const Decision& decision, const std::vector<Gate>& gates,
+                                      std::optional<double> min_confidence) {
+  std::vector<std::string> failures;
+  for (const auto& gate : gates) {
+    const Answer* answer = decision.answer(gate.question);
+    const std::string winner = answer ? answer->winner() : "";
+    if (winner != gate.label) {
+      failures.push_back(gate.question + " is \"" + winner + "\", expected \"" + gate.label + "\"");
+    }
+  }
+  if (min_confidence) {
+    for (const auto& answer : decision.answers) {
+      if (answer.confidence() < *min_confidence) {
+        failures.push_back(answer.question + " confidence " + std::to_string(answer.confidence()) +
+                           " is below --min-confidence " + std::to_string(*min_confidence));
+      }
+    }
+  }
+  return failures;
+}
+
+void print_decision(const AskFlags& flags, const Decision& decision,
+                    const std::vector<Question>& questions, const Context& context) {
+  const std::string format = flags.json ? "json" : flags.format;
+  if (format == "json") context.out << dump(decision_json(decision)) << "\n";
+  else if (format == "jsonl") print_jsonl(context.out, decision);
+  else if (format == "tsv") print_tsv(context.out, decision);
+  else if (format == "values") print_values(context.out, decision);
+  else print_human(context.out, decision, questions, context.color);
+}
+
+}  // namespace
+
+CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
+  CLI::App* ask = app.add_subcommand("ask", "Ask a decision model about one state");
+  ask->add_option("STATE", flags.state.text, "The state as text (or use --state-file/--state-json, or pipe it)");
+  ask->add_option("--state-file", flags.state.file, "Read the state text from FILE ('-' = stdin)");
+  ask->add_option("--state-json", flags.state.json,
+                  "The state as a JSON object/array, or @FILE (key order is kept)");
+  add_question_flags(*ask, flags.questions);
+  ask->add_option("--image", flags.images, "Attach a PNG, JPEG or WebP image (repeatable)");
+  ask->add_option("--keep-alive", flags.keep_alive,
+                  "Ollama: keep the model loaded (seconds, or a duration like 5m; -1 = forever)");
+  ask->add_flag("--json", flags.json, "Print one JSON document (same as --format json)");
+  ask->add_option("--format", flags.format, "human | json | jsonl | tsv | values")
+      ->check(CLI::IsMember({"human", "json", "jsonl", "tsv", "values"}));
+  ask->add_flag("--dry-run", flags.dry_run, "Print the request body (URL on stderr) and send nothing");
+  ask->add_flag("--print-curl", flags.print_curl,
+                "Print an equivalent curl command (tokens as $VARIABLE) and send nothing");
+  ask->add_option("--expect", flags.expects, "Gate: exit 1 unless NAME's winner is LABEL (NAME=LABEL)");
+  ask->add_option("--min-confidence", flags.min_confidence,
+                  "Gate: exit 1 if any answer's confidence (1 - H/ln N) is below X")
+      ->check(CLI::Range(0.0, 1.0));
+  add_connection_flags(*ask, flags.connection);
+  return ask;
+}
+
+int run_ask(const AskFlags& flags, const CLI::App& command, const Context& context) {
+  auto questions = collect_questions(flags.questions, command);
+  if (!questions) return report(context, questions.error(), flags.connection);
+  auto gates = parse_gates(flags.expects, questions.value());
+  if (!gates) return report(context, gates.error(), flags.connection);
+  auto state = read_state(flags.state, context.in, context.stdin_is_piped);
+  if (!state) return report(context, state.error(), flags.connection);
+  auto request = build_request(std::move(state).value(), questions.value(), flags.images, flags.keep_alive);
+  if (!request) return report(context, request.error(), flags.connection);
+
+  const bool offline = flags.dry_run || flags.print_curl;
+  auto client = make_client(flags.connection, context, offline);
+  if (!client) return report(context, client.error(), flags.connection);
+
+  if (offline) {
+    auto body = client->request_body(request.value());
+    if (!body) return report(context, body.error(), flags.connection);
+    if (flags.print_curl) {
+      context.out << curl_command(client.value(), request.value(), body.value()) << "\n";
+    } else {
+      context.err << "POST " << client->endpoint(request.value()) << "\n";
+      for (const auto& [name, value] : client->redacted_headers()) context.err << name << ": " << value << "\n";
+      context.out << body.value() << "\n";
+    }
+    return as_int(ExitCode::ok);
+  }
+
+  if (flags.connection.verbose) {
+    context.err << "clef: POST " << client->endpoint(request.value()) << "\n";
+    for (const auto& [name, value] : client->redacted_headers()) context.err << "clef:   " << name << ": " << value << "\n";
+  }
+  const auto started = std::chrono::steady_clock::now();
+  auto decision = client->decide(request.value());
+  if (flags.connection.verbose) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    context.err << "clef: " << (decision ? "answered" : "failed") << " in " << ms.count() << " ms\n";
+  }
+  if (!decision) return report(context, decision.error(), flags.connection);
+
+  print_decision(flags, decision.value(), questions.value(), context);
+  bool all_ok = true;
+  for (const auto& answer : decision->answers) {
+    if (answer.ok()) continue;
+    all_ok = false;
+    print_error(context, "no usable answer for \"" + answer.question + "\" (" +
+                             to_string(answer.status) + "): " + answer.problem);
+  }
+  if (!all_ok) return as_int(ExitCode::server);
+  const auto failures = failed_gates(decision.value(), gates.value(), flags.min_confidence);
+  for (const auto& failure : failures) context.err << "clef: gate failed: " << failure << "\n";
+  return as_int(failures.empty() ? ExitCode::ok : ExitCode::gate_failed);
+}
+
+}  // namespace clef::cli

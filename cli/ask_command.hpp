@@ -1,0 +1,33 @@
+// `clef ask`: one decision from the shell.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "connection.hpp"
+#include "context.hpp"
+#include "question_flags.hpp"
+#include "state_input.hpp"
+
+namespace clef::cli {
+
+struct AskFlags {
+  StateFlags state;
+  QuestionFlags questions;
+  std::vector<std::string> images;
+  std::string keep_alive;
+  bool json = false;
+  std::string format;  ///< human | json | jsonl | tsv | values
+  bool dry_run = false;
+  bool print_curl = false;
+  std::vector<std::string> expects;  ///< NAME=LABEL
+  std::optional<double> min_confidence;
+  ConnectionFlags connection;
+};
+
+CLI::App* add_ask_command(CLI::App& app, AskFlags& flags);
+int run_ask(const AskFlags& flags, const CLI::App& command, const Context& context);
+
+}  // namespace clef::cli

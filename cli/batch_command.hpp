@@ -1,0 +1,33 @@
+// `clef batch`: route a whole file of states, resumable, nothing lost.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "connection.hpp"
+#include "context.hpp"
+#include "question_flags.hpp"
+
+namespace clef::cli {
+
+struct BatchFlags {
+  std::string input;
+  std::string output = "-";
+  std::string input_format;  ///< Empty: from the file name.
+  std::string id_field = "id";
+  std::string state_field = "state";
+  QuestionFlags questions;
+  std::size_t concurrency = 4;
+  double rate = 0;
+  bool ordered = false;
+  bool resume = false;
+  bool overwrite = false;
+  bool dedupe = false;
+  std::string keep_alive;
+  ConnectionFlags connection;
+};
+
+CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags);
+int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Context& context);
+
+}  // namespace clef::cli

@@ -1,0 +1,293 @@
+#include "batch_io.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+namespace clef::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string ends_with_any(const std::string& path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string::npos ? "" : path.substr(dot + 1);
+}
+
+Result<State> state_from_json(const Json& value, const std::string& where) {
+  if (value.is_string()) return State::text(value.get<std::string>());
+  if (value.is_object() || value.is_array()) return State::from_json_value(value);
+  return make_error(ErrorKind::invalid_input,
+                    std::string("the state must be a string, object or array, not ") + value.type_name(),
+                    where);
+}
+
+class JsonlReader final : public InputReader {
+ public:
+  JsonlReader(std::istream& in, InputFields fields) : m_in(in), m_fields(std::move(fields)) {}
+  std::optional<InputItem> next() override {
+    std::string line;
+    while (std::getline(m_in, line)) {
+      ++m_line;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      InputItem item;
+      item.line = m_line;
+      item.id = Json(m_line);
+      const std::string where = "line " + std::to_string(m_line);
+      Json object;
+      try {
+        object = Json::parse(line);
+      } catch (const Json::parse_error& e) {
+        item.state = make_error(ErrorKind::invalid_input, "not valid JSON",
+                                where + ", byte " + std::to_string(e.byte > 0 ? e.byte - 1 : 0));
+        return item;
+      }
+      if (!object.is_object()) {
+        item.state = make_error(ErrorKind::invalid_input, "each line must be a JSON object", where);
+        return item;
+      }
+      if (!object.contains(m_fields.id) || !(object[m_fields.id].is_string() || object[m_fields.id].is_number())) {
+        item.state = make_error(ErrorKind::invalid_input,
+                                "no string or number \"" + m_fields.id + "\" field (--id-field)", where);
+        return item;
+      }
+      item.id = object[m_fields.id];
+      if (!object.contains(m_fields.state)) {
+        item.state = make_error(ErrorKind::invalid_input,
+                                "no \"" + m_fields.state + "\" field (--state-field)", where);
+        return item;
+      }
+      item.state = state_from_json(object[m_fields.state], where + "." + m_fields.state);
+      return item;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::istream& m_in;
+  InputFields m_fields;
+  std::size_t m_line = 0;
+};
+
+class TextReader final : public InputReader {
+ public:
+  explicit TextReader(std::istream& in) : m_in(in) {}
+  std::optional<InputItem> next() override {
+    std::string line;
+    while (std::getline(m_in, line)) {
+      ++m_line;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      return InputItem{Json(m_line), State::text(line), m_line};
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::istream& m_in;
+  std::size_t m_line = 0;
+};
+
+/// RFC 4180 records: quoted fields may hold separators, "" and line breaks.
+class DelimitedReader final : public InputReader {
+ public:
+  DelimitedReader(std::istream& in, char separator) : m_in(in), m_separator(separator) {}
+
+  Status read_header(const InputFields& fields) {
+    auto header = record();
+    if (!header) return make_error(ErrorKind::invalid_input, "the input is empty (a header row is needed)", "line 1");
+    for (std::size_t i = 0; i < header->size(); ++i) {
+      if ((*header)[i] == fields.id) m_id_column = static_cast<int>(i);
+      if ((*header)[i] == fields.state) m_state_column = static_cast<int>(i);
+    }
+    if (m_state_column < 0) {
+      return make_error(ErrorKind::invalid_input,
+                        "the header has no \"" + fields.state + "\" column (--state-field)", "line 1");
+    }
+    if (m_id_column < 0) {
+      return make_error(ErrorKind::invalid_input, "the header has no \"" + fields.id + "\" column (--id-field)",
+                        "line 1");
+    }
+    return {};
+  }
+
+  std::optional<InputItem> next() override {
+    for (;;) {
+      const std::size_t start = m_line + 1;
+      auto fields = record();
+      if (!fields) return std::nullopt;
+      if (fields->size() == 1 && (*fields)[0].empty()) continue;  // blank line
+      InputItem item;
+      item.line = start;
+      item.id = Json(start);
+      const auto needed = static_cast<std::size_t>(std::max(m_id_column, m_state_column));
+      if (fields->size() <= needed) {
+        item.state = make_error(ErrorKind::invalid_input,
+                                "the row has " + std::to_string(fields->size()) + " fields; the header has more",
+                                "line " + std::to_string(start));
+        return item;
+      }
+      item.id = Json((*fields)[static_cast<std::size_t>(m_id_column)]);
+      item.state = State::text((*fields)[static_cast<std::size_t>(m_state_column)]);
+      return item;
+    }
+  }
+
+ private:
+  std::optional<std::vector<std::string>> record() {
+    std::string line;
+    if (!std::getline(m_in, line)) return std::nullopt;
+    ++m_line;
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (std::size_t i = 0;; ++i) {
+      if (i == line.size()) {
+        if (!quoted) break;
+        std::string more;
+        if (!std::getline(m_in, more)) break;  // unterminated quote: take what there is
+        ++m_line;
+        fields.back() += '\n';
+        line = std::move(more);
+        i = static_cast<std::size_t>(-1);
+        continue;
+      }
+      const char c = line[i];
+      if (quoted) {
+        if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+          fields.back() += '"';
+          ++i;
+        } else if (c == '"') {
+          quoted = false;
+        } else {
+          fields.back() += c;
+        }
+      } else if (c == '"') {
+        quoted = true;
+      } else if (c == m_separator) {
+        fields.emplace_back();
+      } else if (!(c == '\r' && i + 1 == line.size())) {
+        fields.back() += c;
+      }
+    }
+    return fields;
+  }
+
+  std::istream& m_in;
+  char m_separator;
+  std::size_t m_line = 0;
+  int m_id_column = -1;
+  int m_state_column = -1;
+};
+
+Error io_error(const std::string& what, const std::string& path) {
+  return make_error(ErrorKind::invalid_input, what + ": " + std::strerror(errno), path);
+}
+
+bool write_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+InputFormat guess_input_format(const std::string& path) {
+  const std::string ext = ends_with_any(path);
+  if (path == "-" || ext == "jsonl" || ext == "ndjson" || ext == "json") return InputFormat::jsonl;
+  if (ext == "csv") return InputFormat::csv;
+  if (ext == "tsv") return InputFormat::tsv;
+  return InputFormat::text;
+}
+
+Result<InputFormat> parse_input_format(const std::string& name) {
+  if (name == "jsonl") return InputFormat::jsonl;
+  if (name == "csv") return InputFormat::csv;
+  if (name == "tsv") return InputFormat::tsv;
+  if (name == "text") return InputFormat::text;
+  return make_error(ErrorKind::invalid_input, "unknown input format \"" + name + "\" (jsonl, csv, tsv, text)",
+                    "--input-format");
+}
+
+Result<std::unique_ptr<InputReader>> make_reader(std::istream& in, InputFormat format,
+                                                 const InputFields& fields) {
+  switch (format) {
+    case InputFormat::jsonl: return std::unique_ptr<InputReader>(new JsonlReader(in, fields));
+    case InputFormat::text: return std::unique_ptr<InputReader>(new TextReader(in));
+    case InputFormat::csv:
+    case InputFormat::tsv: {
+      auto reader = std::make_unique<DelimitedReader>(in, format == InputFormat::csv ? ',' : '\t');
+      if (auto status = reader->read_header(fields); !status) return status.error();
+      return std::unique_ptr<InputReader>(std::move(reader));
+    }
+  }
+  return make_error(ErrorKind::invalid_input, "unknown input format");
+}
+
+std::string id_key(const Json& id) { return id.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Result<OutputFile> OutputFile::open(const std::string& path, bool resume, bool overwrite,
+                                    std::set<std::string>& done) {
+  if (path == "-") return OutputFile(STDOUT_FILENO, false);
+  struct stat info {};
+  const bool exists = ::stat(path.c_str(), &info) == 0 && info.st_size > 0;
+  if (exists && !resume && !overwrite) {
+    return make_error(ErrorKind::invalid_input,
+                      "the output file exists: --resume continues it, --overwrite replaces it", path);
+  }
+  if (exists && resume) {
+    // Keep each id's result once; failed and torn lines are dropped so their ids run again.
+    std::ifstream old(path, std::ios::binary);
+    const std::string temp = path + ".clef-resume";
+    std::ofstream kept(temp, std::ios::binary | std::ios::trunc);
+    if (!kept) return io_error("cannot write", temp);
+    std::string line;
+    while (std::getline(old, line)) {
+      if (old.eof()) break;  // no newline: a torn last line
+      const auto json = Json::parse(line, nullptr, false);
+      if (json.is_discarded() || !json.is_object() || !json.contains("id") || json.contains("error")) continue;
+      if (!done.insert(id_key(json["id"])).second) continue;
+      kept << line << '\n';
+    }
+    kept.close();
+    if (!kept || ::rename(temp.c_str(), path.c_str()) != 0) return io_error("cannot rewrite", path);
+  }
+  const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | ((exists && !resume) ? O_TRUNC : 0);
+  const int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0) return io_error("cannot open the output file", path);
+  return OutputFile(fd, true);
+}
+
+OutputFile::OutputFile(OutputFile&& other) noexcept : m_fd(other.m_fd), m_owned(other.m_owned) {
+  other.m_fd = -1;
+  other.m_owned = false;
+}
+
+OutputFile::~OutputFile() {
+  if (m_owned && m_fd >= 0) ::close(m_fd);
+}
+
+bool OutputFile::write_line(const std::string& line) { return write_all(m_fd, line + "\n"); }
+
+std::optional<std::size_t> count_lines(const std::string& path) {
+  if (path == "-") return std::nullopt;
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return std::nullopt;
+  std::size_t lines = 0;
+  char buffer[1 << 16];
+  while (file.read(buffer, sizeof buffer) || file.gcount() > 0) {
+    for (std::streamsize i = 0; i < file.gcount(); ++i) lines += buffer[i] == '\n';
+  }
+  return lines;
+}
+
+}  // namespace clef::cli

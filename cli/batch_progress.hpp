@@ -1,0 +1,38 @@
+// clef batch's progress bar (on a terminal) and its final summary on stderr.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "clef/batch.hpp"
+
+namespace clef::cli {
+
+class Progress {
+ public:
+  Progress(std::ostream& err, bool is_tty, std::optional<std::size_t> total_lines, std::size_t resumed);
+
+  void skipped() { ++m_skipped; }
+  void not_done() { ++m_not_done; }
+  /// One item written; `decision` is null for an error.
+  void finished(bool ok, const Decision* decision);
+  /// Clears the bar and prints the summary: counts per winning label, failures, throughput.
+  void finish(const BatchSummary& summary);
+  std::size_t failures() const { return m_failed; }
+
+ private:
+  void draw(bool force);
+  std::ostream& m_err;
+  bool m_tty;
+  std::optional<std::size_t> m_total;
+  std::size_t m_resumed;
+  std::size_t m_done = 0, m_failed = 0, m_skipped = 0, m_not_done = 0;
+  std::map<std::string, std::map<std::string, std::size_t>> m_labels;  // question -> label -> n
+  std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point m_last_draw{};
+};
+
+}  // namespace clef::cli

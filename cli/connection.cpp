@@ -1,0 +1,84 @@
+#include "connection.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace clef::cli {
+namespace {
+
+Result<Backend> parse_backend(const std::string& name) {
+  if (name == "ollama") return Backend::ollama;
+  if (name == "workers-ai") return Backend::workers_ai;
+  if (name == "systemone") return Backend::systemone;
+  return make_error(ErrorKind::invalid_input,
+                    "unknown backend \"" + name + "\" (ollama, workers-ai or systemone)",
+                    "--backend");
+}
+
+Result<std::string> read_token_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error(ErrorKind::invalid_input, "cannot read the token file", path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  std::string token = text.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  if (token.empty()) return make_error(ErrorKind::authentication, "the token file is empty", path);
+  return token;
+}
+
+std::chrono::milliseconds to_ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0));
+}
+
+}  // namespace
+
+const char* token_variable(Backend backend) noexcept {
+  return backend == Backend::workers_ai ? "CLOUDFLARE_API_TOKEN" : "CLEF_API_KEY";
+}
+
+void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
+  command.add_option("--backend", flags.backend, "ollama | workers-ai | systemone")
+      ->capture_default_str();
+  command.add_option("--host", flags.host,
+                     "Server base URL (default: OLLAMA_HOST, else http://localhost:11434)");
+  command.add_option("-m,--model", flags.model, "Model name")->capture_default_str();
+  command.add_option("--account-id", flags.account_id,
+                     "Workers AI account id (default: CLOUDFLARE_ACCOUNT_ID)");
+  command.add_option("--api-token-file", flags.api_token_file,
+                     "Read the API token from FILE (default: CLOUDFLARE_API_TOKEN for workers-ai, "
+                     "CLEF_API_KEY for systemone)");
+  command.add_option("--timeout", flags.timeout_seconds, "Seconds per attempt (a cold model load "
+                     "takes many)")->capture_default_str()->check(CLI::PositiveNumber);
+  command.add_option("--connect-timeout", flags.connect_timeout_seconds, "Seconds to connect")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  command.add_option("--retries", flags.retries, "Retries for retryable failures")
+      ->capture_default_str()->check(CLI::Range(0, 20));
+  command.add_flag("-v,--verbose", flags.verbose, "Print the request and each attempt on stderr");
+}
+
+Result<ClientOptions> client_options(const ConnectionFlags& flags,
+                                     const std::atomic<bool>* cancel) {
+  auto backend = parse_backend(flags.backend);
+  if (!backend) return backend.error();
+  ClientOptions options = ClientOptions::from_environment(backend.value());
+  if (!flags.host.empty()) {
+    options.base_url = backend.value() == Backend::ollama ? ollama_base_url(flags.host) : flags.host;
+  }
+  if (!flags.account_id.empty()) options.account_id = flags.account_id;
+  if (!flags.api_token_file.empty()) {
+    auto token = read_token_file(flags.api_token_file);
+    if (!token) return token.error();
+    options.api_token = std::move(token).value();
+  }
+  options.model = flags.model;
+  options.request_timeout = to_ms(flags.timeout_seconds);
+  options.connect_timeout = to_ms(flags.connect_timeout_seconds);
+  options.retry.max_attempts = flags.retries + 1;
+  options.cancel = cancel;
+  return options;
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,36 @@
+// Flags shared by every command that talks to a server, and the ClientOptions they make.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <string>
+
+#include "clef/client.hpp"
+
+namespace clef::cli {
+
+struct ConnectionFlags {
+  std::string backend = "ollama";
+  std::string host;        ///< Empty: OLLAMA_HOST (ollama), Cloudflare's API (workers-ai).
+  std::string model = "clef-flash";
+  std::string account_id;  ///< Empty: CLOUDFLARE_ACCOUNT_ID.
+  std::string api_token_file;
+  double timeout_seconds = 120;
+  double connect_timeout_seconds = 10;
+  int retries = 2;
+  bool verbose = false;
+};
+
+/// Adds --backend, --host, --model, --account-id, --api-token-file, --timeout,
+/// --connect-timeout, --retries and --verbose to `command`.
+void add_connection_flags(CLI::App& command, ConnectionFlags& flags);
+
+/// Builds the client options: flags first, then the environment. Tokens come only from the
+/// environment (CLOUDFLARE_API_TOKEN, CLEF_API_KEY) or --api-token-file, never from argv.
+Result<ClientOptions> client_options(const ConnectionFlags& flags,
+                                     const std::atomic<bool>* cancel);
+
+/// The environment variable a token for `backend` is read from.
+const char* token_variable(Backend backend) noexcept;
+
+}  // namespace clef::cli

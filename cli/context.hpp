@@ -1,0 +1,26 @@
+// What a command needs from the process: streams, terminals, and the interrupt flags.
+#pragma once
+
+#include <atomic>
+#include <istream>
+#include <ostream>
+
+namespace clef::cli {
+
+struct Context {
+  std::ostream& out;
+  std::ostream& err;
+  std::istream& in;
+  bool stdin_is_piped = false;
+  bool stdout_is_tty = false;
+  bool stderr_is_tty = false;
+  bool color = false;  ///< stdout is a terminal and NO_COLOR is unset or empty.
+  /// First SIGINT/SIGTERM: start nothing new. Second: abort transfers in flight.
+  const std::atomic<bool>* stop = nullptr;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+/// Prints "clef: error: <message>" and, where there is one, what to do next.
+void print_error(const Context& context, const std::string& message, const std::string& hint = {});
+
+}  // namespace clef::cli

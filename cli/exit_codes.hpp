@@ -1,0 +1,24 @@
+// The one exit-code table of the clef command (README: "Exit codes").
+#pragma once
+
+#include "clef/error.hpp"
+
+namespace clef::cli {
+
+enum class ExitCode : int {
+  ok = 0,
+  gate_failed = 1,      ///< --expect or --min-confidence did not hold.
+  usage = 2,            ///< Bad command line, question file, state, image or other input.
+  authentication = 3,   ///< Missing or refused credentials.
+  server = 4,           ///< HTTP errors after retries, model missing, invalid responses.
+  transport = 5,        ///< Connection refused, timeout, TLS.
+  partial_failure = 6,  ///< clef batch: some items failed (their errors are in the output).
+  interrupted = 130,    ///< SIGINT / SIGTERM.
+};
+
+/// The exit code for an error of `kind`.
+ExitCode exit_code_for(ErrorKind kind) noexcept;
+
+inline int as_int(ExitCode code) noexcept { return static_cast<int>(code); }
+
+}  // namespace clef::cli

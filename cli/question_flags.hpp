@@ -1,0 +1,27 @@
+// --questions FILE and the inline --choice / --yes-no / --score flags, shared by ask and batch.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "clef/question.hpp"
+
+namespace clef::cli {
+
+struct QuestionFlags {
+  std::string file;
+  std::vector<std::string> choices;
+  std::vector<std::string> yes_nos;
+  std::vector<std::string> scores;
+  CLI::Option* choice_option = nullptr;
+  CLI::Option* yes_no_option = nullptr;
+  CLI::Option* score_option = nullptr;
+};
+
+void add_question_flags(CLI::App& command, QuestionFlags& flags);
+
+/// The questions from the file first, then the inline ones in command-line order.
+Result<std::vector<Question>> collect_questions(const QuestionFlags& flags, const CLI::App& command);
+
+}  // namespace clef::cli

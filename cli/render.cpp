@@ -1,0 +1,213 @@
+#include "render.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace clef::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const char* bold = "\x1b[1m";
+const char* green = "\x1b[32m";
+const char* cyan = "\x1b[36m";
+const char* dim = "\x1b[2m";
+const char* reset = "\x1b[0m";
+
+std::string percent(double p) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "%5.1f%%", p * 100.0);
+  return buffer;
+}
+
+std::string fixed(double value, int digits) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+/// A bar of `width` cells for p, in eighth-blocks; `cells` is how many cells it takes.
+std::string bar(double p, int width, int& cells) {
+  const int eighths = static_cast<int>(std::lround(std::clamp(p, 0.0, 1.0) * width * 8));
+  static const char* partial[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  std::string out;
+  for (int i = 0; i < eighths / 8; ++i) out += "█";
+  out += partial[eighths % 8];
+  cells = eighths / 8 + (eighths % 8 ? 1 : 0);
+  if (cells == 0) {
+    out = "▏";
+    cells = 1;
+  }
+  return out;
+}
+
+std::string padded(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
+}
+
+struct Row {
+  std::string label;
+  double probability;
+  std::string description;
+};
+
+void print_rows(std::ostream& out, std::vector<Row> rows, const std::string& winner, bool color) {
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.probability > b.probability; });
+  std::size_t width = 0;
+  for (const auto& row : rows) width = std::max(width, row.label.size());
+  for (const auto& row : rows) {
+    const bool top = row.label == winner;
+    out << "  " << padded(row.label, width) << "  ";
+    int cells = 0;
+    const std::string drawn = bar(row.probability, 24, cells);
+    if (color) out << (top ? green : cyan);
+    out << drawn;
+    if (color) out << reset;
+    // Bars are multi-byte: pad by cells, not bytes.
+    out << std::string(static_cast<std::size_t>(std::max(0, 25 - cells)), ' ') << percent(row.probability);
+    if (!row.description.empty()) {
+      out << "  ";
+      if (color) out << dim;
+      out << row.description;
+      if (color) out << reset;
+    }
+    out << "\n";
+  }
+}
+
+const Question* find_question(const std::vector<Question>& questions, const std::string& name) {
+  for (const auto& q : questions) {
+    if (q.name == name) return &q;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string dump(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Json answer_json(const Answer& answer) {
+  Json out;
+  out["type"] = to_string(answer.asked);
+  out["status"] = to_string(answer.status);
+  if (!answer.ok()) {
+    out["problem"] = answer.problem;
+    return out;
+  }
+  out["winner"] = answer.winner();
+  out["probability"] = answer.winner_probability();
+  out["confidence"] = answer.confidence();
+  if (const auto* c = answer.choice()) {
+    Json p = Json::object();
+    for (const auto& option : c->probabilities) p[option.label] = option.probability;
+    out["probabilities"] = p;
+    if (c->server_confidence) out["server_confidence"] = *c->server_confidence;
+  } else if (const auto* n = answer.noul()) {
+    out["p_true"] = n->p_true;
+  } else if (const auto* s = answer.score()) {
+    out["score"] = s->score;
+    Json p = Json::object();
+    for (std::size_t i = 0; i < s->probabilities.size(); ++i) p[std::to_string(i)] = s->probabilities[i];
+    out["probabilities"] = p;
+    if (s->server_confidence) out["server_confidence"] = *s->server_confidence;
+  }
+  if (answer.renormalized) out["renormalized"] = true;
+  return out;
+}
+
+Json decision_json(const Decision& decision) {
+  Json out;
+  out["model"] = decision.model;
+  out["usage"] = {{"input_tokens", decision.usage.input_tokens},
+                  {"output_tokens", decision.usage.output_tokens}};
+  out["request_id"] = decision.request_id.empty() ? Json() : Json(decision.request_id);
+  Json answers = Json::object();
+  for (const auto& answer : decision.answers) answers[answer.question] = answer_json(answer);
+  out["answers"] = answers;
+  return out;
+}
+
+Json error_json(const Error& error) {
+  Json out;
+  out["kind"] = to_string(error.kind);
+  out["status"] = error.http_status == 0 ? Json() : Json(error.http_status);
+  out["message"] = error.message;
+  if (!error.server_message.empty()) out["server_message"] = error.server_message;
+  if (!error.server_code.empty()) out["server_code"] = error.server_code;
+  if (!error.request_id.empty()) out["request_id"] = error.request_id;
+  if (!error.where.empty()) out["where"] = error.where;
+  return out;
+}
+
+void print_human(std::ostream& out, const Decision& decision, const std::vector<Question>& questions,
+                 bool color) {
+  for (const auto& answer : decision.answers) {
+    const Question* q = find_question(questions, answer.question);
+    if (color) out << bold;
+    out << answer.question;
+    if (color) out << reset;
+    if (!answer.ok()) {
+      out << "  no answer (" << to_string(answer.status) << "): " << answer.problem << "\n";
+      continue;
+    }
+    out << "  ";
+    if (color) out << bold << green;
+    out << answer.winner();
+    if (color) out << reset;
+    std::vector<Row> rows;
+    if (const auto* c = answer.choice()) {
+      out << "  " << percent(c->probability) << "  confidence " << fixed(c->confidence, 2) << "\n";
+      for (std::size_t i = 0; i < c->probabilities.size(); ++i) {
+        std::string description;
+        if (q && i < q->options.size() && q->options[i].description) description = *q->options[i].description;
+        rows.push_back({c->probabilities[i].label, c->probabilities[i].probability, description});
+      }
+      print_rows(out, rows, c->choice, color);
+    } else if (const auto* n = answer.noul()) {
+      out << "  P(true) " << percent(n->p_true) << "  confidence " << fixed(n->confidence, 2) << "\n";
+      rows = {{"true", n->p_true, q && q->true_means ? *q->true_means : ""},
+              {"false", 1.0 - n->p_true, q && q->false_means ? *q->false_means : ""}};
+      print_rows(out, rows, n->p_true >= 0.5 ? "true" : "false", color);
+    } else if (const auto* s = answer.score()) {
+      out << "  expected " << fixed(s->score, 2) << "  confidence " << fixed(s->confidence, 2) << "\n";
+      for (std::size_t i = 0; i < s->probabilities.size(); ++i) {
+        rows.push_back({std::to_string(i), s->probabilities[i],
+                        q && i < q->levels.size() ? q->levels[i] : ""});
+      }
+      print_rows(out, rows, std::to_string(s->most_likely_level), color);
+    }
+  }
+  if (color) out << dim;
+  out << "model " << (decision.model.empty() ? "?" : decision.model) << " · "
+      << decision.usage.input_tokens << " input tokens";
+  if (!decision.request_id.empty()) out << " · request " << decision.request_id;
+  if (color) out << reset;
+  out << "\n";
+}
+
+void print_jsonl(std::ostream& out, const Decision& decision) {
+  for (const auto& answer : decision.answers) {
+    Json line;
+    line["question"] = answer.question;
+    const Json fields = answer_json(answer);
+    for (const auto& item : fields.items()) line[item.key()] = item.value();
+    out << dump(line) << "\n";
+  }
+}
+
+void print_tsv(std::ostream& out, const Decision& decision) {
+  out << "question\ttype\twinner\tprobability\tconfidence\tstatus\n";
+  for (const auto& answer : decision.answers) {
+    out << answer.question << '\t' << to_string(answer.asked) << '\t' << answer.winner() << '\t'
+        << fixed(answer.winner_probability(), 4) << '\t' << fixed(answer.confidence(), 4) << '\t'
+        << to_string(answer.status) << "\n";
+  }
+}
+
+void print_values(std::ostream& out, const Decision& decision) {
+  for (const auto& answer : decision.answers) out << answer.winner() << "\n";
+}
+
+}  // namespace clef::cli
