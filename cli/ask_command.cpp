@@ -117,7 +117,10 @@ CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
   return ask;
 }
 
-int run_ask(const AskFlags& flags, const CLI::App& command, const Context& context) {
+int run_ask(const AskFlags& flags, const CLI::App& command, const Context& process) {
+  // One decision has nothing to finish gracefully: the first interrupt cancels it.
+  Context context = process;
+  context.cancel = process.stop;
   auto questions = collect_questions(flags.questions, command);
   if (!questions) return report(context, questions.error(), flags.connection);
   auto gates = parse_gates(flags.expects, questions.value());

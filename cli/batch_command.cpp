@@ -68,7 +68,7 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
     return report(context, error, flags.connection);
   }
   std::set<std::string> done;
-  auto output = OutputFile::open(flags.output, flags.resume, flags.overwrite, done);
+  auto output = OutputFile::open(flags.output, flags.resume, flags.overwrite, done, context.out);
   if (!output) return report(context, output.error(), flags.connection);
   auto client = make_client(flags.connection, context, false);
   if (!client) return report(context, client.error(), flags.connection);

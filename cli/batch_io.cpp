@@ -236,8 +236,8 @@ Result<std::unique_ptr<InputReader>> make_reader(std::istream& in, InputFormat f
 std::string id_key(const Json& id) { return id.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 Result<OutputFile> OutputFile::open(const std::string& path, bool resume, bool overwrite,
-                                    std::set<std::string>& done) {
-  if (path == "-") return OutputFile(STDOUT_FILENO, false);
+                                    std::set<std::string>& done, std::ostream& stdout_stream) {
+  if (path == "-") return OutputFile(stdout_stream);
   struct stat info {};
   const bool exists = ::stat(path.c_str(), &info) == 0 && info.st_size > 0;
   if (exists && !resume && !overwrite) {
@@ -264,19 +264,21 @@ Result<OutputFile> OutputFile::open(const std::string& path, bool resume, bool o
   const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | ((exists && !resume) ? O_TRUNC : 0);
   const int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0) return io_error("cannot open the output file", path);
-  return OutputFile(fd, true);
+  return OutputFile(fd);
 }
 
-OutputFile::OutputFile(OutputFile&& other) noexcept : m_fd(other.m_fd), m_owned(other.m_owned) {
+OutputFile::OutputFile(OutputFile&& other) noexcept : m_fd(other.m_fd), m_stream(other.m_stream) {
   other.m_fd = -1;
-  other.m_owned = false;
 }
 
 OutputFile::~OutputFile() {
-  if (m_owned && m_fd >= 0) ::close(m_fd);
+  if (m_fd >= 0) ::close(m_fd);
 }
 
-bool OutputFile::write_line(const std::string& line) { return write_all(m_fd, line + "\n"); }
+bool OutputFile::write_line(const std::string& line) {
+  if (m_stream) return static_cast<bool>(*m_stream << line << '\n' << std::flush);
+  return write_all(m_fd, line + "\n");
+}
 
 std::optional<std::size_t> count_lines(const std::string& path) {
   if (path == "-") return std::nullopt;

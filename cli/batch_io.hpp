@@ -45,14 +45,14 @@ Result<std::unique_ptr<InputReader>> make_reader(std::istream& in, InputFormat f
                                                  const InputFields& fields);
 
 /// Writes one complete line per write(2) to an O_APPEND file, so a killed run never leaves a
-/// half line; "-" writes to stdout.
+/// half line; "-" writes to `stdout_stream`, flushed after every line.
 class OutputFile {
  public:
   /// Opens `path`. With `resume`, keeps the lines that hold a result (no "error"), drops failed
   /// and torn ones (rewriting the file atomically), and returns the kept ids through `done`.
   /// Without it, refuses an existing non-empty file unless `overwrite`.
   static Result<OutputFile> open(const std::string& path, bool resume, bool overwrite,
-                                 std::set<std::string>& done);
+                                 std::set<std::string>& done, std::ostream& stdout_stream);
   OutputFile(OutputFile&& other) noexcept;
   OutputFile& operator=(OutputFile&&) = delete;
   ~OutputFile();
@@ -61,9 +61,10 @@ class OutputFile {
   bool write_line(const std::string& line);
 
  private:
-  explicit OutputFile(int fd, bool owned) : m_fd(fd), m_owned(owned) {}
+  explicit OutputFile(int fd) : m_fd(fd) {}
+  explicit OutputFile(std::ostream& stream) : m_stream(&stream) {}
   int m_fd = -1;
-  bool m_owned = false;
+  std::ostream* m_stream = nullptr;
 };
 
 /// The key an id is compared by when resuming (its compact JSON).

@@ -1,2 +1,274 @@
+// clef batch against a real local server with injected faults, in-process and as a process
+// that is killed and resumed.
+#include <fcntl.h>
 #include <gtest/gtest.h>
-TEST(Cli, Placeholder2) {}
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli_runner.hpp"
+#include "fake_server.hpp"
+
+namespace {
+
+using clef::testing::FakeServer;
+using clef::testing::read_file;
+using clef::testing::run_clef;
+using clef::testing::Scripted;
+using clef::testing::write_temp_file;
+using Json = nlohmann::ordered_json;
+using namespace std::chrono_literals;
+
+std::string jsonl_tickets(int n, int start = 0) {
+  std::string text;
+  for (int i = start; i < start + n; ++i) {
+    text += Json({{"id", "T" + std::to_string(i)}, {"state", {{"ticket", "ticket number " + std::to_string(i)}}}}).dump() + "\n";
+  }
+  return text;
+}
+
+std::vector<Json> lines_of(const std::string& text) {
+  std::vector<Json> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(Json::parse(line));
+  return lines;
+}
+
+std::string fresh_path(const std::string& name) {
+  const std::string path = ::testing::TempDir() + name;
+  std::remove(path.c_str());
+  return path;
+}
+
+std::vector<std::string> batch_args(const FakeServer& server, const std::string& input, const std::string& output,
+                                    std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"batch", input, "-o", output, "--host", server.base_url(),
+                                   "--yes-no", "urgent: Is it urgent?", "--retries", "3"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(CliBatch, EveryIdExactlyOnceInOrderUnderLatencyThrottlingAndDrops) {
+  FakeServer server;
+  server.set_latency(1ms);
+  std::mutex mutex;
+  std::set<std::string> seen;
+  int faults = 0;
+  server.set_script([&](const auto& request, int) -> std::optional<Scripted> {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!seen.insert(request.body).second || seen.size() % 4 != 0) return std::nullopt;
+    switch (faults++ % 3) {
+      case 0: return Scripted{429, R"({"error":"slow down"})", "application/json", {{"Retry-After", "0"}}};
+      case 1: return Scripted{503, R"({"error":"busy"})", "application/json", {{"Retry-After", "0"}}};
+      default: {
+        Scripted s{200, R"({"answers":{"urgent":{"type":"noul","noul":0.5}}})"};
+        s.truncate_at = 7;
+        return s;
+      }
+    }
+  });
+  const std::string input = write_temp_file("tickets.jsonl", jsonl_tickets(200));
+  const std::string output = fresh_path("out_ordered.jsonl");
+  auto r = run_clef(batch_args(server, input, output, {"--ordered", "-j", "8"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto lines = lines_of(read_file(output));
+  ASSERT_EQ(lines.size(), 200u);
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_EQ(lines[static_cast<std::size_t>(i)]["id"], "T" + std::to_string(i));
+    EXPECT_EQ(lines[static_cast<std::size_t>(i)]["answers"]["urgent"]["status"], "ok");
+  }
+  EXPECT_EQ(faults, 50);
+  EXPECT_NE(r.err.find("clef: batch: 200 written, 200 ok, 0 failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("clef:   urgent:"), std::string::npos);
+}
+
+TEST(CliBatch, UnorderedStillWritesEachIdOnce) {
+  FakeServer server;
+  const std::string output = fresh_path("out_unordered.jsonl");
+  auto r = run_clef(batch_args(server, write_temp_file("t2.jsonl", jsonl_tickets(100)), output, {"-j", "16"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::set<std::string> ids;
+  for (const auto& line : lines_of(read_file(output))) ids.insert(line["id"].get<std::string>());
+  EXPECT_EQ(ids.size(), 100u);
+}
+
+TEST(CliBatch, FailuresAreWrittenAndExitSix) {
+  FakeServer server;
+  server.set_script([](const auto& request, int) -> std::optional<Scripted> {
+    if (request.body.find("number 3\"") != std::string::npos) return Scripted{400, R"({"error":"bad state"})"};
+    return std::nullopt;
+  });
+  const std::string input = write_temp_file("t3.jsonl", jsonl_tickets(5) + "{not json\n" + R"({"id":"no-state"})" + "\n");
+  const std::string output = fresh_path("out_fail.jsonl");
+  auto r = run_clef(batch_args(server, input, output, {"--ordered"}));
+  EXPECT_EQ(r.code, 6) << r.err;
+  const auto lines = lines_of(read_file(output));
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_EQ(lines[3]["error"]["kind"], "request_rejected");
+  EXPECT_EQ(lines[3]["error"]["status"], 400);
+  EXPECT_EQ(lines[3]["error"]["server_message"], "bad state");
+  EXPECT_EQ(lines[5]["id"], 6);  // an unreadable line is named by its line number
+  EXPECT_EQ(lines[5]["error"]["kind"], "invalid_input");
+  EXPECT_EQ(lines[6]["id"], "no-state");
+  EXPECT_NE(lines[6]["error"]["message"].get<std::string>().find("\"state\""), std::string::npos);
+}
+
+TEST(CliBatch, CsvTsvAndTextInputs) {
+  FakeServer server;
+  const std::string csv = write_temp_file("t.csv", "ticket_id,body\nA1,\"Refund, please\"\nA2,\"He said \"\"hi\"\"\nthen left\"\n");
+  const std::string out1 = fresh_path("csv_out.jsonl");
+  ASSERT_EQ(run_clef(batch_args(server, csv, out1, {"--ordered", "--id-field", "ticket_id", "--state-field", "body"})).code, 0);
+  auto lines = lines_of(read_file(out1));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1]["id"], "A2");
+  EXPECT_EQ(Json::parse(server.requests().back().body)["state"], "He said \"hi\"\nthen left");
+
+  const std::string text = write_temp_file("t.txt", "first ticket\n\nthird ticket\n");
+  const std::string out2 = fresh_path("txt_out.jsonl");
+  ASSERT_EQ(run_clef(batch_args(server, text, out2, {"--ordered"})).code, 0);
+  lines = lines_of(read_file(out2));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1]["id"], 3);
+
+  const std::string tsv = write_temp_file("t.tsv", "id\tstate\nX\tsome text\n");
+  const std::string out3 = fresh_path("tsv_out.jsonl");
+  ASSERT_EQ(run_clef(batch_args(server, tsv, out3)).code, 0);
+  EXPECT_EQ(lines_of(read_file(out3)).at(0)["id"], "X");
+
+  auto bad_header = run_clef(batch_args(server, write_temp_file("h.csv", "a,b\n1,2\n"), fresh_path("h.jsonl")));
+  EXPECT_EQ(bad_header.code, 2);
+  EXPECT_NE(bad_header.err.find("no \"state\" column"), std::string::npos);
+}
+
+TEST(CliBatch, StdinToStdout) {
+  FakeServer server;
+  auto r = run_clef(batch_args(server, "-", "-", {"--ordered"}), jsonl_tickets(3), true);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(lines_of(r.out).size(), 3u);
+}
+
+TEST(CliBatch, RefusesToClobberResultsAndDedupes) {
+  FakeServer server;
+  const std::string output = write_temp_file("existing.jsonl", "{\"id\":\"old\"}\n");
+  auto r = run_clef(batch_args(server, write_temp_file("t4.jsonl", jsonl_tickets(2)), output));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--resume"), std::string::npos);
+  EXPECT_EQ(read_file(output), "{\"id\":\"old\"}\n");
+
+  std::string same;
+  for (int i = 0; i < 20; ++i) same += Json({{"id", i}, {"state", "same text"}}).dump() + "\n";
+  const std::string out2 = fresh_path("dedupe.jsonl");
+  ASSERT_EQ(run_clef(batch_args(server, write_temp_file("same.jsonl", same), out2, {"--dedupe"})).code, 0);
+  EXPECT_EQ(lines_of(read_file(out2)).size(), 20u);
+  EXPECT_EQ(server.request_count(), 1);
+}
+
+TEST(CliBatch, UnreachableServerStopsEarlyWithExitFive) {
+  const std::string output = fresh_path("down.jsonl");
+  auto r = run_clef({"batch", write_temp_file("t5.jsonl", jsonl_tickets(500)), "-o", output, "--yes-no", "u: U?",
+                     "--retries", "0", "--host", "127.0.0.1:" + std::to_string(clef::testing::unused_port())});
+  EXPECT_EQ(r.code, 5) << r.err;
+  EXPECT_LT(lines_of(read_file(output)).size(), 500u);
+}
+
+pid_t spawn_batch(const std::vector<std::string>& args) {
+  const pid_t child = fork();
+  if (child == 0) {
+    const int null_fd = ::open("/dev/null", O_RDWR);
+    dup2(null_fd, 0);
+    dup2(null_fd, 1);
+    dup2(null_fd, 2);
+    std::vector<std::string> storage = {CLEF_EXE};
+    storage.insert(storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& arg : storage) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execv(CLEF_EXE, argv.data());
+    _exit(127);
+  }
+  return child;
+}
+
+int wait_exit(pid_t child) {
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void expect_each_id_once(const std::string& output, int n) {
+  std::map<std::string, int> count;
+  for (const auto& line : lines_of(read_file(output))) {
+    EXPECT_FALSE(line.contains("error")) << line.dump();
+    ++count[line["id"].get<std::string>()];
+  }
+  EXPECT_EQ(count.size(), static_cast<std::size_t>(n));
+  for (const auto& [id, times] : count) EXPECT_EQ(times, 1) << id;
+}
+
+TEST(CliBatchProcess, KilledMidwayThenResumedLosesAndDuplicatesNothing) {
+  FakeServer server;
+  server.set_latency(5ms);
+  const int n = 300;
+  const std::string input = write_temp_file("kill.jsonl", jsonl_tickets(n));
+  const std::string output = fresh_path("kill_out.jsonl");
+  const auto args = batch_args(server, input, output, {"-j", "4"});
+  const pid_t child = spawn_batch(args);
+  while (server.request_count() < 60) std::this_thread::sleep_for(5ms);
+  kill(child, SIGKILL);  // no chance to clean up
+  EXPECT_EQ(wait_exit(child), 128 + SIGKILL);
+  const std::size_t before = lines_of(read_file(output)).size();
+  EXPECT_GT(before, 0u);
+  EXPECT_LT(before, static_cast<std::size_t>(n));
+
+  auto resumed = args;
+  resumed.push_back("--resume");
+  EXPECT_EQ(wait_exit(spawn_batch(resumed)), 0);
+  expect_each_id_once(output, n);
+}
+
+TEST(CliBatchProcess, SigtermFinishesInFlightLeavesAValidFileAndResumes) {
+  FakeServer server;
+  server.set_latency(20ms);
+  const int n = 200;
+  const std::string input = write_temp_file("term.jsonl", jsonl_tickets(n));
+  const std::string output = fresh_path("term_out.jsonl");
+  const auto args = batch_args(server, input, output, {"-j", "4", "--ordered"});
+  const pid_t child = spawn_batch(args);
+  while (server.request_count() < 20) std::this_thread::sleep_for(5ms);
+  kill(child, SIGTERM);
+  EXPECT_EQ(wait_exit(child), 130);
+  const std::string text = read_file(output);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  const auto lines = lines_of(text);  // every line parses: no half line
+  EXPECT_LT(lines.size(), static_cast<std::size_t>(n));
+
+  auto resumed = args;
+  resumed.push_back("--resume");
+  EXPECT_EQ(wait_exit(spawn_batch(resumed)), 0);
+  expect_each_id_once(output, n);
+}
+
+TEST(CliBatchProcess, ResumeRetriesFailedIdsAndDropsATornLine) {
+  FakeServer server;
+  const std::string input = write_temp_file("torn.jsonl", jsonl_tickets(3));
+  const std::string output = write_temp_file(
+      "torn_out.jsonl",
+      R"({"id":"T0","model":"clef-flash","answers":{}})" "\n" R"({"id":"T1","error":{"kind":"timeout"}})" "\n" R"({"id":"T2","mod)");
+  auto r = run_clef(batch_args(server, input, output, {"--resume"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(server.request_count(), 2);  // T1 (failed before) and T2 (torn)
+  std::map<std::string, int> count;
+  for (const auto& line : lines_of(read_file(output))) ++count[line["id"].get<std::string>()];
+  EXPECT_EQ(count, (std::map<std::string, int>{{"T0", 1}, {"T1", 1}, {"T2", 1}}));
+}
+
+}  // namespace

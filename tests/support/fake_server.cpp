@@ -27,7 +27,7 @@ std::uint64_t fnv1a(const std::string& text) {
 
 /// Deterministic "model": a logit per (state, question, option).
 double logit(const std::string& state, const std::string& question, const std::string& option) {
-  return static_cast<double>(fnv1a(state + "\x1f" + question + "\x1f" + option) % 1000) / 250.0;
+  return static_cast<double>(fnv1a(state + "\x1f" + question + "\x1f" + option) % 1000) / 160.0;
 }
 
 std::vector<double> softmax(const std::vector<double>& logits) {
@@ -90,12 +90,24 @@ Json probabilities_object(ServerShape shape, const std::vector<std::string>& key
   return out;
 }
 
+/// Published observations for the Clef-Flash card's ticket (vectors.md TV-3): clef-flash:9b on a
+/// local Ollama gave billing 0.9764 / technical 0.0128 / other 0.0109 for the team question, and
+/// the Ollama decision guide reports a refund probability of 0.9989. The fake replays them.
+constexpr const char* card_ticket = "I was charged twice. Please refund the extra payment.";
+
+std::optional<std::vector<double>> recorded_choice(const std::string& state, const std::vector<std::string>& keys) {
+  if (state.find(card_ticket) == std::string::npos) return std::nullopt;
+  if (keys != std::vector<std::string>{"billing", "technical", "other"}) return std::nullopt;
+  return std::vector<double>{0.9764, 0.0128, 0.0109};
+}
+
 Json answer_for(ServerShape shape, const std::string& state, const std::string& name,
                 const Json& question) {
   const std::string type = question.value("type", "");
   Json answer = {{"type", type}};
   if (type == "noul") {
-    const double p = 1.0 / (1.0 + std::exp(-(logit(state, name, "true") * 2.0 - 4.0)));
+    double p = 1.0 / (1.0 + std::exp(-(logit(state, name, "true") * 2.0 - 4.0)));
+    if (state.find(card_ticket) != std::string::npos && name == "refund") p = 0.9989;
     answer["noul"] = number_as_sent(shape, p);
     return answer;
   }
@@ -112,7 +124,7 @@ Json answer_for(ServerShape shape, const std::string& state, const std::string& 
   }
   std::vector<double> logits;
   for (const auto& key : keys) logits.push_back(logit(state, name, key));
-  const std::vector<double> p = softmax(logits);
+  const std::vector<double> p = recorded_choice(state, keys).value_or(softmax(logits));
   const std::size_t best = std::max_element(p.begin(), p.end()) - p.begin();
   const double confidence = uses_entropy(shape) ? entropy_confidence(p) : max_confidence(p);
   if (type == "choice") {

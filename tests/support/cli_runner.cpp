@@ -1,0 +1,42 @@
+#include "cli_runner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "run.hpp"
+
+namespace clef::testing {
+
+CliResult run_clef(const std::vector<std::string>& args, const std::string& stdin_text, bool piped) {
+  std::vector<std::string> storage = {"clef"};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& arg : storage) argv.push_back(arg.data());
+  std::istringstream in(stdin_text);
+  std::ostringstream out, err;
+  clef::cli::RunOptions options;
+  options.in = &in;
+  options.stdin_is_piped = piped;
+  CliResult result;
+  result.code = clef::cli::run(static_cast<int>(argv.size()), argv.data(), out, err, options);
+  result.out = out.str();
+  result.err = err.str();
+  return result;
+}
+
+std::string write_temp_file(const std::string& name, const std::string& content) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+}  // namespace clef::testing
