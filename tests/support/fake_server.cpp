@@ -257,6 +257,23 @@ std::string check_body(ServerShape shape, const Json& body, bool has_images) {
   return {};
 }
 
+/// Debian's libcpp-httplib is built with a listen backlog of 5: a client opening 16 connections
+/// at once loses SYNs and waits a second for the retransmit. Real servers use far larger
+/// backlogs, so find our listening socket and raise it (listen() again updates it on Linux).
+void widen_listen_backlog(int port) {
+  for (int fd = 3; fd < 4096; ++fd) {
+    sockaddr_in address{};
+    socklen_t length = sizeof address;
+    int listening = 0;
+    socklen_t flag_length = sizeof listening;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) continue;
+    if (address.sin_family != AF_INET || ntohs(address.sin_port) != port) continue;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &flag_length) != 0 || !listening) continue;
+    ::listen(fd, 1024);
+    return;
+  }
+}
+
 bool version_at_least(const std::string& version, int major, int minor, int patch) {
   int a = 0, b = 0, c = 0;
   std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c);
@@ -361,6 +378,7 @@ FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
   // Enough threads for every keep-alive connection a benchmark holds open at once.
   impl.server.new_task_queue = [] { return new httplib::ThreadPool(64); };
   impl.server.set_keep_alive_max_count(1000000);
+  impl.server.set_tcp_nodelay(true);  // as Go's net/http and uvicorn do: no Nagle stalls
   impl.server.set_payload_max_length(64 * 1024 * 1024);
 
   auto handle = [this](const httplib::Request& req, httplib::Response& res) {
@@ -444,6 +462,7 @@ FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
   });
 
   m_port = impl.server.bind_to_any_port("127.0.0.1");
+  widen_listen_backlog(m_port);
   impl.thread = std::thread([&impl] { impl.server.listen_after_bind(); });
   while (!impl.server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
