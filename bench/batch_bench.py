@@ -9,7 +9,6 @@ runs in its own process and is not counted.
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -47,14 +46,18 @@ def write_tickets(directory, n):
 
 
 def measure(command, **kwargs):
-    """Runs command; returns (wall seconds, client CPU seconds, peak RSS MiB of the largest child)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Runs command; returns (wall seconds, CPU seconds of its process tree, its own peak RSS MiB).
+
+    os.wait4 gives the rusage of this child alone (with the descendants it waited for), so one
+    run's peak memory is not confused with another's."""
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, **kwargs)
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, **kwargs)
+    _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, after.ru_maxrss / 1024.0
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        sys.exit(f"{command[0]} exited with {child.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
 
 
 def clef_batch(build, host, tickets, out, concurrency=16):
