@@ -13,14 +13,17 @@ namespace {
 std::string shell_quote(const std::string& text) {
   std::string out = "'";
   for (char c : text) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
 
 /// The card's curl command for this request; a token appears only as "$VARIABLE".
-std::string curl_command(const Client& client, const DecisionRequest& request, const std::string& body) {
+std::string curl_command(const Client& client, const DecisionRequest& request,
+                         const std::string& body) {
   std::string command = "curl -sS " + shell_quote(client.endpoint(request));
   for (const auto& [name, value] : client.redacted_headers()) {
     if (name == "Authorization") {
@@ -84,18 +87,24 @@ std::vector<std::string> failed_gates(const Decision& decision, const std::vecto
 void print_decision(const AskFlags& flags, const Decision& decision,
                     const std::vector<Question>& questions, const Context& context) {
   const std::string format = flags.json ? "json" : flags.format;
-  if (format == "json") context.out << dump(decision_json(decision)) << "\n";
-  else if (format == "jsonl") print_jsonl(context.out, decision);
-  else if (format == "tsv") print_tsv(context.out, decision);
-  else if (format == "values") print_values(context.out, decision);
-  else print_human(context.out, decision, questions, context.color);
+  if (format == "json")
+    context.out << dump(decision_json(decision)) << "\n";
+  else if (format == "jsonl")
+    print_jsonl(context.out, decision);
+  else if (format == "tsv")
+    print_tsv(context.out, decision);
+  else if (format == "values")
+    print_values(context.out, decision);
+  else
+    print_human(context.out, decision, questions, context.color);
 }
 
 }  // namespace
 
 CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
   CLI::App* ask = app.add_subcommand("ask", "Ask a decision model about one state");
-  ask->add_option("STATE", flags.state.text, "The state as text (or use --state-file/--state-json, or pipe it)");
+  ask->add_option("STATE", flags.state.text,
+                  "The state as text (or use --state-file/--state-json, or pipe it)");
   ask->add_option("--state-file", flags.state.file, "Read the state text from FILE ('-' = stdin)");
   ask->add_option("--state-json", flags.state.json,
                   "The state as a JSON object/array, or @FILE (key order is kept)");
@@ -106,10 +115,12 @@ CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
   ask->add_flag("--json", flags.json, "Print one JSON document (same as --format json)");
   ask->add_option("--format", flags.format, "human | json | jsonl | tsv | values")
       ->check(CLI::IsMember({"human", "json", "jsonl", "tsv", "values"}));
-  ask->add_flag("--dry-run", flags.dry_run, "Print the request body (URL on stderr) and send nothing");
+  ask->add_flag("--dry-run", flags.dry_run,
+                "Print the request body (URL on stderr) and send nothing");
   ask->add_flag("--print-curl", flags.print_curl,
                 "Print an equivalent curl command (tokens as $VARIABLE) and send nothing");
-  ask->add_option("--expect", flags.expects, "Gate: exit 1 unless NAME's winner is LABEL (NAME=LABEL)");
+  ask->add_option("--expect", flags.expects,
+                  "Gate: exit 1 unless NAME's winner is LABEL (NAME=LABEL)");
   ask->add_option("--min-confidence", flags.min_confidence,
                   "Gate: exit 1 if any answer's confidence (1 - H/ln N) is below X")
       ->check(CLI::Range(0.0, 1.0));
@@ -127,7 +138,8 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
   if (!gates) return report(context, gates.error(), flags.connection);
   auto state = read_state(flags.state, context.in, context.stdin_is_piped);
   if (!state) return report(context, state.error(), flags.connection);
-  auto request = build_request(std::move(state).value(), questions.value(), flags.images, flags.keep_alive);
+  auto request =
+      build_request(std::move(state).value(), questions.value(), flags.images, flags.keep_alive);
   if (!request) return report(context, request.error(), flags.connection);
 
   const bool offline = flags.dry_run || flags.print_curl;
@@ -141,7 +153,8 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
       context.out << curl_command(client.value(), request.value(), body.value()) << "\n";
     } else {
       context.err << "POST " << client->endpoint(request.value()) << "\n";
-      for (const auto& [name, value] : client->redacted_headers()) context.err << name << ": " << value << "\n";
+      for (const auto& [name, value] : client->redacted_headers())
+        context.err << name << ": " << value << "\n";
       context.out << body.value() << "\n";
     }
     return as_int(ExitCode::ok);
@@ -149,13 +162,16 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
 
   if (flags.connection.verbose) {
     context.err << "clef: POST " << client->endpoint(request.value()) << "\n";
-    for (const auto& [name, value] : client->redacted_headers()) context.err << "clef:   " << name << ": " << value << "\n";
+    for (const auto& [name, value] : client->redacted_headers())
+      context.err << "clef:   " << name << ": " << value << "\n";
   }
   const auto started = std::chrono::steady_clock::now();
   auto decision = client->decide(request.value());
   if (flags.connection.verbose) {
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-    context.err << "clef: " << (decision ? "answered" : "failed") << " in " << ms.count() << " ms\n";
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    context.err << "clef: " << (decision ? "answered" : "failed") << " in " << ms.count()
+                << " ms\n";
   }
   if (!decision) return report(context, decision.error(), flags.connection);
 

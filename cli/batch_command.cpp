@@ -26,22 +26,30 @@ bool unreachable(const Error& error) {
 }  // namespace
 
 CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
-  CLI::App* batch = app.add_subcommand("batch", "Decide every state in a JSONL, CSV/TSV or text file");
+  CLI::App* batch =
+      app.add_subcommand("batch", "Decide every state in a JSONL, CSV/TSV or text file");
   batch->add_option("INPUT", flags.input, "Input file ('-' = stdin)")->required();
-  batch->add_option("-o,--output", flags.output, "Output JSONL file ('-' = stdout)")->capture_default_str();
-  batch->add_option("--input-format", flags.input_format, "jsonl | csv | tsv | text (default: from the name)");
-  batch->add_option("--id-field", flags.id_field, "Field or column holding the id")->capture_default_str();
-  batch->add_option("--state-field", flags.state_field, "Field or column holding the state")->capture_default_str();
+  batch->add_option("-o,--output", flags.output, "Output JSONL file ('-' = stdout)")
+      ->capture_default_str();
+  batch->add_option("--input-format", flags.input_format,
+                    "jsonl | csv | tsv | text (default: from the name)");
+  batch->add_option("--id-field", flags.id_field, "Field or column holding the id")
+      ->capture_default_str();
+  batch->add_option("--state-field", flags.state_field, "Field or column holding the state")
+      ->capture_default_str();
   add_question_flags(*batch, flags.questions);
   batch->add_option("-j,--concurrency", flags.concurrency, "Requests in flight")
-      ->capture_default_str()->check(CLI::Range(1, 256));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   batch->add_option("--rate", flags.rate, "At most this many requests per second (0 = no cap)")
       ->check(CLI::NonNegativeNumber);
   batch->add_flag("--ordered", flags.ordered, "Write results in input order");
-  batch->add_flag("--resume", flags.resume, "Keep OUTPUT's results and decide only the ids it lacks");
+  batch->add_flag("--resume", flags.resume,
+                  "Keep OUTPUT's results and decide only the ids it lacks");
   batch->add_flag("--overwrite", flags.overwrite, "Replace an existing OUTPUT");
   batch->add_flag("--dedupe", flags.dedupe, "Send identical states once");
-  batch->add_option("--keep-alive", flags.keep_alive, "Ollama: keep the model loaded (seconds or 5m)");
+  batch->add_option("--keep-alive", flags.keep_alive,
+                    "Ollama: keep the model loaded (seconds or 5m)");
   add_connection_flags(*batch, flags.connection);
   return batch;
 }
@@ -58,7 +66,10 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   std::ifstream file;
   if (flags.input != "-") {
     file.open(flags.input, std::ios::binary);
-    if (!file) return report(context, make_error(ErrorKind::invalid_input, "cannot open the input", flags.input), flags.connection);
+    if (!file)
+      return report(context,
+                    make_error(ErrorKind::invalid_input, "cannot open the input", flags.input),
+                    flags.connection);
   }
   std::istream& in = flags.input == "-" ? context.in : file;
   auto reader = make_reader(in, format.value(), {flags.id_field, flags.state_field});
@@ -74,7 +85,9 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   if (!client) return report(context, client.error(), flags.connection);
 
   std::optional<std::size_t> total = count_lines(flags.input);
-  if (total && format.value() != InputFormat::jsonl && format.value() != InputFormat::text && *total > 0) --*total;
+  if (total && format.value() != InputFormat::jsonl && format.value() != InputFormat::text &&
+      *total > 0)
+    --*total;
   Progress progress(context.err, context.stderr_is_tty, total, done.size());
 
   // Pending ids by input index: only the items in flight are held.
@@ -119,8 +132,10 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
       consecutive_unreachable = 0;
     } else {
       line["error"] = error_json(result.error());
-      if (unreachable(result.error()) && !any_success && ++consecutive_unreachable >= 2 * flags.concurrency) {
-        fatal = result.error();  // the server is not there at all: stop instead of failing every item
+      if (unreachable(result.error()) && !any_success &&
+          ++consecutive_unreachable >= 2 * flags.concurrency) {
+        fatal =
+            result.error();  // the server is not there at all: stop instead of failing every item
         halt = true;
       }
     }
@@ -152,7 +167,8 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   progress.finish(summary);
 
   if (write_failed) {
-    print_error(context, "cannot write to " + flags.output + "; the results written so far are intact",
+    print_error(context,
+                "cannot write to " + flags.output + "; the results written so far are intact",
                 "free space or fix the path, then run again with --resume");
     return as_int(ExitCode::usage);
   }

@@ -22,9 +22,9 @@ std::string ends_with_any(const std::string& path) {
 Result<State> state_from_json(const Json& value, const std::string& where) {
   if (value.is_string()) return State::text(value.get<std::string>());
   if (value.is_object() || value.is_array()) return State::from_json_value(value);
-  return make_error(ErrorKind::invalid_input,
-                    std::string("the state must be a string, object or array, not ") + value.type_name(),
-                    where);
+  return make_error(
+      ErrorKind::invalid_input,
+      std::string("the state must be a string, object or array, not ") + value.type_name(), where);
 }
 
 class JsonlReader final : public InputReader {
@@ -51,9 +51,11 @@ class JsonlReader final : public InputReader {
         item.state = make_error(ErrorKind::invalid_input, "each line must be a JSON object", where);
         return item;
       }
-      if (!object.contains(m_fields.id) || !(object[m_fields.id].is_string() || object[m_fields.id].is_number())) {
-        item.state = make_error(ErrorKind::invalid_input,
-                                "no string or number \"" + m_fields.id + "\" field (--id-field)", where);
+      if (!object.contains(m_fields.id) ||
+          !(object[m_fields.id].is_string() || object[m_fields.id].is_number())) {
+        item.state =
+            make_error(ErrorKind::invalid_input,
+                       "no string or number \"" + m_fields.id + "\" field (--id-field)", where);
         return item;
       }
       item.id = object[m_fields.id];
@@ -100,18 +102,21 @@ class DelimitedReader final : public InputReader {
 
   Status read_header(const InputFields& fields) {
     auto header = record();
-    if (!header) return make_error(ErrorKind::invalid_input, "the input is empty (a header row is needed)", "line 1");
+    if (!header)
+      return make_error(ErrorKind::invalid_input, "the input is empty (a header row is needed)",
+                        "line 1");
     for (std::size_t i = 0; i < header->size(); ++i) {
       if ((*header)[i] == fields.id) m_id_column = static_cast<int>(i);
       if ((*header)[i] == fields.state) m_state_column = static_cast<int>(i);
     }
     if (m_state_column < 0) {
       return make_error(ErrorKind::invalid_input,
-                        "the header has no \"" + fields.state + "\" column (--state-field)", "line 1");
+                        "the header has no \"" + fields.state + "\" column (--state-field)",
+                        "line 1");
     }
     if (m_id_column < 0) {
-      return make_error(ErrorKind::invalid_input, "the header has no \"" + fields.id + "\" column (--id-field)",
-                        "line 1");
+      return make_error(ErrorKind::invalid_input,
+                        "the header has no \"" + fields.id + "\" column (--id-field)", "line 1");
     }
     return {};
   }
@@ -127,9 +132,10 @@ class DelimitedReader final : public InputReader {
       item.id = Json(start);
       const auto needed = static_cast<std::size_t>(std::max(m_id_column, m_state_column));
       if (fields->size() <= needed) {
-        item.state = make_error(ErrorKind::invalid_input,
-                                "the row has " + std::to_string(fields->size()) + " fields; the header has more",
-                                "line " + std::to_string(start));
+        item.state = make_error(
+            ErrorKind::invalid_input,
+            "the row has " + std::to_string(fields->size()) + " fields; the header has more",
+            "line " + std::to_string(start));
         return item;
       }
       item.id = Json((*fields)[static_cast<std::size_t>(m_id_column)]);
@@ -214,15 +220,18 @@ Result<InputFormat> parse_input_format(const std::string& name) {
   if (name == "csv") return InputFormat::csv;
   if (name == "tsv") return InputFormat::tsv;
   if (name == "text") return InputFormat::text;
-  return make_error(ErrorKind::invalid_input, "unknown input format \"" + name + "\" (jsonl, csv, tsv, text)",
+  return make_error(ErrorKind::invalid_input,
+                    "unknown input format \"" + name + "\" (jsonl, csv, tsv, text)",
                     "--input-format");
 }
 
 Result<std::unique_ptr<InputReader>> make_reader(std::istream& in, InputFormat format,
                                                  const InputFields& fields) {
   switch (format) {
-    case InputFormat::jsonl: return std::unique_ptr<InputReader>(new JsonlReader(in, fields));
-    case InputFormat::text: return std::unique_ptr<InputReader>(new TextReader(in));
+    case InputFormat::jsonl:
+      return std::unique_ptr<InputReader>(new JsonlReader(in, fields));
+    case InputFormat::text:
+      return std::unique_ptr<InputReader>(new TextReader(in));
     case InputFormat::csv:
     case InputFormat::tsv: {
       auto reader = std::make_unique<DelimitedReader>(in, format == InputFormat::csv ? ',' : '\t');
@@ -233,7 +242,9 @@ Result<std::unique_ptr<InputReader>> make_reader(std::istream& in, InputFormat f
   return make_error(ErrorKind::invalid_input, "unknown input format");
 }
 
-std::string id_key(const Json& id) { return id.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string id_key(const Json& id) {
+  return id.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 Result<OutputFile> OutputFile::open(const std::string& path, bool resume, bool overwrite,
                                     std::set<std::string>& done, std::ostream& stdout_stream) {
@@ -242,7 +253,8 @@ Result<OutputFile> OutputFile::open(const std::string& path, bool resume, bool o
   const bool exists = ::stat(path.c_str(), &info) == 0 && info.st_size > 0;
   if (exists && !resume && !overwrite) {
     return make_error(ErrorKind::invalid_input,
-                      "the output file exists: --resume continues it, --overwrite replaces it", path);
+                      "the output file exists: --resume continues it, --overwrite replaces it",
+                      path);
   }
   if (exists && resume) {
     // Keep each id's result once; failed and torn lines are dropped so their ids run again.
@@ -254,7 +266,9 @@ Result<OutputFile> OutputFile::open(const std::string& path, bool resume, bool o
     while (std::getline(old, line)) {
       if (old.eof()) break;  // no newline: a torn last line
       const auto json = Json::parse(line, nullptr, false);
-      if (json.is_discarded() || !json.is_object() || !json.contains("id") || json.contains("error")) continue;
+      if (json.is_discarded() || !json.is_object() || !json.contains("id") ||
+          json.contains("error"))
+        continue;
       if (!done.insert(id_key(json["id"])).second) continue;
       kept << line << '\n';
     }

@@ -38,12 +38,14 @@ void Progress::draw(bool force) {
   std::string line = "\r";
   if (m_total && *m_total > 0) {
     const std::size_t todo = *m_total > m_skipped ? *m_total - m_skipped : 0;
-    const double fraction = todo ? std::min(1.0, static_cast<double>(m_done) / static_cast<double>(todo)) : 1.0;
+    const double fraction =
+        todo ? std::min(1.0, static_cast<double>(m_done) / static_cast<double>(todo)) : 1.0;
     const int filled = static_cast<int>(fraction * 30);
     line += "[" + std::string(static_cast<std::size_t>(filled), '#') +
             std::string(static_cast<std::size_t>(30 - filled), '.') + "] ";
     line += std::to_string(m_done) + "/" + std::to_string(todo);
-    if (rate > 0 && todo > m_done) line += "  ETA " + format("%.0fs", static_cast<double>(todo - m_done) / rate);
+    if (rate > 0 && todo > m_done)
+      line += "  ETA " + format("%.0fs", static_cast<double>(todo - m_done) / rate);
   } else {
     line += std::to_string(m_done) + " done";
   }
@@ -53,7 +55,8 @@ void Progress::draw(bool force) {
 
 void Progress::finish(const BatchSummary& summary) {
   if (m_tty) m_err << "\r\x1b[2K";
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
   m_err << "clef: batch: " << m_done << " written, " << (m_done - m_failed) << " ok, " << m_failed
         << " failed";
   if (m_resumed) m_err << ", " << m_resumed << " kept from the last run";

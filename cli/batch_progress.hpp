@@ -13,7 +13,8 @@ namespace clef::cli {
 
 class Progress {
  public:
-  Progress(std::ostream& err, bool is_tty, std::optional<std::size_t> total_lines, std::size_t resumed);
+  Progress(std::ostream& err, bool is_tty, std::optional<std::size_t> total_lines,
+           std::size_t resumed);
 
   void skipped() { ++m_skipped; }
   void not_done() { ++m_not_done; }

@@ -50,12 +50,18 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
   command.add_option("--api-token-file", flags.api_token_file,
                      "Read the API token from FILE (default: CLOUDFLARE_API_TOKEN for workers-ai, "
                      "CLEF_API_KEY for systemone)");
-  command.add_option("--timeout", flags.timeout_seconds, "Seconds per attempt (a cold model load "
-                     "takes many)")->capture_default_str()->check(CLI::PositiveNumber);
+  command
+      .add_option("--timeout", flags.timeout_seconds,
+                  "Seconds per attempt (a cold model load "
+                  "takes many)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   command.add_option("--connect-timeout", flags.connect_timeout_seconds, "Seconds to connect")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   command.add_option("--retries", flags.retries, "Retries for retryable failures")
-      ->capture_default_str()->check(CLI::Range(0, 20));
+      ->capture_default_str()
+      ->check(CLI::Range(0, 20));
   command.add_flag("-v,--verbose", flags.verbose, "Print the request and each attempt on stderr");
 }
 
@@ -65,7 +71,8 @@ Result<ClientOptions> client_options(const ConnectionFlags& flags,
   if (!backend) return backend.error();
   ClientOptions options = ClientOptions::from_environment(backend.value());
   if (!flags.host.empty()) {
-    options.base_url = backend.value() == Backend::ollama ? ollama_base_url(flags.host) : flags.host;
+    options.base_url =
+        backend.value() == Backend::ollama ? ollama_base_url(flags.host) : flags.host;
   }
   if (!flags.account_id.empty()) options.account_id = flags.account_id;
   if (!flags.api_token_file.empty()) {

@@ -11,7 +11,7 @@ namespace clef::cli {
 
 struct ConnectionFlags {
   std::string backend = "ollama";
-  std::string host;        ///< Empty: OLLAMA_HOST (ollama), Cloudflare's API (workers-ai).
+  std::string host;  ///< Empty: OLLAMA_HOST (ollama), Cloudflare's API (workers-ai).
   std::string model = "clef-flash";
   std::string account_id;  ///< Empty: CLOUDFLARE_ACCOUNT_ID.
   std::string api_token_file;
@@ -27,8 +27,7 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags);
 
 /// Builds the client options: flags first, then the environment. Tokens come only from the
 /// environment (CLOUDFLARE_API_TOKEN, CLEF_API_KEY) or --api-token-file, never from argv.
-Result<ClientOptions> client_options(const ConnectionFlags& flags,
-                                     const std::atomic<bool>* cancel);
+Result<ClientOptions> client_options(const ConnectionFlags& flags, const std::atomic<bool>* cancel);
 
 /// The environment variable a token for `backend` is read from.
 const char* token_variable(Backend backend) noexcept;

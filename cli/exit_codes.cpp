@@ -4,18 +4,23 @@ namespace clef::cli {
 
 ExitCode exit_code_for(ErrorKind kind) noexcept {
   switch (kind) {
-    case ErrorKind::invalid_input: return ExitCode::usage;
-    case ErrorKind::authentication: return ExitCode::authentication;
+    case ErrorKind::invalid_input:
+      return ExitCode::usage;
+    case ErrorKind::authentication:
+      return ExitCode::authentication;
     case ErrorKind::connection_failed:
     case ErrorKind::timeout:
-    case ErrorKind::tls: return ExitCode::transport;
-    case ErrorKind::cancelled: return ExitCode::interrupted;
+    case ErrorKind::tls:
+      return ExitCode::transport;
+    case ErrorKind::cancelled:
+      return ExitCode::interrupted;
     case ErrorKind::not_found:
     case ErrorKind::rate_limited:
     case ErrorKind::quota_exhausted:
     case ErrorKind::request_rejected:
     case ErrorKind::server_error:
-    case ErrorKind::invalid_response: return ExitCode::server;
+    case ErrorKind::invalid_response:
+      return ExitCode::server;
   }
   return ExitCode::server;
 }

@@ -19,6 +19,8 @@ enum class ExitCode : int {
 /// The exit code for an error of `kind`.
 ExitCode exit_code_for(ErrorKind kind) noexcept;
 
-inline int as_int(ExitCode code) noexcept { return static_cast<int>(code); }
+inline int as_int(ExitCode code) noexcept {
+  return static_cast<int>(code);
+}
 
 }  // namespace clef::cli

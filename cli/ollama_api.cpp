@@ -49,8 +49,9 @@ Result<Json> OllamaApi::call(const std::string& method, const std::string& path,
     return error;
   }
   if (response->status < 200 || response->status > 299) {
-    Error error = make_error(response->status >= 500 ? ErrorKind::server_error : ErrorKind::request_rejected,
-                             "HTTP " + std::to_string(response->status), request.url);
+    Error error =
+        make_error(response->status >= 500 ? ErrorKind::server_error : ErrorKind::request_rejected,
+                   "HTTP " + std::to_string(response->status), request.url);
     error.http_status = response->status;
     return error;
   }

@@ -1,4 +1,5 @@
-// The few Ollama endpoints `clef models` and `clef doctor` read: /api/version, /api/tags, /api/show.
+// The few Ollama endpoints `clef models` and `clef doctor` read: /api/version, /api/tags,
+// /api/show.
 #pragma once
 
 #include <nlohmann/json.hpp>

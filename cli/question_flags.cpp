@@ -7,20 +7,22 @@ namespace clef::cli {
 void add_question_flags(CLI::App& command, QuestionFlags& flags) {
   command.add_option("-q,--questions", flags.file,
                      "JSON file holding the questions object in the wire format");
-  flags.choice_option = command.add_option(
-      "--choice", flags.choices,
-      "A choice question: 'NAME: instructions | label=description | label ...'");
+  flags.choice_option =
+      command.add_option("--choice", flags.choices,
+                         "A choice question: 'NAME: instructions | label=description | label ...'");
   flags.yes_no_option = command.add_option(
       "--yes-no", flags.yes_nos,
       "A yes/no/unknown question: 'NAME: instructions [| true=... | false=...]'");
-  flags.score_option = command.add_option(
-      "--score", flags.scores, "A score question: 'NAME: instructions | lowest level | ... | highest'");
+  flags.score_option =
+      command.add_option("--score", flags.scores,
+                         "A score question: 'NAME: instructions | lowest level | ... | highest'");
   for (CLI::Option* option : {flags.choice_option, flags.yes_no_option, flags.score_option}) {
     option->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   }
 }
 
-Result<std::vector<Question>> collect_questions(const QuestionFlags& flags, const CLI::App& command) {
+Result<std::vector<Question>> collect_questions(const QuestionFlags& flags,
+                                                const CLI::App& command) {
   std::vector<Question> questions;
   if (!flags.file.empty()) {
     auto from_file = read_questions_file(flags.file);

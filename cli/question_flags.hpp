@@ -22,6 +22,7 @@ struct QuestionFlags {
 void add_question_flags(CLI::App& command, QuestionFlags& flags);
 
 /// The questions from the file first, then the inline ones in command-line order.
-Result<std::vector<Question>> collect_questions(const QuestionFlags& flags, const CLI::App& command);
+Result<std::vector<Question>> collect_questions(const QuestionFlags& flags,
+                                                const CLI::App& command);
 
 }  // namespace clef::cli

@@ -59,7 +59,8 @@ Result<Question> question_from_json(const std::string& name, const Json& q,
     question.type = QuestionType::noul;
     if (!criteria.is_null()) {
       if (!criteria.is_object()) {
-        return spec_error(source, at + ".criteria", "must be an object with \"true\" and/or \"false\"");
+        return spec_error(source, at + ".criteria",
+                          "must be an object with \"true\" and/or \"false\"");
       }
       for (const auto& item : criteria.items()) {
         if (item.key() != "true" && item.key() != "false") {
@@ -155,7 +156,8 @@ Result<Question> parse_shorthand(QuestionType type, const std::string& spec) {
   const auto colon = spec.find(':');
   if (colon == std::string::npos) {
     return make_error(ErrorKind::invalid_input,
-                      "expected 'NAME: instructions | ...', found no ':' in \"" + spec + "\"", flag);
+                      "expected 'NAME: instructions | ...', found no ':' in \"" + spec + "\"",
+                      flag);
   }
   std::string name = spec.substr(0, colon);
   while (!name.empty() && name.back() == ' ') name.pop_back();
@@ -176,18 +178,24 @@ Result<Question> parse_shorthand(QuestionType type, const std::string& spec) {
       value = first == std::string::npos ? std::string() : v.substr(first);
     }
     switch (type) {
-      case QuestionType::choice: question.options.push_back({key, value}); break;
+      case QuestionType::choice:
+        question.options.push_back({key, value});
+        break;
       case QuestionType::noul:
-        if (key == "true" && value) question.true_means = value;
-        else if (key == "false" && value) question.false_means = value;
+        if (key == "true" && value)
+          question.true_means = value;
+        else if (key == "false" && value)
+          question.false_means = value;
         else {
-          return make_error(ErrorKind::invalid_input,
-                            "a yes/no question takes only 'true=...' and 'false=...', not \"" + part +
-                                "\"",
-                            flag + " " + name);
+          return make_error(
+              ErrorKind::invalid_input,
+              "a yes/no question takes only 'true=...' and 'false=...', not \"" + part + "\"",
+              flag + " " + name);
         }
         break;
-      case QuestionType::score: question.levels.push_back(part); break;
+      case QuestionType::score:
+        question.levels.push_back(part);
+        break;
     }
   }
   if (auto status = validate(question); !status) {

@@ -66,7 +66,8 @@ void print_rows(std::ostream& out, std::vector<Row> rows, const std::string& win
     out << drawn;
     if (color) out << reset;
     // Bars are multi-byte: pad by cells, not bytes.
-    out << std::string(static_cast<std::size_t>(std::max(0, 25 - cells)), ' ') << percent(row.probability);
+    out << std::string(static_cast<std::size_t>(std::max(0, 25 - cells)), ' ')
+        << percent(row.probability);
     if (!row.description.empty()) {
       out << "  ";
       if (color) out << dim;
@@ -86,7 +87,9 @@ const Question* find_question(const std::vector<Question>& questions, const std:
 
 }  // namespace
 
-std::string dump(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string dump(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 Json answer_json(const Answer& answer) {
   Json out;
@@ -109,7 +112,8 @@ Json answer_json(const Answer& answer) {
   } else if (const auto* s = answer.score()) {
     out["score"] = s->score;
     Json p = Json::object();
-    for (std::size_t i = 0; i < s->probabilities.size(); ++i) p[std::to_string(i)] = s->probabilities[i];
+    for (std::size_t i = 0; i < s->probabilities.size(); ++i)
+      p[std::to_string(i)] = s->probabilities[i];
     out["probabilities"] = p;
     if (s->server_confidence) out["server_confidence"] = *s->server_confidence;
   }
@@ -141,8 +145,8 @@ Json error_json(const Error& error) {
   return out;
 }
 
-void print_human(std::ostream& out, const Decision& decision, const std::vector<Question>& questions,
-                 bool color) {
+void print_human(std::ostream& out, const Decision& decision,
+                 const std::vector<Question>& questions, bool color) {
   for (const auto& answer : decision.answers) {
     const Question* q = find_question(questions, answer.question);
     if (color) out << bold;
@@ -161,17 +165,20 @@ void print_human(std::ostream& out, const Decision& decision, const std::vector<
       out << "  " << percent(c->probability) << "  confidence " << fixed(c->confidence, 2) << "\n";
       for (std::size_t i = 0; i < c->probabilities.size(); ++i) {
         std::string description;
-        if (q && i < q->options.size() && q->options[i].description) description = *q->options[i].description;
+        if (q && i < q->options.size() && q->options[i].description)
+          description = *q->options[i].description;
         rows.push_back({c->probabilities[i].label, c->probabilities[i].probability, description});
       }
       print_rows(out, rows, c->choice, color);
     } else if (const auto* n = answer.noul()) {
-      out << "  P(true) " << percent(n->p_true) << "  confidence " << fixed(n->confidence, 2) << "\n";
+      out << "  P(true) " << percent(n->p_true) << "  confidence " << fixed(n->confidence, 2)
+          << "\n";
       rows = {{"true", n->p_true, q && q->true_means ? *q->true_means : ""},
               {"false", 1.0 - n->p_true, q && q->false_means ? *q->false_means : ""}};
       print_rows(out, rows, n->p_true >= 0.5 ? "true" : "false", color);
     } else if (const auto* s = answer.score()) {
-      out << "  expected " << fixed(s->score, 2) << "  confidence " << fixed(s->confidence, 2) << "\n";
+      out << "  expected " << fixed(s->score, 2) << "  confidence " << fixed(s->confidence, 2)
+          << "\n";
       for (std::size_t i = 0; i < s->probabilities.size(); ++i) {
         rows.push_back({std::to_string(i), s->probabilities[i],
                         q && i < q->levels.size() ? q->levels[i] : ""});

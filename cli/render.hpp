@@ -19,8 +19,8 @@ nlohmann::ordered_json answer_json(const Answer& answer);
 nlohmann::ordered_json error_json(const Error& error);
 
 /// Per question: the winner and its probability, then a bar per option, most likely first.
-void print_human(std::ostream& out, const Decision& decision, const std::vector<Question>& questions,
-                 bool color);
+void print_human(std::ostream& out, const Decision& decision,
+                 const std::vector<Question>& questions, bool color);
 /// One JSON object per question, one per line.
 void print_jsonl(std::ostream& out, const Decision& decision);
 /// question, type, winner, probability, confidence, status — tab-separated with a header.

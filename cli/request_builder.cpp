@@ -57,7 +57,8 @@ int report(const Context& context, const Error& error, const ConnectionFlags& fl
     case ErrorKind::invalid_input:
       hint = "run the command with --help for the syntax";
       break;
-    default: break;
+    default:
+      break;
   }
   print_error(context, error.to_string(), hint);
   return as_int(exit_code_for(error.kind));

@@ -16,6 +16,7 @@ struct RunOptions {
 };
 
 /// Parses argv and runs the command; returns the exit code (see exit_codes.hpp).
-int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOptions& options = {});
+int run(int argc, char** argv, std::ostream& out, std::ostream& err,
+        const RunOptions& options = {});
 
 }  // namespace clef::cli

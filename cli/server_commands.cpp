@@ -27,22 +27,25 @@ std::chrono::milliseconds timeout_of(const ConnectionFlags& flags) {
 }
 
 /// One doctor line; returns `code` so a failed check can be returned directly.
-int check_line(const Context& context, bool ok, const std::string& what, const std::string& fix = {},
-               ExitCode code = ExitCode::ok) {
+int check_line(const Context& context, bool ok, const std::string& what,
+               const std::string& fix = {}, ExitCode code = ExitCode::ok) {
   context.out << (ok ? "ok    " : "FAIL  ") << what << "\n";
   if (!ok && !fix.empty()) context.out << "      fix: " << fix << "\n";
   return as_int(ok ? ExitCode::ok : code);
 }
 
 int doctor_ollama(const ConnectionFlags& flags, const Context& context) {
-  const OllamaApi api(host_of(flags), std::min(timeout_of(flags), std::chrono::milliseconds(15'000)));
+  const OllamaApi api(host_of(flags),
+                      std::min(timeout_of(flags), std::chrono::milliseconds(15'000)));
   auto version = api.version();
   if (!version) {
-    return check_line(context, false, "Ollama at " + api.base_url() + ": " + version.error().message,
+    return check_line(context, false,
+                      "Ollama at " + api.base_url() + ": " + version.error().message,
                       "start it with `ollama serve`, or point --host / OLLAMA_HOST at it",
                       exit_code_for(version.error().kind));
   }
-  check_line(context, true, "Ollama at " + api.base_url() + " answers (version " + version.value() + ")");
+  check_line(context, true,
+             "Ollama at " + api.base_url() + " answers (version " + version.value() + ")");
   if (!version_at_least(version.value(), minimum_ollama)) {
     return check_line(context, false, "Ollama " + version.value() + " has no /v1/systemone",
                       "upgrade Ollama to 0.35.1 or newer", ExitCode::server);
@@ -54,22 +57,25 @@ int doctor_ollama(const ConnectionFlags& flags, const Context& context) {
       return check_line(context, false, "model " + flags.model + " is not pulled",
                         "run `ollama pull " + flags.model + "`", ExitCode::server);
     }
-    return check_line(context, false, "cannot read model " + flags.model + ": " + model.error().to_string(),
-                      "", exit_code_for(model.error().kind));
+    return check_line(context, false,
+                      "cannot read model " + flags.model + ": " + model.error().to_string(), "",
+                      exit_code_for(model.error().kind));
   }
   if (!model->decision()) {
-    return check_line(context, false,
-                      "model " + flags.model + " is not a decision model (capabilities: " +
-                          joined(model->capabilities) + ")",
-                      "use a decision model such as clef-flash (`clef models` lists them)",
-                      ExitCode::server);
+    return check_line(
+        context, false,
+        "model " + flags.model +
+            " is not a decision model (capabilities: " + joined(model->capabilities) + ")",
+        "use a decision model such as clef-flash (`clef models` lists them)", ExitCode::server);
   }
   return check_line(context, true, "model " + flags.model + " is pulled and decision-capable");
 }
 
 int doctor_workers(const ConnectionFlags& flags, const Context& context) {
   auto options = client_options(flags, nullptr);
-  if (!options) return check_line(context, false, options.error().to_string(), "", exit_code_for(options.error().kind));
+  if (!options)
+    return check_line(context, false, options.error().to_string(), "",
+                      exit_code_for(options.error().kind));
   int code = as_int(ExitCode::ok);
   if (options->account_id.empty()) {
     code = check_line(context, false, "no Workers AI account id",
@@ -84,15 +90,18 @@ int doctor_workers(const ConnectionFlags& flags, const Context& context) {
                       "--api-token-file FILE)",
                       ExitCode::authentication);
   } else {
-    check_line(context, true, "API token is present (" + std::to_string(options->api_token.size()) +
-                                  " characters; not shown)");
+    check_line(context, true,
+               "API token is present (" + std::to_string(options->api_token.size()) +
+                   " characters; not shown)");
   }
   return code;
 }
 
 int doctor_systemone(const ConnectionFlags& flags, const Context& context) {
   auto client = make_client(flags, context, false);
-  if (!client) return check_line(context, false, client.error().to_string(), "", exit_code_for(client.error().kind));
+  if (!client)
+    return check_line(context, false, client.error().to_string(), "",
+                      exit_code_for(client.error().kind));
   DecisionRequest probe;
   probe.state = State::text("clef doctor");
   probe.questions = {Question::yes_no("reachable", "Is this a test?")};
@@ -107,9 +116,11 @@ int doctor_systemone(const ConnectionFlags& flags, const Context& context) {
 }  // namespace
 
 CLI::App* add_models_command(CLI::App& app, ModelsFlags& flags) {
-  CLI::App* models = app.add_subcommand("models", "List the models on an Ollama host and which can decide");
+  CLI::App* models =
+      app.add_subcommand("models", "List the models on an Ollama host and which can decide");
   models->add_option("--host", flags.connection.host, "Ollama base URL (default: OLLAMA_HOST)");
-  models->add_option("--timeout", flags.connection.timeout_seconds, "Seconds per call")->capture_default_str();
+  models->add_option("--timeout", flags.connection.timeout_seconds, "Seconds per call")
+      ->capture_default_str();
   models->add_flag("--json", flags.json, "Print JSON");
   return models;
 }
@@ -124,7 +135,8 @@ int run_models(const ModelsFlags& flags, const Context& context) {
     auto model = api.show(name);
     if (!model) return report(context, model.error(), flags.connection);
     if (flags.json) {
-      json.push_back({{"name", name}, {"decision", model->decision()}, {"capabilities", model->capabilities}});
+      json.push_back(
+          {{"name", name}, {"decision", model->decision()}, {"capabilities", model->capabilities}});
       continue;
     }
     std::string padded = name;
@@ -132,13 +144,16 @@ int run_models(const ModelsFlags& flags, const Context& context) {
     context.out << padded << " " << (model->decision() ? "yes     " : "no      ") << "  "
                 << joined(model->capabilities) << "\n";
   }
-  if (flags.json) context.out << json.dump() << "\n";
-  else context.out << "Models without \"decision\" are refused by /v1/systemone (HTTP 400).\n";
+  if (flags.json)
+    context.out << json.dump() << "\n";
+  else
+    context.out << "Models without \"decision\" are refused by /v1/systemone (HTTP 400).\n";
   return as_int(ExitCode::ok);
 }
 
 CLI::App* add_doctor_command(CLI::App& app, ConnectionFlags& flags) {
-  CLI::App* doctor = app.add_subcommand("doctor", "Check the server, the model and the credentials, and say what to fix");
+  CLI::App* doctor = app.add_subcommand(
+      "doctor", "Check the server, the model and the credentials, and say what to fix");
   add_connection_flags(*doctor, flags);
   return doctor;
 }

@@ -27,7 +27,8 @@ Result<std::string> read_text_file(const std::string& path, std::istream& in) {
 }
 
 Result<State> read_state(const StateFlags& flags, std::istream& in, bool stdin_is_piped) {
-  const int sources = (flags.text ? 1 : 0) + (flags.file.empty() ? 0 : 1) + (flags.json.empty() ? 0 : 1);
+  const int sources =
+      (flags.text ? 1 : 0) + (flags.file.empty() ? 0 : 1) + (flags.json.empty() ? 0 : 1);
   if (sources > 1) {
     return make_error(ErrorKind::invalid_input,
                       "give the state one way: STATE, --state-file or --state-json", "state");

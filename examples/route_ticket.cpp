@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   request.state =
       clef::State::json(R"({"ticket": "I was charged twice. Please refund the extra payment."})")
           .value();
-  request.questions.push_back(clef::Question::choice("team", "Which team should handle this ticket?",
+  request.questions.push_back(clef::Question::choice("team",
+                                                     "Which team should handle this ticket?",
                                                      {{"billing", "Payments and refunds"},
                                                       {"technical", "Bugs and integrations"},
                                                       {"other", "None of the above"}}));

@@ -82,8 +82,10 @@ class BatchRun {
         auto [it, inserted] = m_dedupe.try_emplace(key);
         if (!inserted) {
           ++m_summary.deduplicated;
-          if (it->second.done) deliver_locked(index, Result<Decision>(*it->second.result));
-          else it->second.waiters.push_back(index);
+          if (it->second.done)
+            deliver_locked(index, Result<Decision>(*it->second.result));
+          else
+            it->second.waiters.push_back(index);
           continue;
         }
       }
@@ -126,8 +128,8 @@ class BatchRun {
       }
       if (Clock::now() >= until) return true;
       if (stop_requested()) return false;
-      std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(),
-                                                            std::chrono::milliseconds(20)));
+      std::this_thread::sleep_for(
+          std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(20)));
     }
   }
 
@@ -150,8 +152,10 @@ class BatchRun {
   }
 
   void deliver_locked(std::size_t index, Result<Decision>&& result) {
-    if (result) ++m_summary.succeeded;
-    else ++m_summary.failed;
+    if (result)
+      ++m_summary.succeeded;
+    else
+      ++m_summary.failed;
     if (!m_options.ordered) {
       m_sink(index, std::move(result));
       return;

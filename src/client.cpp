@@ -58,9 +58,12 @@ void scrub(std::string& text, const std::string& secret) {
 
 const char* to_string(Backend backend) noexcept {
   switch (backend) {
-    case Backend::ollama: return "ollama";
-    case Backend::workers_ai: return "workers-ai";
-    case Backend::systemone: return "systemone";
+    case Backend::ollama:
+      return "ollama";
+    case Backend::workers_ai:
+      return "workers-ai";
+    case Backend::systemone:
+      return "systemone";
   }
   return "unknown";
 }
@@ -69,12 +72,16 @@ ClientOptions ClientOptions::from_environment(Backend backend) {
   ClientOptions options;
   options.backend = backend;
   switch (backend) {
-    case Backend::ollama: options.base_url = ollama_base_url(env("OLLAMA_HOST")); break;
+    case Backend::ollama:
+      options.base_url = ollama_base_url(env("OLLAMA_HOST"));
+      break;
     case Backend::workers_ai:
       options.account_id = env("CLOUDFLARE_ACCOUNT_ID");
       options.api_token = env("CLOUDFLARE_API_TOKEN");
       break;
-    case Backend::systemone: options.api_token = env("CLEF_API_KEY"); break;
+    case Backend::systemone:
+      options.api_token = env("CLEF_API_KEY");
+      break;
   }
   return options;
 }
@@ -109,9 +116,8 @@ struct Client::Impl {
     const auto until = std::chrono::steady_clock::now() + delay;
     while (!cancelled() && std::chrono::steady_clock::now() < until) {
       std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(
-          std::chrono::milliseconds(20),
-          std::chrono::duration_cast<std::chrono::milliseconds>(until -
-                                                                std::chrono::steady_clock::now())));
+          std::chrono::milliseconds(20), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             until - std::chrono::steady_clock::now())));
     }
   }
 
@@ -140,8 +146,8 @@ struct Client::Impl {
       return error;
     }
     decision->request_id = detail::request_id(response);
-    decision->raw_json = options.backend == Backend::workers_ai ? detail::dump_compact(json)
-                                                                : response.body;
+    decision->raw_json =
+        options.backend == Backend::workers_ai ? detail::dump_compact(json) : response.body;
     return decision;
   }
 
@@ -208,7 +214,9 @@ Result<Client> Client::create(ClientOptions options) {
   return Client(std::move(impl));
 }
 
-const ClientOptions& Client::options() const noexcept { return m_impl->options; }
+const ClientOptions& Client::options() const noexcept {
+  return m_impl->options;
+}
 
 std::string Client::endpoint(const DecisionRequest& request) const {
   if (m_impl->options.backend != Backend::workers_ai) return m_impl->base_url + "/v1/systemone";

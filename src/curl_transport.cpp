@@ -90,7 +90,8 @@ Error transfer_error(CURLcode code, const char* detail, const HttpRequest& reque
                         "the response was cut short after " + std::to_string(transfer.body.size()) +
                             " bytes: " + why,
                         where);
-    default: break;
+    default:
+      break;
   }
   return make_error(ErrorKind::connection_failed, "transfer failed: " + why, where);
 }
@@ -196,6 +197,8 @@ class CurlTransport final : public Transport {
 
 }  // namespace
 
-std::shared_ptr<Transport> make_curl_transport() { return std::make_shared<CurlTransport>(); }
+std::shared_ptr<Transport> make_curl_transport() {
+  return std::make_shared<CurlTransport>();
+}
 
 }  // namespace clef

@@ -8,20 +8,28 @@ namespace clef {
 
 const char* to_string(Verdict verdict) noexcept {
   switch (verdict) {
-    case Verdict::yes: return "yes";
-    case Verdict::no: return "no";
-    case Verdict::unknown: return "unknown";
+    case Verdict::yes:
+      return "yes";
+    case Verdict::no:
+      return "no";
+    case Verdict::unknown:
+      return "unknown";
   }
   return "unknown";
 }
 
 const char* to_string(AnswerStatus status) noexcept {
   switch (status) {
-    case AnswerStatus::ok: return "ok";
-    case AnswerStatus::missing: return "missing";
-    case AnswerStatus::refused: return "refused";
-    case AnswerStatus::wrong_type: return "wrong_type";
-    case AnswerStatus::invalid: return "invalid";
+    case AnswerStatus::ok:
+      return "ok";
+    case AnswerStatus::missing:
+      return "missing";
+    case AnswerStatus::refused:
+      return "refused";
+    case AnswerStatus::wrong_type:
+      return "wrong_type";
+    case AnswerStatus::invalid:
+      return "invalid";
   }
   return "invalid";
 }
@@ -37,9 +45,12 @@ double Answer::winner_probability() const noexcept {
   if (auto* c = choice()) return c->probability;
   if (auto* n = noul()) {
     switch (n->verdict) {
-      case Verdict::yes: return n->p_true;
-      case Verdict::no: return 1.0 - n->p_true;
-      case Verdict::unknown: return std::max(n->p_true, 1.0 - n->p_true);
+      case Verdict::yes:
+        return n->p_true;
+      case Verdict::no:
+        return 1.0 - n->p_true;
+      case Verdict::unknown:
+        return std::max(n->p_true, 1.0 - n->p_true);
     }
   }
   if (auto* s = score()) return s->probabilities[static_cast<std::size_t>(s->most_likely_level)];

@@ -6,18 +6,30 @@ namespace clef {
 
 const char* to_string(ErrorKind kind) noexcept {
   switch (kind) {
-    case ErrorKind::invalid_input: return "invalid_input";
-    case ErrorKind::connection_failed: return "connection_failed";
-    case ErrorKind::timeout: return "timeout";
-    case ErrorKind::tls: return "tls";
-    case ErrorKind::authentication: return "authentication";
-    case ErrorKind::not_found: return "not_found";
-    case ErrorKind::rate_limited: return "rate_limited";
-    case ErrorKind::quota_exhausted: return "quota_exhausted";
-    case ErrorKind::request_rejected: return "request_rejected";
-    case ErrorKind::server_error: return "server_error";
-    case ErrorKind::invalid_response: return "invalid_response";
-    case ErrorKind::cancelled: return "cancelled";
+    case ErrorKind::invalid_input:
+      return "invalid_input";
+    case ErrorKind::connection_failed:
+      return "connection_failed";
+    case ErrorKind::timeout:
+      return "timeout";
+    case ErrorKind::tls:
+      return "tls";
+    case ErrorKind::authentication:
+      return "authentication";
+    case ErrorKind::not_found:
+      return "not_found";
+    case ErrorKind::rate_limited:
+      return "rate_limited";
+    case ErrorKind::quota_exhausted:
+      return "quota_exhausted";
+    case ErrorKind::request_rejected:
+      return "request_rejected";
+    case ErrorKind::server_error:
+      return "server_error";
+    case ErrorKind::invalid_response:
+      return "invalid_response";
+    case ErrorKind::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }

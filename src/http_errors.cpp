@@ -59,8 +59,10 @@ ServerText read_json_error(const Json& body) {
       if (body.contains("code")) text.code = scalar_text(body["code"]);
     } else if (error->is_object()) {  // llama.cpp
       text.message = error->value("message", std::string());
-      if (error->contains("type")) text.code = scalar_text((*error)["type"]);
-      else if (error->contains("code")) text.code = scalar_text((*error)["code"]);
+      if (error->contains("type"))
+        text.code = scalar_text((*error)["type"]);
+      else if (error->contains("code"))
+        text.code = scalar_text((*error)["code"]);
     }
     if (!text.message.empty()) return text;
   }
@@ -116,15 +118,19 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
                "`";
       }
       return "the server has no such model or endpoint (model \"" + model + "\")";
-    case 408: return "the server timed out waiting for the request";
-    case 413: return "the request is too large for the server";
+    case 408:
+      return "the server timed out waiting for the request";
+    case 413:
+      return "the request is too large for the server";
     case 429:
       if (text.code == "4006") {
         return "the Workers AI daily allocation is used up; retrying will not help today";
       }
       return "the server is rate limiting requests";
-    case 529: return "the server is overloaded";
-    default: break;
+    case 529:
+      return "the server is overloaded";
+    default:
+      break;
   }
   if (status >= 500) return "the server failed to answer";
   if (status >= 400) return "the server rejected the request";
@@ -135,7 +141,8 @@ ErrorKind kind_for_status(int status, const ServerText& text) {
   if (status == 401 || status == 403) return ErrorKind::authentication;
   if (status == 404) return ErrorKind::not_found;
   if (status == 408) return ErrorKind::timeout;
-  if (status == 429) return text.code == "4006" ? ErrorKind::quota_exhausted : ErrorKind::rate_limited;
+  if (status == 429)
+    return text.code == "4006" ? ErrorKind::quota_exhausted : ErrorKind::rate_limited;
   if (status >= 400 && status < 500) return ErrorKind::request_rejected;
   if (status >= 500 && status < 600) return ErrorKind::server_error;
   return ErrorKind::invalid_response;
@@ -153,8 +160,7 @@ std::optional<double> parse_number(const std::string& text) {
 
 }  // namespace
 
-Error error_from_response(Backend backend, const HttpResponse& response,
-                          const std::string& model) {
+Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model) {
   const ServerText text = read_error_body(response.body);
   const bool json_body = !Json::parse(response.body, nullptr, false).is_discarded();
   Error error;
@@ -182,7 +188,8 @@ std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& respons
   std::tm tm{};
   if (strptime(value.c_str(), "%a, %d %b %Y %H:%M:%S", &tm) == nullptr) return std::nullopt;
   const auto when = std::chrono::system_clock::from_time_t(timegm(&tm));
-  const auto wait = std::chrono::duration_cast<milliseconds>(when - std::chrono::system_clock::now());
+  const auto wait =
+      std::chrono::duration_cast<milliseconds>(when - std::chrono::system_clock::now());
   return wait.count() > 0 ? wait : milliseconds(0);
 }
 
@@ -200,8 +207,7 @@ Result<Json> unwrap_workers_envelope(Json body, const HttpResponse& response) {
     auto result = body.find("result");
     if (result == body.end() || !result->is_object()) {
       return make_error(ErrorKind::invalid_response,
-                        "the Workers AI envelope has success: true but no result object",
-                        "result");
+                        "the Workers AI envelope has success: true but no result object", "result");
     }
     return std::move(*result);
   }

@@ -30,9 +30,12 @@ std::string mib(std::size_t bytes) {
 
 const char* mime_type(ImageFormat format) noexcept {
   switch (format) {
-    case ImageFormat::png: return "image/png";
-    case ImageFormat::jpeg: return "image/jpeg";
-    case ImageFormat::webp: return "image/webp";
+    case ImageFormat::png:
+      return "image/png";
+    case ImageFormat::jpeg:
+      return "image/jpeg";
+    case ImageFormat::webp:
+      return "image/webp";
   }
   return "application/octet-stream";
 }
@@ -84,7 +87,9 @@ Result<Image> Image::from_file(const std::string& path, std::size_t max_bytes) {
   return image;
 }
 
-std::string Image::base64() const { return detail::base64_encode(m_bytes); }
+std::string Image::base64() const {
+  return detail::base64_encode(m_bytes);
+}
 
 std::string Image::data_url() const {
   return std::string("data:") + mime_type(m_format) + ";base64," + base64();

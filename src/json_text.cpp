@@ -18,8 +18,10 @@ Result<Json> parse_json(std::string_view text, ErrorKind kind, std::string_view 
     // nlohmann counts bytes read, 1-based; report the 0-based offset of the offending byte.
     const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
     std::string message = std::string(what) + " is not valid JSON";
-    if (text.empty()) message = std::string(what) + " is empty";
-    else if (offset >= text.size()) message += " (it ends too early: truncated?)";
+    if (text.empty())
+      message = std::string(what) + " is empty";
+    else if (offset >= text.size())
+      message += " (it ends too early: truncated?)";
     return make_error(kind, message, "byte " + std::to_string(offset));
   }
 }

@@ -5,12 +5,13 @@
 
 namespace clef {
 
-KeepAlive KeepAlive::seconds(long long seconds) { return KeepAlive(std::to_string(seconds)); }
+KeepAlive KeepAlive::seconds(long long seconds) {
+  return KeepAlive(std::to_string(seconds));
+}
 
 Result<KeepAlive> KeepAlive::parse(std::string_view text) {
   // Go's time.ParseDuration grammar: an optional sign, then one or more number+unit pairs.
-  static const std::regex go_duration(
-      R"(^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$)");
+  static const std::regex go_duration(R"(^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$)");
   static const std::regex integer(R"(^-?\d{1,15}$)");
   const std::string value(text);
   if (std::regex_match(value, integer)) return KeepAlive::seconds(std::stoll(value));

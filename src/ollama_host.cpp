@@ -35,8 +35,10 @@ std::string ollama_base_url(std::string_view ollama_host) {
   if (auto at = value.find("://"); at != std::string::npos) {
     scheme = value.substr(0, at);
     value = value.substr(at + 3);
-    if (scheme == "http") port = "80";
-    else if (scheme == "https") port = "443";
+    if (scheme == "http")
+      port = "80";
+    else if (scheme == "https")
+      port = "443";
   }
   std::string path;
   if (auto slash = value.find('/'); slash != std::string::npos) {

@@ -22,12 +22,12 @@ Error question_error(const Question& question, const std::string& rule) {
 
 Status validate_choice(const Question& q) {
   if (q.options.size() < QuestionLimits::min_options) {
-    return question_error(q, "a choice question needs at least 2 options, got " +
-                                 std::to_string(q.options.size()));
+    return question_error(
+        q, "a choice question needs at least 2 options, got " + std::to_string(q.options.size()));
   }
   if (q.options.size() > QuestionLimits::max_options) {
-    return question_error(q, "a choice question takes at most 255 options, got " +
-                                 std::to_string(q.options.size()));
+    return question_error(
+        q, "a choice question takes at most 255 options, got " + std::to_string(q.options.size()));
   }
   std::set<std::string> seen;
   for (const auto& option : q.options) {
@@ -50,9 +50,10 @@ Status validate_noul(const Question& q) {
 }
 
 Status validate_score(const Question& q) {
-  if (q.levels.size() < QuestionLimits::min_levels || q.levels.size() > QuestionLimits::max_levels) {
-    return question_error(q, "a score question needs 2 to 10 levels, got " +
-                                 std::to_string(q.levels.size()));
+  if (q.levels.size() < QuestionLimits::min_levels ||
+      q.levels.size() > QuestionLimits::max_levels) {
+    return question_error(
+        q, "a score question needs 2 to 10 levels, got " + std::to_string(q.levels.size()));
   }
   for (std::size_t i = 0; i < q.levels.size(); ++i) {
     if (is_blank(q.levels[i])) {
@@ -69,9 +70,12 @@ Status validate_score(const Question& q) {
 
 const char* to_string(QuestionType type) noexcept {
   switch (type) {
-    case QuestionType::choice: return "choice";
-    case QuestionType::noul: return "noul";
-    case QuestionType::score: return "score";
+    case QuestionType::choice:
+      return "choice";
+    case QuestionType::noul:
+      return "noul";
+    case QuestionType::score:
+      return "score";
   }
   return "unknown";
 }
@@ -111,17 +115,20 @@ Question Question::score(std::string name, std::string instructions,
 Status validate(const Question& q) {
   if (q.name.empty() || q.name.size() > QuestionLimits::max_name_length ||
       !std::all_of(q.name.begin(), q.name.end(), is_name_char)) {
-    return make_error(ErrorKind::invalid_input,
-                      "question name \"" + q.name +
-                          "\" must be 1-100 characters of A-Z, a-z, 0-9, '_', '.', '-'",
-                      "questions." + q.name);
+    return make_error(
+        ErrorKind::invalid_input,
+        "question name \"" + q.name + "\" must be 1-100 characters of A-Z, a-z, 0-9, '_', '.', '-'",
+        "questions." + q.name);
   }
   // Several servers answer 400/422 to empty instructions; catch it here with a better message.
   if (is_blank(q.instructions)) return question_error(q, "instructions are empty");
   switch (q.type) {
-    case QuestionType::choice: return validate_choice(q);
-    case QuestionType::noul: return validate_noul(q);
-    case QuestionType::score: return validate_score(q);
+    case QuestionType::choice:
+      return validate_choice(q);
+    case QuestionType::noul:
+      return validate_noul(q);
+    case QuestionType::score:
+      return validate_score(q);
   }
   return question_error(q, "unknown question type");
 }
@@ -132,10 +139,10 @@ Status validate(const std::vector<Question>& questions) {
                       "questions");
   }
   if (questions.size() > QuestionLimits::max_questions) {
-    return make_error(ErrorKind::invalid_input,
-                      "a request takes at most 64 questions, got " +
-                          std::to_string(questions.size()),
-                      "questions");
+    return make_error(
+        ErrorKind::invalid_input,
+        "a request takes at most 64 questions, got " + std::to_string(questions.size()),
+        "questions");
   }
   std::set<std::string> names;
   for (const auto& q : questions) {

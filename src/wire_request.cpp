@@ -72,10 +72,10 @@ Status append_question(std::string& out, const Question& q) {
 Status check_images(const DecisionRequest& request, Backend backend) {
   if (backend != Backend::workers_ai) return {};
   if (request.images.size() > workers_max_images) {
-    return make_error(ErrorKind::invalid_input,
-                      "Workers AI takes at most 4 images, got " +
-                          std::to_string(request.images.size()),
-                      "images");
+    return make_error(
+        ErrorKind::invalid_input,
+        "Workers AI takes at most 4 images, got " + std::to_string(request.images.size()),
+        "images");
   }
   for (std::size_t i = 0; i < request.images.size(); ++i) {
     if (request.images[i].bytes().size() > workers_max_image_bytes) {
@@ -93,8 +93,7 @@ Status append_extra_fields(std::string& out, const DecisionRequest& request) {
   for (const auto& [name, json_text] : request.extra_fields) {
     if (known.count(name) || !seen.insert(name).second) {
       return make_error(ErrorKind::invalid_input,
-                        "extra field \"" + name + "\" would repeat a field of the request",
-                        name);
+                        "extra field \"" + name + "\" would repeat a field of the request", name);
     }
     auto value = parse_json(json_text, ErrorKind::invalid_input, "extra field \"" + name + "\"");
     if (!value) return value.error();
@@ -116,8 +115,10 @@ Result<std::string> serialize_request(const DecisionRequest& request, Backend ba
   }
   if (model.empty()) return make_error(ErrorKind::invalid_input, "no model named", "model");
   if (request.keep_alive && backend == Backend::workers_ai) {
-    return make_error(ErrorKind::invalid_input, "keep_alive is an Ollama setting; Workers AI "
-                      "refuses it", "keep_alive");
+    return make_error(ErrorKind::invalid_input,
+                      "keep_alive is an Ollama setting; Workers AI "
+                      "refuses it",
+                      "keep_alive");
   }
   if (auto s = check_images(request, backend); !s) return s.error();
 
@@ -139,8 +140,7 @@ Result<std::string> serialize_request(const DecisionRequest& request, Backend ba
       if (i) out += ',';
       out += '"';
       // Ollama wants raw base64 and refuses data URLs; the others take data URLs.
-      out += backend == Backend::ollama ? request.images[i].base64()
-                                        : request.images[i].data_url();
+      out += backend == Backend::ollama ? request.images[i].base64() : request.images[i].data_url();
       out += '"';
     }
     out += ']';

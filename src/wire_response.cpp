@@ -26,7 +26,9 @@ void mark(Answer& answer, AnswerStatus status, std::string problem) {
   answer.value = std::monostate{};
 }
 
-bool in_unit_range(double p) { return p >= 0.0 && p <= 1.0 && std::isfinite(p); }
+bool in_unit_range(double p) {
+  return p >= 0.0 && p <= 1.0 && std::isfinite(p);
+}
 
 /// Checks range and sum, renormalizing rounded sums; returns the problem or "".
 std::string check_distribution(std::vector<double>& p, const ValidationOptions& v,
@@ -107,9 +109,9 @@ void parse_choice(const Json& json, const Question& q, const ValidationOptions& 
     }
     // A tie at the top may be broken either way by the server; anything below it is wrong.
     if (as_sent[index] + 1e-9 < as_sent[argmax(as_sent)]) {
-      return mark(a, AnswerStatus::invalid,
-                  "\"choice\" is \"" + sent + "\" but \"" + labels[argmax(as_sent)] +
-                      "\" is more likely");
+      return mark(
+          a, AnswerStatus::invalid,
+          "\"choice\" is \"" + sent + "\" but \"" + labels[argmax(as_sent)] + "\" is more likely");
     }
     choice.choice = sent;
     choice.probability = p[index];
@@ -194,9 +196,15 @@ Answer parse_answer(const Json& answers, const Question& q, const ValidationOpti
   }
   a.status = AnswerStatus::ok;
   switch (q.type) {
-    case QuestionType::choice: parse_choice(*it, q, v, a); break;
-    case QuestionType::noul: parse_noul(*it, v, a); break;
-    case QuestionType::score: parse_score(*it, q, v, a); break;
+    case QuestionType::choice:
+      parse_choice(*it, q, v, a);
+      break;
+    case QuestionType::noul:
+      parse_noul(*it, v, a);
+      break;
+    case QuestionType::score:
+      parse_score(*it, q, v, a);
+      break;
   }
   return a;
 }
@@ -226,7 +234,8 @@ Result<Decision> parse_decision(const Json& body, const std::vector<Question>& q
   Decision decision;
   decision.model = text_of(body, {"model"});
   if (auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
-    decision.usage.input_tokens = static_cast<std::int64_t>(number(*usage, "input_tokens").value_or(0));
+    decision.usage.input_tokens =
+        static_cast<std::int64_t>(number(*usage, "input_tokens").value_or(0));
     decision.usage.output_tokens =
         static_cast<std::int64_t>(number(*usage, "output_tokens").value_or(0));
   }

@@ -43,8 +43,11 @@ TEST(Batch, OneResultPerRequestInOrderUnderFaults) {
     std::lock_guard<std::mutex> lock(mutex);
     if (!seen.insert(request.body).second || seen.size() % 3 != 0) return std::nullopt;
     switch (faults++ % 3) {
-      case 0: return Scripted{429, R"({"error":"slow down"})", "application/json", {{"Retry-After", "0"}}};
-      case 1: return Scripted{503, R"({"error":"busy"})"};
+      case 0:
+        return Scripted{
+            429, R"({"error":"slow down"})", "application/json", {{"Retry-After", "0"}}};
+      case 1:
+        return Scripted{503, R"({"error":"busy"})"};
       default: {
         Scripted s{200, R"({"answers":{"urgent":{"type":"noul","noul":0.5}}})"};
         s.truncate_at = 5;
@@ -78,7 +81,8 @@ TEST(Batch, OrderedDeliveryAndStreaming) {
         if (next == requests.size()) return std::nullopt;
         if (next == 30) {
           ++next;
-          return clef::Result<clef::DecisionRequest>(clef::make_error(clef::ErrorKind::invalid_input, "bad line"));
+          return clef::Result<clef::DecisionRequest>(
+              clef::make_error(clef::ErrorKind::invalid_input, "bad line"));
         }
         return clef::Result<clef::DecisionRequest>(requests[next++]);
       },

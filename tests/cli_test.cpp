@@ -1,6 +1,6 @@
 // clef ask / models / doctor, run in-process against a real local server.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,7 +20,8 @@ using clef::testing::ServerShape;
 using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
 
-const std::string card_ticket = R"({"ticket": "I was charged twice. Please refund the extra payment."})";
+const std::string card_ticket =
+    R"({"ticket": "I was charged twice. Please refund the extra payment."})";
 const std::string team_choice =
     "team: Which team should handle this ticket? | billing=Payments and refunds | "
     "technical=Bugs and integrations | other=None of the above";
@@ -46,7 +47,8 @@ TEST(CliAsk, CardExampleSendsTheCardBodyAndPrintsTheWinner) {
 
 TEST(CliAsk, DryRunPrintsTheCardBodyAndSendsNothing) {
   FakeServer server;
-  auto r = run_clef(ask(server, {"--state-json", card_ticket, "--choice", team_choice, "--dry-run"}));
+  auto r =
+      run_clef(ask(server, {"--state-json", card_ticket, "--choice", team_choice, "--dry-run"}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, card_body + "\n");
   EXPECT_NE(r.err.find("POST " + server.base_url() + "/v1/systemone"), std::string::npos);
@@ -55,15 +57,17 @@ TEST(CliAsk, DryRunPrintsTheCardBodyAndSendsNothing) {
 
 TEST(CliAsk, EachQuestionTypeInlineInCommandLineOrder) {
   FakeServer server;
-  auto r = run_clef(ask(server, {"Server down since 9am", "--score", "sev: How bad? | None | Some | Total",
-                                 "--yes-no", "urgent: Is it urgent? | true=Needs action today | false=Can wait",
-                                 "--choice", "team: Which team? | ops | billing=Money", "--format", "values"}));
+  auto r = run_clef(
+      ask(server, {"Server down since 9am", "--score", "sev: How bad? | None | Some | Total",
+                   "--yes-no", "urgent: Is it urgent? | true=Needs action today | false=Can wait",
+                   "--choice", "team: Which team? | ops | billing=Money", "--format", "values"}));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(server.requests().at(0).body,
-            R"({"model":"clef-flash","state":"Server down since 9am","questions":{)"
-            R"("sev":{"type":"score","instructions":"How bad?","criteria":["None","Some","Total"]},)"
-            R"("urgent":{"type":"noul","instructions":"Is it urgent?","criteria":{"true":"Needs action today","false":"Can wait"}},)"
-            R"("team":{"type":"choice","instructions":"Which team?","criteria":{"ops":null,"billing":"Money"}}}})");
+  EXPECT_EQ(
+      server.requests().at(0).body,
+      R"({"model":"clef-flash","state":"Server down since 9am","questions":{)"
+      R"("sev":{"type":"score","instructions":"How bad?","criteria":["None","Some","Total"]},)"
+      R"("urgent":{"type":"noul","instructions":"Is it urgent?","criteria":{"true":"Needs action today","false":"Can wait"}},)"
+      R"("team":{"type":"choice","instructions":"Which team?","criteria":{"ops":null,"billing":"Money"}}}})");
   int lines = 0;
   for (char c : r.out) lines += c == '\n';
   EXPECT_EQ(lines, 3);
@@ -71,25 +75,34 @@ TEST(CliAsk, EachQuestionTypeInlineInCommandLineOrder) {
 
 TEST(CliAsk, QuestionsFileInWireFormatKeepsOrder) {
   FakeServer server;
-  const std::string questions = R"({"refund": {"type": "noul", "instructions": "Asks for a refund?"},
+  const std::string questions =
+      R"({"refund": {"type": "noul", "instructions": "Asks for a refund?"},
       "team": {"type": "choice", "instructions": "Which team?", "criteria": {"billing": "Payments", "other": null}}})";
-  auto r = run_clef(ask(server, {"x", "--questions", write_temp_file("q.json", questions), "--yes-no", "later: Later?"}));
+  auto r = run_clef(ask(server, {"x", "--questions", write_temp_file("q.json", questions),
+                                 "--yes-no", "later: Later?"}));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(server.requests().at(0).body,
-            R"({"model":"clef-flash","state":"x","questions":{"refund":{"type":"noul","instructions":"Asks for a refund?"},)"
-            R"("team":{"type":"choice","instructions":"Which team?","criteria":{"billing":"Payments","other":null}},)"
-            R"("later":{"type":"noul","instructions":"Later?"}}})");
+  EXPECT_EQ(
+      server.requests().at(0).body,
+      R"({"model":"clef-flash","state":"x","questions":{"refund":{"type":"noul","instructions":"Asks for a refund?"},)"
+      R"("team":{"type":"choice","instructions":"Which team?","criteria":{"billing":"Payments","other":null}},)"
+      R"("later":{"type":"noul","instructions":"Later?"}}})");
 }
 
 TEST(CliAsk, MalformedQuestionFilesSayWhatAndWhere) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"({"team": {"type": "choice", "instructions": "Which?", "criteria": {"a": "A"}}})", "bad_questions.json: questions.team"},
-      {R"({"team": {"type": "choice", "instructions": "Which?", "criteria": ["a", "b"]}})", "questions.team.criteria"},
+      {R"({"team": {"type": "choice", "instructions": "Which?", "criteria": {"a": "A"}}})",
+       "bad_questions.json: questions.team"},
+      {R"({"team": {"type": "choice", "instructions": "Which?", "criteria": ["a", "b"]}})",
+       "questions.team.criteria"},
       {R"({"team": {"type": "vote", "instructions": "Which?"}})", "questions.team.type"},
-      {R"({"team": {"type": "noul", "instructions": "Which?", "weight": 2}})", "questions.team.weight"},
-      {R"({"team": {"type": "noul", "instructions": "Which?", "criteria": {"maybe": "x"}}})", "questions.team.criteria.maybe"},
-      {R"({"team": {"type": "score", "instructions": "How?", "criteria": ["a", 2]}})", "questions.team.criteria[1]"},
-      {R"({"team": {"type": "noul", "instructions": {"question": "x"}}})", "questions.team.instructions"},
+      {R"({"team": {"type": "noul", "instructions": "Which?", "weight": 2}})",
+       "questions.team.weight"},
+      {R"({"team": {"type": "noul", "instructions": "Which?", "criteria": {"maybe": "x"}}})",
+       "questions.team.criteria.maybe"},
+      {R"({"team": {"type": "score", "instructions": "How?", "criteria": ["a", 2]}})",
+       "questions.team.criteria[1]"},
+      {R"({"team": {"type": "noul", "instructions": {"question": "x"}}})",
+       "questions.team.instructions"},
       {R"({"bad name": {"type": "noul", "instructions": "x"}})", "questions.bad name"},
       {R"({"team": {"type": "noul", )", "byte 26"},
       {R"([])", ": $"},
@@ -106,17 +119,24 @@ TEST(CliAsk, MalformedQuestionFilesSayWhatAndWhere) {
 TEST(CliAsk, StateFromEverySource) {
   FakeServer server;
   const std::string yes_no = "refund: Refund?";
-  auto body_of = [&](const std::vector<std::string>& args, const std::string& in = {}, bool piped = false) {
+  auto body_of = [&](const std::vector<std::string>& args, const std::string& in = {},
+                     bool piped = false) {
     auto r = run_clef(args, in, piped);
     EXPECT_EQ(r.code, 0) << r.err;
     return Json::parse(r.out)["state"].dump();
   };
   EXPECT_EQ(body_of({"ask", "positional", "--yes-no", yes_no, "--dry-run"}), R"("positional")");
-  EXPECT_EQ(body_of({"ask", "--state-file", write_temp_file("s.txt", "from a file\n"), "--yes-no", yes_no, "--dry-run"}), R"("from a file")");
-  EXPECT_EQ(body_of({"ask", "--state-file", "-", "--yes-no", yes_no, "--dry-run"}, "dash stdin\n"), R"("dash stdin")");
+  EXPECT_EQ(body_of({"ask", "--state-file", write_temp_file("s.txt", "from a file\n"), "--yes-no",
+                     yes_no, "--dry-run"}),
+            R"("from a file")");
+  EXPECT_EQ(body_of({"ask", "--state-file", "-", "--yes-no", yes_no, "--dry-run"}, "dash stdin\n"),
+            R"("dash stdin")");
   EXPECT_EQ(body_of({"ask", "--yes-no", yes_no, "--dry-run"}, "piped\n", true), R"("piped")");
-  EXPECT_EQ(body_of({"ask", "--state-json", R"({"z":1,"a":[2]})", "--yes-no", yes_no, "--dry-run"}), R"({"z":1,"a":[2]})");
-  EXPECT_EQ(body_of({"ask", "--state-json", "@" + write_temp_file("s.json", R"(["b","a"])"), "--yes-no", yes_no, "--dry-run"}), R"(["b","a"])");
+  EXPECT_EQ(body_of({"ask", "--state-json", R"({"z":1,"a":[2]})", "--yes-no", yes_no, "--dry-run"}),
+            R"({"z":1,"a":[2]})");
+  EXPECT_EQ(body_of({"ask", "--state-json", "@" + write_temp_file("s.json", R"(["b","a"])"),
+                     "--yes-no", yes_no, "--dry-run"}),
+            R"(["b","a"])");
 
   auto two = run_clef({"ask", "text", "--state-json", "{}", "--yes-no", yes_no, "--dry-run"});
   EXPECT_EQ(two.code, 2);
@@ -132,21 +152,26 @@ TEST(CliAsk, StateFromEverySource) {
 
 TEST(CliAsk, ImagesAreSniffedAndSentAsRawBase64ToOllama) {
   FakeServer server;
-  const std::string png = write_temp_file("receipt.dat", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  const std::string png =
+      write_temp_file("receipt.dat", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
   auto r = run_clef(ask(server, {"x", "--yes-no", "u: Urgent?", "--image", png, "--image", png}));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(Json::parse(server.requests().at(0).body)["images"], Json::array({"iVBORw0KGgoAAAANSUhEUg==", "iVBORw0KGgoAAAANSUhEUg=="}));
-  auto gif = run_clef(ask(server, {"x", "--yes-no", "u: Urgent?", "--image", write_temp_file("a.png", "GIF89a")}));
+  EXPECT_EQ(Json::parse(server.requests().at(0).body)["images"],
+            Json::array({"iVBORw0KGgoAAAANSUhEUg==", "iVBORw0KGgoAAAANSUhEUg=="}));
+  auto gif = run_clef(
+      ask(server, {"x", "--yes-no", "u: Urgent?", "--image", write_temp_file("a.png", "GIF89a")}));
   EXPECT_EQ(gif.code, 2);
   EXPECT_NE(gif.err.find("not a PNG, JPEG or WebP"), std::string::npos);
-  auto missing = run_clef(ask(server, {"x", "--yes-no", "u: Urgent?", "--image", "/nonexistent.png"}));
+  auto missing =
+      run_clef(ask(server, {"x", "--yes-no", "u: Urgent?", "--image", "/nonexistent.png"}));
   EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("/nonexistent.png"), std::string::npos);
 }
 
 TEST(CliAsk, OutputFormats) {
   FakeServer server;
-  const std::vector<std::string> base = {"--state-json", card_ticket, "--choice", team_choice, "--yes-no", "refund: Refund?"};
+  const std::vector<std::string> base = {"--state-json", card_ticket, "--choice",
+                                         team_choice,    "--yes-no",  "refund: Refund?"};
   auto with = [&](std::vector<std::string> extra) {
     auto args = base;
     args.insert(args.end(), extra.begin(), extra.end());
@@ -165,7 +190,8 @@ TEST(CliAsk, OutputFormats) {
   auto jsonl = with({"--format", "jsonl"});
   EXPECT_EQ(Json::parse(jsonl.out.substr(0, jsonl.out.find('\n')))["question"], "team");
   auto tsv = with({"--format", "tsv"});
-  EXPECT_EQ(tsv.out.substr(0, tsv.out.find('\n')), "question\ttype\twinner\tprobability\tconfidence\tstatus");
+  EXPECT_EQ(tsv.out.substr(0, tsv.out.find('\n')),
+            "question\ttype\twinner\tprobability\tconfidence\tstatus");
   EXPECT_NE(tsv.out.find("team\tchoice\tbilling\t0.9764\t"), std::string::npos) << tsv.out;
   EXPECT_EQ(with({"--format", "values"}).out, "billing\nyes\n");
   EXPECT_EQ(with({"--format", "yaml"}).code, 2);
@@ -193,14 +219,15 @@ TEST(CliAsk, GatesExitOneWithTheReason) {
 
 TEST(CliAsk, PrintCurlNamesTheTokenVariableNeverItsValue) {
   const std::string token_file = write_temp_file("token", "very-secret-token\n");
-  auto r = run_clef({"ask", "x", "--yes-no", "u: Urgent?", "--backend", "workers-ai", "--account-id", "acc1",
-                     "--api-token-file", token_file, "--print-curl"});
+  auto r = run_clef({"ask", "x", "--yes-no", "u: Urgent?", "--backend", "workers-ai",
+                     "--account-id", "acc1", "--api-token-file", token_file, "--print-curl"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("\"Authorization: Bearer $CLOUDFLARE_API_TOKEN\""), std::string::npos);
   EXPECT_NE(r.out.find("/accounts/acc1/ai/run/@cf/cloudflare/clef-flash"), std::string::npos);
   EXPECT_EQ(r.out.find("very-secret"), std::string::npos);
-  auto dry = run_clef({"ask", "x", "--yes-no", "u: Urgent?", "--backend", "workers-ai", "--account-id", "acc1",
-                       "--api-token-file", token_file, "--dry-run", "--verbose"});
+  auto dry =
+      run_clef({"ask", "x", "--yes-no", "u: Urgent?", "--backend", "workers-ai", "--account-id",
+                "acc1", "--api-token-file", token_file, "--dry-run", "--verbose"});
   EXPECT_EQ(dry.err.find("very-secret"), std::string::npos);
   EXPECT_NE(dry.err.find("Authorization: Bearer <redacted>"), std::string::npos);
 }
@@ -212,15 +239,17 @@ TEST(CliAsk, TokensAreNeverArguments) {
 
 TEST(CliAsk, WorkersEndToEndWithTokenFromFileAndVerboseRedacted) {
   FakeServer server(ServerShape::workers_ai);
-  auto r = run_clef({"ask", "--backend", "workers-ai", "--host", server.base_url() + "/client/v4", "--account-id", "acc9",
-                     "--api-token-file", write_temp_file("tok", "test-token\n"), "--verbose", "--state-json", card_ticket,
-                     "--choice", team_choice, "--json"});
+  auto r =
+      run_clef({"ask", "--backend", "workers-ai", "--host", server.base_url() + "/client/v4",
+                "--account-id", "acc9", "--api-token-file", write_temp_file("tok", "test-token\n"),
+                "--verbose", "--state-json", card_ticket, "--choice", team_choice, "--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(Json::parse(r.out)["request_id"], "cf-0-5e3f0c1a");
   EXPECT_EQ(server.requests().at(0).header("Authorization"), "Bearer test-token");
   EXPECT_EQ(r.err.find("test-token"), std::string::npos);
-  auto bad = run_clef({"ask", "--backend", "workers-ai", "--host", server.base_url() + "/client/v4", "--account-id", "acc9",
-                       "--api-token-file", write_temp_file("tok2", "wrong"), "x", "--yes-no", "u: U?"});
+  auto bad = run_clef({"ask", "--backend", "workers-ai", "--host", server.base_url() + "/client/v4",
+                       "--account-id", "acc9", "--api-token-file", write_temp_file("tok2", "wrong"),
+                       "x", "--yes-no", "u: U?"});
   EXPECT_EQ(bad.code, 3);
   EXPECT_NE(bad.err.find("CLOUDFLARE_API_TOKEN"), std::string::npos);
 }
@@ -237,10 +266,24 @@ TEST(CliAsk, EveryErrorClassHasItsExitCode) {
       {"server_500", {500, R"({"error":"llama runner crashed"})"}, 4, "llama runner crashed"},
       {"rejected_400", {400, R"({"error":"invalid question"})"}, 4, "invalid question"},
       {"invalid_json", {200, R"({"answers": )"}, 4, "invalid_response"},
-      {"missing_answer", {200, R"({"model":"m","answers":{}})"}, 4, "no usable answer for \"u\" (missing)"},
-      {"refusal", {200, R"({"model":"m","answers":{"u":{"type":"refusal","message":"no"}}})"}, 4, "(refused): no"},
+      {"missing_answer",
+       {200, R"({"model":"m","answers":{}})"},
+       4,
+       "no usable answer for \"u\" (missing)"},
+      {"refusal",
+       {200, R"({"model":"m","answers":{"u":{"type":"refusal","message":"no"}}})"},
+       4,
+       "(refused): no"},
       {"unauthorized", {401, R"({"error":"unauthorized"})"}, 3, "authentication"},
-      {"truncated", {200, R"({"model":"m","answers":{"u":{"type":"noul","noul":0.5}}})", "application/json", {}, {}, 10}, 5, "cut short"},
+      {"truncated",
+       {200,
+        R"({"model":"m","answers":{"u":{"type":"noul","noul":0.5}}})",
+        "application/json",
+        {},
+        {},
+        10},
+       5,
+       "cut short"},
       {"slow", {200, "{}", "application/json", {}, std::chrono::milliseconds(1000)}, 5, "timeout"},
   };
   for (const auto& c : cases) {
@@ -289,7 +332,8 @@ TEST(CliDoctor, SaysExactlyWhatToFix) {
   FakeServer server;
   auto ok = run_clef({"doctor", "--host", server.base_url()});
   EXPECT_EQ(ok.code, 0) << ok.out;
-  EXPECT_NE(ok.out.find("ok    model clef-flash is pulled and decision-capable"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("ok    model clef-flash is pulled and decision-capable"), std::string::npos)
+      << ok.out;
 
   auto missing = run_clef({"doctor", "--host", server.base_url(), "--model", "clef"});
   EXPECT_EQ(missing.code, 4);
@@ -304,7 +348,8 @@ TEST(CliDoctor, SaysExactlyWhatToFix) {
   EXPECT_EQ(old.code, 4);
   EXPECT_NE(old.out.find("upgrade Ollama to 0.35.1"), std::string::npos);
 
-  auto down = run_clef({"doctor", "--host", "127.0.0.1:" + std::to_string(clef::testing::unused_port())});
+  auto down =
+      run_clef({"doctor", "--host", "127.0.0.1:" + std::to_string(clef::testing::unused_port())});
   EXPECT_EQ(down.code, 5);
   EXPECT_NE(down.out.find("`ollama serve`"), std::string::npos);
 
@@ -318,14 +363,17 @@ TEST(CliDoctor, SaysExactlyWhatToFix) {
 
 TEST(CliProcess, SigintWhileWaitingExits130) {
   FakeServer server;
-  server.set_script([](const auto&, int) { return Scripted{200, "{}", "application/json", {}, std::chrono::milliseconds(5000)}; });
+  server.set_script([](const auto&, int) {
+    return Scripted{200, "{}", "application/json", {}, std::chrono::milliseconds(5000)};
+  });
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     const int null_fd = ::open("/dev/null", O_RDWR);
     dup2(null_fd, 1);
     dup2(null_fd, 2);
-    execl(CLEF_EXE, CLEF_EXE, "ask", "x", "--yes-no", "u: U?", "--host", server.base_url().c_str(), nullptr);
+    execl(CLEF_EXE, CLEF_EXE, "ask", "x", "--yes-no", "u: U?", "--host", server.base_url().c_str(),
+          nullptr);
     _exit(127);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));

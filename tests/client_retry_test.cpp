@@ -11,7 +11,8 @@ namespace {
 using clef::ErrorKind;
 using namespace std::chrono_literals;
 
-const char* ok_body = R"({"model":"clef-flash","answers":{"u":{"type":"noul","noul":0.9}},"usage":{"input_tokens":3,"output_tokens":0}})";
+const char* ok_body =
+    R"({"model":"clef-flash","answers":{"u":{"type":"noul","noul":0.9}},"usage":{"input_tokens":3,"output_tokens":0}})";
 
 class ScriptedTransport : public clef::Transport {
  public:
@@ -50,12 +51,15 @@ struct Fixture {
     request.state = clef::State::text("x");
     request.questions = {clef::Question::yes_no("u", "Urgent?")};
   }
-  clef::Result<clef::Decision> decide() { return clef::Client::create(options).value().decide(request); }
+  clef::Result<clef::Decision> decide() {
+    return clef::Client::create(options).value().decide(request);
+  }
 };
 
 TEST(Retry, RetriesServerErrorsThenSucceeds) {
   Fixture f;
-  f.transport->replies = {response(503, R"({"error":"busy"})"), response(500, "{}"), response(200, ok_body)};
+  f.transport->replies = {response(503, R"({"error":"busy"})"), response(500, "{}"),
+                          response(200, ok_body)};
   auto d = f.decide();
   ASSERT_TRUE(d.ok()) << d.error().to_string();
   EXPECT_EQ(f.transport->sent.size(), 3u);
@@ -69,7 +73,8 @@ TEST(Retry, RetriesServerErrorsThenSucceeds) {
 TEST(Retry, BackoffDoublesUpToTheCapWithoutJitter) {
   Fixture f;
   f.options.retry = {6, 100ms, 350ms, 60s, false};
-  for (int i = 0; i < 6; ++i) f.transport->replies.push_back(clef::make_error(ErrorKind::timeout, "slow"));
+  for (int i = 0; i < 6; ++i)
+    f.transport->replies.push_back(clef::make_error(ErrorKind::timeout, "slow"));
   auto d = f.decide();
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().kind, ErrorKind::timeout);
@@ -98,7 +103,9 @@ TEST(Retry, NeverRetriesWhatRetryingCannotFix) {
   quota.options.backend = clef::Backend::workers_ai;
   quota.options.account_id = "abc123";
   quota.options.api_token = "tok";
-  quota.transport->replies = {response(429, R"({"result":null,"success":false,"errors":[{"code":4006,"message":"daily"}],"messages":[]})")};
+  quota.transport->replies = {response(
+      429,
+      R"({"result":null,"success":false,"errors":[{"code":4006,"message":"daily"}],"messages":[]})")};
   EXPECT_EQ(quota.decide().error().kind, ErrorKind::quota_exhausted);
   EXPECT_EQ(quota.transport->sent.size(), 1u);
 }
@@ -137,18 +144,23 @@ TEST(Client, SendsHeadersAndTheWorkersUrlAndNeverLeaksTheToken) {
   f.options.account_id = "acc1";
   f.options.api_token = "s3cr3t-token";
   f.options.base_url = "http://127.0.0.1:9/client/v4";
-  f.transport->replies = {response(400, R"({"errors":[{"code":5006,"message":"bad token s3cr3t-token"}],"success":false,"result":{},"messages":[]})")};
+  f.transport->replies = {response(
+      400,
+      R"({"errors":[{"code":5006,"message":"bad token s3cr3t-token"}],"success":false,"result":{},"messages":[]})")};
   auto client = clef::Client::create(f.options).value();
   auto d = client.decide(f.request);
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().to_string().find("s3cr3t-token"), std::string::npos) << d.error().to_string();
   const auto& sent = f.transport->sent.at(0);
-  EXPECT_EQ(sent.url, "http://127.0.0.1:9/client/v4/accounts/acc1/ai/run/@cf/cloudflare/clef-flash");
+  EXPECT_EQ(sent.url,
+            "http://127.0.0.1:9/client/v4/accounts/acc1/ai/run/@cf/cloudflare/clef-flash");
   EXPECT_NE(sent.body.find(R"("model":"clef-flash")"), std::string::npos);
   bool auth = false;
-  for (const auto& [k, v] : sent.headers) auth |= (k == "Authorization" && v == "Bearer s3cr3t-token");
+  for (const auto& [k, v] : sent.headers)
+    auth |= (k == "Authorization" && v == "Bearer s3cr3t-token");
   EXPECT_TRUE(auth);
-  for (const auto& [k, v] : client.redacted_headers()) EXPECT_EQ(v.find("s3cr3t"), std::string::npos);
+  for (const auto& [k, v] : client.redacted_headers())
+    EXPECT_EQ(v.find("s3cr3t"), std::string::npos);
 }
 
 TEST(Client, WorkersModelNamesBareInBodyFullInPath) {
@@ -159,14 +171,16 @@ TEST(Client, WorkersModelNamesBareInBodyFullInPath) {
   f.options.model = "@cf/cloudflare/clef";
   f.options.base_url.clear();
   auto client = clef::Client::create(f.options).value();
-  EXPECT_EQ(client.endpoint(f.request), "https://api.cloudflare.com/client/v4/accounts/acc1/ai/run/@cf/cloudflare/clef");
+  EXPECT_EQ(client.endpoint(f.request),
+            "https://api.cloudflare.com/client/v4/accounts/acc1/ai/run/@cf/cloudflare/clef");
   EXPECT_EQ(client.request_body(f.request).value().rfind(R"({"model":"clef",)", 0), 0u);
 }
 
 TEST(Client, CreateChecksOptions) {
   clef::ClientOptions workers;
   workers.backend = clef::Backend::workers_ai;
-  EXPECT_NE(clef::Client::create(workers).error().message.find("CLOUDFLARE_ACCOUNT_ID"), std::string::npos);
+  EXPECT_NE(clef::Client::create(workers).error().message.find("CLOUDFLARE_ACCOUNT_ID"),
+            std::string::npos);
   workers.account_id = "abc";
   EXPECT_EQ(clef::Client::create(workers).error().kind, ErrorKind::authentication);
   workers.api_token = "tok\n";

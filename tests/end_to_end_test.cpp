@@ -16,13 +16,17 @@ using namespace std::chrono_literals;
 
 clef::DecisionRequest three_questions() {
   clef::DecisionRequest request;
-  request.state = clef::State::json(R"({"ticket":"I was charged twice. Please refund the extra payment."})").value();
+  request.state =
+      clef::State::json(R"({"ticket":"I was charged twice. Please refund the extra payment."})")
+          .value();
   request.questions = {
       clef::Question::choice("team", "Which team should handle this ticket?",
-                             {{"billing", "Payments and refunds"}, {"technical", "Bugs and integrations"},
+                             {{"billing", "Payments and refunds"},
+                              {"technical", "Bugs and integrations"},
                               {"other", "None of the above"}}),
       clef::Question::yes_no("refund", "Does the customer explicitly ask for a refund?"),
-      clef::Question::score("urgency", "How urgent is this ticket?", {"Routine", "Soon", "Urgent"})};
+      clef::Question::score("urgency", "How urgent is this ticket?",
+                            {"Routine", "Soon", "Urgent"})};
   return request;
 }
 
@@ -51,10 +55,12 @@ TEST_P(EachServer, DecidesAllThreeTypes) {
   auto decision = client.decide(three_questions());
   ASSERT_TRUE(decision.ok()) << decision.error().to_string();
   ASSERT_EQ(decision->answers.size(), 3u);
-  for (const auto& answer : decision->answers) EXPECT_TRUE(answer.ok()) << answer.question << ": " << answer.problem;
+  for (const auto& answer : decision->answers)
+    EXPECT_TRUE(answer.ok()) << answer.question << ": " << answer.problem;
   const auto* team = decision->answers[0].choice();
   ASSERT_NE(team, nullptr);
-  EXPECT_EQ(team->probabilities[0].label, "billing");  // option order, whatever the server's key order
+  EXPECT_EQ(team->probabilities[0].label,
+            "billing");  // option order, whatever the server's key order
   double sum = 0;
   for (const auto& p : team->probabilities) sum += p.probability;
   EXPECT_NEAR(sum, 1.0, 1e-9 + (decision->answers[0].renormalized ? 0 : 1e-3));
@@ -74,13 +80,17 @@ INSTANTIATE_TEST_SUITE_P(Servers, EachServer,
 
 TEST(EndToEnd, RequestIdsAndUnknownFieldsKept) {
   FakeServer typesafe(ServerShape::typesafe);
-  auto d = clef::Client::create(options_for(typesafe, ServerShape::typesafe)).value().decide(three_questions());
+  auto d = clef::Client::create(options_for(typesafe, ServerShape::typesafe))
+               .value()
+               .decide(three_questions());
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->request_id, "req_0");
   EXPECT_EQ(d->model, "jev-1.13.0");
 
   FakeServer workers(ServerShape::workers_ai);
-  d = clef::Client::create(options_for(workers, ServerShape::workers_ai)).value().decide(three_questions());
+  d = clef::Client::create(options_for(workers, ServerShape::workers_ai))
+          .value()
+          .decide(three_questions());
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->request_id, "cf-0-5e3f0c1a");
   EXPECT_EQ(d->raw_json.find("\"success\""), std::string::npos);  // the envelope is gone
@@ -124,7 +134,10 @@ TEST(EndToEnd, OllamaRefusesOversizeBodyWith413) {
   FakeServer server;
   auto request = three_questions();
   request.state = clef::State::text(std::string(70 * 1024, 'a'));
-  auto error = clef::Client::create(options_for(server, ServerShape::ollama)).value().decide(request).error();
+  auto error = clef::Client::create(options_for(server, ServerShape::ollama))
+                   .value()
+                   .decide(request)
+                   .error();
   EXPECT_EQ(error.kind, ErrorKind::request_rejected);
   EXPECT_EQ(error.http_status, 413);
   EXPECT_EQ(error.server_message, "request body must not exceed 64 KiB without images");
@@ -153,7 +166,8 @@ TEST(EndToEnd, ImagesReachEachServerInItsForm) {
 
 TEST(EndToEnd, SlowResponsePastTheTimeoutIsRetriedThenTimesOut) {
   FakeServer server;
-  server.set_script([](const auto&, int) { return Scripted{200, "{}", "application/json", {}, 600ms, {}}; });
+  server.set_script(
+      [](const auto&, int) { return Scripted{200, "{}", "application/json", {}, 600ms, {}}; });
   auto options = options_for(server, ServerShape::ollama);
   options.request_timeout = 150ms;
   options.retry.max_attempts = 2;
@@ -182,7 +196,10 @@ TEST(EndToEnd, TruncatedBodyIsAConnectionFailure) {
 TEST(EndToEnd, InvalidJsonAtByteOffset) {
   FakeServer server;
   server.set_script([](const auto&, int) { return Scripted{200, R"({"answers": nope})"}; });
-  auto error = clef::Client::create(options_for(server, ServerShape::ollama)).value().decide(three_questions()).error();
+  auto error = clef::Client::create(options_for(server, ServerShape::ollama))
+                   .value()
+                   .decide(three_questions())
+                   .error();
   EXPECT_EQ(error.kind, ErrorKind::invalid_response);
   EXPECT_EQ(error.where, "byte 13");
   EXPECT_EQ(error.http_status, 200);
@@ -197,16 +214,27 @@ TEST(EndToEnd, ServerErrorsOfEachShape) {
     std::string server_message;
   };
   const std::vector<Case> cases = {
-      {ServerShape::ollama, 500, R"({"error":"llama runner process has terminated"})", ErrorKind::server_error, "llama runner process has terminated"},
-      {ServerShape::workers_ai, 429, R"({"result":null,"success":false,"errors":[{"code":3040,"message":"Capacity temporarily exceeded"}],"messages":[]})", ErrorKind::rate_limited, "Capacity temporarily exceeded"},
-      {ServerShape::typesafe, 529, R"({"detail":{"type":"overloaded_error","message":"Overloaded"}})", ErrorKind::server_error, "Overloaded"},
-      {ServerShape::llamacpp, 422, R"({"error":{"code":422,"message":"questions: required","type":"unprocessable_entity_error"}})", ErrorKind::request_rejected, "questions: required"},
-      {ServerShape::laya, 400, R"({"detail":"state is empty"})", ErrorKind::request_rejected, "state is empty"},
-      {ServerShape::ollaya, 503, R"({"error":"queue full","code":"QUEUE_FULL","detail":null})", ErrorKind::server_error, "queue full"},
+      {ServerShape::ollama, 500, R"({"error":"llama runner process has terminated"})",
+       ErrorKind::server_error, "llama runner process has terminated"},
+      {ServerShape::workers_ai, 429,
+       R"({"result":null,"success":false,"errors":[{"code":3040,"message":"Capacity temporarily exceeded"}],"messages":[]})",
+       ErrorKind::rate_limited, "Capacity temporarily exceeded"},
+      {ServerShape::typesafe, 529,
+       R"({"detail":{"type":"overloaded_error","message":"Overloaded"}})", ErrorKind::server_error,
+       "Overloaded"},
+      {ServerShape::llamacpp, 422,
+       R"({"error":{"code":422,"message":"questions: required","type":"unprocessable_entity_error"}})",
+       ErrorKind::request_rejected, "questions: required"},
+      {ServerShape::laya, 400, R"({"detail":"state is empty"})", ErrorKind::request_rejected,
+       "state is empty"},
+      {ServerShape::ollaya, 503, R"({"error":"queue full","code":"QUEUE_FULL","detail":null})",
+       ErrorKind::server_error, "queue full"},
   };
   for (const auto& c : cases) {
     FakeServer server(c.shape);
-    server.set_script([&](const auto&, int) { return Scripted{c.status, c.body, "application/json", {{"Retry-After", "0"}}}; });
+    server.set_script([&](const auto&, int) {
+      return Scripted{c.status, c.body, "application/json", {{"Retry-After", "0"}}};
+    });
     auto options = options_for(server, c.shape);
     auto error = clef::Client::create(options).value().decide(three_questions()).error();
     EXPECT_EQ(error.kind, c.kind) << c.body;
@@ -228,7 +256,9 @@ TEST(EndToEnd, ConnectionRefused) {
 
 TEST(EndToEnd, ResponseSizeCap) {
   FakeServer server;
-  server.set_script([](const auto&, int) { return Scripted{200, std::string(100000, ' ') + "{}"}; });
+  server.set_script([](const auto&, int) {
+    return Scripted{200, std::string(100000, ' ') + "{}"};
+  });
   auto options = options_for(server, ServerShape::ollama);
   options.max_response_bytes = 4096;
   auto error = clef::Client::create(options).value().decide(three_questions()).error();
@@ -238,7 +268,8 @@ TEST(EndToEnd, ResponseSizeCap) {
 
 TEST(EndToEnd, CancelStopsAnInFlightRequest) {
   FakeServer server;
-  server.set_script([](const auto&, int) { return Scripted{200, "{}", "application/json", {}, 3000ms, {}}; });
+  server.set_script(
+      [](const auto&, int) { return Scripted{200, "{}", "application/json", {}, 3000ms, {}}; });
   std::atomic<bool> cancel{false};
   auto options = options_for(server, ServerShape::ollama);
   options.cancel = &cancel;

@@ -43,52 +43,82 @@ TEST_P(ErrorMapping, KindMessageCodeRetry) {
 INSTANTIATE_TEST_SUITE_P(
     Servers, ErrorMapping,
     ::testing::Values(
-        Case{"ollama_413_tv2", Backend::ollama, 413, R"({"error": "request body must not exceed 64 KiB without images"})",
-             ErrorKind::request_rejected, "request body must not exceed 64 KiB without images", "", false},
-        Case{"ollama_model_missing", Backend::ollama, 404, R"({"error":"model \"clef-flash\" not found, try pulling it first"})",
-             ErrorKind::not_found, "model \"clef-flash\" not found, try pulling it first", "", false},
+        Case{"ollama_413_tv2", Backend::ollama, 413,
+             R"({"error": "request body must not exceed 64 KiB without images"})",
+             ErrorKind::request_rejected, "request body must not exceed 64 KiB without images", "",
+             false},
+        Case{"ollama_model_missing", Backend::ollama, 404,
+             R"({"error":"model \"clef-flash\" not found, try pulling it first"})",
+             ErrorKind::not_found, "model \"clef-flash\" not found, try pulling it first", "",
+             false},
         Case{"ollama_too_old_plain_text", Backend::ollama, 404, "404 page not found",
              ErrorKind::not_found, "404 page not found", "", false},
         Case{"ollama_500", Backend::ollama, 500, R"({"error":"inference failed"})",
              ErrorKind::server_error, "inference failed", "", true},
-        Case{"workers_413_5021_tv15", Backend::workers_ai, 413,
-             R"({"errors":[{"message":"AiError: Ai: The estimated number of input and maximum output tokens (208406) exceeded this model context window limit (65536).","code":5021}],"success":false,"result":{},"messages":[]})",
-             ErrorKind::request_rejected, "AiError: Ai: The estimated number of input and maximum output tokens (208406) exceeded this model context window limit (65536).", "5021", false},
-        Case{"workers_401", Backend::workers_ai, 401, R"({"result":null,"success":false,"errors":[{"code":10000,"message":"Authentication error"}],"messages":[]})",
-             ErrorKind::authentication, "Authentication error", "10000", false},
-        Case{"workers_429_capacity", Backend::workers_ai, 429, R"({"result":null,"success":false,"errors":[{"code":3040,"message":"Capacity temporarily exceeded"}],"messages":[]})",
-             ErrorKind::rate_limited, "Capacity temporarily exceeded", "3040", true},
-        Case{"workers_429_daily", Backend::workers_ai, 429, R"({"result":null,"success":false,"errors":[{"code":4006,"message":"you have used up your daily free allocation"}],"messages":[]})",
-             ErrorKind::quota_exhausted, "you have used up your daily free allocation", "4006", false},
-        Case{"typesafe_detail_object", Backend::systemone, 529, R"({"detail":{"type":"overloaded_error","message":"Overloaded"}})",
+        Case{
+            "workers_413_5021_tv15", Backend::workers_ai, 413,
+            R"({"errors":[{"message":"AiError: Ai: The estimated number of input and maximum output tokens (208406) exceeded this model context window limit (65536).","code":5021}],"success":false,"result":{},"messages":[]})",
+            ErrorKind::request_rejected,
+            "AiError: Ai: The estimated number of input and maximum output tokens (208406) "
+            "exceeded this model context window limit (65536).",
+            "5021", false},
+        Case{
+            "workers_401", Backend::workers_ai, 401,
+            R"({"result":null,"success":false,"errors":[{"code":10000,"message":"Authentication error"}],"messages":[]})",
+            ErrorKind::authentication, "Authentication error", "10000", false},
+        Case{
+            "workers_429_capacity", Backend::workers_ai, 429,
+            R"({"result":null,"success":false,"errors":[{"code":3040,"message":"Capacity temporarily exceeded"}],"messages":[]})",
+            ErrorKind::rate_limited, "Capacity temporarily exceeded", "3040", true},
+        Case{
+            "workers_429_daily", Backend::workers_ai, 429,
+            R"({"result":null,"success":false,"errors":[{"code":4006,"message":"you have used up your daily free allocation"}],"messages":[]})",
+            ErrorKind::quota_exhausted, "you have used up your daily free allocation", "4006",
+            false},
+        Case{"typesafe_detail_object", Backend::systemone, 529,
+             R"({"detail":{"type":"overloaded_error","message":"Overloaded"}})",
              ErrorKind::server_error, "Overloaded", "overloaded_error", true},
-        Case{"typesafe_error_type", Backend::systemone, 401, R"({"detail":{"error_type":"authentication_error","message":"Invalid API key"}})",
+        Case{"typesafe_error_type", Backend::systemone, 401,
+             R"({"detail":{"error_type":"authentication_error","message":"Invalid API key"}})",
              ErrorKind::authentication, "Invalid API key", "authentication_error", false},
-        Case{"typesafe_422_list", Backend::systemone, 422, R"({"detail":[{"loc":["body","state"],"msg":"Field required","type":"missing"}]})",
+        Case{"typesafe_422_list", Backend::systemone, 422,
+             R"({"detail":[{"loc":["body","state"],"msg":"Field required","type":"missing"}]})",
              ErrorKind::request_rejected, "state: Field required", "", false},
         Case{"typesafe_detail_string", Backend::systemone, 400, R"({"detail":"Bad request"})",
              ErrorKind::request_rejected, "Bad request", "", false},
-        Case{"llamacpp_422", Backend::systemone, 422, R"({"error":{"code":422,"message":"score needs 2 levels","type":"unprocessable_entity_error"}})",
-             ErrorKind::request_rejected, "score needs 2 levels", "unprocessable_entity_error", false},
-        Case{"ollaya_503_queue_full", Backend::systemone, 503, R"({"error":"queue is full","code":"QUEUE_FULL","detail":null})",
+        Case{
+            "llamacpp_422", Backend::systemone, 422,
+            R"({"error":{"code":422,"message":"score needs 2 levels","type":"unprocessable_entity_error"}})",
+            ErrorKind::request_rejected, "score needs 2 levels", "unprocessable_entity_error",
+            false},
+        Case{"ollaya_503_queue_full", Backend::systemone, 503,
+             R"({"error":"queue is full","code":"QUEUE_FULL","detail":null})",
              ErrorKind::server_error, "queue is full", "QUEUE_FULL", true},
-        Case{"ollaya_422_tv17", Backend::systemone, 422,
-             R"({"error":"state: Field required; questions.urgency.score.criteria: List should have at least 2 items after validation, not 1","code":"INVALID_REQUEST","detail":[{"loc":["body","state"],"msg":"Field required","type":"missing"}]})",
-             ErrorKind::request_rejected, "state: Field required; questions.urgency.score.criteria: List should have at least 2 items after validation, not 1", "INVALID_REQUEST", false},
+        Case{
+            "ollaya_422_tv17", Backend::systemone, 422,
+            R"({"error":"state: Field required; questions.urgency.score.criteria: List should have at least 2 items after validation, not 1","code":"INVALID_REQUEST","detail":[{"loc":["body","state"],"msg":"Field required","type":"missing"}]})",
+            ErrorKind::request_rejected,
+            "state: Field required; questions.urgency.score.criteria: List should have at least 2 "
+            "items after validation, not 1",
+            "INVALID_REQUEST", false},
         Case{"llmman_501", Backend::systemone, 501, R"({"error":"engine cannot serve decisions"})",
              ErrorKind::server_error, "engine cannot serve decisions", "", false},
         Case{"proxy_502_html", Backend::systemone, 502, "<html>Bad Gateway</html>\n",
              ErrorKind::server_error, "<html>Bad Gateway</html>", "", true},
         Case{"timeout_408", Backend::systemone, 408, "", ErrorKind::timeout, "", "", true},
-        Case{"redirect_302", Backend::systemone, 302, "", ErrorKind::invalid_response, "", "", false}),
+        Case{"redirect_302", Backend::systemone, 302, "", ErrorKind::invalid_response, "", "",
+             false}),
     [](const auto& param_info) { return param_info.param.name; });
 
 TEST(ErrorHints, SayWhatToDo) {
-  EXPECT_NE(map(Backend::ollama, 404, "404 page not found").message.find("upgrade Ollama to 0.35.1"),
+  EXPECT_NE(
+      map(Backend::ollama, 404, "404 page not found").message.find("upgrade Ollama to 0.35.1"),
+      std::string::npos);
+  EXPECT_NE(map(Backend::ollama, 404, R"({"error":"model not found"})")
+                .message.find("ollama pull clef-flash"),
             std::string::npos);
-  EXPECT_NE(map(Backend::ollama, 404, R"({"error":"model not found"})").message.find("ollama pull clef-flash"),
+  EXPECT_NE(map(Backend::workers_ai, 401, "{}").message.find("CLOUDFLARE_API_TOKEN"),
             std::string::npos);
-  EXPECT_NE(map(Backend::workers_ai, 401, "{}").message.find("CLOUDFLARE_API_TOKEN"), std::string::npos);
 }
 
 TEST(RetryAfter, MillisecondsWinOverSecondsAndDatesWork) {
@@ -117,7 +147,9 @@ TEST(WorkersEnvelope, UnsuccessfulAt200IsAnError) {
   clef::HttpResponse r;
   r.status = 200;
   auto inner = clef::detail::unwrap_workers_envelope(
-      clef::detail::Json::parse(R"({"result":{},"success":false,"errors":[{"code":5006,"message":"Bad input"}],"messages":[]})"), r);
+      clef::detail::Json::parse(
+          R"({"result":{},"success":false,"errors":[{"code":5006,"message":"Bad input"}],"messages":[]})"),
+      r);
   ASSERT_FALSE(inner.ok());
   EXPECT_EQ(inner.error().server_code, "5006");
   EXPECT_EQ(inner.error().server_message, "Bad input");

@@ -24,7 +24,8 @@ TEST(OllamaHost, ReadLikeOllamasOwnTools) {
       {"[fe80::1]", "http://[fe80::1]:11434"},
       {"example.com:99999", "http://127.0.0.1:11434"},
   };
-  for (const auto& [in, out] : cases) EXPECT_EQ(clef::ollama_base_url(in), out) << "OLLAMA_HOST=" << in;
+  for (const auto& [in, out] : cases)
+    EXPECT_EQ(clef::ollama_base_url(in), out) << "OLLAMA_HOST=" << in;
 }
 
 }  // namespace

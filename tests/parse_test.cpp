@@ -25,8 +25,9 @@ Question label_question() {
 }
 
 Question team3(const char* third = "other") {
-  return Question::choice("team", "Which team?",
-                          {{"billing", std::nullopt}, {"technical", std::nullopt}, {third, std::nullopt}});
+  return Question::choice(
+      "team", "Which team?",
+      {{"billing", std::nullopt}, {"technical", std::nullopt}, {third, std::nullopt}});
 }
 
 TEST(Parse, Tv1OllamaChoice) {
@@ -66,19 +67,21 @@ TEST(Parse, Tv5TypeSafeNoul) {
 }
 
 TEST(Parse, Tv6TypeSafeChoiceWithZeroAndScoreWithLegend) {
-  const auto choice = parse(R"({"model":"jev-1.13.0","answers":{"department":{"type":"choice",
+  const auto choice = parse(
+      R"({"model":"jev-1.13.0","answers":{"department":{"type":"choice",
       "choice":"billing","probabilities":{"billing":0.88,"technical":0.12,"sales":0.0},
       "confidence":0.81}},"usage":{"input_tokens":318,"output_tokens":34}})",
-                            {Question::choice("department", "Which team?",
-                                              {{"billing", std::nullopt}, {"technical", std::nullopt},
-                                               {"sales", std::nullopt}})});
+      {Question::choice(
+          "department", "Which team?",
+          {{"billing", std::nullopt}, {"technical", std::nullopt}, {"sales", std::nullopt}})});
   EXPECT_TRUE(choice.all_ok());
   EXPECT_EQ(choice.answers[0].choice()->probabilities[2].probability, 0.0);
 
-  const auto score = parse(R"({"answers":{"frustration":{"type":"score","score":1.05,
+  const auto score = parse(
+      R"({"answers":{"frustration":{"type":"score","score":1.05,
       "legend":{"0":"Calm","1":"Frustrated","2":"Very angry"},
       "probabilities":{"0":0.0,"1":0.95,"2":0.05},"confidence":0.92}}})",
-                           {Question::score("frustration", "How frustrated?", {"Calm", "Frustrated", "Very angry"})});
+      {Question::score("frustration", "How frustrated?", {"Calm", "Frustrated", "Very angry"})});
   const auto* s = score.answers[0].score();
   ASSERT_NE(s, nullptr);
   EXPECT_DOUBLE_EQ(s->score, 1.05);
@@ -87,12 +90,14 @@ TEST(Parse, Tv6TypeSafeChoiceWithZeroAndScoreWithLegend) {
 }
 
 TEST(Parse, Tv12WorkersEnvelopeUnwrapped) {
-  const std::string tv12 = R"({"result":{"model":"clef-flash","answers":{"urgent":{"type":"noul","noul":0.9539},"team":{"type":"choice","choice":"technical","probabilities":{"billing":0.0332,"technical":0.9559,"sales":0.0109},"confidence":0.8724},"severity":{"type":"score","score":2.7227,"legend":{"0":"No impact","1":"Minor","2":"Major","3":"Critical"},"probabilities":{"0":0.0156,"1":0.0145,"2":0.2016,"3":0.7683},"confidence":0.5086}},"usage":{"input_tokens":336,"output_tokens":0}},"success":true,"errors":[],"messages":[]})";
+  const std::string tv12 =
+      R"({"result":{"model":"clef-flash","answers":{"urgent":{"type":"noul","noul":0.9539},"team":{"type":"choice","choice":"technical","probabilities":{"billing":0.0332,"technical":0.9559,"sales":0.0109},"confidence":0.8724},"severity":{"type":"score","score":2.7227,"legend":{"0":"No impact","1":"Minor","2":"Major","3":"Critical"},"probabilities":{"0":0.0156,"1":0.0145,"2":0.2016,"3":0.7683},"confidence":0.5086}},"usage":{"input_tokens":336,"output_tokens":0}},"success":true,"errors":[],"messages":[]})";
   auto inner = clef::detail::unwrap_workers_envelope(Json::parse(tv12), clef::HttpResponse{});
   ASSERT_TRUE(inner.ok());
-  const auto d = parse(inner.value().dump(),
-                       {Question::yes_no("urgent", "Is this support request urgent?"), team3("sales"),
-                        Question::score("severity", "How severe?", {"No impact", "Minor", "Major", "Critical"})});
+  const auto d = parse(
+      inner.value().dump(),
+      {Question::yes_no("urgent", "Is this support request urgent?"), team3("sales"),
+       Question::score("severity", "How severe?", {"No impact", "Minor", "Major", "Critical"})});
   ASSERT_TRUE(d.all_ok());
   EXPECT_EQ(d.answers[1].winner(), "technical");
   EXPECT_EQ(d.answers[2].score()->most_likely_level, 3);
@@ -100,11 +105,14 @@ TEST(Parse, Tv12WorkersEnvelopeUnwrapped) {
 }
 
 TEST(Parse, Tv17OllayaConfidenceBeforeProbabilities) {
-  const auto d = parse(R"({"model":"laya:en","answers":{"intent":{"type":"choice","choice":"invoice",
+  const auto d =
+      parse(R"({"model":"laya:en","answers":{"intent":{"type":"choice","choice":"invoice",
       "confidence":0.8995,"probabilities":{"invoice":0.933,"refund":0.021,"other":0.046}},
       "billing":{"type":"noul","noul":0.9641}},"usage":{"input_tokens":71,"output_tokens":0}})",
-                       {Question::choice("intent", "What?", {{"invoice", std::nullopt}, {"refund", std::nullopt}, {"other", std::nullopt}}),
-                        Question::yes_no("billing", "Is this about billing?")});
+            {Question::choice(
+                 "intent", "What?",
+                 {{"invoice", std::nullopt}, {"refund", std::nullopt}, {"other", std::nullopt}}),
+             Question::yes_no("billing", "Is this about billing?")});
   ASSERT_TRUE(d.all_ok());
   EXPECT_EQ(d.answers[0].choice()->choice, "invoice");
 }
@@ -157,28 +165,57 @@ INSTANTIATE_TEST_SUITE_P(
     Parse, MalformedAnswer,
     ::testing::Values(
         Malformed{"missing", "", AnswerStatus::missing, "no answer"},
-        Malformed{"refusal", R"({"type":"refusal","refusal":"policy"})", AnswerStatus::refused, "policy"},
-        Malformed{"wrong_type", R"({"type":"noul","noul":0.4})", AnswerStatus::wrong_type, "asked choice, got \"noul\""},
-        Malformed{"no_probabilities", R"({"type":"choice","choice":"billing"})", AnswerStatus::invalid, "no probabilities"},
-        Malformed{"option_missing", R"({"type":"choice","choice":"billing","probabilities":{"billing":0.6,"technical":0.4}})", AnswerStatus::invalid, "no probability for \"other\""},
-        Malformed{"unknown_option", R"({"type":"choice","choice":"billing","probabilities":{"billing":0.6,"technical":0.2,"other":0.1,"sales":0.1}})", AnswerStatus::invalid, "unknown option \"sales\""},
-        Malformed{"out_of_range", R"({"type":"choice","choice":"billing","probabilities":{"billing":1.2,"technical":-0.1,"other":-0.1}})", AnswerStatus::invalid, "not in [0, 1]"},
-        Malformed{"string_probability", R"({"type":"choice","choice":"billing","probabilities":{"billing":"0.9","technical":0.05,"other":0.05}})", AnswerStatus::invalid, "not in [0, 1]"},
-        Malformed{"sum_far_off", R"({"type":"choice","choice":"billing","probabilities":{"billing":0.5,"technical":0.2,"other":0.1}})", AnswerStatus::invalid, "sum to 0.8"},
-        Malformed{"winner_not_argmax", R"({"type":"choice","choice":"other","probabilities":{"billing":0.7,"technical":0.2,"other":0.1}})", AnswerStatus::invalid, "\"billing\" is more likely"},
-        Malformed{"winner_unknown", R"({"type":"choice","choice":"sales","probabilities":{"billing":0.7,"technical":0.2,"other":0.1}})", AnswerStatus::invalid, "unknown option"},
+        Malformed{"refusal", R"({"type":"refusal","refusal":"policy"})", AnswerStatus::refused,
+                  "policy"},
+        Malformed{"wrong_type", R"({"type":"noul","noul":0.4})", AnswerStatus::wrong_type,
+                  "asked choice, got \"noul\""},
+        Malformed{"no_probabilities", R"({"type":"choice","choice":"billing"})",
+                  AnswerStatus::invalid, "no probabilities"},
+        Malformed{
+            "option_missing",
+            R"({"type":"choice","choice":"billing","probabilities":{"billing":0.6,"technical":0.4}})",
+            AnswerStatus::invalid, "no probability for \"other\""},
+        Malformed{
+            "unknown_option",
+            R"({"type":"choice","choice":"billing","probabilities":{"billing":0.6,"technical":0.2,"other":0.1,"sales":0.1}})",
+            AnswerStatus::invalid, "unknown option \"sales\""},
+        Malformed{
+            "out_of_range",
+            R"({"type":"choice","choice":"billing","probabilities":{"billing":1.2,"technical":-0.1,"other":-0.1}})",
+            AnswerStatus::invalid, "not in [0, 1]"},
+        Malformed{
+            "string_probability",
+            R"({"type":"choice","choice":"billing","probabilities":{"billing":"0.9","technical":0.05,"other":0.05}})",
+            AnswerStatus::invalid, "not in [0, 1]"},
+        Malformed{
+            "sum_far_off",
+            R"({"type":"choice","choice":"billing","probabilities":{"billing":0.5,"technical":0.2,"other":0.1}})",
+            AnswerStatus::invalid, "sum to 0.8"},
+        Malformed{
+            "winner_not_argmax",
+            R"({"type":"choice","choice":"other","probabilities":{"billing":0.7,"technical":0.2,"other":0.1}})",
+            AnswerStatus::invalid, "\"billing\" is more likely"},
+        Malformed{
+            "winner_unknown",
+            R"({"type":"choice","choice":"sales","probabilities":{"billing":0.7,"technical":0.2,"other":0.1}})",
+            AnswerStatus::invalid, "unknown option"},
         Malformed{"not_object", R"("billing")", AnswerStatus::invalid, "not an object"}),
     [](const auto& param_info) { return param_info.param.name; });
 
 TEST(Parse, ScoreChecks) {
   const Question severity = Question::score("sev", "How bad?", {"a", "b", "c", "d", "e"});
   // A live server returned 3.99 with p4 = 1.0: accepted, reported as sent.
-  auto d = parse(R"({"answers":{"sev":{"type":"score","score":3.99,"probabilities":{"0":0,"1":0,"2":0,"3":0,"4":1.0}}}})", {severity});
+  auto d = parse(
+      R"({"answers":{"sev":{"type":"score","score":3.99,"probabilities":{"0":0,"1":0,"2":0,"3":0,"4":1.0}}}})",
+      {severity});
   ASSERT_TRUE(d.answers[0].ok()) << d.answers[0].problem;
   EXPECT_EQ(d.answers[0].score()->most_likely_level, 4);
-  d = parse(R"({"answers":{"sev":{"type":"score","score":1.0,"probabilities":{"0":0,"1":0,"2":0,"3":0,"4":1.0}}}})", {severity});
+  d = parse(
+      R"({"answers":{"sev":{"type":"score","score":1.0,"probabilities":{"0":0,"1":0,"2":0,"3":0,"4":1.0}}}})",
+      {severity});
   EXPECT_EQ(d.answers[0].status, AnswerStatus::invalid);
-  d = parse(R"({"answers":{"sev":{"type":"score","score":1.0,"probabilities":{"0":0,"1":1}}}})", {severity});
+  d = parse(R"({"answers":{"sev":{"type":"score","score":1.0,"probabilities":{"0":0,"1":1}}}})",
+            {severity});
   EXPECT_NE(d.answers[0].problem.find("no probability for \"2\""), std::string::npos);
 }
 
@@ -206,7 +243,8 @@ TEST(Parse, BodyLevelFailures) {
 }
 
 TEST(Parse, TruncatedJsonGivesByteOffset) {
-  auto parsed = clef::detail::parse_json(R"({"answers":{"team":{"ty)", clef::ErrorKind::invalid_response, "the response body");
+  auto parsed = clef::detail::parse_json(R"({"answers":{"team":{"ty)",
+                                         clef::ErrorKind::invalid_response, "the response body");
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().where, "byte 23");
   EXPECT_NE(parsed.error().message.find("truncated"), std::string::npos);

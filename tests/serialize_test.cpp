@@ -27,7 +27,9 @@ clef::Error error_of(const DecisionRequest& request, Backend backend = Backend::
 }
 
 /// Compact, order-preserving form of a vector's JSON, for byte comparison modulo whitespace.
-std::string compact(const std::string& json_text) { return Json::parse(json_text).dump(); }
+std::string compact(const std::string& json_text) {
+  return Json::parse(json_text).dump();
+}
 
 DecisionRequest card_request() {
   DecisionRequest request;
@@ -66,30 +68,35 @@ TEST(Serialize, Tv3ThreeQuestionTypesInOrder) {
       Question::yes_no("refund", "Does the customer explicitly ask for a refund?"));
   request.questions.push_back(
       Question::score("urgency", "How urgent is this ticket?", {"Routine", "Soon", "Urgent"}));
-  const std::string tv3 = R"({"model":"nimble","state":{"ticket":"I was charged twice. Please refund the extra payment."},"questions":{"team":{"type":"choice","instructions":"Which team should handle this ticket?","criteria":{"billing":"Payments and refunds","technical":"Bugs and integrations","other":"None of the above"}},"refund":{"type":"noul","instructions":"Does the customer explicitly ask for a refund?"},"urgency":{"type":"score","instructions":"How urgent is this ticket?","criteria":["Routine","Soon","Urgent"]}}})";
+  const std::string tv3 =
+      R"({"model":"nimble","state":{"ticket":"I was charged twice. Please refund the extra payment."},"questions":{"team":{"type":"choice","instructions":"Which team should handle this ticket?","criteria":{"billing":"Payments and refunds","technical":"Bugs and integrations","other":"None of the above"}},"refund":{"type":"noul","instructions":"Does the customer explicitly ask for a refund?"},"urgency":{"type":"score","instructions":"How urgent is this ticket?","criteria":["Routine","Soon","Urgent"]}}})";
   EXPECT_EQ(body_of(request, Backend::ollama, "nimble"), compact(tv3));
 }
 
 TEST(Serialize, Tv4NoulCriteriaTextState) {
   DecisionRequest request;
   request.state = clef::State::text("Hello World");
-  request.questions.push_back(Question::yes_no("says_hello", "Does the state text contain a greeting?",
-                                               "The state text contains a greeting.",
-                                               "The state text does not contain a greeting."));
-  const std::string tv4 = R"({"model":"clef-flash:9b","state":"Hello World","questions":{"says_hello":{"type":"noul","instructions":"Does the state text contain a greeting?","criteria":{"true":"The state text contains a greeting.","false":"The state text does not contain a greeting."}}}})";
+  request.questions.push_back(Question::yes_no(
+      "says_hello", "Does the state text contain a greeting?",
+      "The state text contains a greeting.", "The state text does not contain a greeting."));
+  const std::string tv4 =
+      R"({"model":"clef-flash:9b","state":"Hello World","questions":{"says_hello":{"type":"noul","instructions":"Does the state text contain a greeting?","criteria":{"true":"The state text contains a greeting.","false":"The state text does not contain a greeting."}}}})";
   EXPECT_EQ(body_of(request, Backend::ollama, "clef-flash:9b"), compact(tv4));
 }
 
 TEST(Serialize, NullDescriptionsAndStateKeyOrderKept) {
   DecisionRequest request;
-  request.state = clef::State::json(R"({"subject":"Invoice","message":"Can I get one?","a":1})").value();
-  request.questions.push_back(Question::choice(
-      "route", "Which team should handle this?",
-      {{"billing", "payments and refunds"}, {"shipping", std::nullopt}, {"technical", std::nullopt}}));
-  EXPECT_EQ(body_of(request),
-            R"({"model":"clef-flash","state":{"subject":"Invoice","message":"Can I get one?","a":1},)"
-            R"("questions":{"route":{"type":"choice","instructions":"Which team should handle this?",)"
-            R"("criteria":{"billing":"payments and refunds","shipping":null,"technical":null}}}})");
+  request.state =
+      clef::State::json(R"({"subject":"Invoice","message":"Can I get one?","a":1})").value();
+  request.questions.push_back(Question::choice("route", "Which team should handle this?",
+                                               {{"billing", "payments and refunds"},
+                                                {"shipping", std::nullopt},
+                                                {"technical", std::nullopt}}));
+  EXPECT_EQ(
+      body_of(request),
+      R"({"model":"clef-flash","state":{"subject":"Invoice","message":"Can I get one?","a":1},)"
+      R"("questions":{"route":{"type":"choice","instructions":"Which team should handle this?",)"
+      R"("criteria":{"billing":"payments and refunds","shipping":null,"technical":null}}}})");
 }
 
 TEST(Serialize, KeepAliveNumberAndDuration) {
@@ -117,8 +124,9 @@ TEST(Serialize, ImagesRawBase64ForOllamaDataUrlForOthers) {
   DecisionRequest request = card_request();
   request.images.push_back(clef::Image::from_bytes(std::string("\xFF\xD8\xFF\xE0", 4)).value());
   EXPECT_NE(body_of(request).find(R"("images":["/9j/4A=="])"), std::string::npos);
-  EXPECT_NE(body_of(request, Backend::workers_ai).find(R"("images":["data:image/jpeg;base64,/9j/4A=="])"),
-            std::string::npos);
+  EXPECT_NE(
+      body_of(request, Backend::workers_ai).find(R"("images":["data:image/jpeg;base64,/9j/4A=="])"),
+      std::string::npos);
   for (int i = 0; i < 4; ++i) request.images.push_back(request.images.front());
   EXPECT_EQ(error_of(request, Backend::workers_ai).where, "images");
 }
@@ -130,8 +138,10 @@ TEST(Serialize, QuestionRulesNameTheQuestion) {
   };
   const std::vector<Case> cases = {
       {Question::choice("team", "Which?", {{"only", std::nullopt}}), "at least 2 options"},
-      {Question::choice("team", "Which?", {{"a", std::nullopt}, {"a", std::nullopt}}), "appears twice"},
-      {Question::choice("team", "  ", {{"a", std::nullopt}, {"b", std::nullopt}}), "instructions are empty"},
+      {Question::choice("team", "Which?", {{"a", std::nullopt}, {"a", std::nullopt}}),
+       "appears twice"},
+      {Question::choice("team", "  ", {{"a", std::nullopt}, {"b", std::nullopt}}),
+       "instructions are empty"},
       {Question::score("sev", "How bad?", {"low"}), "2 to 10 levels"},
       {Question::score("sev", "How bad?", std::vector<std::string>(11, "x")), "2 to 10 levels"},
       {Question::score("sev", "How bad?", {"low", ""}), "level 1 has no description"},
@@ -151,7 +161,8 @@ TEST(Serialize, QuestionRulesNameTheQuestion) {
 TEST(Serialize, QuestionSetLimits) {
   DecisionRequest request;
   EXPECT_NE(error_of(request).message.find("at least one question"), std::string::npos);
-  for (int i = 0; i < 65; ++i) request.questions.push_back(Question::yes_no("q" + std::to_string(i), "Is it?"));
+  for (int i = 0; i < 65; ++i)
+    request.questions.push_back(Question::yes_no("q" + std::to_string(i), "Is it?"));
   EXPECT_NE(error_of(request).message.find("at most 64"), std::string::npos);
   request.questions = {Question::yes_no("q", "Is it?"), Question::yes_no("q", "Again?")};
   EXPECT_NE(error_of(request).message.find("used twice"), std::string::npos);

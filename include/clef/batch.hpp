@@ -38,12 +38,12 @@ using RequestSource = std::function<std::optional<Result<DecisionRequest>>()>;
 using ResultSink = std::function<void(std::size_t index, Result<Decision>&& result)>;
 
 struct BatchSummary {
-  std::size_t started = 0;    ///< Items taken from the source.
-  std::size_t succeeded = 0;  ///< Delivered with a Decision.
-  std::size_t failed = 0;     ///< Delivered with an Error.
+  std::size_t started = 0;       ///< Items taken from the source.
+  std::size_t succeeded = 0;     ///< Delivered with a Decision.
+  std::size_t failed = 0;        ///< Delivered with an Error.
   std::size_t deduplicated = 0;  ///< Delivered from an identical earlier request.
-  std::size_t throttled = 0;  ///< 429/503 responses that paused the batch.
-  bool stopped = false;       ///< BatchOptions::stop ended the run early.
+  std::size_t throttled = 0;     ///< 429/503 responses that paused the batch.
+  bool stopped = false;          ///< BatchOptions::stop ended the run early.
 };
 
 /// The streaming engine behind decide_all and `clef batch`: memory stays flat however long

@@ -2,7 +2,8 @@
 //
 //     #include <clef/clef.hpp>
 //
-//     auto client = clef::Client::create(clef::ClientOptions::from_environment(clef::Backend::ollama));
+//     auto client =
+//     clef::Client::create(clef::ClientOptions::from_environment(clef::Backend::ollama));
 //     clef::DecisionRequest request;
 //     request.state = clef::State::json(R"({"ticket":"I was charged twice."})").value();
 //     request.questions.push_back(clef::Question::choice(

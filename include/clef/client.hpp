@@ -76,9 +76,9 @@ std::string ollama_base_url(std::string_view ollama_host);
 
 /// A System One client. Cheap to share across threads; decide() may be called concurrently.
 ///
-///     auto client = clef::Client::create(clef::ClientOptions::from_environment(clef::Backend::ollama));
-///     if (!client) return fail(client.error());
-///     auto decision = client->decide(request);
+///     auto client =
+///     clef::Client::create(clef::ClientOptions::from_environment(clef::Backend::ollama)); if
+///     (!client) return fail(client.error()); auto decision = client->decide(request);
 class Client {
  public:
   /// Checks the options (URL, credentials) and builds the client.

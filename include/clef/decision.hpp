@@ -20,11 +20,11 @@ struct OptionProbability {
 /// Answer to a choice question. `probabilities` follows the question's option order,
 /// whatever order the server sent its keys in.
 struct ChoiceAnswer {
-  std::string choice;  ///< The most likely label (ties: the first in option order).
+  std::string choice;      ///< The most likely label (ties: the first in option order).
   double probability = 0;  ///< P(choice).
   std::vector<OptionProbability> probabilities;
   std::optional<double> server_confidence;  ///< As the server reported it (formulas differ).
-  double confidence = 0;  ///< clef's own, for every server: 1 − H(p)/ln N.
+  double confidence = 0;                    ///< clef's own, for every server: 1 − H(p)/ln N.
 };
 
 enum class Verdict { yes, no, unknown };
@@ -97,9 +97,9 @@ struct Usage {
 struct Decision {
   std::string model;  ///< As the server reported it ("clef-flash", "jev-1.13.0").
   Usage usage;
-  std::string request_id;         ///< From the server's request id header, if any.
-  std::vector<Answer> answers;    ///< One per question, in question order.
-  std::string raw_json;           ///< The response body (inside Workers AI's envelope).
+  std::string request_id;       ///< From the server's request id header, if any.
+  std::vector<Answer> answers;  ///< One per question, in question order.
+  std::string raw_json;         ///< The response body (inside Workers AI's envelope).
 
   /// The answer for `question`, or nullptr.
   const Answer* answer(std::string_view question) const noexcept;

@@ -18,10 +18,10 @@ enum class ErrorKind {
   not_found,          ///< HTTP 404: model not pulled, or no System One endpoint. Retry: no.
   rate_limited,       ///< HTTP 429 the server expects to clear. Retry: yes, after Retry-After.
   quota_exhausted,    ///< HTTP 429 for a used-up allocation (Workers AI 4006). Retry: no.
-  request_rejected,   ///< Other HTTP 4xx (400, 413, 422...): the server refused the body. Retry: no.
-  server_error,       ///< HTTP 5xx or 529 (overloaded). Retry: yes, except 501.
-  invalid_response,   ///< The server answered 2xx with a body clef cannot use. Retry: no.
-  cancelled,          ///< The caller cancelled the call. Retry: no.
+  request_rejected,  ///< Other HTTP 4xx (400, 413, 422...): the server refused the body. Retry: no.
+  server_error,      ///< HTTP 5xx or 529 (overloaded). Retry: yes, except 501.
+  invalid_response,  ///< The server answered 2xx with a body clef cannot use. Retry: no.
+  cancelled,         ///< The caller cancelled the call. Retry: no.
 };
 
 /// A stable lower_snake name for the kind, as printed in JSON output ("rate_limited").

@@ -32,7 +32,8 @@ struct ChoiceOption {
 ///         {{"billing", "Payments and refunds"}, {"technical", "Bugs and integrations"},
 ///          {"other", "None of the above"}});
 ///     auto refund = clef::Question::yes_no("refund", "Does the customer ask for a refund?");
-///     auto urgency = clef::Question::score("urgency", "How urgent?", {"Routine", "Soon", "Urgent"});
+///     auto urgency = clef::Question::score("urgency", "How urgent?", {"Routine", "Soon",
+///     "Urgent"});
 struct Question {
   std::string name;
   QuestionType type = QuestionType::choice;

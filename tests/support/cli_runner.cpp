@@ -9,7 +9,8 @@
 
 namespace clef::testing {
 
-CliResult run_clef(const std::vector<std::string>& args, const std::string& stdin_text, bool piped) {
+CliResult run_clef(const std::vector<std::string>& args, const std::string& stdin_text,
+                   bool piped) {
   std::vector<std::string> storage = {"clef"};
   storage.insert(storage.end(), args.begin(), args.end());
   std::vector<char*> argv;

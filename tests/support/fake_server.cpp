@@ -42,9 +42,12 @@ std::vector<double> softmax(const std::vector<double>& logits) {
 int decimals_of(ServerShape shape) {
   switch (shape) {
     case ServerShape::workers_ai:
-    case ServerShape::ollaya: return 4;
-    case ServerShape::typesafe: return 2;
-    default: return -1;  // Ollama, llama.cpp, Laya: unrounded floats
+    case ServerShape::ollaya:
+      return 4;
+    case ServerShape::typesafe:
+      return 2;
+    default:
+      return -1;  // Ollama, llama.cpp, Laya: unrounded floats
   }
 }
 
@@ -62,7 +65,8 @@ Json number_as_sent(ServerShape shape, double value) {
 
 double entropy_confidence(const std::vector<double>& p) {
   double h = 0;
-  for (double x : p) if (x > 0) h -= x * std::log(x);
+  for (double x : p)
+    if (x > 0) h -= x * std::log(x);
   return 1.0 - h / std::log(static_cast<double>(p.size()));
 }
 
@@ -95,7 +99,8 @@ Json probabilities_object(ServerShape shape, const std::vector<std::string>& key
 /// the Ollama decision guide reports a refund probability of 0.9989. The fake replays them.
 constexpr const char* card_ticket = "I was charged twice. Please refund the extra payment.";
 
-std::optional<std::vector<double>> recorded_choice(const std::string& state, const std::vector<std::string>& keys) {
+std::optional<std::vector<double>> recorded_choice(const std::string& state,
+                                                   const std::vector<std::string>& keys) {
   if (state.find(card_ticket) == std::string::npos) return std::nullopt;
   if (keys != std::vector<std::string>{"billing", "technical", "other"}) return std::nullopt;
   return std::vector<double>{0.9764, 0.0128, 0.0109};
@@ -118,8 +123,9 @@ Json answer_for(ServerShape shape, const std::string& state, const std::string& 
   } else {
     for (std::size_t i = 0; i < question["criteria"].size(); ++i) {
       keys.push_back(std::to_string(i));
-      legend.push_back(question["criteria"][i].is_string() ? question["criteria"][i].get<std::string>()
-                                                           : question["criteria"][i].dump());
+      legend.push_back(question["criteria"][i].is_string()
+                           ? question["criteria"][i].get<std::string>()
+                           : question["criteria"][i].dump());
     }
   }
   std::vector<double> logits;
@@ -153,26 +159,44 @@ Reply error_reply(ServerShape shape, int status, const std::string& message,
   Reply reply;
   reply.status = status;
   switch (shape) {
-    case ServerShape::ollama: reply.body = {{"error", message}}; break;
+    case ServerShape::ollama:
+      reply.body = {{"error", message}};
+      break;
     case ServerShape::workers_ai:
-      reply.body = {{"errors", Json::array({{{"message", message}, {"code", code.empty() ? 5006 : std::stoi(code)}}})},
-                    {"success", false}, {"result", Json::object()}, {"messages", Json::array()}};
+      reply.body = {
+          {"errors",
+           Json::array({{{"message", message}, {"code", code.empty() ? 5006 : std::stoi(code)}}})},
+          {"success", false},
+          {"result", Json::object()},
+          {"messages", Json::array()}};
       break;
     case ServerShape::typesafe:
       if (status == 422) {
-        reply.body = {{"detail", Json::array({{{"loc", Json::array({"body", code.empty() ? "questions" : code})},
-                                               {"msg", message}, {"type", "value_error"}}})}};
+        reply.body = {
+            {"detail",
+             Json::array({{{"loc", Json::array({"body", code.empty() ? "questions" : code})},
+                           {"msg", message},
+                           {"type", "value_error"}}})}};
       } else {
-        reply.body = {{"detail", {{"type", code.empty() ? "invalid_request_error" : code}, {"message", message}}}};
+        reply.body = {
+            {"detail",
+             {{"type", code.empty() ? "invalid_request_error" : code}, {"message", message}}}};
       }
       break;
     case ServerShape::llamacpp:
-      reply.body = {{"error", {{"code", status}, {"message", message},
-                               {"type", status == 422 ? "unprocessable_entity_error" : "invalid_request_error"}}}};
+      reply.body = {
+          {"error",
+           {{"code", status},
+            {"message", message},
+            {"type", status == 422 ? "unprocessable_entity_error" : "invalid_request_error"}}}};
       break;
-    case ServerShape::laya: reply.body = {{"detail", message}}; break;
+    case ServerShape::laya:
+      reply.body = {{"detail", message}};
+      break;
     case ServerShape::ollaya:
-      reply.body = {{"error", message}, {"code", code.empty() ? "INVALID_REQUEST" : code}, {"detail", Json::array()}};
+      reply.body = {{"error", message},
+                    {"code", code.empty() ? "INVALID_REQUEST" : code},
+                    {"detail", Json::array()}};
       break;
   }
   return reply;
@@ -180,16 +204,20 @@ Reply error_reply(ServerShape shape, int status, const std::string& message,
 
 int invalid_status(ServerShape shape) {
   switch (shape) {
-    case ServerShape::ollama: return 400;
-    case ServerShape::workers_ai: return 400;
-    default: return 422;
+    case ServerShape::ollama:
+      return 400;
+    case ServerShape::workers_ai:
+      return 400;
+    default:
+      return 422;
   }
 }
 
 /// The checks the servers make on a body; the first problem found, or "".
 std::string check_body(ServerShape shape, const Json& body, bool has_images) {
   if (!body.is_object()) return "request body must be a JSON object";
-  static const std::set<std::string> known = {"model", "state", "questions", "images", "keep_alive"};
+  static const std::set<std::string> known = {"model", "state", "questions", "images",
+                                              "keep_alive"};
   if (shape == ServerShape::ollama) {
     for (const auto& item : body.items()) {
       if (!known.count(item.key())) return "json: unknown field \"" + item.key() + "\"";
@@ -268,7 +296,8 @@ void widen_listen_backlog(int port) {
     socklen_t flag_length = sizeof listening;
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) continue;
     if (address.sin_family != AF_INET || ntohs(address.sin_port) != port) continue;
-    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &flag_length) != 0 || !listening) continue;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &flag_length) != 0 || !listening)
+      continue;
     ::listen(fd, 1024);
     return;
   }
@@ -308,7 +337,8 @@ struct FakeServer::Impl {
   Reply simulate(const RecordedRequest& request) const {
     const auto body = Json::parse(request.body, nullptr, false);
     if (body.is_discarded()) {
-      if (shape == ServerShape::workers_ai) return error_reply(shape, 400, "Malformed JSON", "5006");
+      if (shape == ServerShape::workers_ai)
+        return error_reply(shape, 400, "Malformed JSON", "5006");
       return error_reply(shape, 400, "invalid JSON body");
     }
     std::string model = body.is_object() ? body.value("model", "") : "";
@@ -329,7 +359,8 @@ struct FakeServer::Impl {
     }
     if (shape == ServerShape::ollama) {
       if (std::find(other_models.begin(), other_models.end(), model) != other_models.end() ||
-          std::find(other_models.begin(), other_models.end(), model + ":latest") != other_models.end()) {
+          std::find(other_models.begin(), other_models.end(), model + ":latest") !=
+              other_models.end()) {
         return error_reply(shape, 400, "\"" + model + "\" does not support decisions");
       }
       if (!has_model(model)) {
@@ -346,8 +377,10 @@ struct FakeServer::Impl {
 
     const std::string state = body["state"].dump();
     Json answers = Json::object();
-    for (const auto& [name, q] : body["questions"].items()) answers[name] = answer_for(shape, state, name, q);
-    Json decision = {{"model", shape == ServerShape::typesafe ? "jev-1.13.0" : model}, {"answers", answers}};
+    for (const auto& [name, q] : body["questions"].items())
+      answers[name] = answer_for(shape, state, name, q);
+    Json decision = {{"model", shape == ServerShape::typesafe ? "jev-1.13.0" : model},
+                     {"answers", answers}};
     const int questions = static_cast<int>(body["questions"].size());
     decision["usage"] = {{"input_tokens", static_cast<int>(request.body.size() / 4)},
                          {"output_tokens", shape == ServerShape::typesafe ? questions * 10 : 0}};
@@ -358,7 +391,10 @@ struct FakeServer::Impl {
     Reply reply;
     reply.body = decision;
     if (shape == ServerShape::workers_ai) {
-      reply.body = {{"result", decision}, {"success", true}, {"errors", Json::array()}, {"messages", Json::array()}};
+      reply.body = {{"result", decision},
+                    {"success", true},
+                    {"errors", Json::array()},
+                    {"messages", Json::array()}};
     }
     return reply;
   }
@@ -404,11 +440,12 @@ FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
         if (scripted->truncate_at) {
           auto body = std::make_shared<std::string>(scripted->body);
           const std::size_t cut = *scripted->truncate_at;
-          res.set_content_provider(body->size(), scripted->content_type,
-                                   [body, cut](std::size_t offset, std::size_t, httplib::DataSink& sink) {
-                                     if (offset < cut) sink.write(body->data() + offset, cut - offset);
-                                     return false;  // close the connection mid-body
-                                   });
+          res.set_content_provider(
+              body->size(), scripted->content_type,
+              [body, cut](std::size_t offset, std::size_t, httplib::DataSink& sink) {
+                if (offset < cut) sink.write(body->data() + offset, cut - offset);
+                return false;  // close the connection mid-body
+              });
         } else {
           res.set_content(scripted->body, scripted->content_type);
         }
@@ -436,16 +473,20 @@ FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
     std::string model = body.is_object() ? body.value("model", body.value("name", "")) : "";
     if (model.find(':') == std::string::npos) model += ":latest";
     Json capabilities;
-    if (impl.has_model(model)) capabilities = {"completion", "decision", "vision"};
-    else if (std::find(impl.other_models.begin(), impl.other_models.end(), model) != impl.other_models.end()) {
+    if (impl.has_model(model))
+      capabilities = {"completion", "decision", "vision"};
+    else if (std::find(impl.other_models.begin(), impl.other_models.end(), model) !=
+             impl.other_models.end()) {
       capabilities = {"completion"};
     } else {
       res.status = 404;
-      res.set_content(Json({{"error", "model '" + model + "' not found"}}).dump(), "application/json");
+      res.set_content(Json({{"error", "model '" + model + "' not found"}}).dump(),
+                      "application/json");
       return;
     }
-    res.set_content(Json({{"capabilities", capabilities}, {"details", {{"family", "clef"}}}}).dump(),
-                    "application/json");
+    res.set_content(
+        Json({{"capabilities", capabilities}, {"details", {{"family", "clef"}}}}).dump(),
+        "application/json");
   });
   impl.server.Get("/api/tags", [this](const httplib::Request&, httplib::Response& res) {
     Json models = Json::array();
@@ -472,14 +513,19 @@ FakeServer::~FakeServer() {
   if (m_impl->thread.joinable()) m_impl->thread.join();
 }
 
-void FakeServer::set_models(std::vector<std::string> models) { m_impl->models = std::move(models); }
+void FakeServer::set_models(std::vector<std::string> models) {
+  m_impl->models = std::move(models);
+}
 
-void FakeServer::set_script(std::function<std::optional<Scripted>(const RecordedRequest&, int)> script) {
+void FakeServer::set_script(
+    std::function<std::optional<Scripted>(const RecordedRequest&, int)> script) {
   std::lock_guard<std::mutex> lock(m_impl->mutex);
   m_impl->script = std::move(script);
 }
 
-void FakeServer::set_version(std::string version) { m_impl->version = std::move(version); }
+void FakeServer::set_version(std::string version) {
+  m_impl->version = std::move(version);
+}
 
 std::vector<RecordedRequest> FakeServer::requests() const {
   std::lock_guard<std::mutex> lock(m_impl->mutex);

@@ -1,7 +1,8 @@
 // The test suite's fake System One server as a process, for benchmarks and for trying clef by
 // hand: prints "listening on http://127.0.0.1:PORT" and serves until stdin closes or SIGTERM.
 //
-//   fake_systemone_server [--shape ollama|workers_ai|typesafe|llamacpp|laya|ollaya] [--latency-ms N]
+//   fake_systemone_server [--shape ollama|workers_ai|typesafe|llamacpp|laya|ollaya] [--latency-ms
+//   N]
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -14,7 +15,9 @@
 namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
-extern "C" void on_signal(int) { g_stop = 1; }
+extern "C" void on_signal(int) {
+  g_stop = 1;
+}
 
 }  // namespace
 
@@ -28,12 +31,18 @@ int main(int argc, char** argv) {
     if (flag == "--latency-ms") {
       latency_ms = std::strtol(value.c_str(), nullptr, 10);
     } else if (flag == "--shape") {
-      if (value == "ollama") shape = ServerShape::ollama;
-      else if (value == "workers_ai") shape = ServerShape::workers_ai;
-      else if (value == "typesafe") shape = ServerShape::typesafe;
-      else if (value == "llamacpp") shape = ServerShape::llamacpp;
-      else if (value == "laya") shape = ServerShape::laya;
-      else if (value == "ollaya") shape = ServerShape::ollaya;
+      if (value == "ollama")
+        shape = ServerShape::ollama;
+      else if (value == "workers_ai")
+        shape = ServerShape::workers_ai;
+      else if (value == "typesafe")
+        shape = ServerShape::typesafe;
+      else if (value == "llamacpp")
+        shape = ServerShape::llamacpp;
+      else if (value == "laya")
+        shape = ServerShape::laya;
+      else if (value == "ollaya")
+        shape = ServerShape::ollaya;
       else {
         std::cerr << "unknown shape " << value << "\n";
         return 2;
