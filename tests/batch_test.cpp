@@ -34,33 +34,15 @@ clef::Client client_for(const FakeServer& server) {
 
 TEST(Batch, OneResultPerRequestInOrderUnderFaults) {
   FakeServer server;
-  // The first attempt of a third of the items fails: 429 with Retry-After, 503, or a connection
-  // dropped mid-body, in turn. The retry gets through.
-  std::mutex mutex;
-  std::set<std::string> seen;
-  int faults = 0;
-  server.set_script([&](const auto& request, int) -> std::optional<Scripted> {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!seen.insert(request.body).second || seen.size() % 3 != 0) return std::nullopt;
-    switch (faults++ % 3) {
-      case 0:
-        return Scripted{
-            429, R"({"error":"slow down"})", "application/json", {{"Retry-After", "0"}}};
-      case 1:
-        return Scripted{503, R"({"error":"busy"})"};
-      default: {
-        Scripted s{200, R"({"answers":{"urgent":{"type":"noul","noul":0.5}}})"};
-        s.truncate_at = 5;
-        return s;
-      }
-    }
-  });
+  // The first attempt of a third of the items fails (429, 503, dropped); the retry gets through.
+  auto faults = std::make_shared<std::atomic<int>>(0);
+  server.set_script(clef::testing::first_attempt_faults(3, faults));
   const auto requests = tickets(120);
   auto results = clef::decide_all(client_for(server), requests, {8});
   ASSERT_EQ(results.size(), requests.size());
   for (const auto& r : results) EXPECT_TRUE(r.ok()) << r.error().to_string();
   // The fake model is deterministic: each result belongs to its own request.
-  EXPECT_EQ(faults, 40);
+  EXPECT_EQ(faults->load(), 40);
   EXPECT_EQ(server.request_count(), 160);
   auto single = client_for(server).decide(requests[17]);
   EXPECT_EQ(results[17]->answers[0].noul()->p_true, single->answers[0].noul()->p_true);

@@ -66,25 +66,8 @@ std::vector<std::string> batch_args(const FakeServer& server, const std::string&
 TEST(CliBatch, EveryIdExactlyOnceInOrderUnderLatencyThrottlingAndDrops) {
   FakeServer server;
   server.set_latency(1ms);
-  std::mutex mutex;
-  std::set<std::string> seen;
-  int faults = 0;
-  server.set_script([&](const auto& request, int) -> std::optional<Scripted> {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!seen.insert(request.body).second || seen.size() % 4 != 0) return std::nullopt;
-    switch (faults++ % 3) {
-      case 0:
-        return Scripted{
-            429, R"({"error":"slow down"})", "application/json", {{"Retry-After", "0"}}};
-      case 1:
-        return Scripted{503, R"({"error":"busy"})", "application/json", {{"Retry-After", "0"}}};
-      default: {
-        Scripted s{200, R"({"answers":{"urgent":{"type":"noul","noul":0.5}}})"};
-        s.truncate_at = 7;
-        return s;
-      }
-    }
-  });
+  auto faults = std::make_shared<std::atomic<int>>(0);
+  server.set_script(clef::testing::first_attempt_faults(4, faults));
   const std::string input = write_temp_file("tickets.jsonl", jsonl_tickets(200));
   const std::string output = fresh_path("out_ordered.jsonl");
   auto r = run_clef(batch_args(server, input, output, {"--ordered", "-j", "8"}));
@@ -95,7 +78,7 @@ TEST(CliBatch, EveryIdExactlyOnceInOrderUnderLatencyThrottlingAndDrops) {
     EXPECT_EQ(lines[static_cast<std::size_t>(i)]["id"], "T" + std::to_string(i));
     EXPECT_EQ(lines[static_cast<std::size_t>(i)]["answers"]["urgent"]["status"], "ok");
   }
-  EXPECT_EQ(faults, 50);
+  EXPECT_EQ(faults->load(), 50);
   EXPECT_NE(r.err.find("clef: batch: 200 written, 200 ok, 0 failed"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("clef:   urgent:"), std::string::npos);
 }

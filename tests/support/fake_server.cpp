@@ -532,6 +532,37 @@ std::vector<RecordedRequest> FakeServer::requests() const {
   return m_impl->recorded;
 }
 
+std::function<std::optional<Scripted>(const RecordedRequest&, int)> first_attempt_faults(
+    int every, std::shared_ptr<std::atomic<int>> faults) {
+  struct Seen {
+    std::mutex mutex;
+    std::set<std::string> bodies;
+  };
+  auto seen = std::make_shared<Seen>();
+  return [=](const RecordedRequest& request, int) -> std::optional<Scripted> {
+    std::lock_guard<std::mutex> lock(seen->mutex);
+    if (!seen->bodies.insert(request.body).second) return std::nullopt;
+    if (seen->bodies.size() % static_cast<std::size_t>(every) != 0) return std::nullopt;
+    Scripted fault;
+    fault.headers = {{"Retry-After", "0"}};
+    switch ((*faults)++ % 3) {
+      case 0:
+        fault.status = 429;
+        fault.body = R"({"error":"slow down"})";
+        break;
+      case 1:
+        fault.status = 503;
+        fault.body = R"({"error":"busy"})";
+        break;
+      default:
+        fault.body = R"({"answers":{"urgent":{"type":"noul","noul":0.5}}})";
+        fault.truncate_at = 7;
+        break;
+    }
+    return fault;
+  };
+}
+
 int unused_port() {
   // Bind without listening, read the port, close: connecting there is refused.
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -76,6 +76,12 @@ class FakeServer {
   std::atomic<long long> m_latency_ms{0};
 };
 
+/// A script for FakeServer::set_script: the first attempt of every `every`-th distinct request
+/// body fails, in turn, with 429 (Retry-After: 0), 503 (Retry-After: 0), and a 200 whose body is
+/// cut short; the retry gets through. `faults` counts the failures injected.
+std::function<std::optional<Scripted>(const RecordedRequest&, int)> first_attempt_faults(
+    int every, std::shared_ptr<std::atomic<int>> faults);
+
 /// A port on 127.0.0.1 that nothing listens on (bound, then closed).
 int unused_port();
 
