@@ -4,6 +4,7 @@
 #include <atomic>
 #include <istream>
 #include <ostream>
+#include <string>
 
 namespace clef::cli {
 

@@ -64,9 +64,4 @@ int report(const Context& context, const Error& error, const ConnectionFlags& fl
   return as_int(exit_code_for(error.kind));
 }
 
-void print_error(const Context& context, const std::string& message, const std::string& hint) {
-  context.err << "clef: error: " << message << "\n";
-  if (!hint.empty()) context.err << "clef: " << hint << "\n";
-}
-
 }  // namespace clef::cli
