@@ -9,6 +9,7 @@ namespace {
 struct ServerText {
   std::string message;
   std::string code;
+  bool json = false;  ///< The body was JSON (an old Ollama's 404 is plain text).
 };
 
 std::string scalar_text(const Json& value) {
@@ -90,17 +91,22 @@ ServerText read_json_error(const Json& body) {
 
 ServerText read_error_body(const std::string& body) {
   auto parsed = Json::parse(body, nullptr, false);
-  if (!parsed.is_discarded() && parsed.is_object()) return read_json_error(parsed);
+  const bool json = !parsed.is_discarded();
+  if (json && parsed.is_object()) {
+    ServerText text = read_json_error(parsed);
+    text.json = true;
+    return text;
+  }
   // Plain text (an old Ollama's "404 page not found", a proxy's HTML): keep a short excerpt.
   std::string text = body.substr(0, 300);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
     text.pop_back();
   }
-  return {text, {}};
+  return {text, {}, json};
 }
 
 std::string status_hint(Backend backend, int status, const ServerText& text,
-                        const std::string& model, bool json_body) {
+                        const std::string& model) {
   switch (status) {
     case 401:
     case 403:
@@ -110,7 +116,7 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
       }
       return "the server refused the credentials: check the API key";
     case 404:
-      if (backend == Backend::ollama && !json_body) {
+      if (backend == Backend::ollama && !text.json) {
         return "this server has no /v1/systemone endpoint: upgrade Ollama to 0.35.1 or newer";
       }
       if (backend == Backend::ollama) {
@@ -162,7 +168,6 @@ std::optional<double> parse_number(const std::string& text) {
 
 Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model) {
   const ServerText text = read_error_body(response.body);
-  const bool json_body = !Json::parse(response.body, nullptr, false).is_discarded();
   Error error;
   error.kind = kind_for_status(response.status, text);
   error.http_status = response.status;
@@ -170,7 +175,7 @@ Error error_from_response(Backend backend, const HttpResponse& response, const s
   error.server_code = text.code;
   error.request_id = request_id(response);
   error.retry_after = retry_after(response);
-  error.message = status_hint(backend, response.status, text, model, json_body);
+  error.message = status_hint(backend, response.status, text, model);
   if (!text.message.empty()) error.message += ": " + text.message;
   return error;
 }
