@@ -1,11 +1,14 @@
 #include "clef/client.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <random>
 #include <thread>
 
 #include "http_errors.hpp"
+#include "redact.hpp"
 #include "retry.hpp"
 #include "wire_request.hpp"
 #include "wire_response.hpp"
@@ -47,11 +50,22 @@ std::string workers_body_model(const std::string& model) {
   return slash == std::string::npos ? model : model.substr(slash + 1);
 }
 
-void scrub(std::string& text, const std::string& secret) {
-  if (secret.empty()) return;
-  for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
-    text.replace(at, secret.size(), "<redacted>");
+/// Timeouts outside [1 ms, 1 day] are refused: 0 would mean "no timeout" to libcurl, and
+/// larger values overflow its long on some platforms.
+Status check_timeout(std::chrono::milliseconds value, const char* field) {
+  if (value >= std::chrono::milliseconds(1) && value <= std::chrono::hours(24)) return {};
+  return make_error(ErrorKind::invalid_input,
+                    std::string(field) + " must be between 1 ms and 1 day, not " +
+                        std::to_string(value.count()) + " ms",
+                    field);
+}
+
+std::string first_set(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    std::string value = env(name);
+    if (!value.empty()) return value;
   }
+  return {};
 }
 
 }  // namespace
@@ -71,6 +85,8 @@ const char* to_string(Backend backend) noexcept {
 ClientOptions ClientOptions::from_environment(Backend backend) {
   ClientOptions options;
   options.backend = backend;
+  // curl's own variable first, then the one Go programs (Ollama's CLI) honour.
+  options.ca_file = first_set({"CURL_CA_BUNDLE", "SSL_CERT_FILE"});
   switch (backend) {
     case Backend::ollama:
       options.base_url = ollama_base_url(env("OLLAMA_HOST"));
@@ -121,33 +137,34 @@ struct Client::Impl {
     }
   }
 
+  /// A 2xx body clef cannot use, stamped with what the response said about itself.
+  Error unusable(Error error, const HttpResponse& response) const {
+    error.http_status = response.status;
+    error.request_id = detail::request_id(response, options.api_token);
+    return error;
+  }
+
   Result<Decision> interpret(const HttpResponse& response, const DecisionRequest& request) const {
+    const std::string& secret = options.api_token;
     if (response.status < 200 || response.status > 299) {
-      return detail::error_from_response(options.backend, response, body_model(request));
+      return detail::error_from_response(options.backend, response, body_model(request), secret);
     }
     auto body = detail::parse_json(response.body, ErrorKind::invalid_response, "the response body");
-    if (!body) {
-      Error error = body.error();
-      error.http_status = response.status;
-      error.request_id = detail::request_id(response);
-      return error;
-    }
+    if (!body) return unusable(body.error(), response);
     detail::Json json = std::move(body).value();
+    std::string_view text = response.body;
     if (options.backend == Backend::workers_ai) {
-      auto inner = detail::unwrap_workers_envelope(std::move(json), response);
+      const bool enveloped = json.is_object() && json.contains("success");
+      auto inner = detail::unwrap_workers_envelope(std::move(json), response, secret);
       if (!inner) return inner.error();
       json = std::move(inner).value();
+      if (enveloped) text = detail::member_text(text, "result").value_or(std::string_view());
     }
-    auto decision = detail::parse_decision(json, request.questions, options.validation);
-    if (!decision) {
-      Error error = decision.error();
-      error.http_status = response.status;
-      error.request_id = detail::request_id(response);
-      return error;
-    }
+    auto decision = detail::parse_decision(json, text, request.questions, options.validation);
+    if (!decision) return unusable(decision.error(), response);
     decision->request_id = detail::request_id(response);
-    decision->raw_json =
-        options.backend == Backend::workers_ai ? detail::dump_compact(json) : response.body;
+    decision->raw_json = text.empty() ? detail::dump_compact(json) : std::string(text);
+    detail::redact_decision(decision.value(), secret);
     return decision;
   }
 
@@ -207,6 +224,14 @@ Result<Client> Client::create(ClientOptions options) {
                       "newline from a file?)",
                       "api_token");
   }
+  if (auto s = check_timeout(options.connect_timeout, "connect_timeout"); !s) return s.error();
+  if (auto s = check_timeout(options.request_timeout, "request_timeout"); !s) return s.error();
+  if (!options.ca_file.empty() && ::access(options.ca_file.c_str(), R_OK) != 0) {
+    return make_error(ErrorKind::invalid_input,
+                      "cannot read the CA bundle \"" + options.ca_file +
+                          "\" (from --ca-cert, CURL_CA_BUNDLE or SSL_CERT_FILE)",
+                      "ca_file");
+  }
   if (options.retry.max_attempts < 1) options.retry.max_attempts = 1;
   impl->transport = options.transport ? options.transport : make_curl_transport();
   impl->base_url = std::move(base);
@@ -250,6 +275,7 @@ Result<Decision> Client::decide(const DecisionRequest& request) const {
   http.total_timeout = impl.options.request_timeout;
   http.max_response_bytes = impl.options.max_response_bytes;
   http.cancel = impl.options.cancel;
+  http.ca_file = impl.options.ca_file;
 
   const auto started = std::chrono::steady_clock::now();
   const RetryPolicy& policy = impl.options.retry;
@@ -258,8 +284,13 @@ Result<Decision> Client::decide(const DecisionRequest& request) const {
     auto result = impl.attempt(http, request);
     if (result) return result;
     Error error = result.error();
-    scrub(error.message, impl.options.api_token);
-    scrub(error.server_message, impl.options.api_token);
+    if (error.retryable() && error.retry_after && *error.retry_after > policy.max_retry_after) {
+      // Never a silent hour: a wait past the cap is the caller's decision, not ours.
+      error.message += " (the server asked to wait " + std::to_string(error.retry_after->count()) +
+                       " ms, more than the " + std::to_string(policy.max_retry_after.count()) +
+                       " ms clef waits)";
+      return error;
+    }
     if (!error.retryable() || attempt >= policy.max_attempts) {
       if (attempt > 1) error.message += " (after " + std::to_string(attempt) + " attempts)";
       return error;

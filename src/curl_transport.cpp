@@ -10,11 +10,17 @@
 namespace clef {
 namespace {
 
+/// Response headers past this many bytes end the transfer: no real System One server sends
+/// more than a few hundred, and curl's own limit (100 KiB) says nothing useful when hit.
+constexpr std::size_t max_header_bytes = 64u * 1024u;
+
 struct Transfer {
   std::string body;
   Headers headers;
   std::size_t max_bytes = 0;
+  std::size_t header_bytes = 0;
   bool too_large = false;
+  bool headers_too_large = false;
   const std::atomic<bool>* cancel = nullptr;
 };
 
@@ -32,6 +38,11 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
 std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   const std::size_t bytes = size * count;
+  transfer->header_bytes += bytes;
+  if (transfer->header_bytes > max_header_bytes) {
+    transfer->headers_too_large = true;
+    return 0;  // makes curl stop with CURLE_WRITE_ERROR
+  }
   std::string line(data, bytes);
   if (line.rfind("HTTP/", 0) == 0) {
     transfer->headers.clear();  // a new response (after 100 Continue) starts afresh
@@ -55,9 +66,26 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 }
 
 Error transfer_error(CURLcode code, const char* detail, const HttpRequest& request,
-                     const Transfer& transfer) {
+                     const Transfer& transfer, long proxy_status) {
   const std::string why = detail[0] ? detail : curl_easy_strerror(code);
   const std::string where = request.url;
+  if (proxy_status == 407) {
+    Error error = make_error(
+        ErrorKind::authentication,
+        "the proxy refused to connect to the server without credentials (HTTP 407): put them in "
+        "the proxy URL (https_proxy=http://USER:PASSWORD@PROXY:PORT) or list the server in "
+        "no_proxy",
+        where);
+    error.http_status = 407;
+    return error;
+  }
+  if (transfer.headers_too_large) {
+    return make_error(ErrorKind::invalid_response,
+                      "the response headers are larger than " +
+                          std::to_string(max_header_bytes / 1024) +
+                          " KiB: the server (or a proxy in front of it) is misbehaving",
+                      where);
+  }
   switch (code) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
@@ -74,7 +102,11 @@ Error transfer_error(CURLcode code, const char* detail, const HttpRequest& reque
     case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
     case CURLE_SSL_INVALIDCERTSTATUS:
     case CURLE_USE_SSL_FAILED:
-      return make_error(ErrorKind::tls, "TLS failed (verification is always on): " + why, where);
+      return make_error(ErrorKind::tls,
+                        "TLS failed (verification is always on; a private CA can be added with "
+                        "--ca-cert or SSL_CERT_FILE): " +
+                            why,
+                        where);
     case CURLE_ABORTED_BY_CALLBACK:
       return make_error(ErrorKind::cancelled, "cancelled during the transfer", where);
     case CURLE_WRITE_ERROR:
@@ -152,6 +184,8 @@ class CurlTransport final : public Transport {
     curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 2L);
+    // Added to, not replacing, the system's trust: libcurl keeps its default CA directory.
+    if (!request.ca_file.empty()) curl_easy_setopt(handle, CURLOPT_CAINFO, request.ca_file.c_str());
     curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
                      static_cast<long>(request.connect_timeout.count()));
@@ -180,7 +214,11 @@ class CurlTransport final : public Transport {
     curl_slist_free_all(headers);
     curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
     curl_easy_setopt(handle, CURLOPT_HTTPHEADER, nullptr);
-    if (code != CURLE_OK) return transfer_error(code, detail, request, transfer);
+    if (code != CURLE_OK) {
+      long proxy_status = 0;
+      curl_easy_getinfo(handle, CURLINFO_HTTP_CONNECTCODE, &proxy_status);
+      return transfer_error(code, detail, request, transfer, proxy_status);
+    }
 
     long status = 0;
     curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);

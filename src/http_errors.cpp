@@ -1,7 +1,10 @@
 #include "http_errors.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
+
+#include "redact.hpp"
 
 namespace clef::detail {
 namespace {
@@ -12,10 +15,24 @@ struct ServerText {
   bool json = false;  ///< The body was JSON (an old Ollama's 404 is plain text).
 };
 
+/// At most max_server_text bytes of `text`, cut on a UTF-8 character boundary.
+std::string bounded(std::string text) {
+  if (text.size() <= max_server_text) return text;
+  std::size_t cut = max_server_text;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  return text + "...";
+}
+
 std::string scalar_text(const Json& value) {
   if (value.is_string()) return value.get<std::string>();
-  if (value.is_number() || value.is_boolean()) return value.dump();
+  if (value.is_number() || value.is_boolean()) return dump_compact(value);
   return {};
+}
+
+std::string scalar_field(const Json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() ? std::string() : scalar_text(*it);
 }
 
 std::string join_locations(const Json& loc) {
@@ -38,7 +55,9 @@ std::string join_details(const Json& details) {
     if (auto loc = item.find("loc"); loc != item.end() && loc->is_array()) {
       out += join_locations(*loc) + ": ";
     }
-    out += item.value("msg", std::string("invalid"));
+    const std::string msg = string_field(item, "msg");
+    out += msg.empty() ? "invalid" : msg;
+    if (out.size() > max_server_text) break;
   }
   return out;
 }
@@ -48,22 +67,24 @@ ServerText read_json_error(const Json& body) {
   if (auto errors = body.find("errors"); errors != body.end() && errors->is_array()) {
     for (const auto& e : *errors) {  // Workers AI
       if (!e.is_object()) continue;
-      if (!text.message.empty()) text.message += "; ";
-      text.message += e.value("message", std::string());
-      if (text.code.empty() && e.contains("code")) text.code = scalar_text(e["code"]);
+      const std::string message = string_field(e, "message");
+      if (!message.empty()) {
+        if (!text.message.empty()) text.message += "; ";
+        text.message += message;
+      }
+      if (text.code.empty()) text.code = scalar_field(e, "code");
+      if (text.message.size() > max_server_text) break;
     }
     if (!text.message.empty()) return text;
   }
   if (auto error = body.find("error"); error != body.end()) {
     if (error->is_string()) {  // Ollama; ollaya adds "code"
       text.message = error->get<std::string>();
-      if (body.contains("code")) text.code = scalar_text(body["code"]);
+      text.code = scalar_field(body, "code");
     } else if (error->is_object()) {  // llama.cpp
-      text.message = error->value("message", std::string());
-      if (error->contains("type"))
-        text.code = scalar_text((*error)["type"]);
-      else if (error->contains("code"))
-        text.code = scalar_text((*error)["code"]);
+      text.message = string_field(*error, "message");
+      text.code = scalar_field(*error, "type");
+      if (text.code.empty()) text.code = scalar_field(*error, "code");
     }
     if (!text.message.empty()) return text;
   }
@@ -71,38 +92,50 @@ ServerText read_json_error(const Json& body) {
     if (detail->is_string()) {  // Laya
       text.message = detail->get<std::string>();
     } else if (detail->is_object()) {  // TypeSafe
-      text.message = detail->value("message", std::string());
+      text.message = string_field(*detail, "message");
       for (const char* key : {"type", "error_type", "code"}) {
-        if (detail->contains(key)) {
-          text.code = scalar_text((*detail)[key]);
-          break;
-        }
+        text.code = scalar_field(*detail, key);
+        if (!text.code.empty()) break;
       }
     } else if (detail->is_array()) {  // TypeSafe and FastAPI 422
       text.message = join_details(*detail);
     }
     if (!text.message.empty()) return text;
   }
-  if (auto message = body.find("message"); message != body.end() && message->is_string()) {
-    text.message = message->get<std::string>();
-  }
+  text.message = string_field(body, "message");
   return text;
 }
 
-ServerText read_error_body(const std::string& body) {
-  auto parsed = Json::parse(body, nullptr, false);
-  const bool json = !parsed.is_discarded();
-  if (json && parsed.is_object()) {
-    ServerText text = read_json_error(parsed);
+ServerText read_error_body(const std::string& body, std::string_view secret) {
+  ServerText text;
+  auto parsed = clef::parse_json(body, "the error body", ErrorKind::invalid_response);
+  if (parsed && parsed->is_object()) {
+    text = read_json_error(parsed.value());
     text.json = true;
+  } else {
+    // Plain text (an old Ollama's "404 page not found", a proxy's HTML): a short excerpt, cut
+    // only after redaction so no part of a token straddling the cut survives.
+    text.message = redact(body, secret);
+    text.json = parsed.ok();
+    while (!text.message.empty() && (text.message.back() == '\n' || text.message.back() == '\r' ||
+                                     text.message.back() == ' '))
+      text.message.pop_back();
+    if (text.message.size() > 300) text.message = bounded(text.message.substr(0, 300));
     return text;
   }
-  // Plain text (an old Ollama's "404 page not found", a proxy's HTML): keep a short excerpt.
-  std::string text = body.substr(0, 300);
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
-    text.pop_back();
+  text.message = bounded(redact(text.message, secret));
+  text.code = bounded(redact(text.code, secret));
+  return text;
+}
+
+std::string not_found_hint(Backend backend, const ServerText& text, const std::string& model) {
+  if (backend == Backend::ollama && !text.json) {
+    return "this server has no /v1/systemone endpoint: upgrade Ollama to 0.35.1 or newer";
   }
-  return {text, {}, json};
+  if (backend == Backend::ollama) {
+    return "model \"" + model + "\" is not on this Ollama server: run `ollama pull " + model + "`";
+  }
+  return "the server has no such model or endpoint (model \"" + model + "\")";
 }
 
 std::string status_hint(Backend backend, int status, const ServerText& text,
@@ -116,20 +149,16 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
       }
       return "the server refused the credentials: check the API key";
     case 404:
-      if (backend == Backend::ollama && !text.json) {
-        return "this server has no /v1/systemone endpoint: upgrade Ollama to 0.35.1 or newer";
-      }
-      if (backend == Backend::ollama) {
-        return "model \"" + model + "\" is not on this Ollama server: run `ollama pull " + model +
-               "`";
-      }
-      return "the server has no such model or endpoint (model \"" + model + "\")";
+      return not_found_hint(backend, text, model);
+    case 407:
+      return "a proxy between clef and the server wants credentials: put them in the proxy URL "
+             "(https_proxy=http://USER:PASSWORD@PROXY:PORT) or list the server in no_proxy";
     case 408:
       return "the server timed out waiting for the request";
     case 413:
       return "the request is too large for the server";
     case 429:
-      if (text.code == "4006") {
+      if (is_daily_allocation_code(text.code)) {
         return "the Workers AI daily allocation is used up; retrying will not help today";
       }
       return "the server is rate limiting requests";
@@ -144,11 +173,13 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
 }
 
 ErrorKind kind_for_status(int status, const ServerText& text) {
-  if (status == 401 || status == 403) return ErrorKind::authentication;
+  if (status == 401 || status == 403 || status == 407) return ErrorKind::authentication;
   if (status == 404) return ErrorKind::not_found;
   if (status == 408) return ErrorKind::timeout;
-  if (status == 429)
-    return text.code == "4006" ? ErrorKind::quota_exhausted : ErrorKind::rate_limited;
+  if (status == 429) {
+    return is_daily_allocation_code(text.code) ? ErrorKind::quota_exhausted
+                                               : ErrorKind::rate_limited;
+  }
   if (status >= 400 && status < 500) return ErrorKind::request_rejected;
   if (status >= 500 && status < 600) return ErrorKind::server_error;
   return ErrorKind::invalid_response;
@@ -158,22 +189,34 @@ std::optional<double> parse_number(const std::string& text) {
   if (text.empty()) return std::nullopt;
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0) {
+  if (end == text.c_str() || *end != '\0' || std::isnan(value) || value < 0) {
     return std::nullopt;
   }
   return value;
 }
 
+/// `count` units of `unit_ms` milliseconds, saturated to max_retry_after_value (no overflow).
+std::chrono::milliseconds saturated_ms(double count, double unit_ms) {
+  const double ms = count * unit_ms;
+  const auto cap = static_cast<double>(max_retry_after_value.count());
+  return std::chrono::milliseconds(static_cast<long long>(ms >= cap ? cap : ms));
+}
+
 }  // namespace
 
-Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model) {
-  const ServerText text = read_error_body(response.body);
+bool is_daily_allocation_code(std::string_view code) {
+  return code == "4006" || code == "3036";
+}
+
+Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model,
+                          std::string_view secret) {
+  const ServerText text = read_error_body(response.body, secret);
   Error error;
   error.kind = kind_for_status(response.status, text);
   error.http_status = response.status;
   error.server_message = text.message;
   error.server_code = text.code;
-  error.request_id = request_id(response);
+  error.request_id = request_id(response, secret);
   error.retry_after = retry_after(response);
   error.message = status_hint(backend, response.status, text, model);
   if (!text.message.empty()) error.message += ": " + text.message;
@@ -182,31 +225,28 @@ Error error_from_response(Backend backend, const HttpResponse& response, const s
 
 std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& response) {
   using std::chrono::milliseconds;
-  if (auto ms = parse_number(response.header("retry-after-ms"))) {
-    return milliseconds(static_cast<long long>(*ms));
-  }
+  if (auto ms = parse_number(response.header("retry-after-ms"))) return saturated_ms(*ms, 1);
   const std::string value = response.header("retry-after");
   if (value.empty()) return std::nullopt;
-  if (auto seconds = parse_number(value)) {
-    return milliseconds(static_cast<long long>(*seconds * 1000.0));
-  }
+  if (auto seconds = parse_number(value)) return saturated_ms(*seconds, 1000);
   std::tm tm{};
   if (strptime(value.c_str(), "%a, %d %b %Y %H:%M:%S", &tm) == nullptr) return std::nullopt;
   const auto when = std::chrono::system_clock::from_time_t(timegm(&tm));
   const auto wait =
       std::chrono::duration_cast<milliseconds>(when - std::chrono::system_clock::now());
-  return wait.count() > 0 ? wait : milliseconds(0);
+  return std::clamp(wait, milliseconds(0), max_retry_after_value);
 }
 
-std::string request_id(const HttpResponse& response) {
+std::string request_id(const HttpResponse& response, std::string_view secret) {
   for (const char* name : {"x-typesafe-request-id", "cf-ai-req-id", "cf-ray", "x-request-id"}) {
     std::string value = response.header(name);
-    if (!value.empty()) return value;
+    if (!value.empty()) return bounded(redact(value, secret));
   }
   return {};
 }
 
-Result<Json> unwrap_workers_envelope(Json body, const HttpResponse& response) {
+Result<Json> unwrap_workers_envelope(Json body, const HttpResponse& response,
+                                     std::string_view secret) {
   if (!body.is_object() || !body.contains("success")) return body;
   if (body["success"] == true) {
     auto result = body.find("result");
@@ -216,13 +256,15 @@ Result<Json> unwrap_workers_envelope(Json body, const HttpResponse& response) {
     }
     return std::move(*result);
   }
-  Error error = make_error(ErrorKind::request_rejected, "Workers AI answered success: false");
   const ServerText text = read_json_error(body);
+  Error error = make_error(is_daily_allocation_code(text.code) ? ErrorKind::quota_exhausted
+                                                               : ErrorKind::request_rejected,
+                           "Workers AI answered success: false");
   error.http_status = response.status;
-  error.server_message = text.message;
-  error.server_code = text.code;
-  error.request_id = request_id(response);
-  if (!text.message.empty()) error.message += ": " + text.message;
+  error.server_message = bounded(redact(text.message, secret));
+  error.server_code = bounded(redact(text.code, secret));
+  error.request_id = request_id(response, secret);
+  if (!error.server_message.empty()) error.message += ": " + error.server_message;
   return error;
 }
 

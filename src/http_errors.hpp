@@ -4,27 +4,42 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "clef/client.hpp"
 #include "json_text.hpp"
 
 namespace clef::detail {
 
-/// The error for a non-2xx response. Reads every server's error body shape (Ollama, Workers AI,
-/// TypeSafe, llama.cpp, Laya, ollaya, plain text) and picks the kind from the status:
-/// 401/403 authentication; 404 not_found; 408 timeout; 429 rate_limited (Workers AI code 4006:
-/// quota_exhausted); other 4xx request_rejected; 5xx and 529 server_error; anything else
-/// invalid_response. `model` goes into the hints ("ollama pull clef-flash").
-Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model);
+/// The longest server text (message, code, request id) kept in an Error, in bytes.
+inline constexpr std::size_t max_server_text = 1000;
+/// The longest Retry-After clef represents (a day); larger or absurd values saturate to it.
+inline constexpr std::chrono::milliseconds max_retry_after_value{86'400'000};
 
-/// retry-after-ms (milliseconds), else Retry-After (seconds or an HTTP date), else nothing.
+/// The error for a non-2xx response. Reads every server's error body shape (Ollama, Workers AI,
+/// TypeSafe, llama.cpp, Laya, ollaya, plain text) with type checks on every field, and picks the
+/// kind from the status: 401/403/407 authentication; 404 not_found; 408 timeout; 429
+/// rate_limited (Workers AI codes 3036 and 4006, the daily allocation: quota_exhausted); other
+/// 4xx request_rejected; 5xx and 529 server_error; anything else invalid_response. `model` goes
+/// into the hints ("ollama pull clef-flash"). Every text taken from the response has `secret`
+/// redacted, the whole body before any excerpt is cut.
+Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model,
+                          std::string_view secret = {});
+
+/// retry-after-ms (milliseconds), else Retry-After (seconds or an HTTP date), else nothing;
+/// saturated to max_retry_after_value.
 std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& response);
 
-/// The server's request id: x-typesafe-request-id, cf-ai-req-id, cf-ray or x-request-id.
-std::string request_id(const HttpResponse& response);
+/// The server's request id (x-typesafe-request-id, cf-ai-req-id, cf-ray or x-request-id),
+/// with `secret` redacted and cut to max_server_text.
+std::string request_id(const HttpResponse& response, std::string_view secret = {});
 
 /// The inner `result` of a Workers AI `{result, success, errors, messages}` envelope; a body
 /// without the envelope is returned as it is, an unsuccessful one becomes an Error.
-Result<Json> unwrap_workers_envelope(Json body, const HttpResponse& response);
+Result<Json> unwrap_workers_envelope(Json body, const HttpResponse& response,
+                                     std::string_view secret = {});
+
+/// True for the Workers AI codes that mean the account's daily allocation is used up.
+bool is_daily_allocation_code(std::string_view code);
 
 }  // namespace clef::detail

@@ -1,11 +1,13 @@
 // Internal: JSON text helpers shared by the serializer and the parsers.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "clef/json.hpp"
 #include "clef/result.hpp"
 
 namespace clef::detail {
@@ -15,10 +17,21 @@ using Json = nlohmann::ordered_json;
 /// Appends `text` as a JSON string literal; fails on invalid UTF-8, naming `where`.
 Status append_json_string(std::string& out, std::string_view text, std::string_view where);
 
-/// Parses untrusted JSON text; the error gives the byte offset of the fault.
-Result<Json> parse_json(std::string_view text, ErrorKind kind, std::string_view what);
+/// clef::parse_json with the arguments in the order the library's call sites read best.
+inline Result<Json> parse_json(std::string_view text, ErrorKind kind, std::string_view what) {
+  return clef::parse_json(text, what, kind);
+}
 
 /// Compact text of a JSON value (strings with invalid UTF-8 replaced, never throwing).
+/// Only for values whose depth is bounded (everything parse_json returns).
 std::string dump_compact(const Json& value);
+
+/// The exact text of member `key` of the JSON object in `object_text` (the last one, as the
+/// parser keeps the last duplicate), or nullopt. `object_text` must be valid JSON; this is how
+/// raw_json fields keep the bytes the server sent instead of a re-dump.
+std::optional<std::string_view> member_text(std::string_view object_text, std::string_view key);
+
+/// The string at `object[key]`, or "" when it is missing or not a string (never throws).
+std::string string_field(const Json& object, std::string_view key);
 
 }  // namespace clef::detail

@@ -1,6 +1,7 @@
 #include "wire_response.hpp"
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 namespace clef::detail {
@@ -168,7 +169,8 @@ void parse_score(const Json& json, const Question& q, const ValidationOptions& v
   a.value = std::move(score);
 }
 
-Answer parse_answer(const Json& answers, const Question& q, const ValidationOptions& v) {
+Answer parse_answer(const Json& answers, std::optional<std::string_view> answers_text,
+                    const Question& q, const ValidationOptions& v) {
   Answer a;
   a.question = q.name;
   a.asked = q.type;
@@ -177,7 +179,8 @@ Answer parse_answer(const Json& answers, const Question& q, const ValidationOpti
     mark(a, AnswerStatus::missing, "the server sent no answer for this question");
     return a;
   }
-  a.raw_json = dump_compact(*it);
+  const auto sent = answers_text ? member_text(*answers_text, q.name) : std::nullopt;
+  a.raw_json = sent ? std::string(*sent) : dump_compact(*it);
   if (!it->is_object()) {
     mark(a, AnswerStatus::invalid, "the answer is not an object");
     return a;
@@ -221,7 +224,14 @@ double entropy_confidence(const std::vector<double>& probabilities) {
   return c < 0 ? 0 : (c > 1 ? 1 : c);
 }
 
-Result<Decision> parse_decision(const Json& body, const std::vector<Question>& questions,
+std::int64_t token_count(double value) {
+  if (!(value > 0)) return 0;  // also NaN
+  if (value >= 9.2e18) return std::numeric_limits<std::int64_t>::max();
+  return static_cast<std::int64_t>(value);
+}
+
+Result<Decision> parse_decision(const Json& body, std::string_view body_text,
+                                const std::vector<Question>& questions,
                                 const ValidationOptions& validation) {
   if (!body.is_object()) {
     return make_error(ErrorKind::invalid_response, "the response is not a JSON object", "$");
@@ -234,13 +244,14 @@ Result<Decision> parse_decision(const Json& body, const std::vector<Question>& q
   Decision decision;
   decision.model = text_of(body, {"model"});
   if (auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
-    decision.usage.input_tokens =
-        static_cast<std::int64_t>(number(*usage, "input_tokens").value_or(0));
-    decision.usage.output_tokens =
-        static_cast<std::int64_t>(number(*usage, "output_tokens").value_or(0));
+    decision.usage.input_tokens = token_count(number(*usage, "input_tokens").value_or(0));
+    decision.usage.output_tokens = token_count(number(*usage, "output_tokens").value_or(0));
   }
+  const auto answers_text = member_text(body_text, "answers");
   decision.answers.reserve(questions.size());
-  for (const auto& q : questions) decision.answers.push_back(parse_answer(*answers, q, validation));
+  for (const auto& q : questions) {
+    decision.answers.push_back(parse_answer(*answers, answers_text, q, validation));
+  }
   return decision;
 }
 

@@ -12,7 +12,7 @@ using clef::Question;
 using clef::detail::Json;
 
 clef::Decision parse(const std::string& body, const std::vector<Question>& questions) {
-  auto decision = clef::detail::parse_decision(Json::parse(body), questions, {});
+  auto decision = clef::detail::parse_decision(Json::parse(body), body, questions, {});
   EXPECT_TRUE(decision.ok()) << (decision.ok() ? "" : decision.error().to_string());
   return decision.ok() ? decision.value() : clef::Decision{};
 }
@@ -234,11 +234,11 @@ TEST(Parse, NoulChecksAndVerdictThresholds) {
 }
 
 TEST(Parse, BodyLevelFailures) {
-  auto no_answers = clef::detail::parse_decision(Json::parse(R"({"model":"x"})"), {team3()}, {});
+  auto no_answers = clef::detail::parse_decision(Json::parse(R"({"model":"x"})"), "", {team3()}, {});
   ASSERT_FALSE(no_answers.ok());
   EXPECT_EQ(no_answers.error().kind, clef::ErrorKind::invalid_response);
   EXPECT_EQ(no_answers.error().where, "answers");
-  auto array = clef::detail::parse_decision(Json::parse("[]"), {team3()}, {});
+  auto array = clef::detail::parse_decision(Json::parse("[]"), "[]", {team3()}, {});
   EXPECT_EQ(array.error().kind, clef::ErrorKind::invalid_response);
 }
 

@@ -32,6 +32,10 @@ struct RetryPolicy {
   /// No retry starts once this much time has passed since the first attempt.
   std::chrono::milliseconds total_budget{30'000};
   bool jitter = true;  ///< Full jitter: wait a random time in [backoff/2, backoff].
+  /// The longest Retry-After clef waits out. A server asking for more (an hour, 9e9 s) gets
+  /// no retry: the error comes back at once with Error::retry_after set, for the caller to
+  /// schedule (clef batch pauses for this cap and tries again within its throttle budget).
+  std::chrono::milliseconds max_retry_after{60'000};
 };
 
 /// Probability checks applied to every answer (see Decision).
@@ -52,9 +56,13 @@ struct ClientOptions {
   std::string api_token;   ///< Workers AI (required) or systemone (optional). Never logged.
   std::string model = "clef-flash";  ///< Used when a request names none.
 
+  /// Both timeouts must lie in [1 ms, 1 day]; Client::create refuses others.
   std::chrono::milliseconds connect_timeout{10'000};
   /// Per attempt. Generous by default: a cold Ollama model load takes many seconds.
   std::chrono::milliseconds request_timeout{120'000};
+  /// A PEM file of CA certificates to trust for HTTPS, in addition to the system's (a private
+  /// CA, a TLS-inspecting proxy). Verification itself can never be turned off.
+  std::string ca_file;
   std::size_t max_response_bytes = 16u * 1024u * 1024u;
   RetryPolicy retry;
   ValidationOptions validation;
@@ -67,7 +75,8 @@ struct ClientOptions {
   const std::atomic<bool>* cancel = nullptr;
 
   /// Options for `backend` with credentials and host read from the environment:
-  /// OLLAMA_HOST, CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN, CLEF_API_KEY (systemone).
+  /// OLLAMA_HOST, CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN, CLEF_API_KEY (systemone), and
+  /// the CA bundle from CURL_CA_BUNDLE, else SSL_CERT_FILE.
   static ClientOptions from_environment(Backend backend);
 };
 

@@ -23,6 +23,8 @@ struct HttpRequest {
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds total_timeout{120'000};
   std::size_t max_response_bytes = 16u * 1024u * 1024u;
+  /// Extra CA certificates (PEM file) to trust; empty: the system's only.
+  std::string ca_file;
   /// When set and it becomes true, the transfer stops with ErrorKind::cancelled.
   const std::atomic<bool>* cancel = nullptr;
 };
