@@ -1,15 +1,21 @@
 #include "batch_command.hpp"
 
-#include <chrono>
-#include <cstdio>
-#include <fstream>
-#include <map>
-#include <thread>
-#include <unordered_map>
+#include <stdlib.h>
 
-#include "batch_io.hpp"
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "batch_input.hpp"
+#include "batch_output.hpp"
 #include "batch_progress.hpp"
 #include "clef/batch.hpp"
+#include "clef/digest.hpp"
+#include "clef/json.hpp"
 #include "exit_codes.hpp"
 #include "render.hpp"
 #include "request_builder.hpp"
@@ -19,9 +25,233 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+constexpr std::uint64_t not_written = std::numeric_limits<std::uint64_t>::max();
+
 bool unreachable(const Error& error) {
   return error.kind == ErrorKind::connection_failed || error.kind == ErrorKind::tls;
 }
+
+std::string canonical_input(const std::string& path) {
+  if (path == "-") return "-";
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (!resolved) return path;
+  std::string out = resolved;
+  ::free(resolved);
+  return out;
+}
+
+/// What this run is, for the record beside OUT that --resume checks.
+Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format, const Client& client,
+                               const DecisionRequest& prototype) {
+  DecisionRequest probe = prototype;
+  probe.state = State::text("x");
+  auto body = client.request_body(probe);
+  if (!body) return body.error();
+  auto parsed = parse_json(body.value(), "the request body");
+  if (!parsed) return parsed.error();
+  static const char* format_names[] = {"jsonl", "csv", "tsv", "text"};
+  RunRecord record;
+  record.fields = {
+      {"backend", to_string(client.options().backend)},
+      {"endpoint", client.endpoint(prototype)},
+      {"model", client.options().model},
+      {"questions_sha256", sha256_hex(dump((*parsed)["questions"]))},
+      {"request_sha256", sha256_hex(body.value())},
+      {"input", canonical_input(flags.input)},
+      {"input_format", format_names[static_cast<int>(format)]},
+      {"id_field", format == InputFormat::text ? "" : flags.id_field},
+      {"state_field", format == InputFormat::text ? "" : flags.state_field},
+  };
+  return record;
+}
+
+/// The source, the sink and the stop rule of one `clef batch` run. The engine calls all three
+/// under one lock, so nothing here needs its own.
+class BatchJob {
+ public:
+  BatchJob(const BatchFlags& flags, const Context& context, InputReader& reader, OutputFile& output,
+           Progress& progress, const std::unordered_set<std::string>& done,
+           const DecisionRequest& prototype)
+      : m_flags(flags),
+        m_context(context),
+        m_reader(reader),
+        m_output(output),
+        m_progress(progress),
+        m_done(done),
+        m_prototype(prototype) {}
+
+  std::optional<Result<DecisionRequest>> next() {
+    for (;;) {
+      auto item = m_reader.next();
+      if (!item) return std::nullopt;
+      const bool readable = item->state.ok();
+      if (readable) {
+        const std::string key = id_key(item->id);
+        if (m_done.count(key)) {
+          m_progress.skipped();
+          continue;
+        }
+        if (!m_seen_ids.insert(key).second && m_duplicate_ids++ == 0) m_first_duplicate = key;
+      }
+      const std::size_t index = m_next_index++;
+      m_pending.emplace(index, Pending{item->id, item->line});
+      if (!readable) return Result<DecisionRequest>(item->state.error());
+      DecisionRequest request = m_prototype;
+      request.state = std::move(item->state).value();
+      return Result<DecisionRequest>(std::move(request));
+    }
+  }
+
+  void deliver(std::size_t index, Result<Decision>&& result) {
+    const Pending pending = take(index);
+    if (!result && (result.error().kind == ErrorKind::cancelled ||
+                    result.error().kind == ErrorKind::quota_exhausted)) {
+      if (result.error().kind == ErrorKind::quota_exhausted && !m_quota) m_quota = result.error();
+      m_progress.not_done();  // left out of OUTPUT: --resume decides it
+      return;
+    }
+    Json line = Json::object();
+    line["id"] = pending.id;
+    if (pending.id.is_null()) line["line"] = pending.line;
+    bool ok = result.ok();
+    if (result) {
+      Json decision = decision_json(result.value());
+      for (auto& item : decision.items()) line[item.key()] = std::move(item.value());
+      ok = result->all_ok();
+      m_any_success = true;
+      m_consecutive_unreachable = 0;
+    } else {
+      line["error"] = error_json(result.error());
+      if (unreachable(result.error()) && !m_any_success &&
+          ++m_consecutive_unreachable >= 2 * m_flags.concurrency) {
+        m_unreachable = result.error();  // the server is not there at all: stop, not fail all
+      }
+    }
+    if (write(index, pending.id, dump(line))) {
+      m_progress.finished(ok, result ? &result.value() : nullptr);
+    }
+  }
+
+  /// Item `index` asked what item `first` asked: copy first's line under this item's id.
+  void duplicate(std::size_t index, std::size_t first) {
+    const Pending pending = take(index);
+    Json line = Json::object();
+    line["id"] = pending.id;
+    bool ok = false;
+    if (m_output.is_stdout()) {
+      line["duplicate_of"] = m_first_ids[first];
+    } else {
+      const std::uint64_t offset = first < m_offsets.size() ? m_offsets[first] : not_written;
+      auto text = offset == not_written ? std::nullopt : m_output.read_line(offset);
+      auto copied = text ? parse_json(*text, "a written line") : Result<Json>(Json());
+      if (!copied || !copied->is_object()) {
+        m_progress.not_done();  // the first was not written: --resume decides this one
+        return;
+      }
+      line["duplicate_of"] = (*copied)["id"];
+      for (auto& item : copied->items()) {
+        if (item.key() != "id" && item.key() != "line") line[item.key()] = std::move(item.value());
+      }
+      ok = !line.contains("error") && is_kept_result(dump(line));
+    }
+    if (write(index, pending.id, dump(line))) m_progress.finished(ok, nullptr);
+  }
+
+  bool should_stop() const {
+    return m_write_failed || m_unreachable || m_quota || (m_context.stop && m_context.stop->load());
+  }
+
+  int finish(const BatchSummary& summary) {
+    m_progress.finish(summary);
+    if (m_duplicate_ids) {
+      m_context.err << "clef: warning: " << m_duplicate_ids
+                    << " input line(s) repeat an earlier id (first: " << m_first_duplicate
+                    << "); each has its own output line, and --resume treats them as one id\n";
+    }
+    if (m_write_failed) return report_write_failure();
+    if (m_quota) {
+      print_error(m_context, m_quota->to_string(),
+                  "the daily allocation is used up: nothing more was sent; run the same command "
+                  "with --resume when it renews");
+      return as_int(ExitCode::authentication);
+    }
+    if (m_unreachable) return report(m_context, *m_unreachable, m_flags.connection);
+    if (m_context.stop && m_context.stop->load()) {
+      m_context.err << "clef: interrupted; run again with --resume to finish the rest\n";
+      return as_int(ExitCode::interrupted);
+    }
+    return as_int(m_progress.failures() > 0 ? ExitCode::partial_failure : ExitCode::ok);
+  }
+
+ private:
+  struct Pending {
+    Json id;
+    std::size_t line = 0;
+  };
+
+  Pending take(std::size_t index) {
+    auto it = m_pending.find(index);
+    Pending pending = std::move(it->second);
+    m_pending.erase(it);
+    return pending;
+  }
+
+  bool write(std::size_t index, const Json& id, const std::string& line) {
+    const auto offset = m_output.write_line(line);
+    if (!offset) {
+      if (!m_write_failed) m_write_errno = errno;
+      m_write_failed = true;
+      return false;
+    }
+    if (!m_flags.dedupe) return true;
+    if (m_output.is_stdout()) {
+      if (m_first_ids.size() <= index) m_first_ids.resize(index + 1);
+      m_first_ids[index] = id;
+    } else {
+      if (m_offsets.size() <= index) m_offsets.resize(index + 1, not_written);
+      m_offsets[index] = *offset;
+    }
+    return true;
+  }
+
+  int report_write_failure() const {
+    if (m_output.is_stdout()) {
+      print_error(m_context,
+                  "stdout was closed or cannot be written (e.g. `| head`); " +
+                      std::to_string(m_progress.written()) + " lines were written before",
+                  "write to a file with -o FILE to keep every result, and --resume to continue");
+    } else {
+      print_error(m_context,
+                  "cannot write to " + m_flags.output + ": " +
+                      std::string(std::strerror(m_write_errno)) +
+                      "; the results written so far are intact",
+                  "free space or fix the path, then run again with --resume");
+    }
+    return as_int(ExitCode::output);
+  }
+
+  const BatchFlags& m_flags;
+  const Context& m_context;
+  InputReader& m_reader;
+  OutputFile& m_output;
+  Progress& m_progress;
+  const std::unordered_set<std::string>& m_done;
+  const DecisionRequest& m_prototype;
+
+  std::unordered_map<std::size_t, Pending> m_pending;  ///< Only the items in flight.
+  std::size_t m_next_index = 0;
+  std::unordered_set<std::string> m_seen_ids;
+  std::size_t m_duplicate_ids = 0;
+  std::string m_first_duplicate;
+  std::vector<std::uint64_t> m_offsets;  ///< --dedupe to a file: where each item's line is.
+  std::vector<Json> m_first_ids;         ///< --dedupe to stdout: each item's id.
+  std::size_t m_consecutive_unreachable = 0;
+  bool m_any_success = false;
+  bool m_write_failed = false;
+  int m_write_errno = 0;
+  std::optional<Error> m_unreachable;
+  std::optional<Error> m_quota;
+};
 
 }  // namespace
 
@@ -45,7 +275,9 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
       ->check(CLI::NonNegativeNumber);
   batch->add_flag("--ordered", flags.ordered, "Write results in input order");
   batch->add_flag("--resume", flags.resume,
-                  "Keep OUTPUT's results and decide only the ids it lacks");
+                  "Keep OUTPUT's successful results and decide the rest (same run only)");
+  batch->add_flag("--force-resume", flags.force_resume,
+                  "With --resume: continue even if OUTPUT was written by a different run");
   batch->add_flag("--overwrite", flags.overwrite, "Replace an existing OUTPUT");
   batch->add_flag("--dedupe", flags.dedupe, "Send identical states once");
   batch->add_option("--keep-alive", flags.keep_alive,
@@ -62,14 +294,19 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   if (!format) return report(context, format.error(), flags.connection);
   auto prototype = build_request(State::text(""), questions.value(), {}, flags.keep_alive);
   if (!prototype) return report(context, prototype.error(), flags.connection);
+  auto client = make_client(flags.connection, context, false);
+  if (!client) return report(context, client.error(), flags.connection);
+  auto record = describe_run(flags, format.value(), client.value(), prototype.value());
+  if (!record) return report(context, record.error(), flags.connection);
 
   std::ifstream file;
   if (flags.input != "-") {
     file.open(flags.input, std::ios::binary);
-    if (!file)
+    if (!file) {
       return report(context,
                     make_error(ErrorKind::invalid_input, "cannot open the input", flags.input),
                     flags.connection);
+    }
   }
   std::istream& in = flags.input == "-" ? context.in : file;
   auto reader = make_reader(in, format.value(), {flags.id_field, flags.state_field});
@@ -78,106 +315,37 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
     error.where = flags.input + ": " + error.where;
     return report(context, error, flags.connection);
   }
-  std::set<std::string> done;
-  auto output = OutputFile::open(flags.output, flags.resume, flags.overwrite, done, context.out);
-  if (!output) return report(context, output.error(), flags.connection);
-  auto client = make_client(flags.connection, context, false);
-  if (!client) return report(context, client.error(), flags.connection);
+  std::unordered_set<std::string> done;
+  bool io_failed = false;
+  auto output = OutputFile::open(flags.output, {flags.resume, flags.overwrite, flags.force_resume},
+                                 record.value(), done, context.out, io_failed);
+  if (!output) {
+    print_error(context, output.error().message + " (" + output.error().where + ")");
+    return as_int(io_failed ? ExitCode::output : ExitCode::usage);
+  }
 
   std::optional<std::size_t> total = count_lines(flags.input);
   if (total && format.value() != InputFormat::jsonl && format.value() != InputFormat::text &&
       *total > 0)
     --*total;
   Progress progress(context.err, context.stderr_is_tty, total, done.size());
+  BatchJob job(flags, context, *reader.value(), output.value(), progress, done, prototype.value());
 
-  // Pending ids by input index: only the items in flight are held.
-  std::unordered_map<std::size_t, Json> ids;
-  std::size_t next_index = 0;
-  std::size_t consecutive_unreachable = 0;
-  bool any_success = false;
-  bool write_failed = false;
-  std::atomic<bool> halt{false};
-  std::optional<Error> fatal;
-
-  RequestSource source = [&]() -> std::optional<Result<DecisionRequest>> {
-    for (;;) {
-      auto item = reader.value()->next();
-      if (!item) return std::nullopt;
-      if (done.count(id_key(item->id))) {
-        progress.skipped();
-        continue;
-      }
-      ids.emplace(next_index++, item->id);
-      if (!item->state) return Result<DecisionRequest>(item->state.error());
-      DecisionRequest request = prototype.value();
-      request.state = std::move(item->state).value();
-      return Result<DecisionRequest>(std::move(request));
-    }
-  };
-  ResultSink sink = [&](std::size_t index, Result<Decision>&& result) {
-    Json id = std::move(ids[index]);
-    ids.erase(index);
-    if (!result && result.error().kind == ErrorKind::cancelled) {
-      progress.not_done();  // left out of OUTPUT: --resume decides it
-      return;
-    }
-    Json line = Json::object();
-    line["id"] = id;
-    bool ok = result.ok();
-    if (result) {
-      Json decision = decision_json(result.value());
-      for (auto& item : decision.items()) line[item.key()] = std::move(item.value());
-      ok = result->all_ok();
-      any_success = true;
-      consecutive_unreachable = 0;
-    } else {
-      line["error"] = error_json(result.error());
-      if (unreachable(result.error()) && !any_success &&
-          ++consecutive_unreachable >= 2 * flags.concurrency) {
-        fatal =
-            result.error();  // the server is not there at all: stop instead of failing every item
-        halt = true;
-      }
-    }
-    if (!output->write_line(dump(line))) {
-      write_failed = true;
-      halt = true;
-    }
-    progress.finished(ok, result ? &result.value() : nullptr);
-  };
-
-  std::atomic<bool> stop{false};
   BatchOptions options;
   options.concurrency = flags.concurrency;
   options.max_requests_per_second = flags.rate;
   options.ordered = flags.ordered;
   options.dedupe = flags.dedupe;
-  options.stop = &stop;
-  // The engine polls one flag: raise it for a signal or for our own reasons.
-  std::thread watcher([&] {
-    while (!stop) {
-      if ((context.stop && context.stop->load()) || halt) stop = true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  });
-  const BatchSummary summary = run_batch(client.value(), source, sink, options);
-  const bool interrupted = context.stop && context.stop->load();
-  stop = true;
-  watcher.join();
-  progress.finish(summary);
-
-  if (write_failed) {
-    print_error(context,
-                "cannot write to " + flags.output + "; the results written so far are intact",
-                "free space or fix the path, then run again with --resume");
-    return as_int(ExitCode::usage);
-  }
-  if (fatal) return report(context, *fatal, flags.connection);
-  if (interrupted) {
-    context.err << "clef: interrupted; run again with --resume to finish the rest\n";
-    return as_int(ExitCode::interrupted);
-  }
-  return as_int(progress.failures() > 0 ? ExitCode::partial_failure : ExitCode::ok);
+  options.should_stop = [&] { return job.should_stop(); };
+  options.on_duplicate = [&](std::size_t index, std::size_t first) { job.duplicate(index, first); };
+  options.on_pause = [&](std::chrono::system_clock::time_point until, const Error& why) {
+    progress.paused(until, why);
+  };
+  const BatchSummary summary = run_batch(
+      client.value(), [&] { return job.next(); },
+      [&](std::size_t index, Result<Decision>&& result) { job.deliver(index, std::move(result)); },
+      options);
+  return job.finish(summary);
 }
 
 }  // namespace clef::cli

@@ -21,6 +21,7 @@ struct BatchFlags {
   double rate = 0;
   bool ordered = false;
   bool resume = false;
+  bool force_resume = false;
   bool overwrite = false;
   bool dedupe = false;
   std::string keep_alive;

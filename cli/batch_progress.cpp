@@ -1,6 +1,7 @@
 #include "batch_progress.hpp"
 
 #include <cstdio>
+#include <ctime>
 
 namespace clef::cli {
 namespace {
@@ -11,7 +12,28 @@ std::string format(const char* pattern, double a) {
   return buffer;
 }
 
+std::string clock_time(std::chrono::system_clock::time_point when) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(when);
+  std::tm local{};
+  localtime_r(&t, &local);
+  char buffer[16];
+  std::strftime(buffer, sizeof buffer, "%H:%M:%S", &local);
+  return buffer;
+}
+
 }  // namespace
+
+void Progress::paused(std::chrono::system_clock::time_point until, const Error& why) {
+  m_paused_until = until;
+  m_pause_reason =
+      why.http_status ? "HTTP " + std::to_string(why.http_status) : to_string(why.kind);
+  if (m_tty) return draw(true);
+  if (until - std::chrono::system_clock::now() >= std::chrono::seconds(1)) {
+    m_err << "clef: batch: paused until " << clock_time(until) << " (the server answered "
+          << m_pause_reason << "; " << m_done << " written so far)\n"
+          << std::flush;
+  }
+}
 
 Progress::Progress(std::ostream& err, bool is_tty, std::optional<std::size_t> total_lines,
                    std::size_t resumed)
@@ -49,7 +71,11 @@ void Progress::draw(bool force) {
   } else {
     line += std::to_string(m_done) + " done";
   }
-  line += "  " + format("%.1f/s", rate) + "  failures " + std::to_string(m_failed) + "   ";
+  line += "  " + format("%.1f/s", rate) + "  failures " + std::to_string(m_failed);
+  if (std::chrono::system_clock::now() < m_paused_until) {
+    line += "  paused until " + clock_time(m_paused_until) + " (" + m_pause_reason + ")";
+  }
+  line += "   ";
   m_err << line << std::flush;
 }
 

@@ -20,6 +20,10 @@ class Progress {
   void not_done() { ++m_not_done; }
   /// One item written; `decision` is null for an error.
   void finished(bool ok, const Decision* decision);
+  /// The batch is paused until `until` because of `why` (a 429/503): the bar says so; without a
+  /// terminal a line says so when the pause is a second or more.
+  void paused(std::chrono::system_clock::time_point until, const Error& why);
+  std::size_t written() const { return m_done; }
   /// Clears the bar and prints the summary: counts per winning label, failures, throughput.
   void finish(const BatchSummary& summary);
   std::size_t failures() const { return m_failed; }
@@ -34,6 +38,8 @@ class Progress {
   std::map<std::string, std::map<std::string, std::size_t>> m_labels;  // question -> label -> n
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point m_last_draw{};
+  std::chrono::system_clock::time_point m_paused_until{};
+  std::string m_pause_reason;
 };
 
 }  // namespace clef::cli

@@ -2,9 +2,24 @@
 
 namespace clef::cli {
 
+std::string terminal_safe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n' || c == '\t')
+      out += c;
+    else if (byte < 0x20 || byte == 0x7f)
+      out += '?';  // ESC and friends: server text must not drive the terminal
+    else
+      out += c;
+  }
+  return out;
+}
+
 void print_error(const Context& context, const std::string& message, const std::string& hint) {
-  context.err << "clef: error: " << message << "\n";
-  if (!hint.empty()) context.err << "clef: " << hint << "\n";
+  context.err << "clef: error: " << terminal_safe(message) << "\n";
+  if (!hint.empty()) context.err << "clef: " << terminal_safe(hint) << "\n";
 }
 
 }  // namespace clef::cli

@@ -5,6 +5,7 @@
 #include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 namespace clef::cli {
 
@@ -21,7 +22,12 @@ struct Context {
   const std::atomic<bool>* cancel = nullptr;
 };
 
-/// Prints "clef: error: <message>" and, where there is one, what to do next.
+/// `text` with control characters (ANSI escapes, carriage returns...) but newline and tab
+/// replaced by '?': server text goes through it before it reaches a terminal.
+std::string terminal_safe(std::string_view text);
+
+/// Prints "clef: error: <message>" and, where there is one, what to do next (both made
+/// terminal_safe).
 void print_error(const Context& context, const std::string& message, const std::string& hint = {});
 
 }  // namespace clef::cli

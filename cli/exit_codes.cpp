@@ -7,6 +7,7 @@ ExitCode exit_code_for(ErrorKind kind) noexcept {
     case ErrorKind::invalid_input:
       return ExitCode::usage;
     case ErrorKind::authentication:
+    case ErrorKind::quota_exhausted:
       return ExitCode::authentication;
     case ErrorKind::connection_failed:
     case ErrorKind::timeout:
@@ -16,7 +17,6 @@ ExitCode exit_code_for(ErrorKind kind) noexcept {
       return ExitCode::interrupted;
     case ErrorKind::not_found:
     case ErrorKind::rate_limited:
-    case ErrorKind::quota_exhausted:
     case ErrorKind::request_rejected:
     case ErrorKind::server_error:
     case ErrorKind::invalid_response:

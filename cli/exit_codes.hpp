@@ -9,10 +9,11 @@ enum class ExitCode : int {
   ok = 0,
   gate_failed = 1,      ///< --expect or --min-confidence did not hold.
   usage = 2,            ///< Bad command line, question file, state, image or other input.
-  authentication = 3,   ///< Missing or refused credentials.
+  authentication = 3,   ///< Missing or refused credentials, or a used-up quota (Workers AI).
   server = 4,           ///< HTTP errors after retries, model missing, invalid responses.
   transport = 5,        ///< Connection refused, timeout, TLS.
   partial_failure = 6,  ///< clef batch: some items failed (their errors are in the output).
+  output = 7,           ///< The output cannot be written: disk full, closed pipe, file in use.
   interrupted = 130,    ///< SIGINT / SIGTERM.
 };
 

@@ -20,6 +20,7 @@ InterruptFlags& install_interrupt_handlers() {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   std::signal(SIGPIPE, SIG_IGN);  // a closed pipe shows up as a write error instead
+  std::signal(SIGXFSZ, SIG_IGN);  // so does a file-size limit (ulimit -f): write() fails, EFBIG
   return g_flags;
 }
 

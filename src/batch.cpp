@@ -1,11 +1,18 @@
 #include "clef/batch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <unordered_map>
+#include <variant>
+
+#include "digest.hpp"
+#include "retry.hpp"
 
 namespace clef {
 namespace {
@@ -17,12 +24,14 @@ bool is_throttle(const Error& error) {
          (error.kind == ErrorKind::server_error && error.http_status == 503);
 }
 
-/// Results of identical bodies, when deduplicating: the first is sent, the rest wait for it.
-struct DedupeEntry {
-  bool done = false;
-  std::optional<Result<Decision>> result;
-  std::vector<std::size_t> waiters;
+/// What dedupe remembers of a unique body: its first item, and whether that was delivered.
+struct FirstSeen {
+  std::size_t index = 0;
+  bool delivered = false;
 };
+
+/// A result held back for ordered delivery: a result, or "same as item N".
+using Held = std::variant<Result<Decision>, std::size_t>;
 
 class BatchRun {
  public:
@@ -32,6 +41,7 @@ class BatchRun {
         m_source(source),
         m_sink(sink),
         m_options(options),
+        m_dedupe(options.dedupe && options.on_duplicate),
         m_window(std::max<std::size_t>(options.concurrency, 1) * 8) {}
 
   BatchSummary run() {
@@ -44,7 +54,10 @@ class BatchRun {
   }
 
  private:
-  bool stop_requested() const { return m_options.stop && m_options.stop->load(); }
+  /// Called with m_mutex held.
+  bool stop_requested() const {
+    return m_summary.quota_exhausted || (m_options.should_stop && m_options.should_stop());
+  }
 
   void work() {
     for (;;) {
@@ -55,7 +68,7 @@ class BatchRun {
                m_summary.started < m_next_to_deliver + m_window;
       });
       if (stop_requested()) {
-        m_summary.stopped = true;
+        m_summary.stopped = !m_summary.quota_exhausted;
         return;
       }
       if (m_exhausted) return;
@@ -71,35 +84,40 @@ class BatchRun {
         continue;
       }
       const DecisionRequest* request = &item->value();
-      std::string key;
-      if (m_options.dedupe) {
+      std::optional<detail::Sha256> key;
+      if (m_dedupe) {
         auto body = m_client.request_body(*request);
         if (!body) {
           deliver_locked(index, body.error());
           continue;
         }
-        key = std::move(body).value();
-        auto [it, inserted] = m_dedupe.try_emplace(key);
+        key = detail::sha256(body.value());
+        auto [it, inserted] = m_first_seen.try_emplace(*key, FirstSeen{index, false});
         if (!inserted) {
           ++m_summary.deduplicated;
-          if (it->second.done)
-            deliver_locked(index, Result<Decision>(*it->second.result));
+          if (it->second.delivered)
+            deliver_locked(index, it->second.index);
           else
-            it->second.waiters.push_back(index);
+            m_waiting[it->second.index].push_back(index);
           continue;
         }
       }
       lock.unlock();
       Result<Decision> result = send(*request);
       lock.lock();
-      if (m_options.dedupe) {
-        DedupeEntry& entry = m_dedupe[key];
-        entry.done = true;
-        entry.result = result;
-        for (std::size_t waiter : entry.waiters) deliver_locked(waiter, Result<Decision>(result));
-        entry.waiters.clear();
+      if (!result && result.error().kind == ErrorKind::quota_exhausted) {
+        m_summary.quota_exhausted = true;
+        m_changed.notify_all();
       }
       deliver_locked(index, std::move(result));
+      if (key) {
+        m_first_seen[*key].delivered = true;
+        if (auto waiting = m_waiting.find(index); waiting != m_waiting.end()) {
+          const std::vector<std::size_t> duplicates = std::move(waiting->second);
+          m_waiting.erase(waiting);
+          for (std::size_t duplicate : duplicates) deliver_locked(duplicate, index);
+        }
+      }
     }
   }
 
@@ -124,10 +142,10 @@ class BatchRun {
       Clock::time_point until;
       {
         std::lock_guard<std::mutex> lock(m_mutex);
+        if (stop_requested()) return false;
         until = m_paused_until;
       }
       if (Clock::now() >= until) return true;
-      if (stop_requested()) return false;
       std::this_thread::sleep_for(
           std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(20)));
     }
@@ -135,34 +153,44 @@ class BatchRun {
 
   Result<Decision> send(const DecisionRequest& request) {
     const auto first = Clock::now();
+    const RetryPolicy& policy = m_client.options().retry;
     for (int pause = 1;; ++pause) {
       if (!wait_for_gate()) return make_error(ErrorKind::cancelled, "the batch was stopped");
       pace();
       Result<Decision> result = m_client.decide(request);
       if (result || !is_throttle(result.error())) return result;
-      const auto waited = Clock::now() - first;
-      if (waited >= m_options.throttle_budget) return result;
-      // The server asked for less traffic: pause every worker, not only this one.
-      auto delay = result.error().retry_after.value_or(
-          std::chrono::milliseconds(std::min(250LL << std::min(pause, 5), 8'000LL)));
+      if (Clock::now() - first >= m_options.throttle_budget) return result;
+      // The server asked for less traffic: pause every worker, not only this one, for as long
+      // as it asked but never past the policy's cap.
+      std::optional<std::chrono::milliseconds> asked = result.error().retry_after;
+      if (asked) asked = std::min(*asked, policy.max_retry_after);
       std::lock_guard<std::mutex> lock(m_mutex);
+      const auto delay = detail::backoff_delay(policy, pause, asked, m_random);
       ++m_summary.throttled;
-      m_paused_until = std::max(m_paused_until, Clock::now() + delay);
+      const auto until = Clock::now() + delay;
+      if (until > m_paused_until) {
+        m_paused_until = until;
+        if (m_options.on_pause) {
+          m_options.on_pause(std::chrono::system_clock::now() + delay, result.error());
+        }
+      }
     }
   }
 
-  void deliver_locked(std::size_t index, Result<Decision>&& result) {
-    if (result)
-      ++m_summary.succeeded;
+  void hand_over(std::size_t index, Held&& held) {
+    if (auto* first = std::get_if<std::size_t>(&held))
+      m_options.on_duplicate(index, *first);
     else
-      ++m_summary.failed;
-    if (!m_options.ordered) {
-      m_sink(index, std::move(result));
-      return;
-    }
-    m_held.emplace(index, std::move(result));
+      m_sink(index, std::get<Result<Decision>>(std::move(held)));
+  }
+
+  void deliver_locked(std::size_t index, Held&& held) {
+    if (const auto* result = std::get_if<Result<Decision>>(&held))
+      ++(result->ok() ? m_summary.succeeded : m_summary.failed);
+    if (!m_options.ordered) return hand_over(index, std::move(held));
+    m_held.emplace(index, std::move(held));
     while (!m_held.empty() && m_held.begin()->first == m_next_to_deliver) {
-      m_sink(m_next_to_deliver, std::move(m_held.begin()->second));
+      hand_over(m_next_to_deliver, std::move(m_held.begin()->second));
       m_held.erase(m_held.begin());
       ++m_next_to_deliver;
     }
@@ -173,6 +201,7 @@ class BatchRun {
   const RequestSource& m_source;
   const ResultSink& m_sink;
   const BatchOptions& m_options;
+  const bool m_dedupe;
   const std::size_t m_window;
 
   std::mutex m_mutex;
@@ -180,10 +209,13 @@ class BatchRun {
   BatchSummary m_summary;
   bool m_exhausted = false;
   std::size_t m_next_to_deliver = 0;
-  std::map<std::size_t, Result<Decision>> m_held;
-  std::unordered_map<std::string, DedupeEntry> m_dedupe;
+  std::map<std::size_t, Held> m_held;
+  std::unordered_map<detail::Sha256, FirstSeen, detail::Sha256Hash> m_first_seen;
+  /// Duplicates of first items still in flight, by the first item's index.
+  std::unordered_map<std::size_t, std::vector<std::size_t>> m_waiting;
   Clock::time_point m_paused_until{};
   Clock::time_point m_next_slot{};
+  std::mt19937_64 m_random{std::random_device{}()};
 };
 
 }  // namespace
@@ -195,7 +227,7 @@ BatchSummary run_batch(const Client& client, const RequestSource& source, const 
 
 std::vector<Result<Decision>> decide_all(const Client& client,
                                          const std::vector<DecisionRequest>& requests,
-                                         const BatchOptions& options) {
+                                         BatchOptions options) {
   std::size_t next = 0;
   RequestSource source = [&]() -> std::optional<Result<DecisionRequest>> {
     if (next == requests.size()) return std::nullopt;
@@ -205,6 +237,7 @@ std::vector<Result<Decision>> decide_all(const Client& client,
   ResultSink sink = [&](std::size_t index, Result<Decision>&& result) {
     slots[index].emplace(std::move(result));
   };
+  options.on_duplicate = [&](std::size_t index, std::size_t first) { slots[index] = slots[first]; };
   run_batch(client, source, sink, options);
   std::vector<Result<Decision>> results;
   results.reserve(requests.size());

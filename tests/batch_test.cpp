@@ -118,7 +118,7 @@ TEST(Batch, StopFlagEndsTheRunEarly) {
   std::atomic<bool> stop{false};
   clef::BatchOptions options;
   options.concurrency = 2;
-  options.stop = &stop;
+  options.should_stop = [&] { return stop.load(); };
   std::size_t delivered = 0;
   std::size_t pulled = 0;
   auto summary = clef::run_batch(

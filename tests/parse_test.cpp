@@ -234,7 +234,8 @@ TEST(Parse, NoulChecksAndVerdictThresholds) {
 }
 
 TEST(Parse, BodyLevelFailures) {
-  auto no_answers = clef::detail::parse_decision(Json::parse(R"({"model":"x"})"), "", {team3()}, {});
+  auto no_answers =
+      clef::detail::parse_decision(Json::parse(R"({"model":"x"})"), "", {team3()}, {});
   ASSERT_FALSE(no_answers.ok());
   EXPECT_EQ(no_answers.error().kind, clef::ErrorKind::invalid_response);
   EXPECT_EQ(no_answers.error().where, "answers");

@@ -1,7 +1,6 @@
 // clef: many decisions with bounded concurrency over reused connections.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -19,14 +18,25 @@ struct BatchOptions {
   double max_requests_per_second = 0;
   /// Deliver results in input order (a bounded window of finished results is held back).
   bool ordered = false;
-  /// Send identical request bodies once and give every duplicate the same result.
+  /// Send identical request bodies once. Only a SHA-256 of each unique body and the index of its
+  /// first item are kept (about 80 bytes per unique body), never the result: a duplicate is
+  /// announced through on_duplicate once its first item has been delivered to the sink.
   bool dedupe = false;
-  /// 429 and 503 pause every worker (for Retry-After, or a growing backoff) and the item is sent
-  /// again: they never fail an item until it has waited this long in all.
+  /// With dedupe: item `index` has the same request as the earlier item `first`, whose result
+  /// the sink has already received. Called like the sink (one thread at a time, in order when
+  /// `ordered`). When empty, duplicates are sent like any other item.
+  std::function<void(std::size_t index, std::size_t first)> on_duplicate;
+  /// 429 and 503 pause every worker (for Retry-After up to RetryPolicy::max_retry_after, or the
+  /// client's backoff) and the item is sent again: they never fail an item until it has waited
+  /// this long in all.
   std::chrono::milliseconds throttle_budget{600'000};
-  /// When it turns true, no new item is started; items in flight finish. Pair with
-  /// ClientOptions::cancel to stop those too.
-  const std::atomic<bool>* stop = nullptr;
+  /// Told when a 429/503 pauses the batch and until when (called like the sink).
+  std::function<void(std::chrono::system_clock::time_point until, const Error& why)> on_pause;
+  /// Asked before each item is started; once it returns true no new item starts and items in
+  /// flight finish. The sink may make it true (it is asked under the same lock the sink runs
+  /// under), so a sink that decides to stop is obeyed at once. Pair with
+  /// ClientOptions::cancel to stop the items in flight too.
+  std::function<bool()> should_stop;
 };
 
 /// Pulls the next request; std::nullopt ends the input. An item that is already known to be bad
@@ -43,7 +53,10 @@ struct BatchSummary {
   std::size_t failed = 0;        ///< Delivered with an Error.
   std::size_t deduplicated = 0;  ///< Delivered from an identical earlier request.
   std::size_t throttled = 0;     ///< 429/503 responses that paused the batch.
-  bool stopped = false;          ///< BatchOptions::stop ended the run early.
+  bool stopped = false;          ///< BatchOptions::should_stop ended the run early.
+  /// A result was quota_exhausted (Workers AI's daily allocation): no item was started after
+  /// it, since every one would fail the same way.
+  bool quota_exhausted = false;
 };
 
 /// The streaming engine behind decide_all and `clef batch`: memory stays flat however long
@@ -51,11 +64,13 @@ struct BatchSummary {
 BatchSummary run_batch(const Client& client, const RequestSource& source, const ResultSink& sink,
                        const BatchOptions& options = {});
 
-/// One result per request, in the same order.
+/// One result per request, in the same order (duplicates, with dedupe, get copies).
 ///
-///     auto results = clef::decide_all(client, requests, {.concurrency = 8});
+///     clef::BatchOptions options;
+///     options.concurrency = 8;
+///     auto results = clef::decide_all(client, requests, options);
 std::vector<Result<Decision>> decide_all(const Client& client,
                                          const std::vector<DecisionRequest>& requests,
-                                         const BatchOptions& options = {});
+                                         BatchOptions options = {});
 
 }  // namespace clef

@@ -1,13 +1,9 @@
-#include "batch_io.hpp"
+#include "batch_input.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <vector>
+
+#include "clef/json.hpp"
 
 namespace clef::cli {
 namespace {
@@ -37,16 +33,15 @@ class JsonlReader final : public InputReader {
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
       InputItem item;
       item.line = m_line;
-      item.id = Json(m_line);
       const std::string where = "line " + std::to_string(m_line);
-      Json object;
-      try {
-        object = Json::parse(line);
-      } catch (const Json::parse_error& e) {
-        item.state = make_error(ErrorKind::invalid_input, "not valid JSON",
-                                where + ", byte " + std::to_string(e.byte > 0 ? e.byte - 1 : 0));
+      auto parsed = parse_json(line, "the line");
+      if (!parsed) {
+        Error error = parsed.error();
+        error.where = where + ", " + error.where;
+        item.state = std::move(error);
         return item;
       }
+      Json object = std::move(parsed).value();
       if (!object.is_object()) {
         item.state = make_error(ErrorKind::invalid_input, "each line must be a JSON object", where);
         return item;
@@ -129,7 +124,6 @@ class DelimitedReader final : public InputReader {
       if (fields->size() == 1 && (*fields)[0].empty()) continue;  // blank line
       InputItem item;
       item.line = start;
-      item.id = Json(start);
       const auto needed = static_cast<std::size_t>(std::max(m_id_column, m_state_column));
       if (fields->size() <= needed) {
         item.state = make_error(
@@ -190,21 +184,6 @@ class DelimitedReader final : public InputReader {
   int m_state_column = -1;
 };
 
-Error io_error(const std::string& what, const std::string& path) {
-  return make_error(ErrorKind::invalid_input, what + ": " + std::strerror(errno), path);
-}
-
-bool write_all(int fd, const std::string& data) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 }  // namespace
 
 InputFormat guess_input_format(const std::string& path) {
@@ -240,58 +219,6 @@ Result<std::unique_ptr<InputReader>> make_reader(std::istream& in, InputFormat f
     }
   }
   return make_error(ErrorKind::invalid_input, "unknown input format");
-}
-
-std::string id_key(const Json& id) {
-  return id.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-Result<OutputFile> OutputFile::open(const std::string& path, bool resume, bool overwrite,
-                                    std::set<std::string>& done, std::ostream& stdout_stream) {
-  if (path == "-") return OutputFile(stdout_stream);
-  struct stat info {};
-  const bool exists = ::stat(path.c_str(), &info) == 0 && info.st_size > 0;
-  if (exists && !resume && !overwrite) {
-    return make_error(ErrorKind::invalid_input,
-                      "the output file exists: --resume continues it, --overwrite replaces it",
-                      path);
-  }
-  if (exists && resume) {
-    // Keep each id's result once; failed and torn lines are dropped so their ids run again.
-    std::ifstream old(path, std::ios::binary);
-    const std::string temp = path + ".clef-resume";
-    std::ofstream kept(temp, std::ios::binary | std::ios::trunc);
-    if (!kept) return io_error("cannot write", temp);
-    std::string line;
-    while (std::getline(old, line)) {
-      if (old.eof()) break;  // no newline: a torn last line
-      const auto json = Json::parse(line, nullptr, false);
-      if (json.is_discarded() || !json.is_object() || !json.contains("id") ||
-          json.contains("error"))
-        continue;
-      if (!done.insert(id_key(json["id"])).second) continue;
-      kept << line << '\n';
-    }
-    kept.close();
-    if (!kept || ::rename(temp.c_str(), path.c_str()) != 0) return io_error("cannot rewrite", path);
-  }
-  const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | ((exists && !resume) ? O_TRUNC : 0);
-  const int fd = ::open(path.c_str(), flags, 0644);
-  if (fd < 0) return io_error("cannot open the output file", path);
-  return OutputFile(fd);
-}
-
-OutputFile::OutputFile(OutputFile&& other) noexcept : m_fd(other.m_fd), m_stream(other.m_stream) {
-  other.m_fd = -1;
-}
-
-OutputFile::~OutputFile() {
-  if (m_fd >= 0) ::close(m_fd);
-}
-
-bool OutputFile::write_line(const std::string& line) {
-  if (m_stream) return static_cast<bool>(*m_stream << line << '\n' << std::flush);
-  return write_all(m_fd, line + "\n");
 }
 
 std::optional<std::size_t> count_lines(const std::string& path) {

@@ -1,12 +1,10 @@
-// clef batch's input readers (JSONL, CSV/TSV, text lines) and its crash-safe output file.
+// clef batch's input readers: JSONL, CSV/TSV (RFC 4180) and text lines.
 #pragma once
 
-#include <cstdio>
 #include <istream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "clef/result.hpp"
@@ -21,7 +19,8 @@ InputFormat guess_input_format(const std::string& path);
 Result<InputFormat> parse_input_format(const std::string& name);
 
 /// One input item: its id (a JSON value, so numbers stay numbers) and its state, or why the
-/// line could not be read (it still gets an output line).
+/// line could not be read (it still gets an output line). An id that could not be read is
+/// null, never a made-up value that could equal a real id; `line` then says where it was.
 struct InputItem {
   nlohmann::ordered_json id;
   Result<State> state = State::text("");
@@ -43,32 +42,6 @@ struct InputFields {
 /// Reads `in` (which must outlive the reader). CSV/TSV fail here if the header lacks a field.
 Result<std::unique_ptr<InputReader>> make_reader(std::istream& in, InputFormat format,
                                                  const InputFields& fields);
-
-/// Writes one complete line per write(2) to an O_APPEND file, so a killed run never leaves a
-/// half line; "-" writes to `stdout_stream`, flushed after every line.
-class OutputFile {
- public:
-  /// Opens `path`. With `resume`, keeps the lines that hold a result (no "error"), drops failed
-  /// and torn ones (rewriting the file atomically), and returns the kept ids through `done`.
-  /// Without it, refuses an existing non-empty file unless `overwrite`.
-  static Result<OutputFile> open(const std::string& path, bool resume, bool overwrite,
-                                 std::set<std::string>& done, std::ostream& stdout_stream);
-  OutputFile(OutputFile&& other) noexcept;
-  OutputFile& operator=(OutputFile&&) = delete;
-  ~OutputFile();
-
-  /// Writes `line` and a newline in one call; false if the write failed.
-  bool write_line(const std::string& line);
-
- private:
-  explicit OutputFile(int fd) : m_fd(fd) {}
-  explicit OutputFile(std::ostream& stream) : m_stream(&stream) {}
-  int m_fd = -1;
-  std::ostream* m_stream = nullptr;
-};
-
-/// The key an id is compared by when resuming (its compact JSON).
-std::string id_key(const nlohmann::ordered_json& id);
 
 /// Counts the lines of a regular file (for the progress bar's total); nullopt for pipes.
 std::optional<std::size_t> count_lines(const std::string& path);

@@ -1,0 +1,75 @@
+// clef batch's output file: one writer at a time (flock), a record of what run wrote it, and
+// the resume rules (which lines are kept, which ids run again).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "clef/result.hpp"
+
+namespace clef::cli {
+
+/// What a run was: what `--resume` must match before it appends to a file. Kept beside OUT as
+/// OUT.clef-run.json.
+struct RunRecord {
+  std::vector<std::pair<std::string, std::string>> fields;  ///< name, value; compared in order.
+  nlohmann::ordered_json to_json() const;
+};
+
+/// The sidecar file that holds OUT's RunRecord.
+std::string run_record_path(const std::string& output_path);
+
+struct OutputOptions {
+  bool resume = false;
+  bool overwrite = false;
+  bool force_resume = false;  ///< Resume even when the run record differs or is missing.
+};
+
+/// True when a written line is a result `--resume` keeps: an object with an id, no error, and
+/// every answer's status "ok". Everything else (errors, invalid or missing answers, torn or
+/// unparsable lines) is redone.
+bool is_kept_result(std::string_view line);
+
+/// Writes one complete line per write(2) to an O_APPEND file it holds an exclusive flock on
+/// for its whole life, so a killed run never leaves a half line and a second writer is refused;
+/// "-" writes to `stdout_stream`, flushed after every line.
+class OutputFile {
+ public:
+  /// Opens and locks `path`. With resume, checks the run record, keeps the lines that hold a
+  /// result (rewriting the file atomically) and returns their ids through `done`. Without it,
+  /// refuses an existing non-empty file unless `overwrite`. Errors say what and where;
+  /// `io_failed` tells a failing disk or path (ExitCode::output) from a refusal (usage).
+  static Result<OutputFile> open(const std::string& path, const OutputOptions& options,
+                                 const RunRecord& record, std::unordered_set<std::string>& done,
+                                 std::ostream& stdout_stream, bool& io_failed);
+  OutputFile(OutputFile&& other) noexcept;
+  OutputFile& operator=(OutputFile&&) = delete;
+  ~OutputFile();
+
+  bool is_stdout() const noexcept { return m_stream != nullptr; }
+  /// Writes `line` and a newline in one call; the line's offset in the file (0 for stdout), or
+  /// nullopt if the write failed.
+  std::optional<std::uint64_t> write_line(const std::string& line);
+  /// The line written at `offset` (without its newline), for copying a deduplicated result.
+  std::optional<std::string> read_line(std::uint64_t offset) const;
+
+ private:
+  static Result<OutputFile> open_file(const std::string& path, const OutputOptions& options,
+                                      const RunRecord& record,
+                                      std::unordered_set<std::string>& done);
+  explicit OutputFile(int fd, std::uint64_t size) : m_fd(fd), m_size(size) {}
+  explicit OutputFile(std::ostream& stream) : m_stream(&stream) {}
+  int m_fd = -1;
+  std::uint64_t m_size = 0;
+  std::ostream* m_stream = nullptr;
+};
+
+/// The key an id is compared by when resuming (its compact JSON).
+std::string id_key(const nlohmann::ordered_json& id);
+
+}  // namespace clef::cli

@@ -1,0 +1,28 @@
+// Internal: SHA-256 (OpenSSL's libcrypto, already on every machine with libcurl's OpenSSL build).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace clef::detail {
+
+using Sha256 = std::array<unsigned char, 32>;
+
+Sha256 sha256(std::string_view bytes);
+
+/// Lower-case hex of a digest.
+std::string to_hex(const Sha256& digest);
+
+/// A digest is already uniformly distributed: its first bytes are a fine hash.
+struct Sha256Hash {
+  std::size_t operator()(const Sha256& digest) const noexcept {
+    std::size_t value = 0;
+    std::memcpy(&value, digest.data(), sizeof value);
+    return value;
+  }
+};
+
+}  // namespace clef::detail
