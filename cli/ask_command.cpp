@@ -185,7 +185,8 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
   }
   if (!all_ok) return as_int(ExitCode::server);
   const auto failures = failed_gates(decision.value(), gates.value(), flags.min_confidence);
-  for (const auto& failure : failures) context.err << "clef: gate failed: " << failure << "\n";
+  for (const auto& failure : failures)
+    context.err << "clef: gate failed: " << terminal_safe(failure) << "\n";
   return as_int(failures.empty() ? ExitCode::ok : ExitCode::gate_failed);
 }
 

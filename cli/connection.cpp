@@ -1,5 +1,6 @@
 #include "connection.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -30,7 +31,7 @@ Result<std::string> read_token_file(const std::string& path) {
 }
 
 std::chrono::milliseconds to_ms(double seconds) {
-  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0));
+  return std::chrono::milliseconds(std::llround(seconds * 1000.0));
 }
 
 }  // namespace
@@ -55,13 +56,21 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
                   "Seconds per attempt (a cold model load "
                   "takes many)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.001, 86400.0));
   command.add_option("--connect-timeout", flags.connect_timeout_seconds, "Seconds to connect")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.001, 86400.0));
+  command.add_option("--ca-cert", flags.ca_cert,
+                     "Also trust the CA certificates in this PEM file (default: CURL_CA_BUNDLE, "
+                     "else SSL_CERT_FILE); verification is never turned off");
   command.add_option("--retries", flags.retries, "Retries for retryable failures")
       ->capture_default_str()
       ->check(CLI::Range(0, 20));
+  command
+      .add_option("--max-retry-after", flags.max_retry_after_seconds,
+                  "Longest Retry-After to wait out, in seconds (batch pauses at most this long)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
   command.add_flag("-v,--verbose", flags.verbose, "Print the request and each attempt on stderr");
 }
 
@@ -80,10 +89,12 @@ Result<ClientOptions> client_options(const ConnectionFlags& flags,
     if (!token) return token.error();
     options.api_token = std::move(token).value();
   }
+  if (!flags.ca_cert.empty()) options.ca_file = flags.ca_cert;
   options.model = flags.model;
   options.request_timeout = to_ms(flags.timeout_seconds);
   options.connect_timeout = to_ms(flags.connect_timeout_seconds);
   options.retry.max_attempts = flags.retries + 1;
+  options.retry.max_retry_after = to_ms(flags.max_retry_after_seconds);
   options.cancel = cancel;
   return options;
 }

@@ -15,9 +15,11 @@ struct ConnectionFlags {
   std::string model = "clef-flash";
   std::string account_id;  ///< Empty: CLOUDFLARE_ACCOUNT_ID.
   std::string api_token_file;
+  std::string ca_cert;  ///< Empty: CURL_CA_BUNDLE, else SSL_CERT_FILE, else the system's only.
   double timeout_seconds = 120;
   double connect_timeout_seconds = 10;
   int retries = 2;
+  double max_retry_after_seconds = 60;
   bool verbose = false;
 };
 

@@ -1,5 +1,7 @@
 #include "ollama_api.hpp"
 
+#include "clef/json.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <tuple>
@@ -39,7 +41,8 @@ Result<Json> OllamaApi::call(const std::string& method, const std::string& path,
   if (!body.empty()) request.headers = {{"Content-Type", "application/json"}};
   auto response = m_transport->send(request);
   if (!response) return response.error();
-  const auto json = Json::parse(response->body, nullptr, false);
+  auto parsed = parse_json(response->body, "the answer of " + path, ErrorKind::invalid_response);
+  const Json json = parsed ? std::move(parsed).value() : Json(Json::value_t::discarded);
   if (response->status == 404) {
     Error error = make_error(ErrorKind::not_found, "not found", request.url);
     error.http_status = 404;

@@ -1,6 +1,8 @@
 #include "question_spec.hpp"
 
 #include <fstream>
+
+#include "clef/json.hpp"
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -121,13 +123,13 @@ std::vector<std::string> split_parts(const std::string& spec) {
 
 Result<std::vector<Question>> parse_questions_json(const std::string& json_text,
                                                    const std::string& source) {
-  Json root;
-  try {
-    root = Json::parse(json_text);
-  } catch (const Json::parse_error& e) {
-    return make_error(ErrorKind::invalid_input, "not valid JSON",
-                      source + ": byte " + std::to_string(e.byte > 0 ? e.byte - 1 : 0));
+  auto parsed = parse_json(json_text, "the questions file");
+  if (!parsed) {
+    Error error = parsed.error();
+    error.where = source + ": " + error.where;
+    return error;
   }
+  const Json root = std::move(parsed).value();
   if (!root.is_object()) {
     return spec_error(source, "$", "must be a JSON object of name: question");
   }

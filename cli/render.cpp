@@ -1,5 +1,7 @@
 #include "render.hpp"
 
+#include "context.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -153,7 +155,8 @@ void print_human(std::ostream& out, const Decision& decision,
     out << answer.question;
     if (color) out << reset;
     if (!answer.ok()) {
-      out << "  no answer (" << to_string(answer.status) << "): " << answer.problem << "\n";
+      out << "  no answer (" << to_string(answer.status) << "): " << terminal_safe(answer.problem)
+          << "\n";
       continue;
     }
     out << "  ";
@@ -187,9 +190,9 @@ void print_human(std::ostream& out, const Decision& decision,
     }
   }
   if (color) out << dim;
-  out << "model " << (decision.model.empty() ? "?" : decision.model) << " · "
+  out << "model " << (decision.model.empty() ? "?" : terminal_safe(decision.model)) << " · "
       << decision.usage.input_tokens << " input tokens";
-  if (!decision.request_id.empty()) out << " · request " << decision.request_id;
+  if (!decision.request_id.empty()) out << " · request " << terminal_safe(decision.request_id);
   if (color) out << reset;
   out << "\n";
 }
