@@ -222,7 +222,13 @@ std::optional<std::uint64_t> OutputFile::write_line(const std::string& line) {
     if (!(*m_stream << line << '\n' << std::flush)) return std::nullopt;
     return 0;
   }
-  if (!write_all(m_fd, line + "\n")) return std::nullopt;
+  if (!write_all(m_fd, line + "\n")) {
+    // A short write (disk full, a file-size limit) must not leave half a line behind.
+    const int saved = errno;
+    (void)::ftruncate(m_fd, static_cast<off_t>(m_size));
+    errno = saved;
+    return std::nullopt;
+  }
   const std::uint64_t at = m_size;
   m_size += line.size() + 1;
   return at;

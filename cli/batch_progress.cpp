@@ -28,7 +28,7 @@ void Progress::paused(std::chrono::system_clock::time_point until, const Error& 
   m_pause_reason =
       why.http_status ? "HTTP " + std::to_string(why.http_status) : to_string(why.kind);
   if (m_tty) return draw(true);
-  if (until - std::chrono::system_clock::now() >= std::chrono::seconds(1)) {
+  if (until - std::chrono::system_clock::now() >= std::chrono::milliseconds(500)) {
     m_err << "clef: batch: paused until " << clock_time(until) << " (the server answered "
           << m_pause_reason << "; " << m_done << " written so far)\n"
           << std::flush;

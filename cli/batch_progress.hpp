@@ -21,7 +21,7 @@ class Progress {
   /// One item written; `decision` is null for an error.
   void finished(bool ok, const Decision* decision);
   /// The batch is paused until `until` because of `why` (a 429/503): the bar says so; without a
-  /// terminal a line says so when the pause is a second or more.
+  /// terminal a line says so when the pause is half a second or more.
   void paused(std::chrono::system_clock::time_point until, const Error& why);
   std::size_t written() const { return m_done; }
   /// Clears the bar and prints the summary: counts per winning label, failures, throughput.

@@ -2,9 +2,9 @@
 
 #include <fstream>
 
-#include "clef/json.hpp"
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include "clef/json.hpp"
 
 namespace clef::cli {
 namespace {

@@ -186,7 +186,9 @@ TEST(CliBatch, UnreachableServerStopsEarlyWithExitFive) {
                      "--yes-no", "u: U?", "--retries", "0", "--host",
                      "127.0.0.1:" + std::to_string(clef::testing::unused_port())});
   EXPECT_EQ(r.code, 5) << r.err;
-  EXPECT_LT(lines_of(read_file(output)).size(), 500u);
+  // The sink stops the engine itself after 2 x concurrency (4) unreachable results: at most the
+  // 4 items then in flight are written after it, however loaded the machine.
+  EXPECT_LE(lines_of(read_file(output)).size(), 12u);
 }
 
 pid_t spawn_batch(const std::vector<std::string>& args) {

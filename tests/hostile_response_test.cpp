@@ -111,8 +111,7 @@ TEST(HostileErrorBody, NonStringMessagesNeverThrow) {
   const std::vector<Case> cases = {
       {clef::Backend::systemone, 500, R"({"error":{"message":5}})", ErrorKind::server_error},
       {clef::Backend::systemone, 422, R"({"detail":[{"msg":{}}]})", ErrorKind::request_rejected},
-      {clef::Backend::systemone, 422, R"({"detail":{"message":[1]}})",
-       ErrorKind::request_rejected},
+      {clef::Backend::systemone, 422, R"({"detail":{"message":[1]}})", ErrorKind::request_rejected},
       {clef::Backend::workers_ai, 400, R"({"success":false,"errors":[{"message":7}]})",
        ErrorKind::request_rejected},
       {clef::Backend::workers_ai, 429, R"({"success":false,"errors":[{"code":{},"message":null}]})",
@@ -127,7 +126,7 @@ TEST(HostileErrorBody, NonStringMessagesNeverThrow) {
   }
   // A success:false envelope inside a 200 with a non-string message.
   Rig s(response(200, R"({"success":false,"errors":[{"message":7,"code":4006}],"result":null})"),
-          clef::Backend::workers_ai);
+        clef::Backend::workers_ai);
   auto d = s.decide();
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().kind, ErrorKind::quota_exhausted);
@@ -150,15 +149,15 @@ TEST(Redaction, AnEchoingServerNeverGetsTheTokenOut) {
   const std::string token = "sk-live-0123456789abcdefghijklmnopqrstuv";  // 40 characters
   ASSERT_EQ(token.size(), 40u);
   FakeServer server;
-  server.set_script([&](const clef::testing::RecordedRequest& r, int call) -> std::optional<Scripted> {
+  server.set_script([&](const clef::testing::RecordedRequest& r,
+                        int call) -> std::optional<Scripted> {
     const std::string auth = r.header("Authorization");  // "Bearer <token>"
     const std::string echoed = auth.substr(7);
     std::vector<std::pair<std::string, std::string>> headers = {{"X-Request-Id", auth}};
     if (call == 0) {  // JSON error: the token in message, code, request id
-      return Scripted{400,
-                      R"({"error":{"message":"bad key )" + echoed + R"(","code":")" + echoed +
-                          R"("}})",
-                      "application/json", headers};
+      return Scripted{
+          400, R"({"error":{"message":"bad key )" + echoed + R"(","code":")" + echoed + R"("}})",
+          "application/json", headers};
     }
     if (call == 1) {  // plain text with the token straddling the 300-byte excerpt
       return Scripted{502, std::string(280, '.') + echoed + std::string(50, '.'), "text/plain",
@@ -232,8 +231,9 @@ TEST(BoundedWaits, TokenCountsSaturate) {
   EXPECT_EQ(token_count(9.3e18), std::numeric_limits<std::int64_t>::max());
   EXPECT_EQ(token_count(-5), 0);
   EXPECT_EQ(token_count(12.7), 12);
-  Rig s(response(200,
-                   R"({"answers":{"u":{"type":"noul","noul":0.5}},"usage":{"input_tokens":1e19,"output_tokens":-3}})"));
+  Rig s(response(
+      200,
+      R"({"answers":{"u":{"type":"noul","noul":0.5}},"usage":{"input_tokens":1e19,"output_tokens":-3}})"));
   auto d = s.decide();
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->usage.input_tokens, std::numeric_limits<std::int64_t>::max());
@@ -242,10 +242,11 @@ TEST(BoundedWaits, TokenCountsSaturate) {
 
 TEST(BoundedWaits, WorkersDailyAllocationIsNeverRetried) {
   for (const char* code : {"4006", "3036"}) {
-    Rig s(response(429,
-                     std::string(R"({"success":false,"result":null,"errors":[{"code":)") + code +
-                         R"(,"message":"you have used up your daily free allocation"}],"messages":[]})"),
-            clef::Backend::workers_ai);
+    Rig s(response(
+              429,
+              std::string(R"({"success":false,"result":null,"errors":[{"code":)") + code +
+                  R"(,"message":"you have used up your daily free allocation"}],"messages":[]})"),
+          clef::Backend::workers_ai);
     s.options.retry.max_attempts = 5;
     auto d = s.decide();
     ASSERT_FALSE(d.ok());
@@ -254,7 +255,7 @@ TEST(BoundedWaits, WorkersDailyAllocationIsNeverRetried) {
     EXPECT_EQ(s.transport->sent, 1) << code;
   }
   Rig capacity(response(429, R"({"success":false,"errors":[{"code":3040,"message":"busy"}]})"),
-                 clef::Backend::workers_ai);
+               clef::Backend::workers_ai);
   capacity.options.retry.max_attempts = 3;
   EXPECT_EQ(capacity.decide().error().kind, ErrorKind::rate_limited);
   EXPECT_EQ(capacity.transport->sent, 3);  // 3040 is capacity: retried
@@ -262,7 +263,7 @@ TEST(BoundedWaits, WorkersDailyAllocationIsNeverRetried) {
 
 TEST(BoundedWaits, BatchStopsStartingAtTheFirstQuotaError) {
   Rig s(response(429, R"({"success":false,"errors":[{"code":4006,"message":"daily"}]})"),
-          clef::Backend::workers_ai);
+        clef::Backend::workers_ai);
   std::size_t pulled = 0;
   std::size_t delivered = 0;
   clef::BatchOptions options;
@@ -353,8 +354,7 @@ TEST(Dedupe, KeepsADigestPerUniqueBodyAndAnnouncesDuplicates) {
         if (next == requests.size()) return std::nullopt;
         return clef::Result<clef::DecisionRequest>(requests[next++]);
       },
-      [&](std::size_t index, clef::Result<clef::Decision>&&) { delivered.insert(index); },
-      batch);
+      [&](std::size_t index, clef::Result<clef::Decision>&&) { delivered.insert(index); }, batch);
   EXPECT_EQ(server.request_count(), 3);
   EXPECT_EQ(delivered, (std::set<std::size_t>{0, 1, 2}));
   EXPECT_EQ(duplicates.size(), 27u);

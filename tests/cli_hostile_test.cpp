@@ -1,0 +1,412 @@
+// Issue 7 through the command line: poisoned items, stalls, quota, mixed runs, two writers,
+// write failures, terminal escapes, a private CA. Each asserts the exit code and the message.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cli_runner.hpp"
+#include "fake_server.hpp"
+
+namespace {
+
+using clef::testing::FakeServer;
+using clef::testing::read_file;
+using clef::testing::run_clef;
+using clef::testing::Scripted;
+using clef::testing::ServerShape;
+using clef::testing::write_temp_file;
+using Json = nlohmann::ordered_json;
+using namespace std::chrono_literals;
+
+std::string tickets(int n) {
+  std::string text;
+  for (int i = 0; i < n; ++i) {
+    text += Json({{"id", "T" + std::to_string(i)}, {"state", "ticket number " + std::to_string(i)}})
+                .dump() +
+            "\n";
+  }
+  return text;
+}
+
+std::vector<Json> lines_of(const std::string& text) {
+  std::vector<Json> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(Json::parse(line));
+  return lines;
+}
+
+std::string fresh(const std::string& name) {
+  const std::string path = ::testing::TempDir() + name;
+  std::remove(path.c_str());
+  std::remove((path + ".clef-run.json").c_str());
+  return path;
+}
+
+std::vector<std::string> batch(const FakeServer& server, const std::string& input,
+                               const std::string& output, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"batch",     input,
+                                   "-o",        output,
+                                   "--host",    server.base_url(),
+                                   "--yes-no",  "urgent: Is it urgent?",
+                                   "--retries", "1"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::map<std::string, Json> by_id(const std::string& path) {
+  std::map<std::string, Json> out;
+  for (auto& line : lines_of(read_file(path))) out[line["id"].get<std::string>()] = line;
+  return out;
+}
+
+TEST(CliHostile, APoisonedAnswerIsThatItemsErrorAndResumeRedoesIt) {
+  FakeServer server;
+  std::atomic<bool> poison{true};
+  server.set_script([&](const auto& request, int) -> std::optional<Scripted> {
+    if (!poison) return std::nullopt;
+    if (request.body.find("number 2\"") != std::string::npos)
+      return Scripted{200, R"({"answers":{"urgent":{"type":"noul","noul":1e400}}})"};
+    if (request.body.find("number 4\"") != std::string::npos)
+      return Scripted{200, R"({"answers":{"urgent":)" + std::string(100'000, '[') + "}}"};
+    if (request.body.find("number 6\"") != std::string::npos)  // invalid: not in [0, 1]
+      return Scripted{200, R"({"answers":{"urgent":{"type":"noul","noul":3}}})"};
+    return std::nullopt;
+  });
+  const std::string input = write_temp_file("poison.jsonl", tickets(8));
+  const std::string output = fresh("poison_out.jsonl");
+  auto r = run_clef(batch(server, input, output));
+  ASSERT_EQ(r.code, 6) << r.err;  // the run went on past both
+  auto lines = by_id(output);
+  ASSERT_EQ(lines.size(), 8u);
+  EXPECT_EQ(lines["T2"]["error"]["kind"], "invalid_response");
+  EXPECT_NE(lines["T2"]["error"]["message"].get<std::string>().find("outside the range"),
+            std::string::npos);
+  EXPECT_NE(lines["T4"]["error"]["message"].get<std::string>().find("nests deeper"),
+            std::string::npos);
+  EXPECT_EQ(lines["T6"]["answers"]["urgent"]["status"], "invalid");
+  EXPECT_EQ(lines["T0"]["answers"]["urgent"]["status"], "ok");
+  poison = false;
+  const int before = server.request_count();
+  auto resumed = run_clef(batch(server, input, output, {"--resume"}));
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(server.request_count() - before, 3);  // T2, T4 and the invalid T6
+  for (auto& [id, line] : by_id(output)) EXPECT_EQ(line["answers"]["urgent"]["status"], "ok") << id;
+}
+
+TEST(CliHostile, HostileInputFilesAndFlagsAreUsageErrors) {
+  FakeServer server;
+  const std::string input =
+      write_temp_file("hostile_in.jsonl", R"({"id":"a","state":{"n":1e400}})"
+                                          "\n" +
+                                              std::string(100'000, '[') + "\n" + tickets(1));
+  const std::string output = fresh("hostile_in_out.jsonl");
+  auto r = run_clef(batch(server, input, output, {"--ordered"}));
+  EXPECT_EQ(r.code, 6) << r.err;
+  auto lines = lines_of(read_file(output));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_TRUE(lines[0]["id"].is_null());
+  EXPECT_EQ(lines[0]["line"], 1);
+  EXPECT_EQ(lines[0]["error"]["where"], "line 1, byte 23");
+  EXPECT_EQ(lines[1]["line"], 2);
+  EXPECT_NE(lines[1]["error"]["message"].get<std::string>().find("nests deeper"),
+            std::string::npos);
+  EXPECT_EQ(lines[2]["id"], "T0");
+
+  auto state = run_clef(
+      {"ask", "--state-json", R"({"a":1e400})", "--yes-no", "u: U?", "--host", server.base_url()});
+  EXPECT_EQ(state.code, 2);
+  EXPECT_NE(state.err.find("outside the range of a double"), std::string::npos) << state.err;
+  auto questions =
+      run_clef({"ask", "x", "--questions",
+                write_temp_file("q_big.json", R"({"u":{"type":"noul","instructions":1e400}})"),
+                "--host", server.base_url()});
+  EXPECT_EQ(questions.code, 2);
+  EXPECT_NE(questions.err.find("q_big.json: byte 35"), std::string::npos) << questions.err;
+  for (const char* timeout : {"0", "-1", "1e9"}) {
+    auto t = run_clef({"ask", "x", "--yes-no", "u: U?", "--timeout", timeout});
+    EXPECT_EQ(t.code, 2) << timeout;
+  }
+}
+
+TEST(CliHostile, ALongRetryAfterPausesForTheCapAndSaysSo) {
+  FakeServer server;
+  server.set_script([](const auto&, int call) -> std::optional<Scripted> {
+    if (call == 0)
+      return Scripted{
+          429, R"({"error":"slow down"})", "application/json", {{"Retry-After", "3600"}}};
+    return std::nullopt;
+  });
+  const std::string output = fresh("pause_out.jsonl");
+  const auto start = std::chrono::steady_clock::now();
+  auto r = run_clef(batch(server, write_temp_file("pause.jsonl", tickets(3)), output,
+                          {"-j", "1", "--max-retry-after", "1"}));
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_LT(took, 20s);    // not an hour
+  EXPECT_GE(took, 900ms);  // but the capped pause was honoured
+  EXPECT_NE(r.err.find("paused until"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("HTTP 429"), std::string::npos) << r.err;
+  EXPECT_EQ(lines_of(read_file(output)).size(), 3u);
+}
+
+TEST(CliHostile, WorkersDailyAllocationStopsTheBatchAndResumeFinishesIt) {
+  FakeServer server(ServerShape::workers_ai);
+  std::atomic<bool> exhausted{true};
+  server.set_script([&](const auto&, int call) -> std::optional<Scripted> {
+    if (exhausted && call >= 3) {
+      return Scripted{
+          429,
+          R"({"result":null,"success":false,"errors":[{"code":4006,"message":"you have used up your daily free allocation of 10,000 neurons"}],"messages":[]})"};
+    }
+    return std::nullopt;
+  });
+  const std::string input = write_temp_file("quota.jsonl", tickets(50));
+  const std::string output = fresh("quota_out.jsonl");
+  std::vector<std::string> args = {"batch",
+                                   input,
+                                   "-o",
+                                   output,
+                                   "--backend",
+                                   "workers-ai",
+                                   "--host",
+                                   server.base_url() + "/client/v4",
+                                   "--account-id",
+                                   "acc9",
+                                   "--api-token-file",
+                                   write_temp_file("qtok", "test-token\n"),
+                                   "--yes-no",
+                                   "u: U?",
+                                   "-j",
+                                   "1",
+                                   "--retries",
+                                   "3"};
+  auto r = run_clef(args);
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("daily allocation is used up"), std::string::npos) << r.err;
+  EXPECT_EQ(server.request_count(), 4);  // 3 answered, 1 quota, never retried, nothing after
+  EXPECT_EQ(lines_of(read_file(output)).size(), 3u);
+  exhausted = false;
+  args.push_back("--resume");
+  auto resumed = run_clef(args);
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(by_id(output).size(), 50u);
+  EXPECT_EQ(lines_of(read_file(output)).size(), 50u);
+}
+
+TEST(CliHostile, ResumeRefusesAnotherRunNamingWhatDiffers) {
+  FakeServer server;
+  const std::string input = write_temp_file("mix.jsonl", tickets(3));
+  const std::string output = fresh("mix_out.jsonl");
+  ASSERT_EQ(run_clef(batch(server, input, output)).code, 0);
+  const std::string before = read_file(output);
+  auto other_questions = run_clef({"batch", input, "-o", output, "--host", server.base_url(),
+                                   "--yes-no", "refund: Wants a refund?", "--resume"});
+  EXPECT_EQ(other_questions.code, 2);
+  EXPECT_NE(other_questions.err.find("questions_sha256: was"), std::string::npos)
+      << other_questions.err;
+  auto other_model = run_clef(batch(server, input, output, {"--resume", "-m", "clef"}));
+  EXPECT_EQ(other_model.code, 2);
+  EXPECT_NE(other_model.err.find("model: was \"clef-flash\", now \"clef\""), std::string::npos)
+      << other_model.err;
+  auto other_input =
+      run_clef(batch(server, write_temp_file("mix2.jsonl", tickets(4)), output, {"--resume"}));
+  EXPECT_EQ(other_input.code, 2);
+  EXPECT_NE(other_input.err.find("input: was"), std::string::npos) << other_input.err;
+  EXPECT_EQ(read_file(output), before);  // untouched by the refusals
+  auto forced = run_clef(batch(server, write_temp_file("mix2.jsonl", tickets(4)), output,
+                               {"--resume", "--force-resume"}));
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_EQ(lines_of(read_file(output)).size(), 4u);
+  // No record at all (a file from elsewhere) is refused too.
+  const std::string foreign = fresh("foreign_out.jsonl");
+  {
+    std::ofstream(foreign) << R"({"id":"T0","answers":{"urgent":{"status":"ok"}}})"
+                           << "\n";
+  }
+  auto r = run_clef(batch(server, input, foreign, {"--resume"}));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no run record"), std::string::npos) << r.err;
+}
+
+TEST(CliHostile, ASecondWriterIsRefusedAtOnce) {
+  FakeServer server;
+  const std::string output = fresh("locked_out.jsonl");
+  const int fd = ::open(output.c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);  // as a running clef batch holds it
+  const auto start = std::chrono::steady_clock::now();
+  auto r = run_clef(batch(server, write_temp_file("lock.jsonl", tickets(2)), output, {"--resume"}));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("another clef batch is writing this file"), std::string::npos) << r.err;
+  EXPECT_EQ(server.request_count(), 0);
+  ::close(fd);
+  EXPECT_EQ(
+      run_clef(batch(server, write_temp_file("lock.jsonl", tickets(2)), output, {"--resume"})).code,
+      0);
+}
+
+TEST(CliHostile, DuplicateIdsAreReportedAndDedupeCopiesTheFirstAnswer) {
+  FakeServer server;
+  std::string input;
+  for (int i = 0; i < 20; ++i)
+    input += Json({{"id", i % 10}, {"state", "same text"}}).dump() + "\n";
+  const std::string output = fresh("dups_out.jsonl");
+  auto r = run_clef(
+      batch(server, write_temp_file("dups.jsonl", input), output, {"--dedupe", "--ordered"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: 10 input line(s) repeat an earlier id"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(server.request_count(), 1);
+  const auto lines = lines_of(read_file(output));
+  ASSERT_EQ(lines.size(), 20u);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i]["id"], i % 10);
+    EXPECT_EQ(lines[i]["duplicate_of"], 0);
+    EXPECT_EQ(lines[i]["answers"], lines[0]["answers"]);
+  }
+}
+
+TEST(CliHostile, WriteFailuresHaveTheirOwnExitCode) {
+  FakeServer server;
+  auto full = run_clef(
+      batch(server, write_temp_file("full.jsonl", tickets(3)), "/dev/full", {"--overwrite"}));
+  EXPECT_EQ(full.code, 7) << full.err;
+  EXPECT_NE(full.err.find("cannot write to /dev/full"), std::string::npos) << full.err;
+  EXPECT_EQ(full.err.find("--help"), std::string::npos);
+
+  // A file-size limit: SIGXFSZ is ignored, so the write error path runs (exit 7, not a signal).
+  const std::string output = fresh("fsize_out.jsonl");
+  const std::string input = write_temp_file("fsize.jsonl", tickets(200));
+  const pid_t child = fork();
+  if (child == 0) {
+    rlimit limit{4096, 4096};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    const int null_fd = ::open("/dev/null", O_RDWR);
+    dup2(null_fd, 0);
+    dup2(null_fd, 1);
+    dup2(null_fd, 2);
+    execl(CLEF_EXE, CLEF_EXE, "batch", input.c_str(), "-o", output.c_str(), "--host",
+          server.base_url().c_str(), "--yes-no", "u: U?", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  const std::string text = read_file(output);
+  EXPECT_LE(text.size(), 4096u);
+  EXPECT_EQ(text.back(), '\n');  // whole lines only
+}
+
+TEST(CliHostile, ServerTextCannotDriveTheTerminal) {
+  FakeServer server;
+  server.set_script([](const auto&, int) -> std::optional<Scripted> {
+    return Scripted{400, "{\"error\":\"\\u001b[2J\\u001b]0;pwned\\u0007 bad\"}"};
+  });
+  auto r = run_clef({"ask", "x", "--yes-no", "u: U?", "--host", server.base_url()});
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
+  EXPECT_EQ(r.err.find('\x07'), std::string::npos);
+  EXPECT_NE(r.err.find("?[2J"), std::string::npos) << r.err;
+}
+
+TEST(CliHostile, AnEchoedTokenReachesNeitherStderrNorTheOutputFile) {
+  const std::string token = "sk-live-0123456789abcdefghijklmnopqrstuv";
+  FakeServer server;
+  server.set_script(
+      [&](const clef::testing::RecordedRequest& request, int) -> std::optional<Scripted> {
+        const std::string auth = request.header("Authorization");
+        return Scripted{500,
+                        R"({"error":{"message":")" + auth + R"(","code":")" + auth + R"("}})",
+                        "application/json",
+                        {{"X-Request-Id", auth}}};
+      });
+  const std::string output = fresh("echo_out.jsonl");
+  auto r = run_clef({"batch", write_temp_file("echo.jsonl", tickets(3)), "-o", output, "--backend",
+                     "systemone", "--host", server.base_url(), "--api-token-file",
+                     write_temp_file("echo_tok", token + "\n"), "--yes-no", "u: U?", "--retries",
+                     "0", "-v"});
+  EXPECT_EQ(r.code, 6) << r.err;
+  EXPECT_EQ(r.err.find(token.substr(10)), std::string::npos) << r.err;
+  const std::string written = read_file(output);
+  EXPECT_EQ(written.find(token.substr(10)), std::string::npos) << written;
+  EXPECT_NE(written.find("<redacted>"), std::string::npos);
+}
+
+/// A CA and a server certificate for 127.0.0.1 signed by it, made with the openssl tool.
+struct TestPki {
+  std::string dir = ::testing::TempDir() + "clef_pki";
+  std::string ca() const { return dir + "/ca.pem"; }
+  std::string cert() const { return dir + "/server.pem"; }
+  std::string key() const { return dir + "/server.key"; }
+  bool make() const {
+    const std::string script =
+        "set -e; rm -rf '" + dir + "'; mkdir -p '" + dir + "'; cd '" + dir +
+        "'; openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 "
+        "-subj /CN=clef-test-ca 2>/dev/null; openssl req -newkey rsa:2048 -nodes -keyout "
+        "server.key -out server.csr -subj /CN=127.0.0.1 2>/dev/null; printf "
+        "'subjectAltName=IP:127.0.0.1' > ext; openssl x509 -req -in server.csr -CA ca.pem -CAkey "
+        "ca.key -CAcreateserial -out server.pem -days 2 -extfile ext 2>/dev/null";
+    return std::system(("bash -c \"" + script + "\"").c_str()) == 0;
+  }
+};
+
+TEST(CliHostile, APrivateCaIsRefusedWithoutTrustAndAcceptedWithIt) {
+  TestPki pki;
+  ASSERT_TRUE(pki.make());
+  httplib::SSLServer server(pki.cert().c_str(), pki.key().c_str());
+  ASSERT_TRUE(server.is_valid());
+  server.Post("/v1/systemone", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"model":"clef-flash","answers":{"u":{"type":"noul","noul":0.9}}})",
+                    "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread thread([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(1ms);
+  const std::string host = "https://127.0.0.1:" + std::to_string(port);
+
+  auto refused =
+      run_clef({"ask", "x", "--yes-no", "u: U?", "--host", host, "--retries", "0", "--ca-cert",
+                "/etc/ssl/certs/ca-certificates.crt"});  // whatever the environment says
+  EXPECT_EQ(refused.code, 5) << refused.err;
+  EXPECT_NE(refused.err.find("TLS"), std::string::npos) << refused.err;
+  auto accepted = run_clef({"ask", "x", "--yes-no", "u: U?", "--host", host, "--ca-cert", pki.ca(),
+                            "--format", "values"});
+  EXPECT_EQ(accepted.code, 0) << accepted.err;
+  EXPECT_EQ(accepted.out, "yes\n");
+  // The environment: CURL_CA_BUNDLE wins over SSL_CERT_FILE, as in curl.
+  const char* saved_curl = std::getenv("CURL_CA_BUNDLE");
+  const char* saved_ssl = std::getenv("SSL_CERT_FILE");
+  const std::string curl_value = saved_curl ? saved_curl : "";
+  const std::string ssl_value = saved_ssl ? saved_ssl : "";
+  ::unsetenv("CURL_CA_BUNDLE");
+  ::setenv("SSL_CERT_FILE", pki.ca().c_str(), 1);
+  auto from_ssl = run_clef({"ask", "x", "--yes-no", "u: U?", "--host", host, "--format", "values"});
+  ::setenv("CURL_CA_BUNDLE", pki.ca().c_str(), 1);
+  ::unsetenv("SSL_CERT_FILE");
+  auto from_curl =
+      run_clef({"ask", "x", "--yes-no", "u: U?", "--host", host, "--format", "values"});
+  saved_curl ? ::setenv("CURL_CA_BUNDLE", curl_value.c_str(), 1) : ::unsetenv("CURL_CA_BUNDLE");
+  saved_ssl ? ::setenv("SSL_CERT_FILE", ssl_value.c_str(), 1) : ::unsetenv("SSL_CERT_FILE");
+  EXPECT_EQ(from_ssl.code, 0) << from_ssl.err;
+  EXPECT_EQ(from_curl.code, 0) << from_curl.err;
+  auto missing =
+      run_clef({"ask", "x", "--yes-no", "u: U?", "--host", host, "--ca-cert", "/nonexistent.pem"});
+  EXPECT_EQ(missing.code, 2);
+  server.stop();
+  thread.join();
+}
+
+}  // namespace
