@@ -418,19 +418,19 @@ FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
   impl.server.set_payload_max_length(64 * 1024 * 1024);
 
   auto handle = [this](const httplib::Request& req, httplib::Response& res) {
-    Impl& impl = *m_impl;
+    Impl& state = *m_impl;
     const int call = m_calls.fetch_add(1);
     RecordedRequest recorded{req.method, req.path, req.body, {}, req.remote_port};
     for (const auto& [key, value] : req.headers) recorded.headers.emplace(key, value);
     {
-      std::lock_guard<std::mutex> lock(impl.mutex);
-      impl.recorded.push_back(recorded);
+      std::lock_guard<std::mutex> lock(state.mutex);
+      state.recorded.push_back(recorded);
     }
-    impl.add_request_id(res, call);
+    state.add_request_id(res, call);
     std::function<std::optional<Scripted>(const RecordedRequest&, int)> script;
     {
-      std::lock_guard<std::mutex> lock(impl.mutex);
-      script = impl.script;
+      std::lock_guard<std::mutex> lock(state.mutex);
+      script = state.script;
     }
     if (script) {
       if (auto scripted = script(recorded, call)) {
@@ -455,12 +455,12 @@ FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
     if (const auto latency = m_latency_ms.load(); latency > 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(latency));
     }
-    if (impl.shape == ServerShape::ollama && !version_at_least(impl.version, 0, 35, 1)) {
+    if (state.shape == ServerShape::ollama && !version_at_least(state.version, 0, 35, 1)) {
       res.status = 404;  // an Ollama too old for System One: Go's plain-text not-found page
       res.set_content("404 page not found", "text/plain; charset=utf-8");
       return;
     }
-    const Reply reply = impl.simulate(recorded);
+    const Reply reply = state.simulate(recorded);
     res.status = reply.status;
     for (const auto& [name, value] : reply.headers) res.set_header(name, value);
     res.set_content(reply.body.dump(), "application/json; charset=utf-8");
@@ -468,15 +468,15 @@ FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
   impl.server.Post("/v1/systemone", handle);
   impl.server.Post(R"(/client/v4/accounts/([^/]+)/ai/run/(.+))", handle);
   impl.server.Post("/api/show", [this](const httplib::Request& req, httplib::Response& res) {
-    Impl& impl = *m_impl;
+    Impl& state = *m_impl;
     const auto body = Json::parse(req.body, nullptr, false);
     std::string model = body.is_object() ? body.value("model", body.value("name", "")) : "";
     if (model.find(':') == std::string::npos) model += ":latest";
     Json capabilities;
-    if (impl.has_model(model))
+    if (state.has_model(model))
       capabilities = {"completion", "decision", "vision"};
-    else if (std::find(impl.other_models.begin(), impl.other_models.end(), model) !=
-             impl.other_models.end()) {
+    else if (std::find(state.other_models.begin(), state.other_models.end(), model) !=
+             state.other_models.end()) {
       capabilities = {"completion"};
     } else {
       res.status = 404;
