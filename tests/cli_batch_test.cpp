@@ -20,37 +20,15 @@
 namespace {
 
 using clef::testing::FakeServer;
+using clef::testing::fresh_path;
+using clef::testing::jsonl_tickets;
+using clef::testing::lines_of;
 using clef::testing::read_file;
 using clef::testing::run_clef;
 using clef::testing::Scripted;
 using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
 using namespace std::chrono_literals;
-
-std::string jsonl_tickets(int n, int start = 0) {
-  std::string text;
-  for (int i = start; i < start + n; ++i) {
-    text += Json({{"id", "T" + std::to_string(i)},
-                  {"state", {{"ticket", "ticket number " + std::to_string(i)}}}})
-                .dump() +
-            "\n";
-  }
-  return text;
-}
-
-std::vector<Json> lines_of(const std::string& text) {
-  std::vector<Json> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(Json::parse(line));
-  return lines;
-}
-
-std::string fresh_path(const std::string& name) {
-  const std::string path = ::testing::TempDir() + name;
-  std::remove(path.c_str());
-  return path;
-}
 
 std::vector<std::string> batch_args(const FakeServer& server, const std::string& input,
                                     const std::string& output,

@@ -20,6 +20,9 @@
 namespace {
 
 using clef::testing::FakeServer;
+using clef::testing::fresh_path;
+using clef::testing::jsonl_tickets;
+using clef::testing::lines_of;
 using clef::testing::read_file;
 using clef::testing::run_clef;
 using clef::testing::Scripted;
@@ -27,31 +30,6 @@ using clef::testing::ServerShape;
 using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
 using namespace std::chrono_literals;
-
-std::string tickets(int n) {
-  std::string text;
-  for (int i = 0; i < n; ++i) {
-    text += Json({{"id", "T" + std::to_string(i)}, {"state", "ticket number " + std::to_string(i)}})
-                .dump() +
-            "\n";
-  }
-  return text;
-}
-
-std::vector<Json> lines_of(const std::string& text) {
-  std::vector<Json> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(Json::parse(line));
-  return lines;
-}
-
-std::string fresh(const std::string& name) {
-  const std::string path = ::testing::TempDir() + name;
-  std::remove(path.c_str());
-  std::remove((path + ".clef-run.json").c_str());
-  return path;
-}
 
 std::vector<std::string> batch(const FakeServer& server, const std::string& input,
                                const std::string& output, std::vector<std::string> extra = {}) {
@@ -83,8 +61,8 @@ TEST(CliHostile, APoisonedAnswerIsThatItemsErrorAndResumeRedoesIt) {
       return Scripted{200, R"({"answers":{"urgent":{"type":"noul","noul":3}}})"};
     return std::nullopt;
   });
-  const std::string input = write_temp_file("poison.jsonl", tickets(8));
-  const std::string output = fresh("poison_out.jsonl");
+  const std::string input = write_temp_file("poison.jsonl", jsonl_tickets(8));
+  const std::string output = fresh_path("poison_out.jsonl");
   auto r = run_clef(batch(server, input, output));
   ASSERT_EQ(r.code, 6) << r.err;  // the run went on past both
   auto lines = by_id(output);
@@ -109,8 +87,8 @@ TEST(CliHostile, HostileInputFilesAndFlagsAreUsageErrors) {
   const std::string input =
       write_temp_file("hostile_in.jsonl", R"({"id":"a","state":{"n":1e400}})"
                                           "\n" +
-                                              std::string(100'000, '[') + "\n" + tickets(1));
-  const std::string output = fresh("hostile_in_out.jsonl");
+                                              std::string(100'000, '[') + "\n" + jsonl_tickets(1));
+  const std::string output = fresh_path("hostile_in_out.jsonl");
   auto r = run_clef(batch(server, input, output, {"--ordered"}));
   EXPECT_EQ(r.code, 6) << r.err;
   auto lines = lines_of(read_file(output));
@@ -147,9 +125,9 @@ TEST(CliHostile, ALongRetryAfterPausesForTheCapAndSaysSo) {
           429, R"({"error":"slow down"})", "application/json", {{"Retry-After", "3600"}}};
     return std::nullopt;
   });
-  const std::string output = fresh("pause_out.jsonl");
+  const std::string output = fresh_path("pause_out.jsonl");
   const auto start = std::chrono::steady_clock::now();
-  auto r = run_clef(batch(server, write_temp_file("pause.jsonl", tickets(3)), output,
+  auto r = run_clef(batch(server, write_temp_file("pause.jsonl", jsonl_tickets(3)), output,
                           {"-j", "1", "--max-retry-after", "1"}));
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_EQ(r.code, 0) << r.err;
@@ -171,8 +149,8 @@ TEST(CliHostile, WorkersDailyAllocationStopsTheBatchAndResumeFinishesIt) {
     }
     return std::nullopt;
   });
-  const std::string input = write_temp_file("quota.jsonl", tickets(50));
-  const std::string output = fresh("quota_out.jsonl");
+  const std::string input = write_temp_file("quota.jsonl", jsonl_tickets(50));
+  const std::string output = fresh_path("quota_out.jsonl");
   std::vector<std::string> args = {"batch",
                                    input,
                                    "-o",
@@ -206,8 +184,8 @@ TEST(CliHostile, WorkersDailyAllocationStopsTheBatchAndResumeFinishesIt) {
 
 TEST(CliHostile, ResumeRefusesAnotherRunNamingWhatDiffers) {
   FakeServer server;
-  const std::string input = write_temp_file("mix.jsonl", tickets(3));
-  const std::string output = fresh("mix_out.jsonl");
+  const std::string input = write_temp_file("mix.jsonl", jsonl_tickets(3));
+  const std::string output = fresh_path("mix_out.jsonl");
   ASSERT_EQ(run_clef(batch(server, input, output)).code, 0);
   const std::string before = read_file(output);
   auto other_questions = run_clef({"batch", input, "-o", output, "--host", server.base_url(),
@@ -219,17 +197,17 @@ TEST(CliHostile, ResumeRefusesAnotherRunNamingWhatDiffers) {
   EXPECT_EQ(other_model.code, 2);
   EXPECT_NE(other_model.err.find("model: was \"clef-flash\", now \"clef\""), std::string::npos)
       << other_model.err;
-  auto other_input =
-      run_clef(batch(server, write_temp_file("mix2.jsonl", tickets(4)), output, {"--resume"}));
+  auto other_input = run_clef(
+      batch(server, write_temp_file("mix2.jsonl", jsonl_tickets(4)), output, {"--resume"}));
   EXPECT_EQ(other_input.code, 2);
   EXPECT_NE(other_input.err.find("input: was"), std::string::npos) << other_input.err;
   EXPECT_EQ(read_file(output), before);  // untouched by the refusals
-  auto forced = run_clef(batch(server, write_temp_file("mix2.jsonl", tickets(4)), output,
+  auto forced = run_clef(batch(server, write_temp_file("mix2.jsonl", jsonl_tickets(4)), output,
                                {"--resume", "--force-resume"}));
   EXPECT_EQ(forced.code, 0) << forced.err;
   EXPECT_EQ(lines_of(read_file(output)).size(), 4u);
   // No record at all (a file from elsewhere) is refused too.
-  const std::string foreign = fresh("foreign_out.jsonl");
+  const std::string foreign = fresh_path("foreign_out.jsonl");
   {
     std::ofstream(foreign) << R"({"id":"T0","answers":{"urgent":{"status":"ok"}}})"
                            << "\n";
@@ -241,19 +219,21 @@ TEST(CliHostile, ResumeRefusesAnotherRunNamingWhatDiffers) {
 
 TEST(CliHostile, ASecondWriterIsRefusedAtOnce) {
   FakeServer server;
-  const std::string output = fresh("locked_out.jsonl");
+  const std::string output = fresh_path("locked_out.jsonl");
   const int fd = ::open(output.c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);  // as a running clef batch holds it
   const auto start = std::chrono::steady_clock::now();
-  auto r = run_clef(batch(server, write_temp_file("lock.jsonl", tickets(2)), output, {"--resume"}));
+  auto r = run_clef(
+      batch(server, write_temp_file("lock.jsonl", jsonl_tickets(2)), output, {"--resume"}));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("another clef batch is writing this file"), std::string::npos) << r.err;
   EXPECT_EQ(server.request_count(), 0);
   ::close(fd);
   EXPECT_EQ(
-      run_clef(batch(server, write_temp_file("lock.jsonl", tickets(2)), output, {"--resume"})).code,
+      run_clef(batch(server, write_temp_file("lock.jsonl", jsonl_tickets(2)), output, {"--resume"}))
+          .code,
       0);
 }
 
@@ -262,7 +242,7 @@ TEST(CliHostile, DuplicateIdsAreReportedAndDedupeCopiesTheFirstAnswer) {
   std::string input;
   for (int i = 0; i < 20; ++i)
     input += Json({{"id", i % 10}, {"state", "same text"}}).dump() + "\n";
-  const std::string output = fresh("dups_out.jsonl");
+  const std::string output = fresh_path("dups_out.jsonl");
   auto r = run_clef(
       batch(server, write_temp_file("dups.jsonl", input), output, {"--dedupe", "--ordered"}));
   ASSERT_EQ(r.code, 0) << r.err;
@@ -281,14 +261,14 @@ TEST(CliHostile, DuplicateIdsAreReportedAndDedupeCopiesTheFirstAnswer) {
 TEST(CliHostile, WriteFailuresHaveTheirOwnExitCode) {
   FakeServer server;
   auto full = run_clef(
-      batch(server, write_temp_file("full.jsonl", tickets(3)), "/dev/full", {"--overwrite"}));
+      batch(server, write_temp_file("full.jsonl", jsonl_tickets(3)), "/dev/full", {"--overwrite"}));
   EXPECT_EQ(full.code, 7) << full.err;
   EXPECT_NE(full.err.find("cannot write to /dev/full"), std::string::npos) << full.err;
   EXPECT_EQ(full.err.find("--help"), std::string::npos);
 
   // A file-size limit: SIGXFSZ is ignored, so the write error path runs (exit 7, not a signal).
-  const std::string output = fresh("fsize_out.jsonl");
-  const std::string input = write_temp_file("fsize.jsonl", tickets(200));
+  const std::string output = fresh_path("fsize_out.jsonl");
+  const std::string input = write_temp_file("fsize.jsonl", jsonl_tickets(200));
   const pid_t child = fork();
   if (child == 0) {
     rlimit limit{4096, 4096};
@@ -333,9 +313,9 @@ TEST(CliHostile, AnEchoedTokenReachesNeitherStderrNorTheOutputFile) {
                         "application/json",
                         {{"X-Request-Id", auth}}};
       });
-  const std::string output = fresh("echo_out.jsonl");
-  auto r = run_clef({"batch", write_temp_file("echo.jsonl", tickets(3)), "-o", output, "--backend",
-                     "systemone", "--host", server.base_url(), "--api-token-file",
+  const std::string output = fresh_path("echo_out.jsonl");
+  auto r = run_clef({"batch", write_temp_file("echo.jsonl", jsonl_tickets(3)), "-o", output,
+                     "--backend", "systemone", "--host", server.base_url(), "--api-token-file",
                      write_temp_file("echo_tok", token + "\n"), "--yes-no", "u: U?", "--retries",
                      "0", "-v"});
   EXPECT_EQ(r.code, 6) << r.err;

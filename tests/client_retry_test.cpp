@@ -5,8 +5,11 @@
 #include <mutex>
 
 #include "clef/clef.hpp"
+#include "http_response.hpp"
 
 namespace {
+
+using clef::testing::http_response;
 
 using clef::ErrorKind;
 using namespace std::chrono_literals;
@@ -31,14 +34,6 @@ class ScriptedTransport : public clef::Transport {
   std::mutex m_mutex;
 };
 
-clef::HttpResponse response(int status, std::string body, clef::Headers headers = {}) {
-  clef::HttpResponse r;
-  r.status = status;
-  r.body = std::move(body);
-  r.headers = std::move(headers);
-  return r;
-}
-
 struct Fixture {
   std::shared_ptr<ScriptedTransport> transport = std::make_shared<ScriptedTransport>();
   std::vector<std::chrono::milliseconds> waits;
@@ -58,8 +53,8 @@ struct Fixture {
 
 TEST(Retry, RetriesServerErrorsThenSucceeds) {
   Fixture f;
-  f.transport->replies = {response(503, R"({"error":"busy"})"), response(500, "{}"),
-                          response(200, ok_body)};
+  f.transport->replies = {http_response(503, R"({"error":"busy"})"), http_response(500, "{}"),
+                          http_response(200, ok_body)};
   auto d = f.decide();
   ASSERT_TRUE(d.ok()) << d.error().to_string();
   EXPECT_EQ(f.transport->sent.size(), 3u);
@@ -84,8 +79,9 @@ TEST(Retry, BackoffDoublesUpToTheCapWithoutJitter) {
 
 TEST(Retry, HonoursRetryAfterMsThenRetryAfter) {
   Fixture f;
-  f.transport->replies = {response(429, "{}", {{"retry-after-ms", "1234"}, {"retry-after", "9"}}),
-                          response(529, "{}", {{"retry-after", "2"}}), response(200, ok_body)};
+  f.transport->replies = {
+      http_response(429, "{}", {{"retry-after-ms", "1234"}, {"retry-after", "9"}}),
+      http_response(529, "{}", {{"retry-after", "2"}}), http_response(200, ok_body)};
   ASSERT_TRUE(f.decide().ok());
   EXPECT_EQ(f.waits, (std::vector<std::chrono::milliseconds>{1234ms, 2000ms}));
 }
@@ -93,7 +89,8 @@ TEST(Retry, HonoursRetryAfterMsThenRetryAfter) {
 TEST(Retry, NeverRetriesWhatRetryingCannotFix) {
   for (int status : {400, 401, 403, 404, 413, 422, 501}) {
     Fixture f;
-    f.transport->replies = {response(status, R"({"error":"no"})"), response(200, ok_body)};
+    f.transport->replies = {http_response(status, R"({"error":"no"})"),
+                            http_response(200, ok_body)};
     auto d = f.decide();
     ASSERT_FALSE(d.ok()) << status;
     EXPECT_EQ(f.transport->sent.size(), 1u) << status;
@@ -103,7 +100,7 @@ TEST(Retry, NeverRetriesWhatRetryingCannotFix) {
   quota.options.backend = clef::Backend::workers_ai;
   quota.options.account_id = "abc123";
   quota.options.api_token = "tok";
-  quota.transport->replies = {response(
+  quota.transport->replies = {http_response(
       429,
       R"({"result":null,"success":false,"errors":[{"code":4006,"message":"daily"}],"messages":[]})")};
   EXPECT_EQ(quota.decide().error().kind, ErrorKind::quota_exhausted);
@@ -112,7 +109,7 @@ TEST(Retry, NeverRetriesWhatRetryingCannotFix) {
 
 TEST(Retry, InvalidResponsesAreNotRetried) {
   Fixture f;
-  f.transport->replies = {response(200, R"({"answers": )"), response(200, ok_body)};
+  f.transport->replies = {http_response(200, R"({"answers": )"), http_response(200, ok_body)};
   auto d = f.decide();
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().kind, ErrorKind::invalid_response);
@@ -123,7 +120,8 @@ TEST(Retry, InvalidResponsesAreNotRetried) {
 TEST(Retry, StopsWhenTheNextWaitWouldPassTheBudget) {
   Fixture f;
   f.options.retry.total_budget = 1s;
-  f.transport->replies = {response(503, "{}", {{"retry-after", "5"}}), response(200, ok_body)};
+  f.transport->replies = {http_response(503, "{}", {{"retry-after", "5"}}),
+                          http_response(200, ok_body)};
   auto d = f.decide();
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.error().message.find("retry budget"), std::string::npos);
@@ -133,7 +131,7 @@ TEST(Retry, StopsWhenTheNextWaitWouldPassTheBudget) {
 TEST(Retry, OneAttemptMeansNoRetry) {
   Fixture f;
   f.options.retry.max_attempts = 1;
-  f.transport->replies = {response(503, "{}"), response(200, ok_body)};
+  f.transport->replies = {http_response(503, "{}"), http_response(200, ok_body)};
   EXPECT_EQ(f.decide().error().kind, ErrorKind::server_error);
   EXPECT_EQ(f.transport->sent.size(), 1u);
 }
@@ -144,7 +142,7 @@ TEST(Client, SendsHeadersAndTheWorkersUrlAndNeverLeaksTheToken) {
   f.options.account_id = "acc1";
   f.options.api_token = "s3cr3t-token";
   f.options.base_url = "http://127.0.0.1:9/client/v4";
-  f.transport->replies = {response(
+  f.transport->replies = {http_response(
       400,
       R"({"errors":[{"code":5006,"message":"bad token s3cr3t-token"}],"success":false,"result":{},"messages":[]})")};
   auto client = clef::Client::create(f.options).value();

@@ -8,10 +8,13 @@
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
 #include "http_errors.hpp"
+#include "http_response.hpp"
 #include "redact.hpp"
 #include "wire_response.hpp"
 
 namespace {
+
+using clef::testing::http_response;
 
 using clef::ErrorKind;
 using clef::testing::FakeServer;
@@ -31,14 +34,6 @@ class FixedTransport : public clef::Transport {
  private:
   clef::HttpResponse m_response;
 };
-
-clef::HttpResponse response(int status, std::string body, clef::Headers headers = {}) {
-  clef::HttpResponse r;
-  r.status = status;
-  r.body = std::move(body);
-  r.headers = std::move(headers);
-  return r;
-}
 
 struct Rig {
   std::shared_ptr<FixedTransport> transport;
@@ -61,7 +56,7 @@ struct Rig {
 };
 
 TEST(HostileJson, NumberOutOfDoubleRangeIsAnErrorWithItsByte) {
-  Rig s(response(200, R"({"answers":{"u":{"type":"noul","noul":1e400}}})"));
+  Rig s(http_response(200, R"({"answers":{"u":{"type":"noul","noul":1e400}}})"));
   auto d = s.decide();
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().kind, ErrorKind::invalid_response);
@@ -72,7 +67,7 @@ TEST(HostileJson, NumberOutOfDoubleRangeIsAnErrorWithItsByte) {
 
 TEST(HostileJson, DeepNestingInAnAnswerIsRefusedNotRecursed) {
   const std::string deep(100'000, '[');
-  Rig s(response(200, R"({"answers":{"u":{"type":"noul","noul":)" + deep + "}}}"));
+  Rig s(http_response(200, R"({"answers":{"u":{"type":"noul","noul":)" + deep + "}}}"));
   auto d = s.decide();
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().kind, ErrorKind::invalid_response);
@@ -95,7 +90,7 @@ TEST(HostileJson, StateAndExtraFieldsFromCallersAreBoundedToo) {
 
 TEST(HostileJson, RawJsonIsTheBytesAsSentNotADump) {
   const std::string answer = R"({ "type" : "noul", "noul" : 0.90 })";
-  Rig s(response(200, R"({"model":"m","answers":{"u":)" + answer + "}}"));
+  Rig s(http_response(200, R"({"model":"m","answers":{"u":)" + answer + "}}"));
   auto d = s.decide();
   ASSERT_TRUE(d.ok()) << d.error().to_string();
   EXPECT_EQ(d->answers[0].raw_json, answer);
@@ -120,13 +115,14 @@ TEST(HostileErrorBody, NonStringMessagesNeverThrow) {
   };
   for (const auto& c : cases) {
     const clef::Error e =
-        clef::detail::error_from_response(c.backend, response(c.status, c.body), "clef-flash");
+        clef::detail::error_from_response(c.backend, http_response(c.status, c.body), "clef-flash");
     EXPECT_EQ(e.kind, c.kind) << c.body;
     EXPECT_EQ(e.http_status, c.status) << c.body;
   }
   // A success:false envelope inside a 200 with a non-string message.
-  Rig s(response(200, R"({"success":false,"errors":[{"message":7,"code":4006}],"result":null})"),
-        clef::Backend::workers_ai);
+  Rig s(
+      http_response(200, R"({"success":false,"errors":[{"message":7,"code":4006}],"result":null})"),
+      clef::Backend::workers_ai);
   auto d = s.decide();
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.error().kind, ErrorKind::quota_exhausted);
@@ -200,7 +196,7 @@ TEST(Redaction, AnEchoingServerNeverGetsTheTokenOut) {
 }
 
 TEST(BoundedWaits, RetryAfterPastTheCapComesBackAtOnce) {
-  Rig s(response(429, R"({"error":"slow down"})", {{"retry-after", "3600"}}));
+  Rig s(http_response(429, R"({"error":"slow down"})", {{"retry-after", "3600"}}));
   std::vector<std::chrono::milliseconds> waits;
   s.options.sleep = [&](std::chrono::milliseconds d) { waits.push_back(d); };
   auto d = s.decide();
@@ -215,14 +211,14 @@ TEST(BoundedWaits, RetryAfterPastTheCapComesBackAtOnce) {
 TEST(BoundedWaits, HugeRetryAfterValuesSaturateInsteadOfOverflowing) {
   using clef::detail::retry_after;
   for (const char* value : {"9e9", "1e300", "9223372036854775807", "inf"}) {
-    auto wait = retry_after(response(429, "", {{"retry-after", value}}));
+    auto wait = retry_after(http_response(429, "", {{"retry-after", value}}));
     ASSERT_TRUE(wait.has_value()) << value;
     EXPECT_EQ(*wait, clef::detail::max_retry_after_value) << value;
   }
-  auto ms = retry_after(response(429, "", {{"retry-after-ms", "9223372036854775807"}}));
+  auto ms = retry_after(http_response(429, "", {{"retry-after-ms", "9223372036854775807"}}));
   EXPECT_EQ(ms, clef::detail::max_retry_after_value);
-  EXPECT_FALSE(retry_after(response(429, "", {{"retry-after", "-5"}})).has_value());
-  EXPECT_FALSE(retry_after(response(429, "", {{"retry-after", "nan"}})).has_value());
+  EXPECT_FALSE(retry_after(http_response(429, "", {{"retry-after", "-5"}})).has_value());
+  EXPECT_FALSE(retry_after(http_response(429, "", {{"retry-after", "nan"}})).has_value());
 }
 
 TEST(BoundedWaits, TokenCountsSaturate) {
@@ -231,7 +227,7 @@ TEST(BoundedWaits, TokenCountsSaturate) {
   EXPECT_EQ(token_count(9.3e18), std::numeric_limits<std::int64_t>::max());
   EXPECT_EQ(token_count(-5), 0);
   EXPECT_EQ(token_count(12.7), 12);
-  Rig s(response(
+  Rig s(http_response(
       200,
       R"({"answers":{"u":{"type":"noul","noul":0.5}},"usage":{"input_tokens":1e19,"output_tokens":-3}})"));
   auto d = s.decide();
@@ -242,7 +238,7 @@ TEST(BoundedWaits, TokenCountsSaturate) {
 
 TEST(BoundedWaits, WorkersDailyAllocationIsNeverRetried) {
   for (const char* code : {"4006", "3036"}) {
-    Rig s(response(
+    Rig s(http_response(
               429,
               std::string(R"({"success":false,"result":null,"errors":[{"code":)") + code +
                   R"(,"message":"you have used up your daily free allocation"}],"messages":[]})"),
@@ -254,7 +250,7 @@ TEST(BoundedWaits, WorkersDailyAllocationIsNeverRetried) {
     EXPECT_FALSE(d.error().retryable());
     EXPECT_EQ(s.transport->sent, 1) << code;
   }
-  Rig capacity(response(429, R"({"success":false,"errors":[{"code":3040,"message":"busy"}]})"),
+  Rig capacity(http_response(429, R"({"success":false,"errors":[{"code":3040,"message":"busy"}]})"),
                clef::Backend::workers_ai);
   capacity.options.retry.max_attempts = 3;
   EXPECT_EQ(capacity.decide().error().kind, ErrorKind::rate_limited);
@@ -262,7 +258,7 @@ TEST(BoundedWaits, WorkersDailyAllocationIsNeverRetried) {
 }
 
 TEST(BoundedWaits, BatchStopsStartingAtTheFirstQuotaError) {
-  Rig s(response(429, R"({"success":false,"errors":[{"code":4006,"message":"daily"}]})"),
+  Rig s(http_response(429, R"({"success":false,"errors":[{"code":4006,"message":"daily"}]})"),
         clef::Backend::workers_ai);
   std::size_t pulled = 0;
   std::size_t delivered = 0;

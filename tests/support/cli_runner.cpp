@@ -40,4 +40,30 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
+std::string jsonl_tickets(int n, int start) {
+  std::string text;
+  for (int i = start; i < start + n; ++i) {
+    text += nlohmann::ordered_json({{"id", "T" + std::to_string(i)},
+                                    {"state", {{"ticket", "ticket number " + std::to_string(i)}}}})
+                .dump() +
+            "\n";
+  }
+  return text;
+}
+
+std::vector<nlohmann::ordered_json> lines_of(const std::string& text) {
+  std::vector<nlohmann::ordered_json> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(nlohmann::ordered_json::parse(line));
+  return lines;
+}
+
+std::string fresh_path(const std::string& name) {
+  const std::string path = ::testing::TempDir() + name;
+  std::remove(path.c_str());
+  std::remove((path + ".clef-run.json").c_str());
+  return path;
+}
+
 }  // namespace clef::testing

@@ -1,6 +1,7 @@
 // Runs the clef command in-process (clef::cli::run) or as a child process, capturing output.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,12 @@ CliResult run_clef(const std::vector<std::string>& args, const std::string& stdi
 /// A path under the test temp dir holding `content`.
 std::string write_temp_file(const std::string& name, const std::string& content);
 std::string read_file(const std::string& path);
+
+/// `n` JSONL tickets {"id": "T<i>", "state": {"ticket": "ticket number <i>"}}, from `start`.
+std::string jsonl_tickets(int n, int start = 0);
+/// Each line of `text` parsed as JSON (the test fails on a line that does not parse).
+std::vector<nlohmann::ordered_json> lines_of(const std::string& text);
+/// A path under the test temp dir with no file, and no run record beside it.
+std::string fresh_path(const std::string& name);
 
 }  // namespace clef::testing
