@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <map>
 #include <mutex>
 
 #include "clef/clef.hpp"
@@ -193,6 +194,38 @@ TEST(Redaction, AnEchoingServerNeverGetsTheTokenOut) {
   EXPECT_EQ(d->raw_json.find(token), std::string::npos);
   EXPECT_EQ(d->answers[0].problem, "<redacted>");
   EXPECT_EQ(d->answers[0].raw_json.find(token), std::string::npos);
+}
+
+TEST(Redaction, ShortTokensEchoedByTheServerStillEnd) {
+  const std::map<std::string, std::string> expected = {
+      {"e", "B<redacted>ar<redacted>r <redacted> B<redacted>ar<redacted>r <redacted>"},
+      {"<", "Bearer <redacted> Bearer <redacted>"},
+      {"red", "Bearer <redacted> Bearer <redacted>"}};
+  for (const auto& [token, message] : expected) {
+    FakeServer server;
+    server.set_script([](const clef::testing::RecordedRequest& r, int) -> std::optional<Scripted> {
+      const std::string auth = r.header("Authorization");
+      return Scripted{500,
+                      R"({"error":")" + auth + " " + auth + R"("})",
+                      "application/json",
+                      {{"X-Request-Id", auth}}};
+    });
+    clef::ClientOptions options;
+    options.backend = clef::Backend::systemone;
+    options.base_url = server.base_url();
+    options.api_token = token;
+    options.retry.max_attempts = 1;
+    clef::DecisionRequest request;
+    request.state = clef::State::text("x");
+    request.questions = {clef::Question::yes_no("u", "Urgent?")};
+    const auto start = std::chrono::steady_clock::now();
+    auto d = clef::Client::create(options).value().decide(request);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << token;
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.error().kind, ErrorKind::server_error);
+    EXPECT_EQ(d.error().server_message, message) << token;
+    EXPECT_EQ(d.error().request_id, message.substr(0, message.size() / 2)) << token;
+  }
 }
 
 TEST(BoundedWaits, RetryAfterPastTheCapComesBackAtOnce) {
