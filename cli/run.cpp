@@ -43,6 +43,10 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
                         options.stdout_is_tty && !no_color_requested(),
                         options.stop,
                         options.cancel};
+  if (argc <= 1) {  // `clef` alone: say what there is, as a usage error
+    err << app.help();
+    return as_int(ExitCode::usage);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

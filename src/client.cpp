@@ -7,6 +7,7 @@
 #include <random>
 #include <thread>
 
+#include "clef/version.hpp"
 #include "http_errors.hpp"
 #include "redact.hpp"
 #include "retry.hpp"
@@ -17,7 +18,6 @@ namespace clef {
 namespace {
 
 constexpr const char* workers_default_base = "https://api.cloudflare.com/client/v4";
-constexpr const char* user_agent = "clef/0.1";
 
 std::string env(const char* name) {
   const char* value = std::getenv(name);
@@ -117,7 +117,7 @@ struct Client::Impl {
   Headers headers() const {
     Headers headers = {{"Content-Type", "application/json"},
                        {"Accept", "application/json"},
-                       {"User-Agent", user_agent}};
+                       {"User-Agent", std::string("clef/") + clef::version}};
     if (!options.api_token.empty()) {
       headers.emplace_back("Authorization", "Bearer " + options.api_token);
     }
@@ -304,7 +304,8 @@ Result<Decision> Client::decide(const DecisionRequest& request) const {
         std::chrono::steady_clock::now() - started);
     if (elapsed + delay > policy.total_budget) {
       error.message += " (after " + std::to_string(attempt) +
-                       " attempts; the next wait would pass the retry budget)";
+                       (attempt == 1 ? " attempt" : " attempts") +
+                       "; the next wait would pass the retry budget)";
       return error;
     }
     impl.wait(delay);

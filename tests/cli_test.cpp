@@ -384,4 +384,11 @@ TEST(CliProcess, SigintWhileWaitingExits130) {
   EXPECT_EQ(WEXITSTATUS(status), 130);
 }
 
+TEST(CliUsage, ClefAlonePrintsTheCommandsAsAUsageError) {
+  auto r = run_clef({});
+  EXPECT_EQ(r.code, 2);
+  for (const char* command : {"ask", "batch", "models", "doctor"})
+    EXPECT_NE(r.err.find(command), std::string::npos) << r.err;
+}
+
 }  // namespace

@@ -198,4 +198,15 @@ TEST(Client, CancelledBeforeSending) {
   EXPECT_TRUE(f.transport->sent.empty());
 }
 
+TEST(Client, SendsItsOneVersionAsTheUserAgent) {
+  Fixture f;
+  f.transport->replies = {http_response(200, ok_body)};
+  ASSERT_TRUE(f.decide().ok());
+  std::string agent;
+  for (const auto& [name, value] : f.transport->sent.at(0).headers)
+    if (name == "User-Agent") agent = value;
+  EXPECT_EQ(agent, std::string("clef/") + clef::version);
+  EXPECT_EQ(std::string(clef::version), "0.1.0");  // the CMake project version is read from it
+}
+
 }  // namespace

@@ -25,6 +25,20 @@ int main(int argc, char** argv) {
   using clef::testing::ServerShape;
   ServerShape shape = ServerShape::ollama;
   long latency_ms = 0;
+  const char* usage =
+      "usage: fake_systemone_server [--shape ollama|workers_ai|typesafe|llamacpp|laya|ollaya] "
+      "[--latency-ms N]\n";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      return 0;
+    }
+  }
+  if (argc % 2 == 0) {
+    std::cerr << usage;
+    return 2;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
@@ -48,7 +62,7 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::cerr << "usage: fake_systemone_server [--shape NAME] [--latency-ms N]\n";
+      std::cerr << usage;
       return 2;
     }
   }
