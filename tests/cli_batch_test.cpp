@@ -19,6 +19,7 @@
 
 namespace {
 
+using clef::testing::batch_args;
 using clef::testing::FakeServer;
 using clef::testing::fresh_path;
 using clef::testing::jsonl_tickets;
@@ -30,18 +31,6 @@ using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
 using namespace std::chrono_literals;
 
-std::vector<std::string> batch_args(const FakeServer& server, const std::string& input,
-                                    const std::string& output,
-                                    std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"batch",     input,
-                                   "-o",        output,
-                                   "--host",    server.base_url(),
-                                   "--yes-no",  "urgent: Is it urgent?",
-                                   "--retries", "3"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
-}
-
 TEST(CliBatch, EveryIdExactlyOnceInOrderUnderLatencyThrottlingAndDrops) {
   FakeServer server;
   server.set_latency(1ms);
@@ -49,7 +38,7 @@ TEST(CliBatch, EveryIdExactlyOnceInOrderUnderLatencyThrottlingAndDrops) {
   server.set_script(clef::testing::first_attempt_faults(4, faults));
   const std::string input = write_temp_file("tickets.jsonl", jsonl_tickets(200));
   const std::string output = fresh_path("out_ordered.jsonl");
-  auto r = run_clef(batch_args(server, input, output, {"--ordered", "-j", "8"}));
+  auto r = run_clef(batch_args(server.base_url(), input, output, {"--ordered", "-j", "8"}));
   ASSERT_EQ(r.code, 0) << r.err;
   const auto lines = lines_of(read_file(output));
   ASSERT_EQ(lines.size(), 200u);
@@ -65,8 +54,8 @@ TEST(CliBatch, EveryIdExactlyOnceInOrderUnderLatencyThrottlingAndDrops) {
 TEST(CliBatch, UnorderedStillWritesEachIdOnce) {
   FakeServer server;
   const std::string output = fresh_path("out_unordered.jsonl");
-  auto r = run_clef(
-      batch_args(server, write_temp_file("t2.jsonl", jsonl_tickets(100)), output, {"-j", "16"}));
+  auto r = run_clef(batch_args(server.base_url(), write_temp_file("t2.jsonl", jsonl_tickets(100)),
+                               output, {"-j", "16"}));
   ASSERT_EQ(r.code, 0) << r.err;
   std::set<std::string> ids;
   for (const auto& line : lines_of(read_file(output))) ids.insert(line["id"].get<std::string>());
@@ -83,7 +72,7 @@ TEST(CliBatch, FailuresAreWrittenAndExitSix) {
   const std::string input =
       write_temp_file("t3.jsonl", jsonl_tickets(5) + "{not json\n" + R"({"id":"no-state"})" + "\n");
   const std::string output = fresh_path("out_fail.jsonl");
-  auto r = run_clef(batch_args(server, input, output, {"--ordered"}));
+  auto r = run_clef(batch_args(server.base_url(), input, output, {"--ordered"}));
   EXPECT_EQ(r.code, 6) << r.err;
   const auto lines = lines_of(read_file(output));
   ASSERT_EQ(lines.size(), 7u);
@@ -102,7 +91,7 @@ TEST(CliBatch, CsvTsvAndTextInputs) {
   const std::string csv = write_temp_file(
       "t.csv", "ticket_id,body\nA1,\"Refund, please\"\nA2,\"He said \"\"hi\"\"\nthen left\"\n");
   const std::string out1 = fresh_path("csv_out.jsonl");
-  ASSERT_EQ(run_clef(batch_args(server, csv, out1,
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), csv, out1,
                                 {"--ordered", "--id-field", "ticket_id", "--state-field", "body"}))
                 .code,
             0);
@@ -116,7 +105,7 @@ TEST(CliBatch, CsvTsvAndTextInputs) {
 
   const std::string text = write_temp_file("t.txt", "first ticket\n\nthird ticket\n");
   const std::string out2 = fresh_path("txt_out.jsonl");
-  ASSERT_EQ(run_clef(batch_args(server, text, out2, {"--ordered"})).code,
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), text, out2, {"--ordered"})).code,
             0);  // ids are line numbers
   lines = lines_of(read_file(out2));
   ASSERT_EQ(lines.size(), 2u);
@@ -124,18 +113,18 @@ TEST(CliBatch, CsvTsvAndTextInputs) {
 
   const std::string tsv = write_temp_file("t.tsv", "id\tstate\nX\tsome text\n");
   const std::string out3 = fresh_path("tsv_out.jsonl");
-  ASSERT_EQ(run_clef(batch_args(server, tsv, out3)).code, 0);
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), tsv, out3)).code, 0);
   EXPECT_EQ(lines_of(read_file(out3)).at(0)["id"], "X");
 
-  auto bad_header =
-      run_clef(batch_args(server, write_temp_file("h.csv", "a,b\n1,2\n"), fresh_path("h.jsonl")));
+  auto bad_header = run_clef(
+      batch_args(server.base_url(), write_temp_file("h.csv", "a,b\n1,2\n"), fresh_path("h.jsonl")));
   EXPECT_EQ(bad_header.code, 2);
   EXPECT_NE(bad_header.err.find("no \"state\" column"), std::string::npos);
 }
 
 TEST(CliBatch, StdinToStdout) {
   FakeServer server;
-  auto r = run_clef(batch_args(server, "-", "-", {"--ordered"}), jsonl_tickets(3), true);
+  auto r = run_clef(batch_args(server.base_url(), "-", "-", {"--ordered"}), jsonl_tickets(3), true);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(lines_of(r.out).size(), 3u);
 }
@@ -143,7 +132,8 @@ TEST(CliBatch, StdinToStdout) {
 TEST(CliBatch, RefusesToClobberResultsAndDedupes) {
   FakeServer server;
   const std::string output = write_temp_file("existing.jsonl", "{\"id\":\"old\"}\n");
-  auto r = run_clef(batch_args(server, write_temp_file("t4.jsonl", jsonl_tickets(2)), output));
+  auto r = run_clef(
+      batch_args(server.base_url(), write_temp_file("t4.jsonl", jsonl_tickets(2)), output));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--resume"), std::string::npos);
   EXPECT_EQ(read_file(output), "{\"id\":\"old\"}\n");
@@ -151,9 +141,10 @@ TEST(CliBatch, RefusesToClobberResultsAndDedupes) {
   std::string same;
   for (int i = 0; i < 20; ++i) same += Json({{"id", i}, {"state", "same text"}}).dump() + "\n";
   const std::string out2 = fresh_path("dedupe.jsonl");
-  ASSERT_EQ(
-      run_clef(batch_args(server, write_temp_file("same.jsonl", same), out2, {"--dedupe"})).code,
-      0);
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), write_temp_file("same.jsonl", same), out2,
+                                {"--dedupe"}))
+                .code,
+            0);
   EXPECT_EQ(lines_of(read_file(out2)).size(), 20u);
   EXPECT_EQ(server.request_count(), 1);
 }
@@ -209,7 +200,7 @@ TEST(CliBatchProcess, KilledMidwayThenResumedLosesAndDuplicatesNothing) {
   const int n = 300;
   const std::string input = write_temp_file("kill.jsonl", jsonl_tickets(n));
   const std::string output = fresh_path("kill_out.jsonl");
-  const auto args = batch_args(server, input, output, {"-j", "4"});
+  const auto args = batch_args(server.base_url(), input, output, {"-j", "4"});
   const pid_t child = spawn_batch(args);
   while (server.request_count() < 60) std::this_thread::sleep_for(5ms);
   kill(child, SIGKILL);  // no chance to clean up
@@ -230,7 +221,7 @@ TEST(CliBatchProcess, SigtermFinishesInFlightLeavesAValidFileAndResumes) {
   const int n = 200;
   const std::string input = write_temp_file("term.jsonl", jsonl_tickets(n));
   const std::string output = fresh_path("term_out.jsonl");
-  const auto args = batch_args(server, input, output, {"-j", "4", "--ordered"});
+  const auto args = batch_args(server.base_url(), input, output, {"-j", "4", "--ordered"});
   const pid_t child = spawn_batch(args);
   while (server.request_count() < 20) std::this_thread::sleep_for(5ms);
   kill(child, SIGTERM);
@@ -256,13 +247,13 @@ TEST(CliBatchProcess, ResumeRetriesFailedIdsAndDropsATornLine) {
   });
   const std::string input = write_temp_file("torn.jsonl", jsonl_tickets(3));
   const std::string output = fresh_path("torn_out.jsonl");
-  ASSERT_EQ(run_clef(batch_args(server, input, output, {"--ordered"})).code, 6);
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), input, output, {"--ordered"})).code, 6);
   // Tear the last line (T2) as a killed run would leave it.
   std::string text = read_file(output);
   text.resize(text.rfind("\n", text.size() - 2) + 12);
   { std::ofstream(output, std::ios::binary | std::ios::trunc) << text; }
   const int before = server.request_count();
-  auto r = run_clef(batch_args(server, input, output, {"--resume", "--ordered"}));
+  auto r = run_clef(batch_args(server.base_url(), input, output, {"--resume", "--ordered"}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(server.request_count() - before, 2);  // T1 (failed before) and T2 (torn)
   std::map<std::string, int> count;

@@ -19,6 +19,7 @@
 
 namespace {
 
+using clef::testing::batch_args;
 using clef::testing::FakeServer;
 using clef::testing::fresh_path;
 using clef::testing::jsonl_tickets;
@@ -30,17 +31,6 @@ using clef::testing::ServerShape;
 using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
 using namespace std::chrono_literals;
-
-std::vector<std::string> batch(const FakeServer& server, const std::string& input,
-                               const std::string& output, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"batch",     input,
-                                   "-o",        output,
-                                   "--host",    server.base_url(),
-                                   "--yes-no",  "urgent: Is it urgent?",
-                                   "--retries", "1"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
-}
 
 std::map<std::string, Json> by_id(const std::string& path) {
   std::map<std::string, Json> out;
@@ -63,7 +53,7 @@ TEST(CliHostile, APoisonedAnswerIsThatItemsErrorAndResumeRedoesIt) {
   });
   const std::string input = write_temp_file("poison.jsonl", jsonl_tickets(8));
   const std::string output = fresh_path("poison_out.jsonl");
-  auto r = run_clef(batch(server, input, output));
+  auto r = run_clef(batch_args(server.base_url(), input, output));
   ASSERT_EQ(r.code, 6) << r.err;  // the run went on past both
   auto lines = by_id(output);
   ASSERT_EQ(lines.size(), 8u);
@@ -76,7 +66,7 @@ TEST(CliHostile, APoisonedAnswerIsThatItemsErrorAndResumeRedoesIt) {
   EXPECT_EQ(lines["T0"]["answers"]["urgent"]["status"], "ok");
   poison = false;
   const int before = server.request_count();
-  auto resumed = run_clef(batch(server, input, output, {"--resume"}));
+  auto resumed = run_clef(batch_args(server.base_url(), input, output, {"--resume"}));
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   EXPECT_EQ(server.request_count() - before, 3);  // T2, T4 and the invalid T6
   for (auto& [id, line] : by_id(output)) EXPECT_EQ(line["answers"]["urgent"]["status"], "ok") << id;
@@ -89,7 +79,7 @@ TEST(CliHostile, HostileInputFilesAndFlagsAreUsageErrors) {
                                           "\n" +
                                               std::string(100'000, '[') + "\n" + jsonl_tickets(1));
   const std::string output = fresh_path("hostile_in_out.jsonl");
-  auto r = run_clef(batch(server, input, output, {"--ordered"}));
+  auto r = run_clef(batch_args(server.base_url(), input, output, {"--ordered"}));
   EXPECT_EQ(r.code, 6) << r.err;
   auto lines = lines_of(read_file(output));
   ASSERT_EQ(lines.size(), 3u);
@@ -127,8 +117,8 @@ TEST(CliHostile, ALongRetryAfterPausesForTheCapAndSaysSo) {
   });
   const std::string output = fresh_path("pause_out.jsonl");
   const auto start = std::chrono::steady_clock::now();
-  auto r = run_clef(batch(server, write_temp_file("pause.jsonl", jsonl_tickets(3)), output,
-                          {"-j", "1", "--max-retry-after", "1"}));
+  auto r = run_clef(batch_args(server.base_url(), write_temp_file("pause.jsonl", jsonl_tickets(3)),
+                               output, {"-j", "1", "--max-retry-after", "1"}));
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_LT(took, 20s);    // not an hour
@@ -186,24 +176,26 @@ TEST(CliHostile, ResumeRefusesAnotherRunNamingWhatDiffers) {
   FakeServer server;
   const std::string input = write_temp_file("mix.jsonl", jsonl_tickets(3));
   const std::string output = fresh_path("mix_out.jsonl");
-  ASSERT_EQ(run_clef(batch(server, input, output)).code, 0);
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), input, output)).code, 0);
   const std::string before = read_file(output);
   auto other_questions = run_clef({"batch", input, "-o", output, "--host", server.base_url(),
                                    "--yes-no", "refund: Wants a refund?", "--resume"});
   EXPECT_EQ(other_questions.code, 2);
   EXPECT_NE(other_questions.err.find("questions_sha256: was"), std::string::npos)
       << other_questions.err;
-  auto other_model = run_clef(batch(server, input, output, {"--resume", "-m", "clef"}));
+  auto other_model =
+      run_clef(batch_args(server.base_url(), input, output, {"--resume", "-m", "clef"}));
   EXPECT_EQ(other_model.code, 2);
   EXPECT_NE(other_model.err.find("model: was \"clef-flash\", now \"clef\""), std::string::npos)
       << other_model.err;
-  auto other_input = run_clef(
-      batch(server, write_temp_file("mix2.jsonl", jsonl_tickets(4)), output, {"--resume"}));
+  auto other_input = run_clef(batch_args(
+      server.base_url(), write_temp_file("mix2.jsonl", jsonl_tickets(4)), output, {"--resume"}));
   EXPECT_EQ(other_input.code, 2);
   EXPECT_NE(other_input.err.find("input: was"), std::string::npos) << other_input.err;
   EXPECT_EQ(read_file(output), before);  // untouched by the refusals
-  auto forced = run_clef(batch(server, write_temp_file("mix2.jsonl", jsonl_tickets(4)), output,
-                               {"--resume", "--force-resume"}));
+  auto forced =
+      run_clef(batch_args(server.base_url(), write_temp_file("mix2.jsonl", jsonl_tickets(4)),
+                          output, {"--resume", "--force-resume"}));
   EXPECT_EQ(forced.code, 0) << forced.err;
   EXPECT_EQ(lines_of(read_file(output)).size(), 4u);
   // No record at all (a file from elsewhere) is refused too.
@@ -212,7 +204,7 @@ TEST(CliHostile, ResumeRefusesAnotherRunNamingWhatDiffers) {
     std::ofstream(foreign) << R"({"id":"T0","answers":{"urgent":{"status":"ok"}}})"
                            << "\n";
   }
-  auto r = run_clef(batch(server, input, foreign, {"--resume"}));
+  auto r = run_clef(batch_args(server.base_url(), input, foreign, {"--resume"}));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("no run record"), std::string::npos) << r.err;
 }
@@ -224,17 +216,17 @@ TEST(CliHostile, ASecondWriterIsRefusedAtOnce) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);  // as a running clef batch holds it
   const auto start = std::chrono::steady_clock::now();
-  auto r = run_clef(
-      batch(server, write_temp_file("lock.jsonl", jsonl_tickets(2)), output, {"--resume"}));
+  auto r = run_clef(batch_args(server.base_url(), write_temp_file("lock.jsonl", jsonl_tickets(2)),
+                               output, {"--resume"}));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("another clef batch is writing this file"), std::string::npos) << r.err;
   EXPECT_EQ(server.request_count(), 0);
   ::close(fd);
-  EXPECT_EQ(
-      run_clef(batch(server, write_temp_file("lock.jsonl", jsonl_tickets(2)), output, {"--resume"}))
-          .code,
-      0);
+  EXPECT_EQ(run_clef(batch_args(server.base_url(), write_temp_file("lock.jsonl", jsonl_tickets(2)),
+                                output, {"--resume"}))
+                .code,
+            0);
 }
 
 TEST(CliHostile, DuplicateIdsAreReportedAndDedupeCopiesTheFirstAnswer) {
@@ -243,8 +235,8 @@ TEST(CliHostile, DuplicateIdsAreReportedAndDedupeCopiesTheFirstAnswer) {
   for (int i = 0; i < 20; ++i)
     input += Json({{"id", i % 10}, {"state", "same text"}}).dump() + "\n";
   const std::string output = fresh_path("dups_out.jsonl");
-  auto r = run_clef(
-      batch(server, write_temp_file("dups.jsonl", input), output, {"--dedupe", "--ordered"}));
+  auto r = run_clef(batch_args(server.base_url(), write_temp_file("dups.jsonl", input), output,
+                               {"--dedupe", "--ordered"}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("warning: 10 input line(s) repeat an earlier id"), std::string::npos)
       << r.err;
@@ -260,8 +252,9 @@ TEST(CliHostile, DuplicateIdsAreReportedAndDedupeCopiesTheFirstAnswer) {
 
 TEST(CliHostile, WriteFailuresHaveTheirOwnExitCode) {
   FakeServer server;
-  auto full = run_clef(
-      batch(server, write_temp_file("full.jsonl", jsonl_tickets(3)), "/dev/full", {"--overwrite"}));
+  auto full =
+      run_clef(batch_args(server.base_url(), write_temp_file("full.jsonl", jsonl_tickets(3)),
+                          "/dev/full", {"--overwrite"}));
   EXPECT_EQ(full.code, 7) << full.err;
   EXPECT_NE(full.err.find("cannot write to /dev/full"), std::string::npos) << full.err;
   EXPECT_EQ(full.err.find("--help"), std::string::npos);

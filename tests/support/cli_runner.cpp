@@ -59,6 +59,15 @@ std::vector<nlohmann::ordered_json> lines_of(const std::string& text) {
   return lines;
 }
 
+std::vector<std::string> batch_args(const std::string& base_url, const std::string& input,
+                                    const std::string& output, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"batch",     input,    "-o",       output,
+                                   "--host",    base_url, "--yes-no", "urgent: Is it urgent?",
+                                   "--retries", "3"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
 std::string fresh_path(const std::string& name) {
   const std::string path = ::testing::TempDir() + name;
   std::remove(path.c_str());

@@ -25,6 +25,10 @@ std::string read_file(const std::string& path);
 std::string jsonl_tickets(int n, int start = 0);
 /// Each line of `text` parsed as JSON (the test fails on a line that does not parse).
 std::vector<nlohmann::ordered_json> lines_of(const std::string& text);
+/// `clef batch INPUT -o OUTPUT --host BASE_URL --yes-no 'urgent: …' --retries 3` plus `extra`.
+std::vector<std::string> batch_args(const std::string& base_url, const std::string& input,
+                                    const std::string& output,
+                                    std::vector<std::string> extra = {});
 /// A path under the test temp dir with no file, and no run record beside it.
 std::string fresh_path(const std::string& name);
 
