@@ -190,9 +190,8 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
       return make_error(ErrorKind::invalid_input, message, path);
     }
     auto kept = keep_results(file.m_fd, path, done);
-    file.m_fd = -1;
-    if (!kept) return kept.error();
-    file.m_fd = kept.value();
+    if (!kept) return kept.error();  // the old fd is still ours: closed with `file`
+    file.m_fd = kept.value();        // keep_results closed the old one
   } else if (exists && ::ftruncate(file.m_fd, 0) != 0) {
     return io_error("cannot truncate", path);
   }
