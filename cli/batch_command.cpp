@@ -142,6 +142,10 @@ class BatchJob {
     line["id"] = pending.id;
     bool ok = false;
     if (m_output.is_stdout()) {
+      if (first >= m_first_ids.size()) {
+        m_progress.not_done();  // the first was not written: --resume decides this one
+        return;
+      }
       line["duplicate_of"] = m_first_ids[first];
     } else {
       const std::uint64_t offset = first < m_offsets.size() ? m_offsets[first] : not_written;
@@ -155,7 +159,7 @@ class BatchJob {
       for (auto& item : copied->items()) {
         if (item.key() != "id" && item.key() != "line") line[item.key()] = std::move(item.value());
       }
-      ok = !line.contains("error") && is_kept_result(dump(line));
+      ok = is_kept_result(line);
     }
     if (write(index, pending.id, dump(line))) m_progress.finished(ok, nullptr);
   }

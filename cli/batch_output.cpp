@@ -103,8 +103,8 @@ Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std
   bool ok = true;
   while (ok && std::getline(old, line)) {
     if (old.eof()) break;  // no newline: a torn last line
-    if (!is_kept_result(line)) continue;
     auto json = parse_json(line, "line");
+    if (!json || !is_kept_result(json.value())) continue;
     if (!done.insert(id_key((*json)["id"])).second) continue;
     kept += line;
     kept += '\n';
@@ -134,14 +134,13 @@ std::string run_record_path(const std::string& output_path) {
   return output_path + ".clef-run.json";
 }
 
-bool is_kept_result(std::string_view line) {
-  auto json = parse_json(line, "line");
-  if (!json || !json->is_object()) return false;
-  auto id = json->find("id");
-  if (id == json->end() || !(id->is_string() || id->is_number())) return false;
-  if (json->contains("error")) return false;
-  auto answers = json->find("answers");
-  if (answers == json->end() || !answers->is_object() || answers->empty()) return false;
+bool is_kept_result(const Json& line) {
+  if (!line.is_object()) return false;
+  auto id = line.find("id");
+  if (id == line.end() || !(id->is_string() || id->is_number())) return false;
+  if (line.contains("error")) return false;
+  auto answers = line.find("answers");
+  if (answers == line.end() || !answers->is_object() || answers->empty()) return false;
   for (const auto& answer : *answers) {
     if (!answer.is_object()) return false;
     auto status = answer.find("status");

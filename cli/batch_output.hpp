@@ -30,10 +30,10 @@ struct OutputOptions {
   bool force_resume = false;  ///< Resume even when the run record differs or is missing.
 };
 
-/// True when a written line is a result `--resume` keeps: an object with an id, no error, and
-/// every answer's status "ok". Everything else (errors, invalid or missing answers, torn or
-/// unparsable lines) is redone.
-bool is_kept_result(std::string_view line);
+/// True when a written line (parsed) is a result `--resume` keeps: an object with an id, no
+/// error, and every answer's status "ok". Everything else (errors, invalid or missing answers;
+/// torn or unparsable lines never get this far) is redone.
+bool is_kept_result(const nlohmann::ordered_json& line);
 
 /// Writes one complete line per write(2) to an O_APPEND file it holds an exclusive flock on
 /// for its whole life, so a killed run never leaves a half line and a second writer is refused;

@@ -27,8 +27,7 @@ std::string jsonl_tickets(int n, int start = 0);
 std::vector<nlohmann::ordered_json> lines_of(const std::string& text);
 /// `clef batch INPUT -o OUTPUT --host BASE_URL --yes-no 'urgent: …' --retries 3` plus `extra`.
 std::vector<std::string> batch_args(const std::string& base_url, const std::string& input,
-                                    const std::string& output,
-                                    std::vector<std::string> extra = {});
+                                    const std::string& output, std::vector<std::string> extra = {});
 /// A path under the test temp dir with no file, and no run record beside it.
 std::string fresh_path(const std::string& name);
 
