@@ -8,9 +8,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <iostream>
 
 #include "clef/json.hpp"
+#include "files.hpp"
 
 namespace clef::cli {
 namespace {
@@ -62,13 +63,6 @@ Status write_atomically(const std::string& path, const std::string& text) {
   return {};
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 /// What differs between the record on disk and this run's, one "name: was X, now Y" each.
 Result<std::vector<std::string>> record_differences(const std::string& path,
                                                     const RunRecord& record) {
@@ -77,7 +71,8 @@ Result<std::vector<std::string>> record_differences(const std::string& path,
     return std::vector<std::string>{"there is no run record (" + path +
                                     "): the file was not written by this version of clef batch"};
   }
-  auto old = parse_json(read_all(path), "the run record");
+  auto text = read_file(path, "the run record", std::cin);
+  auto old = parse_json(text ? text.value() : std::string(), "the run record");
   if (!old || !old->is_object()) {
     return std::vector<std::string>{"the run record " + path + " is unreadable"};
   }

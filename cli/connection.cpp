@@ -2,8 +2,9 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <iostream>
+
+#include "files.hpp"
 
 namespace clef::cli {
 namespace {
@@ -18,11 +19,9 @@ Result<Backend> parse_backend(const std::string& name) {
 }
 
 Result<std::string> read_token_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error(ErrorKind::invalid_input, "cannot read the token file", path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  std::string token = text.str();
+  auto text = read_file(path, "the token file", std::cin, 64u * 1024u);
+  if (!text) return text.error();
+  std::string token = std::move(text).value();
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
     token.pop_back();
   }

@@ -1,12 +1,17 @@
 #include "question_flags.hpp"
 
+#include <iostream>
+
 #include "question_spec.hpp"
 
 namespace clef::cli {
 
 void add_question_flags(CLI::App& command, QuestionFlags& flags) {
-  command.add_option("-q,--questions", flags.file,
-                     "JSON file holding the questions object in the wire format");
+  command
+      .add_option("-q,--questions", flags.files,
+                  "JSON file holding a questions object in the wire format (repeat to merge files)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   flags.choice_option =
       command.add_option("--choice", flags.choices,
                          "A choice question: 'NAME: instructions | label=description | label ...'");
@@ -24,11 +29,9 @@ void add_question_flags(CLI::App& command, QuestionFlags& flags) {
 Result<std::vector<Question>> collect_questions(const QuestionFlags& flags,
                                                 const CLI::App& command) {
   std::vector<Question> questions;
-  if (!flags.file.empty()) {
-    auto from_file = read_questions_file(flags.file);
-    if (!from_file) return from_file.error();
-    questions = std::move(from_file).value();
-  }
+  auto from_files = read_questions_files(flags.files, std::cin);
+  if (!from_files) return from_files.error();
+  questions = std::move(from_files).value();
   std::size_t next_choice = 0, next_yes_no = 0, next_score = 0;
   for (const CLI::Option* option : command.parse_order()) {
     Result<Question> question = make_error(ErrorKind::invalid_input, "unreachable");

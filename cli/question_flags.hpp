@@ -10,7 +10,7 @@
 namespace clef::cli {
 
 struct QuestionFlags {
-  std::string file;
+  std::vector<std::string> files;
   std::vector<std::string> choices;
   std::vector<std::string> yes_nos;
   std::vector<std::string> scores;
@@ -21,7 +21,7 @@ struct QuestionFlags {
 
 void add_question_flags(CLI::App& command, QuestionFlags& flags);
 
-/// The questions from the file first, then the inline ones in command-line order.
+/// The questions from the files first (in order), then the inline ones in command-line order.
 Result<std::vector<Question>> collect_questions(const QuestionFlags& flags,
                                                 const CLI::App& command);
 

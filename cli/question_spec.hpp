@@ -1,6 +1,7 @@
-// Questions from the command line: a wire-format file, or inline shorthand.
+// Questions from the command line: wire-format files, or inline shorthand.
 #pragma once
 
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -9,13 +10,10 @@
 
 namespace clef::cli {
 
-/// Reads a questions object exactly in the wire format:
-///   {"team": {"type": "choice", "instructions": "...", "criteria": {"billing": "...", ...}}, ...}
-/// Key order is kept. Unknown fields are refused (never silently dropped); errors name the file,
-/// the question and the field, or the byte offset of a JSON syntax error.
-Result<std::vector<Question>> parse_questions_json(const std::string& json_text,
-                                                   const std::string& source);
-Result<std::vector<Question>> read_questions_file(const std::string& path);
+/// The questions of each file, in the wire format (clef::parse_questions), one file after the
+/// other ("-" is `in`). Errors name the file, then the question, field and byte.
+Result<std::vector<Question>> read_questions_files(const std::vector<std::string>& paths,
+                                                   std::istream& in);
 
 /// Inline shorthand, one question per flag value ('|' separates parts, '\|' is a literal '|'):
 ///   --choice  'team: Which team? | billing=Payments and refunds | technical | other=None'

@@ -169,7 +169,7 @@ void print_human(std::ostream& out, const Decision& decision,
       for (std::size_t i = 0; i < c->probabilities.size(); ++i) {
         std::string description;
         if (q && i < q->options.size() && q->options[i].description)
-          description = *q->options[i].description;
+          description = q->options[i].description->text();
         rows.push_back({c->probabilities[i].label, c->probabilities[i].probability, description});
       }
       print_rows(out, rows, c->choice, color);

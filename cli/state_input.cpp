@@ -1,7 +1,6 @@
 #include "state_input.hpp"
 
-#include <fstream>
-#include <sstream>
+#include "files.hpp"
 
 namespace clef::cli {
 namespace {
@@ -14,18 +13,6 @@ std::string without_trailing_newline(std::string text) {
 
 }  // namespace
 
-Result<std::string> read_text_file(const std::string& path, std::istream& in) {
-  std::ostringstream text;
-  if (path == "-") {
-    text << in.rdbuf();
-    return text.str();
-  }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error(ErrorKind::invalid_input, "cannot open file", path);
-  text << file.rdbuf();
-  return text.str();
-}
-
 Result<State> read_state(const StateFlags& flags, std::istream& in, bool stdin_is_piped) {
   const int sources =
       (flags.text ? 1 : 0) + (flags.file.empty() ? 0 : 1) + (flags.json.empty() ? 0 : 1);
@@ -37,7 +24,7 @@ Result<State> read_state(const StateFlags& flags, std::istream& in, bool stdin_i
   if (!flags.json.empty()) {
     std::string text = flags.json;
     if (text.front() == '@') {
-      auto file = read_text_file(text.substr(1), in);
+      auto file = read_file(text.substr(1), "the state file", in);
       if (!file) return file.error();
       text = std::move(file).value();
     }
@@ -50,7 +37,7 @@ Result<State> read_state(const StateFlags& flags, std::istream& in, bool stdin_i
     return state;
   }
   if (!flags.file.empty() || stdin_is_piped) {
-    auto text = read_text_file(flags.file.empty() ? "-" : flags.file, in);
+    auto text = read_file(flags.file.empty() ? "-" : flags.file, "the state file", in);
     if (!text) return text.error();
     std::string state = without_trailing_newline(std::move(text).value());
     if (state.empty()) {

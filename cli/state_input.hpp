@@ -19,7 +19,4 @@ struct StateFlags {
 /// trailing newline is dropped, as `$(cat FILE)` would.
 Result<State> read_state(const StateFlags& flags, std::istream& in, bool stdin_is_piped);
 
-/// Reads a whole file ("-" = `in`), or an invalid_input error naming it.
-Result<std::string> read_text_file(const std::string& path, std::istream& in);
-
 }  // namespace clef::cli

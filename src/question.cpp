@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "json_text.hpp"
+
 namespace clef {
 namespace {
 
@@ -68,6 +70,26 @@ Status validate_score(const Question& q) {
 
 }  // namespace
 
+Result<Guidance> Guidance::structured(std::string_view json_text) {
+  auto value = detail::parse_json(json_text, ErrorKind::invalid_input, "structured guidance");
+  if (!value) return value.error();
+  if (!value->is_object() && !value->is_array()) {
+    return make_error(ErrorKind::invalid_input,
+                      std::string("structured guidance must be a JSON object or array, not ") +
+                          value->type_name(),
+                      "guidance");
+  }
+  Guidance guidance;
+  guidance.m_text = detail::dump_compact(value.value());
+  guidance.m_structured = true;
+  return guidance;
+}
+
+bool Guidance::blank() const noexcept {
+  if (m_structured) return m_text == "{}" || m_text == "[]";
+  return is_blank(m_text);
+}
+
 const char* to_string(QuestionType type) noexcept {
   switch (type) {
     case QuestionType::choice:
@@ -80,7 +102,7 @@ const char* to_string(QuestionType type) noexcept {
   return "unknown";
 }
 
-Question Question::choice(std::string name, std::string instructions,
+Question Question::choice(std::string name, Guidance instructions,
                           std::vector<ChoiceOption> options) {
   Question q;
   q.name = std::move(name);
@@ -90,7 +112,7 @@ Question Question::choice(std::string name, std::string instructions,
   return q;
 }
 
-Question Question::yes_no(std::string name, std::string instructions,
+Question Question::yes_no(std::string name, Guidance instructions,
                           std::optional<std::string> true_means,
                           std::optional<std::string> false_means) {
   Question q;
@@ -102,8 +124,7 @@ Question Question::yes_no(std::string name, std::string instructions,
   return q;
 }
 
-Question Question::score(std::string name, std::string instructions,
-                         std::vector<std::string> levels) {
+Question Question::score(std::string name, Guidance instructions, std::vector<std::string> levels) {
   Question q;
   q.name = std::move(name);
   q.type = QuestionType::score;
@@ -121,7 +142,7 @@ Status validate(const Question& q) {
         "questions." + q.name);
   }
   // Several servers answer 400/422 to empty instructions; catch it here with a better message.
-  if (is_blank(q.instructions)) return question_error(q, "instructions are empty");
+  if (q.instructions.blank()) return question_error(q, "instructions are empty");
   switch (q.type) {
     case QuestionType::choice:
       return validate_choice(q);

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "json_text.hpp"
+#include "question_wire.hpp"
 
 namespace clef::detail {
 namespace {
@@ -10,64 +11,6 @@ namespace {
 constexpr std::size_t workers_max_images = 4;
 constexpr std::size_t workers_max_image_bytes = 4u * 1024u * 1024u;
 constexpr std::size_t ollama_max_body_bytes = 32u * 1024u * 1024u;
-
-Status append_question(std::string& out, const Question& q) {
-  const std::string where = "questions." + q.name;
-  if (auto s = append_json_string(out, q.name, where); !s) return s;
-  out += ":{\"type\":\"";
-  out += to_string(q.type);
-  out += "\",\"instructions\":";
-  if (auto s = append_json_string(out, q.instructions, where + ".instructions"); !s) return s;
-  switch (q.type) {
-    case QuestionType::choice:
-      out += ",\"criteria\":{";
-      for (std::size_t i = 0; i < q.options.size(); ++i) {
-        const auto& option = q.options[i];
-        if (i) out += ',';
-        if (auto s = append_json_string(out, option.label, where + ".criteria"); !s) return s;
-        out += ':';
-        if (!option.description) {
-          out += "null";
-        } else if (auto s = append_json_string(out, *option.description,
-                                               where + ".criteria." + option.label);
-                   !s) {
-          return s;
-        }
-      }
-      out += '}';
-      break;
-    case QuestionType::noul:
-      // Ollama refuses any criteria key but "true" and "false"; send only what was given.
-      if (q.true_means || q.false_means) {
-        out += ",\"criteria\":{";
-        if (q.true_means) {
-          out += "\"true\":";
-          if (auto s = append_json_string(out, *q.true_means, where + ".criteria.true"); !s) {
-            return s;
-          }
-        }
-        if (q.false_means) {
-          if (q.true_means) out += ',';
-          out += "\"false\":";
-          if (auto s = append_json_string(out, *q.false_means, where + ".criteria.false"); !s) {
-            return s;
-          }
-        }
-        out += '}';
-      }
-      break;
-    case QuestionType::score:
-      out += ",\"criteria\":[";
-      for (std::size_t i = 0; i < q.levels.size(); ++i) {
-        if (i) out += ',';
-        if (auto s = append_json_string(out, q.levels[i], where + ".criteria"); !s) return s;
-      }
-      out += ']';
-      break;
-  }
-  out += '}';
-  return {};
-}
 
 Status check_images(const DecisionRequest& request, Backend backend) {
   if (backend != Backend::workers_ai) return {};
@@ -128,12 +71,8 @@ Result<std::string> serialize_request(const DecisionRequest& request, Backend ba
   if (auto s = append_json_string(out, model, "model"); !s) return s.error();
   out += ",\"state\":";
   out += request.state.wire_json();
-  out += ",\"questions\":{";
-  for (std::size_t i = 0; i < request.questions.size(); ++i) {
-    if (i) out += ',';
-    if (auto s = append_question(out, request.questions[i]); !s) return s.error();
-  }
-  out += '}';
+  out += ",\"questions\":";
+  if (auto s = append_questions(out, request.questions); !s) return s.error();
   if (!request.images.empty()) {
     out += ",\"images\":[";
     for (std::size_t i = 0; i < request.images.size(); ++i) {

@@ -88,6 +88,27 @@ TEST(CliAsk, QuestionsFileInWireFormatKeepsOrder) {
       R"("later":{"type":"noul","instructions":"Later?"}}})");
 }
 
+TEST(CliAsk, SeveralQuestionsFilesAreMergedInOrderAndStructuredGuidanceIsSent) {
+  FakeServer server;
+  const std::string first = write_temp_file(
+      "q_first.json",
+      R"({"team": {"type": "choice", "instructions": {"question": "Which team?", "focus": "main ask"},)"
+      R"( "criteria": {"billing": {"what": "Money"}, "other": null}}})");
+  const std::string second = write_temp_file(
+      "q_second.json", R"({"refund": {"type": "noul", "instructions": "Refund?"}})");
+  auto r = run_clef(ask(server, {"x", "-q", first, "-q", second}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(
+      server.requests().at(0).body,
+      R"({"model":"clef-flash","state":"x","questions":{)"
+      R"("team":{"type":"choice","instructions":{"question":"Which team?","focus":"main ask"},)"
+      R"("criteria":{"billing":{"what":"Money"},"other":null}},)"
+      R"("refund":{"type":"noul","instructions":"Refund?"}}})");
+  auto twice = run_clef({"ask", "x", "-q", second, "-q", second, "--dry-run"});
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_NE(twice.err.find("\"refund\" is used twice"), std::string::npos) << twice.err;
+}
+
 TEST(CliAsk, MalformedQuestionFilesSayWhatAndWhere) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"team": {"type": "choice", "instructions": "Which?", "criteria": {"a": "A"}}})",
@@ -101,11 +122,10 @@ TEST(CliAsk, MalformedQuestionFilesSayWhatAndWhere) {
        "questions.team.criteria.maybe"},
       {R"({"team": {"type": "score", "instructions": "How?", "criteria": ["a", 2]}})",
        "questions.team.criteria[1]"},
-      {R"({"team": {"type": "noul", "instructions": {"question": "x"}}})",
-       "questions.team.instructions"},
+      {R"({"team": {"type": "noul", "instructions": true}})", "questions.team.instructions"},
       {R"({"bad name": {"type": "noul", "instructions": "x"}})", "questions.bad name"},
       {R"({"team": {"type": "noul", )", "byte 26"},
-      {R"([])", ": $"},
+      {R"([])", "bad_questions.json: questions, byte 0"},
   };
   for (const auto& [content, where] : cases) {
     const std::string path = write_temp_file("bad_questions.json", content);

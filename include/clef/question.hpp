@@ -3,6 +3,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "clef/result.hpp"
@@ -18,39 +20,65 @@ enum class QuestionType {
 /// "choice", "noul" or "score" — the wire names.
 const char* to_string(QuestionType type) noexcept;
 
+/// What the model reads: a question's instructions or an option's description. Plain text, or
+/// a JSON object or array sent as it is (Workers AI, Ollama's Clef models and TypeSafe read
+/// structured guidance such as {"question": "...", "focus": "..."}).
+class Guidance {
+ public:
+  Guidance() = default;
+  Guidance(std::string text) : m_text(std::move(text)) {}  // NOLINT: "Which team?" converts
+  Guidance(const char* text) : m_text(text) {}             // NOLINT
+  /// A JSON object or array, its key order kept. Fails on anything else.
+  static Result<Guidance> structured(std::string_view json_text);
+
+  bool is_structured() const noexcept { return m_structured; }
+  /// The plain text, or the structured value as compact JSON.
+  const std::string& text() const noexcept { return m_text; }
+  /// Only white space, or an empty object or array.
+  bool blank() const noexcept;
+
+  friend bool operator==(const Guidance& a, const Guidance& b) {
+    return a.m_structured == b.m_structured && a.m_text == b.m_text;
+  }
+  friend bool operator!=(const Guidance& a, const Guidance& b) { return !(a == b); }
+
+ private:
+  std::string m_text;
+  bool m_structured = false;
+};
+
 /// One option of a choice question. A missing description lets the label speak for itself
 /// (sent as null).
 struct ChoiceOption {
   std::string label;
-  std::optional<std::string> description;
+  std::optional<Guidance> description;
 };
 
 /// A named question. Build one with the factories; the name is shown to the model by
 /// some servers (Ollama, llama.cpp), so renaming a question can change its answer.
 ///
 ///     auto team = clef::Question::choice("team", "Which team should handle this ticket?",
-///         {{"billing", "Payments and refunds"}, {"technical", "Bugs and integrations"},
-///          {"other", "None of the above"}});
+///                                        {{"billing", "Payments and refunds"},
+///                                         {"technical", "Bugs and integrations"},
+///                                         {"other", std::nullopt}});
 ///     auto refund = clef::Question::yes_no("refund", "Does the customer ask for a refund?");
-///     auto urgency = clef::Question::score("urgency", "How urgent?", {"Routine", "Soon",
-///     "Urgent"});
+///     auto urgency = clef::Question::score("urgency", "How urgent?", {"Routine", "Urgent"});
 struct Question {
   std::string name;
   QuestionType type = QuestionType::choice;
-  std::string instructions;
+  Guidance instructions;
 
   std::vector<ChoiceOption> options;       ///< choice: in the order given (it breaks ties).
   std::optional<std::string> true_means;   ///< noul: what "true" means (criteria.true).
   std::optional<std::string> false_means;  ///< noul: what "false" means (criteria.false).
   std::vector<std::string> levels;         ///< score: lowest first; level i is levels[i].
 
-  static Question choice(std::string name, std::string instructions,
+  static Question choice(std::string name, Guidance instructions,
                          std::vector<ChoiceOption> options);
-  static Question yes_no(std::string name, std::string instructions,
+  static Question yes_no(std::string name, Guidance instructions,
                          std::optional<std::string> true_means = std::nullopt,
                          std::optional<std::string> false_means = std::nullopt);
-  static Question score(std::string name, std::string instructions,
-                        std::vector<std::string> levels);
+  static Question score(std::string name, Guidance instructions, std::vector<std::string> levels);
 };
 
 /// Limits every server enforces; clef checks them before sending.
@@ -68,5 +96,16 @@ Status validate(const Question& question);
 
 /// Checks a whole set: 1–64 questions, unique names, each valid.
 Status validate(const std::vector<Question>& questions);
+
+/// Reads questions in the wire format, the `questions` object of a request, in its key order:
+///
+///     auto questions = clef::parse_questions(R"({"refund": {"type": "noul",
+///                                                "instructions": "Asks for a refund?"}})");
+///     if (!questions) std::cerr << questions.error().to_string() << "\n";
+///
+/// Unknown fields are refused, never dropped. An error's `where` names the question and field
+/// ("questions.team.criteria.billing") and the byte where it starts ("byte 57"); the set is
+/// validated as a request's would be.
+Result<std::vector<Question>> parse_questions(std::string_view json_text);
 
 }  // namespace clef

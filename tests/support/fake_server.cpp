@@ -239,8 +239,14 @@ std::string check_body(ServerShape shape, const Json& body, bool has_images) {
     const std::string at = "questions." + name;
     if (!q.is_object()) return at + ": must be an object";
     const std::string type = q.value("type", "");
-    if (!q.contains("instructions") || !q["instructions"].is_string() ||
-        q["instructions"].get<std::string>().empty()) {
+    // Workers AI, Ollama's Clef models and TypeSafe read structured (object or array)
+    // instructions and descriptions; the others are only documented with strings.
+    const bool structured_ok = shape == ServerShape::ollama || shape == ServerShape::workers_ai ||
+                               shape == ServerShape::typesafe;
+    const Json instructions = q.value("instructions", Json());
+    const bool structured = instructions.is_object() || instructions.is_array();
+    if (!(instructions.is_string() || (structured_ok && structured)) || instructions.empty() ||
+        (instructions.is_string() && instructions.get<std::string>().empty())) {
       return at + ".instructions: must be a non-empty string";
     }
     if (type == "choice") {

@@ -1,0 +1,34 @@
+#include "files.hpp"
+
+#include <fstream>
+
+namespace clef::cli {
+namespace {
+
+Result<std::string> read_stream(std::istream& stream, const std::string& what,
+                                const std::string& path, std::size_t max_bytes) {
+  std::string text;
+  char buffer[65536];
+  while (stream) {
+    stream.read(buffer, sizeof buffer);
+    text.append(buffer, static_cast<std::size_t>(stream.gcount()));
+    if (text.size() > max_bytes) {
+      return make_error(ErrorKind::invalid_input,
+                        what + " is larger than " + std::to_string(max_bytes >> 20) + " MiB", path);
+    }
+  }
+  if (stream.bad()) return make_error(ErrorKind::invalid_input, "cannot read " + what, path);
+  return text;
+}
+
+}  // namespace
+
+Result<std::string> read_file(const std::string& path, const std::string& what, std::istream& in,
+                              std::size_t max_bytes) {
+  if (path == "-") return read_stream(in, what, "stdin", max_bytes);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error(ErrorKind::invalid_input, "cannot open " + what, path);
+  return read_stream(file, what, path, max_bytes);
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,20 @@
+// Reading a whole file the user named (questions, a state, a token, the run record).
+#pragma once
+
+#include <cstddef>
+#include <istream>
+#include <string>
+
+#include "clef/result.hpp"
+
+namespace clef::cli {
+
+/// Files a person writes by hand are small; a cap keeps a wrong path (a disk image, /dev/zero)
+/// from filling memory.
+inline constexpr std::size_t max_input_file_bytes = 64u * 1024u * 1024u;
+
+/// The whole of `path` ("-" reads `in`), or an invalid_input error naming `what` and the path.
+Result<std::string> read_file(const std::string& path, const std::string& what, std::istream& in,
+                              std::size_t max_bytes = max_input_file_bytes);
+
+}  // namespace clef::cli

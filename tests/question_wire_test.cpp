@@ -1,0 +1,122 @@
+// clef::parse_questions, the reader of the wire format, against the writer and vectors.md.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "clef/clef.hpp"
+#include "question_wire.hpp"
+
+namespace {
+
+using clef::Guidance;
+using clef::Question;
+using clef::QuestionType;
+
+std::string written(const std::vector<Question>& questions) {
+  std::string out;
+  EXPECT_TRUE(clef::detail::append_questions(out, questions).ok());
+  return out;
+}
+
+// TV-11: the TypeSafe API reference's request, with structured instructions, structured option
+// descriptions, a null option and noul criteria.
+const char* const tv11_questions = R"({
+    "is_urgent": {
+      "type": "noul",
+      "instructions": "Does this convey urgency?",
+      "criteria": {"true": "Explicitly time-sensitive", "false": "No urgency expressed"}
+    },
+    "department": {
+      "type": "choice",
+      "instructions": {
+        "question": "Which team should handle this message?",
+        "focus": "Classify the customer's primary request, not every topic mentioned."
+      },
+      "criteria": {
+        "billing": {"what": "Payments, invoicing, refunds", "not_for": "Bugs or outages"},
+        "technical": {"what": "Bugs, outages, integrations", "not_for": "Charges or refunds"},
+        "sales": null
+      }
+    },
+    "frustration": {
+      "type": "score",
+      "instructions": "How frustrated is the customer?",
+      "criteria": ["Calm", "Frustrated", "Very angry"]
+    }
+  })";
+
+TEST(ParseQuestions, Tv11StructuredGuidanceIsModelledAndSentVerbatim) {
+  auto questions = clef::parse_questions(tv11_questions);
+  ASSERT_TRUE(questions.ok()) << questions.error().to_string();
+  ASSERT_EQ(questions->size(), 3u);
+  const Question& department = questions->at(1);
+  EXPECT_EQ(department.type, QuestionType::choice);
+  EXPECT_TRUE(department.instructions.is_structured());
+  ASSERT_EQ(department.options.size(), 3u);
+  EXPECT_TRUE(department.options[0].description->is_structured());
+  EXPECT_FALSE(department.options[2].description.has_value());
+  EXPECT_EQ(questions->at(0).true_means, "Explicitly time-sensitive");
+  EXPECT_EQ(questions->at(2).levels,
+            (std::vector<std::string>{"Calm", "Frustrated", "Very angry"}));
+  // Written back, it is the input with the white space removed: same keys, same order.
+  EXPECT_EQ(written(questions.value()), nlohmann::ordered_json::parse(tv11_questions).dump());
+}
+
+TEST(ParseQuestions, StructuredGuidanceFromCode) {
+  auto focus = Guidance::structured(R"({"question": "Which team?", "focus": "the main ask"})");
+  ASSERT_TRUE(focus.ok());
+  EXPECT_EQ(focus->text(), R"({"question":"Which team?","focus":"the main ask"})");
+  EXPECT_FALSE(Guidance::structured("\"plain\"").ok());
+  EXPECT_FALSE(Guidance::structured("{").ok());
+  auto empty = Guidance::structured("{}");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->blank());
+  auto refused = clef::validate(Question::yes_no("q", empty.value()));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "instructions are empty");
+}
+
+TEST(ParseQuestions, ErrorsNameQuestionFieldAndByte) {
+  struct Case {
+    std::string text;
+    std::string where;
+  };
+  const std::string bad_option = R"({"team": {"type": "choice", "instructions": "Which?", )"
+                                 R"("criteria": {"a": 5, "b": null}}})";
+  const std::vector<Case> cases = {
+      {bad_option, "questions.team.criteria.a, byte " + std::to_string(bad_option.find('5'))},
+      {R"({"team": {"type": "noul"}})", "questions.team.instructions"},
+      {R"({"team": {"type": "vote", "instructions": "x"}})", "questions.team.type, byte 18"},
+      {R"({"team": {"type": "noul", "instructions": "x", "weight": 2}})",
+       "questions.team.weight, byte 57"},
+      {R"({"team": {"type": "noul", "instructions": 7}})", "questions.team.instructions, byte 42"},
+      {R"({"team": {"type": "score", "instructions": "x", "criteria": ["a", 2]}})",
+       "questions.team.criteria[1], byte 60"},
+      {R"({"team": {"type": "choice", "instructions": "x", "criteria": {"a": "A"}}})",
+       "questions.team, byte 9"},
+      {R"({"team": {"type": "noul", )", "byte 26"},
+      {R"({})", "questions"},
+      {R"([])", "questions, byte 0"},
+  };
+  for (const auto& c : cases) {
+    auto questions = clef::parse_questions(c.text);
+    ASSERT_FALSE(questions.ok()) << c.text;
+    EXPECT_EQ(questions.error().kind, clef::ErrorKind::invalid_input);
+    EXPECT_EQ(questions.error().where, c.where) << c.text << "\n" << questions.error().to_string();
+  }
+}
+
+TEST(ParseQuestions, ReadsBackWhatTheFactoriesWrite) {
+  const std::vector<Question> questions = {
+      Question::choice("team", "Which team?", {{"billing", "Money"}, {"other", std::nullopt}}),
+      Question::yes_no("refund", "Refund?", std::nullopt, "Does not ask"),
+      Question::score("urgency", "How urgent?", {"Routine", "Soon", "Urgent"})};
+  const std::string once = written(questions);
+  auto again = clef::parse_questions(once);
+  ASSERT_TRUE(again.ok()) << again.error().to_string();
+  EXPECT_EQ(written(again.value()), once);
+  EXPECT_EQ(again->at(1).false_means, "Does not ask");
+  EXPECT_FALSE(again->at(1).true_means.has_value());
+}
+
+}  // namespace
