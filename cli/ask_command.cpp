@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "clef/client.hpp"
+#include "error_report.hpp"
 #include "exit_codes.hpp"
 #include "render.hpp"
 #include "request_builder.hpp"

@@ -16,6 +16,7 @@
 #include "clef/batch.hpp"
 #include "clef/digest.hpp"
 #include "clef/json.hpp"
+#include "error_report.hpp"
 #include "exit_codes.hpp"
 #include "render.hpp"
 #include "request_builder.hpp"

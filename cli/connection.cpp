@@ -3,20 +3,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 
 #include "files.hpp"
+#include "verbose_transport.hpp"
 
 namespace clef::cli {
 namespace {
-
-Result<Backend> parse_backend(const std::string& name) {
-  if (name == "ollama") return Backend::ollama;
-  if (name == "workers-ai") return Backend::workers_ai;
-  if (name == "systemone") return Backend::systemone;
-  return make_error(ErrorKind::invalid_input,
-                    "unknown backend \"" + name + "\" (ollama, workers-ai or systemone)",
-                    "--backend");
-}
 
 Result<std::string> read_token_file(const std::string& path) {
   auto text = read_file(path, "the token file", std::cin, 64u * 1024u);
@@ -35,13 +28,13 @@ std::chrono::milliseconds to_ms(double seconds) {
 
 }  // namespace
 
-const char* token_variable(Backend backend) noexcept {
-  return backend == Backend::workers_ai ? "CLOUDFLARE_API_TOKEN" : "CLEF_API_KEY";
-}
-
 void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
+  const std::map<std::string, Backend> backends = {{"ollama", Backend::ollama},
+                                                   {"workers-ai", Backend::workers_ai},
+                                                   {"systemone", Backend::systemone}};
   command.add_option("--backend", flags.backend, "ollama | workers-ai | systemone")
-      ->capture_default_str();
+      ->transform(CLI::CheckedTransformer(backends))
+      ->default_str("ollama");
   command.add_option("--host", flags.host,
                      "Server base URL (default: OLLAMA_HOST, else http://localhost:11434)");
   command.add_option("-m,--model", flags.model, "Model name")->capture_default_str();
@@ -75,12 +68,9 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
 
 Result<ClientOptions> client_options(const ConnectionFlags& flags,
                                      const std::atomic<bool>* cancel) {
-  auto backend = parse_backend(flags.backend);
-  if (!backend) return backend.error();
-  ClientOptions options = ClientOptions::from_environment(backend.value());
+  ClientOptions options = ClientOptions::from_environment(flags.backend);
   if (!flags.host.empty()) {
-    options.base_url =
-        backend.value() == Backend::ollama ? ollama_base_url(flags.host) : flags.host;
+    options.base_url = flags.backend == Backend::ollama ? ollama_base_url(flags.host) : flags.host;
   }
   if (!flags.account_id.empty()) options.account_id = flags.account_id;
   if (!flags.api_token_file.empty()) {
@@ -96,6 +86,17 @@ Result<ClientOptions> client_options(const ConnectionFlags& flags,
   options.retry.max_retry_after = to_ms(flags.max_retry_after_seconds);
   options.cancel = cancel;
   return options;
+}
+
+Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline) {
+  auto options = client_options(flags, context.cancel);
+  if (!options) return options.error();
+  if (flags.verbose)
+    options->transport = make_verbose_transport(make_curl_transport(), context.err);
+  if (offline && options->backend == Backend::workers_ai && options->api_token.empty()) {
+    options->api_token = "unused-offline";  // never sent, never printed (headers are redacted)
+  }
+  return Client::create(std::move(options).value());
 }
 
 }  // namespace clef::cli

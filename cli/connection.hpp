@@ -1,4 +1,4 @@
-// Flags shared by every command that talks to a server, and the ClientOptions they make.
+// Flags shared by every command that talks to a server, and the client they make.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -6,11 +6,12 @@
 #include <string>
 
 #include "clef/client.hpp"
+#include "context.hpp"
 
 namespace clef::cli {
 
 struct ConnectionFlags {
-  std::string backend = "ollama";
+  Backend backend = Backend::ollama;
   std::string host;  ///< Empty: OLLAMA_HOST (ollama), Cloudflare's API (workers-ai).
   std::string model = "clef-flash";
   std::string account_id;  ///< Empty: CLOUDFLARE_ACCOUNT_ID.
@@ -31,7 +32,8 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags);
 /// environment (CLOUDFLARE_API_TOKEN, CLEF_API_KEY) or --api-token-file, never from argv.
 Result<ClientOptions> client_options(const ConnectionFlags& flags, const std::atomic<bool>* cancel);
 
-/// The environment variable a token for `backend` is read from.
-const char* token_variable(Backend backend) noexcept;
+/// The client for these flags. `offline` (dry runs) lets a missing token through, since
+/// nothing is sent and the token is never printed.
+Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline);
 
 }  // namespace clef::cli

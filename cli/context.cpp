@@ -17,9 +17,4 @@ std::string terminal_safe(std::string_view text) {
   return out;
 }
 
-void print_error(const Context& context, const std::string& message, const std::string& hint) {
-  context.err << "clef: error: " << terminal_safe(message) << "\n";
-  if (!hint.empty()) context.err << "clef: " << terminal_safe(hint) << "\n";
-}
-
 }  // namespace clef::cli

@@ -26,8 +26,4 @@ struct Context {
 /// replaced by '?': server text goes through it before it reaches a terminal.
 std::string terminal_safe(std::string_view text);
 
-/// Prints "clef: error: <message>" and, where there is one, what to do next (both made
-/// terminal_safe).
-void print_error(const Context& context, const std::string& message, const std::string& hint = {});
-
 }  // namespace clef::cli

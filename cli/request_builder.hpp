@@ -1,12 +1,10 @@
-// Turning validated command-line input into a request and a client, and reporting failures.
+// Turning validated command-line input into a request.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "clef/client.hpp"
-#include "connection.hpp"
-#include "context.hpp"
+#include "clef/request.hpp"
 
 namespace clef::cli {
 
@@ -14,12 +12,5 @@ namespace clef::cli {
 Result<DecisionRequest> build_request(State state, const std::vector<Question>& questions,
                                       const std::vector<std::string>& image_paths,
                                       const std::string& keep_alive);
-
-/// The client for these flags. `offline` (dry runs) lets a missing token through, since
-/// nothing is sent and the token is never printed.
-Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline);
-
-/// Prints `error` as "clef: error: ..." with the next step, and returns its exit code.
-int report(const Context& context, const Error& error, const ConnectionFlags& flags);
 
 }  // namespace clef::cli

@@ -2,14 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "clef/ollama.hpp"
+#include "error_report.hpp"
 #include "exit_codes.hpp"
-#include "ollama_api.hpp"
-#include "request_builder.hpp"
+#include "verbose_transport.hpp"
 
 namespace clef::cli {
 namespace {
-
-constexpr const char* minimum_ollama = "0.35.1";
 
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
@@ -17,51 +16,76 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string host_of(const ConnectionFlags& flags) {
-  return flags.host.empty() ? ClientOptions::from_environment(Backend::ollama).base_url
-                            : ollama_base_url(flags.host);
-}
-
-std::chrono::milliseconds timeout_of(const ConnectionFlags& flags) {
-  return std::chrono::milliseconds(static_cast<long long>(flags.timeout_seconds * 1000.0));
+/// Ollama's API for these flags (always the Ollama backend, whatever --backend says).
+Result<OllamaApi> ollama_api(ConnectionFlags flags, const Context& context) {
+  flags.backend = Backend::ollama;
+  auto options = client_options(flags, context.cancel);
+  if (!options) return options.error();
+  if (flags.verbose)
+    options->transport = make_verbose_transport(make_curl_transport(), context.err);
+  return OllamaApi::create(std::move(options).value());
 }
 
 /// One doctor line; returns `code` so a failed check can be returned directly.
 int check_line(const Context& context, bool ok, const std::string& what,
                const std::string& fix = {}, ExitCode code = ExitCode::ok) {
-  context.out << (ok ? "ok    " : "FAIL  ") << what << "\n";
-  if (!ok && !fix.empty()) context.out << "      fix: " << fix << "\n";
+  context.out << (ok ? "ok    " : "FAIL  ") << terminal_safe(what) << "\n";
+  if (!ok && !fix.empty()) context.out << "      fix: " << terminal_safe(fix) << "\n";
   return as_int(ok ? ExitCode::ok : code);
 }
 
-int doctor_ollama(const ConnectionFlags& flags, const Context& context) {
-  const OllamaApi api(host_of(flags),
-                      std::min(timeout_of(flags), std::chrono::milliseconds(15'000)));
-  auto version = api.version();
+int failed_check(const Context& context, const std::string& what, const Error& error,
+                 const std::string& fix = {}) {
+  return check_line(context, false, what + ": " + error.to_string(), fix,
+                    exit_code_for(error.kind));
+}
+
+/// Sends one minimal real decision: the only proof that the URL, the token and the model work.
+int probe_decision(const ConnectionFlags& flags, const Context& context) {
+  auto client = make_client(flags, context, false);
+  if (!client) return failed_check(context, "cannot make a client", client.error());
+  DecisionRequest probe;
+  probe.state = State::text("clef doctor");
+  probe.questions = {Question::yes_no("reachable", "Is this a test?")};
+  auto decision = client->decide(probe);
+  if (!decision) {
+    const std::string fix = decision.error().kind == ErrorKind::authentication
+                                ? "check the token's Workers AI permission and the account id"
+                                : "";
+    return failed_check(context, "a test decision to " + client->endpoint(probe) + " failed",
+                        decision.error(), fix);
+  }
+  std::string what = "a test decision succeeded (model " + decision->model;
+  if (!decision->request_id.empty()) what += ", request id " + decision->request_id;
+  return check_line(context, true, what + ")");
+}
+
+int doctor_ollama(ConnectionFlags flags, const Context& context) {
+  if (flags.timeout_seconds > 15) flags.timeout_seconds = 15;
+  auto api = ollama_api(flags, context);
+  if (!api) return failed_check(context, "cannot reach Ollama", api.error());
+  auto version = api->version();
   if (!version) {
-    return check_line(context, false,
-                      "Ollama at " + api.base_url() + ": " + version.error().message,
-                      "start it with `ollama serve`, or point --host / OLLAMA_HOST at it",
-                      exit_code_for(version.error().kind));
+    return failed_check(context, "Ollama at " + api->base_url(), version.error(),
+                        "start it with `ollama serve`, or point --host / OLLAMA_HOST at it");
   }
   check_line(context, true,
-             "Ollama at " + api.base_url() + " answers (version " + version.value() + ")");
-  if (!version_at_least(version.value(), minimum_ollama)) {
+             "Ollama at " + api->base_url() + " answers (version " + version.value() + ")");
+  const std::string minimum = minimum_ollama_version;
+  if (!version_at_least(version.value(), minimum)) {
     return check_line(context, false, "Ollama " + version.value() + " has no /v1/systemone",
-                      "upgrade Ollama to 0.35.1 or newer", ExitCode::server);
+                      "upgrade Ollama to " + minimum + " or newer", ExitCode::server);
   }
-  check_line(context, true, "Ollama " + version.value() + " is new enough (>= 0.35.1)");
-  auto model = api.show(flags.model);
+  check_line(context, true, "Ollama " + version.value() + " is new enough (>= " + minimum + ")");
+  auto model = api->show(flags.model);
   if (!model) {
     if (model.error().kind == ErrorKind::not_found) {
       return check_line(context, false, "model " + flags.model + " is not pulled",
                         "run `ollama pull " + flags.model + "`", ExitCode::server);
     }
-    return check_line(context, false,
-                      "cannot read model " + flags.model + ": " + model.error().to_string(), "",
-                      exit_code_for(model.error().kind));
+    return failed_check(context, "cannot read model " + flags.model, model.error());
   }
-  if (!model->decision()) {
+  if (!model->can_decide()) {
     return check_line(
         context, false,
         "model " + flags.model +
@@ -73,9 +97,7 @@ int doctor_ollama(const ConnectionFlags& flags, const Context& context) {
 
 int doctor_workers(const ConnectionFlags& flags, const Context& context) {
   auto options = client_options(flags, nullptr);
-  if (!options)
-    return check_line(context, false, options.error().to_string(), "",
-                      exit_code_for(options.error().kind));
+  if (!options) return failed_check(context, "the options", options.error());
   int code = as_int(ExitCode::ok);
   if (options->account_id.empty()) {
     code = check_line(context, false, "no Workers AI account id",
@@ -94,23 +116,8 @@ int doctor_workers(const ConnectionFlags& flags, const Context& context) {
                "API token is present (" + std::to_string(options->api_token.size()) +
                    " characters; not shown)");
   }
-  return code;
-}
-
-int doctor_systemone(const ConnectionFlags& flags, const Context& context) {
-  auto client = make_client(flags, context, false);
-  if (!client)
-    return check_line(context, false, client.error().to_string(), "",
-                      exit_code_for(client.error().kind));
-  DecisionRequest probe;
-  probe.state = State::text("clef doctor");
-  probe.questions = {Question::yes_no("reachable", "Is this a test?")};
-  auto decision = client->decide(probe);
-  if (!decision) {
-    return check_line(context, false, "a test decision failed: " + decision.error().to_string(), "",
-                      exit_code_for(decision.error().kind));
-  }
-  return check_line(context, true, "a test decision succeeded (model " + decision->model + ")");
+  if (code != as_int(ExitCode::ok)) return code;
+  return probe_decision(flags, context);
 }
 
 }  // namespace
@@ -120,32 +127,38 @@ CLI::App* add_models_command(CLI::App& app, ModelsFlags& flags) {
       app.add_subcommand("models", "List the models on an Ollama host and which can decide");
   models->add_option("--host", flags.connection.host, "Ollama base URL (default: OLLAMA_HOST)");
   models->add_option("--timeout", flags.connection.timeout_seconds, "Seconds per call")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
   models->add_flag("--json", flags.json, "Print JSON");
+  models->add_flag("-v,--verbose", flags.connection.verbose, "Print each HTTP call on stderr");
   return models;
 }
 
 int run_models(const ModelsFlags& flags, const Context& context) {
-  const OllamaApi api(host_of(flags.connection), timeout_of(flags.connection));
-  auto names = api.model_names();
-  if (!names) return report(context, names.error(), flags.connection);
+  auto api = ollama_api(flags.connection, context);
+  if (!api) return report(context, api.error(), flags.connection);
+  auto models = api->models();
+  if (!models) return report(context, models.error(), flags.connection);
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   if (!flags.json) context.out << "MODEL                          DECISION  CAPABILITIES\n";
-  for (const auto& name : names.value()) {
-    auto model = api.show(name);
+  for (const auto& listed : models.value()) {
+    auto model = api->show(listed.name);
     if (!model) return report(context, model.error(), flags.connection);
     if (flags.json) {
-      json.push_back(
-          {{"name", name}, {"decision", model->decision()}, {"capabilities", model->capabilities}});
+      json.push_back({{"name", listed.name},
+                      {"digest", listed.digest},
+                      {"decision", model->can_decide()},
+                      {"capabilities", model->capabilities}});
       continue;
     }
-    std::string padded = name;
+    std::string padded = terminal_safe(listed.name);
     if (padded.size() < 30) padded.resize(30, ' ');
-    context.out << padded << " " << (model->decision() ? "yes     " : "no      ") << "  "
-                << joined(model->capabilities) << "\n";
+    context.out << padded << " " << (model->can_decide() ? "yes     " : "no      ") << "  "
+                << terminal_safe(joined(model->capabilities)) << "\n";
   }
   if (flags.json)
-    context.out << json.dump() << "\n";
+    context.out << json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+                << "\n";
   else
     context.out << "Models without \"decision\" are refused by /v1/systemone (HTTP 400).\n";
   return as_int(ExitCode::ok);
@@ -159,11 +172,15 @@ CLI::App* add_doctor_command(CLI::App& app, ConnectionFlags& flags) {
 }
 
 int run_doctor(const ConnectionFlags& flags, const Context& context) {
-  if (flags.backend == "ollama") return doctor_ollama(flags, context);
-  if (flags.backend == "workers-ai") return doctor_workers(flags, context);
-  if (flags.backend == "systemone") return doctor_systemone(flags, context);
-  return check_line(context, false, "unknown backend \"" + flags.backend + "\"",
-                    "use ollama, workers-ai or systemone", ExitCode::usage);
+  switch (flags.backend) {
+    case Backend::ollama:
+      return doctor_ollama(flags, context);
+    case Backend::workers_ai:
+      return doctor_workers(flags, context);
+    case Backend::systemone:
+      return probe_decision(flags, context);
+  }
+  return as_int(ExitCode::usage);
 }
 
 }  // namespace clef::cli

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "clef/transport.hpp"
-
 namespace clef {
 
 const char* to_string(Verdict verdict) noexcept {
@@ -73,13 +71,6 @@ const Answer* Decision::answer(std::string_view question) const noexcept {
 
 bool Decision::all_ok() const noexcept {
   return std::all_of(answers.begin(), answers.end(), [](const Answer& a) { return a.ok(); });
-}
-
-std::string HttpResponse::header(std::string_view name) const {
-  for (const auto& [key, value] : headers) {
-    if (key == name) return value;
-  }
-  return {};
 }
 
 }  // namespace clef

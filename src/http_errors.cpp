@@ -128,18 +128,57 @@ ServerText read_error_body(const std::string& body, std::string_view secret) {
   return text;
 }
 
-std::string not_found_hint(Backend backend, const ServerText& text, const std::string& model) {
-  if (backend == Backend::ollama && !text.json) {
-    return "this server has no /v1/systemone endpoint: upgrade Ollama to 0.35.1 or newer";
+/// The path of `url` ("/v1/systemone"), or "" when it has none.
+std::string_view path_of(std::string_view url) {
+  const auto scheme = url.find("://");
+  const auto path = url.find('/', scheme == std::string_view::npos ? 0 : scheme + 3);
+  return path == std::string_view::npos ? std::string_view() : url.substr(path);
+}
+
+bool mentions_model(const ServerText& text) {
+  return text.json && text.message.find("model") != std::string::npos;
+}
+
+/// A 404 has three causes a user can act on: the URL is wrong, the model is missing, or the
+/// server predates System One. The body and the URL's path tell them apart.
+std::string not_found_hint(Backend backend, const ServerText& text, const std::string& model,
+                           std::string_view url) {
+  const std::string_view path = path_of(url);
+  const std::string at = url.empty() ? std::string("the server") : std::string(url);
+  if (path.find("/v1/v1/") != std::string_view::npos) {
+    return at + " repeats /v1: give --host as the base URL without /v1 (clef adds /v1/systemone)";
   }
-  if (backend == Backend::ollama) {
-    return "model \"" + model + "\" is not on this Ollama server: run `ollama pull " + model + "`";
+  const bool plain_path = url.empty() || path == "/v1/systemone";
+  switch (backend) {
+    case Backend::ollama:
+      if (mentions_model(text)) {
+        return "model \"" + model + "\" is not on this Ollama server: run `ollama pull " + model +
+               "`";
+      }
+      if (!text.json && plain_path) {
+        return "this server has no /v1/systemone endpoint: upgrade Ollama to " +
+               std::string(minimum_ollama_version) + " or newer (`clef doctor` checks)";
+      }
+      return "nothing answers at " + at +
+             ": give --host as Ollama's base URL, e.g. http://localhost:11434";
+    case Backend::workers_ai:
+      if (mentions_model(text)) {
+        return "Workers AI has no model \"" + model +
+               "\" (clef-flash and clef are decision models)";
+      }
+      return "Workers AI has no such route (" + at +
+             "): check the account id and --host (the API root, "
+             "https://api.cloudflare.com/client/v4)";
+    case Backend::systemone:
+      break;
   }
-  return "the server has no such model or endpoint (model \"" + model + "\")";
+  if (mentions_model(text)) return "the server has no model \"" + model + "\"";
+  return "nothing answers at " + at +
+         ": give --host as the server's base URL (clef adds /v1/systemone)";
 }
 
 std::string status_hint(Backend backend, int status, const ServerText& text,
-                        const std::string& model) {
+                        const std::string& model, std::string_view url) {
   switch (status) {
     case 401:
     case 403:
@@ -149,7 +188,7 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
       }
       return "the server refused the credentials: check the API key";
     case 404:
-      return not_found_hint(backend, text, model);
+      return not_found_hint(backend, text, model, url);
     case 407:
       return "a proxy between clef and the server wants credentials: put them in the proxy URL "
              "(https_proxy=http://USER:PASSWORD@PROXY:PORT) or list the server in no_proxy";
@@ -209,7 +248,7 @@ bool is_daily_allocation_code(std::string_view code) {
 }
 
 Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model,
-                          std::string_view secret) {
+                          std::string_view secret, std::string_view url) {
   const ServerText text = read_error_body(response.body, secret);
   Error error;
   error.kind = kind_for_status(response.status, text);
@@ -218,7 +257,7 @@ Error error_from_response(Backend backend, const HttpResponse& response, const s
   error.server_code = text.code;
   error.request_id = request_id(response, secret);
   error.retry_after = retry_after(response);
-  error.message = status_hint(backend, response.status, text, model);
+  error.message = status_hint(backend, response.status, text, model, url);
   if (!text.message.empty()) error.message += ": " + text.message;
   return error;
 }
@@ -245,17 +284,7 @@ std::string request_id(const HttpResponse& response, std::string_view secret) {
   return {};
 }
 
-Result<Json> unwrap_workers_envelope(Json body, const HttpResponse& response,
-                                     std::string_view secret) {
-  if (!body.is_object() || !body.contains("success")) return body;
-  if (body["success"] == true) {
-    auto result = body.find("result");
-    if (result == body.end() || !result->is_object()) {
-      return make_error(ErrorKind::invalid_response,
-                        "the Workers AI envelope has success: true but no result object", "result");
-    }
-    return std::move(*result);
-  }
+Error error_from_envelope(const Json& body, const HttpResponse& response, std::string_view secret) {
   const ServerText text = read_json_error(body);
   Error error = make_error(is_daily_allocation_code(text.code) ? ErrorKind::quota_exhausted
                                                                : ErrorKind::request_rejected,

@@ -6,7 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "clef/client.hpp"
+#include "clef/backend.hpp"
+#include "clef/transport.hpp"
 #include "json_text.hpp"
 
 namespace clef::detail {
@@ -20,11 +21,12 @@ inline constexpr std::chrono::milliseconds max_retry_after_value{86'400'000};
 /// TypeSafe, llama.cpp, Laya, ollaya, plain text) with type checks on every field, and picks the
 /// kind from the status: 401/403/407 authentication; 404 not_found; 408 timeout; 429
 /// rate_limited (Workers AI codes 3036 and 4006, the daily allocation: quota_exhausted); other
-/// 4xx request_rejected; 5xx and 529 server_error; anything else invalid_response. `model` goes
-/// into the hints ("ollama pull clef-flash"). Every text taken from the response has `secret`
-/// redacted, the whole body before any excerpt is cut.
+/// 4xx request_rejected; 5xx and 529 server_error; anything else invalid_response. `model`
+/// and `url` (what was asked for) go into the hints: a 404 says whether the URL, the model or
+/// the server's version is at fault. Every text taken from the response has `secret` redacted,
+/// the whole body before any excerpt is cut.
 Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model,
-                          std::string_view secret = {});
+                          std::string_view secret = {}, std::string_view url = {});
 
 /// retry-after-ms (milliseconds), else Retry-After (seconds or an HTTP date), else nothing;
 /// saturated to max_retry_after_value.
@@ -34,10 +36,9 @@ std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& respons
 /// with `secret` redacted and cut to max_server_text.
 std::string request_id(const HttpResponse& response, std::string_view secret = {});
 
-/// The inner `result` of a Workers AI `{result, success, errors, messages}` envelope; a body
-/// without the envelope is returned as it is, an unsuccessful one becomes an Error.
-Result<Json> unwrap_workers_envelope(Json body, const HttpResponse& response,
-                                     std::string_view secret = {});
+/// The error for a Workers AI envelope with `success: false` (whatever the HTTP status).
+Error error_from_envelope(const Json& body, const HttpResponse& response,
+                          std::string_view secret = {});
 
 /// True for the Workers AI codes that mean the account's daily allocation is used up.
 bool is_daily_allocation_code(std::string_view code);

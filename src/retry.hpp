@@ -5,7 +5,7 @@
 #include <optional>
 #include <random>
 
-#include "clef/client.hpp"
+#include "clef/options.hpp"
 
 namespace clef::detail {
 

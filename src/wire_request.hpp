@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "clef/client.hpp"
+#include "clef/backend.hpp"
 #include "clef/request.hpp"
 
 namespace clef::detail {

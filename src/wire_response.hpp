@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "clef/client.hpp"
 #include "clef/decision.hpp"
+#include "clef/options.hpp"
 #include "json_text.hpp"
 
 namespace clef::detail {

@@ -274,6 +274,50 @@ TEST(CliAsk, WorkersEndToEndWithTokenFromFileAndVerboseRedacted) {
   EXPECT_NE(bad.err.find("CLOUDFLARE_API_TOKEN"), std::string::npos);
 }
 
+TEST(CliAsk, WorkersHostWithOrWithoutClientV4AndModelTagDropped) {
+  FakeServer server(ServerShape::workers_ai);
+  const std::string token = write_temp_file("tok3", "test-token\n");
+  for (const std::string& host : {server.base_url(), server.base_url() + "/client/v4/"}) {
+    auto r =
+        run_clef({"ask", "--backend", "workers-ai", "--host", host, "--account-id", "acc9",
+                  "--api-token-file", token, "-m", "clef-flash:latest", "x", "--yes-no", "u: U?"});
+    EXPECT_EQ(r.code, 0) << host << "\n" << r.err;
+  }
+  ASSERT_EQ(server.requests().size(), 2u);
+  for (const auto& request : server.requests()) {
+    EXPECT_EQ(request.path, "/client/v4/accounts/acc9/ai/run/@cf/cloudflare/clef-flash");
+    EXPECT_EQ(Json::parse(request.body)["model"], "clef-flash");
+  }
+  auto tagged =
+      run_clef({"ask", "--backend", "workers-ai", "--host", server.base_url(), "--account-id",
+                "acc9", "--api-token-file", token, "-m", "clef:27b", "x", "--yes-no", "u: U?"});
+  EXPECT_EQ(tagged.code, 2);
+  EXPECT_NE(tagged.err.find("Workers AI models have no tags"), std::string::npos) << tagged.err;
+}
+
+TEST(CliDoctor, WorkersSendsARealDecisionAndReportsARejectedToken) {
+  FakeServer server(ServerShape::workers_ai);
+  auto good =
+      run_clef({"doctor", "--backend", "workers-ai", "--host", server.base_url(), "--account-id",
+                "acc9", "--api-token-file", write_temp_file("tok4", "test-token")});
+  EXPECT_EQ(good.code, 0) << good.out;
+  EXPECT_NE(good.out.find("ok    a test decision succeeded (model clef-flash"), std::string::npos)
+      << good.out;
+  ASSERT_EQ(server.requests().size(), 1u);
+  auto bad =
+      run_clef({"doctor", "--backend", "workers-ai", "--host", server.base_url(), "--account-id",
+                "acc9", "--api-token-file", write_temp_file("tok5", "wrong"), "-v"});
+  EXPECT_EQ(bad.code, 3) << bad.out;
+  EXPECT_NE(bad.out.find("FAIL  a test decision to "), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("HTTP 401"), std::string::npos) << bad.out;
+  // -v shows each HTTP call on stderr, the token never.
+  EXPECT_NE(bad.err.find("clef: > POST " + server.base_url() + "/client/v4/accounts/acc9/"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_NE(bad.err.find("clef: < HTTP 401"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find("wrong"), std::string::npos) << bad.err;
+}
+
 struct ErrorCase {
   std::string name;
   Scripted reply;

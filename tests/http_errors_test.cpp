@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "http_errors.hpp"
+#include "workers_ai.hpp"
 
 namespace {
 
@@ -153,6 +154,64 @@ TEST(WorkersEnvelope, UnsuccessfulAt200IsAnError) {
   ASSERT_FALSE(inner.ok());
   EXPECT_EQ(inner.error().server_code, "5006");
   EXPECT_EQ(inner.error().server_message, "Bad input");
+}
+
+}  // namespace
+
+namespace {
+
+std::string hint_for(Backend backend, const std::string& body, const std::string& url) {
+  clef::HttpResponse response;
+  response.status = 404;
+  response.body = body;
+  return clef::detail::error_from_response(backend, response, "clef-flash", {}, url).message;
+}
+
+TEST(NotFoundHints, TellWrongPathMissingModelAndOldServerApart) {
+  const std::string plain = "404 page not found";
+  const std::string model_missing = R"({"error":"model 'clef-flash' not found"})";
+  // --host http://host:11434/v1 makes /v1/v1/systemone: the URL is at fault, not the version.
+  const std::string doubled = hint_for(Backend::ollama, plain, "http://h:11434/v1/v1/systemone");
+  EXPECT_NE(doubled.find("repeats /v1"), std::string::npos) << doubled;
+  EXPECT_EQ(doubled.find("upgrade"), std::string::npos) << doubled;
+  const std::string old = hint_for(Backend::ollama, plain, "http://h:11434/v1/systemone");
+  EXPECT_NE(old.find("upgrade Ollama to 0.35.1"), std::string::npos) << old;
+  const std::string pull = hint_for(Backend::ollama, model_missing, "http://h:11434/v1/systemone");
+  EXPECT_NE(pull.find("ollama pull clef-flash"), std::string::npos) << pull;
+  const std::string prefixed = hint_for(Backend::ollama, plain, "http://h:11434/api/v1/systemone");
+  EXPECT_NE(prefixed.find("base URL"), std::string::npos) << prefixed;
+  EXPECT_EQ(prefixed.find("upgrade"), std::string::npos) << prefixed;
+  // A generic server is never told to `ollama pull`.
+  const std::string generic = hint_for(Backend::systemone, plain, "http://h:8000/x/v1/systemone");
+  EXPECT_NE(generic.find("nothing answers at http://h:8000/x/v1/systemone"), std::string::npos);
+  EXPECT_EQ(generic.find("ollama"), std::string::npos) << generic;
+  const std::string no_model = hint_for(
+      Backend::systemone, R"({"detail":"model clef-flash not found"})", "http://h/v1/systemone");
+  EXPECT_NE(no_model.find("has no model \"clef-flash\""), std::string::npos) << no_model;
+  const std::string route =
+      hint_for(Backend::workers_ai,
+               R"({"success":false,"errors":[{"code":7000,"message":"No route for that URI"}]})",
+               "https://x/accounts/a/ai/run/@cf/cloudflare/clef-flash");
+  EXPECT_NE(route.find("/client/v4"), std::string::npos) << route;
+}
+
+TEST(WorkersAi, ApiRootAndModelNames) {
+  using clef::detail::workers_api_root;
+  EXPECT_EQ(workers_api_root("https://api.cloudflare.com"), "https://api.cloudflare.com/client/v4");
+  EXPECT_EQ(workers_api_root("https://api.cloudflare.com/client/v4/"),
+            "https://api.cloudflare.com/client/v4");
+  EXPECT_EQ(workers_api_root("https://gateway.example/v1/acct/workers-ai"),
+            "https://gateway.example/v1/acct/workers-ai");
+  auto latest = clef::detail::workers_model("clef-flash:latest");
+  ASSERT_TRUE(latest.ok());
+  EXPECT_EQ(latest->path, "@cf/cloudflare/clef-flash");
+  EXPECT_EQ(latest->body, "clef-flash");
+  auto full = clef::detail::workers_model("@cf/cloudflare/clef");
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->body, "clef");
+  auto tagged = clef::detail::workers_model("clef-flash:9b");
+  ASSERT_FALSE(tagged.ok());
+  EXPECT_NE(tagged.error().message.find("no tags"), std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "clef/clef.hpp"
 #include "http_errors.hpp"
 #include "wire_response.hpp"
+#include "workers_ai.hpp"
 
 namespace {
 

@@ -1,93 +1,26 @@
 // clef: the client — one API for Ollama, Cloudflare Workers AI and other System One servers.
+// What it can be told is in <clef/options.hpp>; the backends in <clef/backend.hpp>.
 #pragma once
 
-#include <atomic>
-#include <chrono>
-#include <cstddef>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "clef/decision.hpp"
+#include "clef/options.hpp"
 #include "clef/request.hpp"
 #include "clef/result.hpp"
 #include "clef/transport.hpp"
 
 namespace clef {
 
-enum class Backend {
-  ollama,      ///< Ollama >= 0.35.1: {base}/v1/systemone, no key, raw base64 images.
-  workers_ai,  ///< Cloudflare Workers AI: per-account URL, Bearer token, result envelope.
-  systemone,   ///< Any other System One server by base URL, optional Bearer key.
-};
-/// "ollama", "workers-ai" or "systemone".
-const char* to_string(Backend backend) noexcept;
-
-/// When and how often a failed request is sent again. Only retryable errors are retried
-/// (Error::retryable): never a 4xx that retrying cannot fix.
-struct RetryPolicy {
-  int max_attempts = 3;  ///< Including the first; 1 disables retries.
-  std::chrono::milliseconds initial_backoff{500};
-  std::chrono::milliseconds max_backoff{5'000};
-  /// No retry starts once this much time has passed since the first attempt.
-  std::chrono::milliseconds total_budget{30'000};
-  bool jitter = true;  ///< Full jitter: wait a random time in [backoff/2, backoff].
-  /// The longest Retry-After clef waits out. A server asking for more (an hour, 9e9 s) gets
-  /// no retry: the error comes back at once with Error::retry_after set, for the caller to
-  /// schedule (clef batch pauses for this cap and tries again within its throttle budget).
-  std::chrono::milliseconds max_retry_after{60'000};
-};
-
-/// Probability checks applied to every answer (see Decision).
-struct ValidationOptions {
-  /// Sums within this of 1 are accepted as they are (1e-3, the strictest peer's figure).
-  double sum_tolerance = 1e-3;
-  /// Sums further off but within this are rounding: rescaled, and Answer::renormalized set.
-  double renormalize_tolerance = 0.05;
-  VerdictThresholds verdict;
-};
-
-struct ClientOptions {
-  Backend backend = Backend::ollama;
-  /// Ollama: empty reads OLLAMA_HOST as Ollama does. Workers AI: empty is Cloudflare's API
-  /// ("https://api.cloudflare.com/client/v4"). systemone: required, e.g. "http://localhost:8000".
-  std::string base_url;
-  std::string account_id;  ///< Workers AI only.
-  std::string api_token;   ///< Workers AI (required) or systemone (optional). Never logged.
-  std::string model = "clef-flash";  ///< Used when a request names none.
-
-  /// Both timeouts must lie in [1 ms, 1 day]; Client::create refuses others.
-  std::chrono::milliseconds connect_timeout{10'000};
-  /// Per attempt. Generous by default: a cold Ollama model load takes many seconds.
-  std::chrono::milliseconds request_timeout{120'000};
-  /// A PEM file of CA certificates to trust for HTTPS, in addition to the system's (a private
-  /// CA, a TLS-inspecting proxy). Verification itself can never be turned off.
-  std::string ca_file;
-  std::size_t max_response_bytes = 16u * 1024u * 1024u;
-  RetryPolicy retry;
-  ValidationOptions validation;
-
-  /// Empty: libcurl (make_curl_transport). Tests pass their own.
-  std::shared_ptr<Transport> transport;
-  /// How the client waits between retries; tests pass a fake that records the delays.
-  std::function<void(std::chrono::milliseconds)> sleep;
-  /// Stops in-flight and pending calls with ErrorKind::cancelled when it turns true.
-  const std::atomic<bool>* cancel = nullptr;
-
-  /// Options for `backend` with credentials and host read from the environment:
-  /// OLLAMA_HOST, CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN, CLEF_API_KEY (systemone), and
-  /// the CA bundle from CURL_CA_BUNDLE, else SSL_CERT_FILE.
-  static ClientOptions from_environment(Backend backend);
-};
-
-/// The base URL Ollama's own tools derive from an OLLAMA_HOST value ("" → local default).
-std::string ollama_base_url(std::string_view ollama_host);
-
 /// A System One client. Cheap to share across threads; decide() may be called concurrently.
 ///
-///     auto client =
-///     clef::Client::create(clef::ClientOptions::from_environment(clef::Backend::ollama)); if
-///     (!client) return fail(client.error()); auto decision = client->decide(request);
+///     auto client = clef::Client::create(clef::ClientOptions::from_environment(clef::Backend::ollama));
+///     if (!client) return 1;  // client.error().to_string() says why
+///     clef::DecisionRequest request;
+///     request.state = clef::State::text("I was charged twice.");
+///     request.questions = {clef::Question::yes_no("refund", "Does the customer want money back?")};
+///     clef::Result<clef::Decision> decision = client->decide(request);
 class Client {
  public:
   /// Checks the options (URL, credentials) and builds the client.

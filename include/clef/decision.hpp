@@ -31,17 +31,10 @@ enum class Verdict { yes, no, unknown };
 /// "yes", "no" or "unknown".
 const char* to_string(Verdict verdict) noexcept;
 
-/// Where P(true) turns into a verdict: yes at or above `yes_at_least`, no at or below
-/// `no_at_most`, unknown between.
-struct VerdictThresholds {
-  double yes_at_least = 0.7;
-  double no_at_most = 0.3;
-};
-
 /// Answer to a yes/no/unknown (noul) question.
 struct NoulAnswer {
   double p_true = 0;
-  Verdict verdict = Verdict::unknown;  ///< From p_true and the client's VerdictThresholds.
+  Verdict verdict = Verdict::unknown;  ///< From p_true and VerdictThresholds (options.hpp).
   double confidence = 0;               ///< clef's own: 1 − H(p_true)/ln 2.
 };
 

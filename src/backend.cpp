@@ -1,6 +1,6 @@
-#include <string>
+#include "clef/backend.hpp"
 
-#include "clef/client.hpp"
+#include <string>
 
 namespace clef {
 namespace {
@@ -22,6 +22,37 @@ bool is_port(const std::string& text) {
 }
 
 }  // namespace
+
+const char* to_string(Backend backend) noexcept {
+  switch (backend) {
+    case Backend::ollama:
+      return "ollama";
+    case Backend::workers_ai:
+      return "workers-ai";
+    case Backend::systemone:
+      return "systemone";
+  }
+  return "unknown";
+}
+
+std::optional<Backend> backend_named(std::string_view name) noexcept {
+  for (Backend backend : {Backend::ollama, Backend::workers_ai, Backend::systemone}) {
+    if (name == to_string(backend)) return backend;
+  }
+  return std::nullopt;
+}
+
+const char* token_variable(Backend backend) noexcept {
+  switch (backend) {
+    case Backend::workers_ai:
+      return "CLOUDFLARE_API_TOKEN";
+    case Backend::systemone:
+      return "CLEF_API_KEY";
+    case Backend::ollama:
+      break;
+  }
+  return nullptr;
+}
 
 // Mirrors Ollama's envconfig.Host(): scheme defaults to http with port 11434; an explicit
 // http:// or https:// defaults to 80 or 443; a bind address (0.0.0.0, ::) means loopback.

@@ -1,0 +1,84 @@
+// clef: everything a Client can be told — where to connect, how to retry, how strictly to read.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "clef/backend.hpp"
+#include "clef/transport.hpp"
+
+namespace clef {
+
+/// When and how often a failed request is sent again. Only retryable errors are retried
+/// (Error::retryable): never a 4xx that retrying cannot fix. The client and the batch engine
+/// both wait by this one policy.
+struct RetryPolicy {
+  int max_attempts = 3;  ///< Including the first; 1 disables retries.
+  std::chrono::milliseconds initial_backoff{500};
+  std::chrono::milliseconds max_backoff{5'000};
+  /// No retry starts once this much time has passed since the first attempt.
+  std::chrono::milliseconds total_budget{30'000};
+  bool jitter = true;  ///< Full jitter: wait a random time in [backoff/2, backoff].
+  /// The longest Retry-After clef waits out. A server asking for more (an hour, 9e9 s) gets
+  /// no retry: the error comes back at once with Error::retry_after set, for the caller to
+  /// schedule (clef batch pauses for this cap and tries again within its throttle budget).
+  std::chrono::milliseconds max_retry_after{60'000};
+};
+
+/// Where P(true) turns into a verdict: yes at or above `yes_at_least`, no at or below
+/// `no_at_most`, unknown between.
+struct VerdictThresholds {
+  double yes_at_least = 0.7;
+  double no_at_most = 0.3;
+};
+
+/// Probability checks applied to every answer (see Decision).
+struct ValidationOptions {
+  /// Sums within this of 1 are accepted as they are (1e-3, the strictest peer's figure).
+  double sum_tolerance = 1e-3;
+  /// Sums further off but within this are rounding: rescaled, and Answer::renormalized set.
+  double renormalize_tolerance = 0.05;
+  VerdictThresholds verdict;
+};
+
+struct ClientOptions {
+  Backend backend = Backend::ollama;
+  /// Ollama: empty reads OLLAMA_HOST as Ollama does. Workers AI: empty is Cloudflare's API
+  /// (workers_ai_default_base_url; "/client/v4" is added when missing). systemone: required,
+  /// e.g. "http://localhost:8000".
+  std::string base_url;
+  std::string account_id;  ///< Workers AI only.
+  std::string api_token;   ///< Workers AI (required) or systemone (optional). Never logged.
+  /// Used when a request names none. For Workers AI an Ollama-style tag is dropped:
+  /// "clef-flash:latest" runs "@cf/cloudflare/clef-flash".
+  std::string model = "clef-flash";
+
+  /// Both timeouts must lie in [1 ms, 1 day]; Client::create refuses others.
+  std::chrono::milliseconds connect_timeout{10'000};
+  /// Per attempt. Generous by default: a cold Ollama model load takes many seconds.
+  std::chrono::milliseconds request_timeout{120'000};
+  /// A PEM file of CA certificates to trust for HTTPS, in addition to the system's (a private
+  /// CA, a TLS-inspecting proxy). Verification itself can never be turned off.
+  std::string ca_file;
+  std::size_t max_response_bytes = 16u * 1024u * 1024u;
+  RetryPolicy retry;
+  ValidationOptions validation;
+
+  /// Empty: libcurl (make_curl_transport). Tests pass their own.
+  std::shared_ptr<Transport> transport;
+  /// How the client waits between retries; tests pass a fake that records the delays.
+  std::function<void(std::chrono::milliseconds)> sleep;
+  /// Stops in-flight and pending calls with ErrorKind::cancelled when it turns true.
+  const std::atomic<bool>* cancel = nullptr;
+
+  /// Options for `backend` with credentials and host read from the environment:
+  /// OLLAMA_HOST, CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN, CLEF_API_KEY (systemone), and
+  /// the CA bundle from CURL_CA_BUNDLE, else SSL_CERT_FILE.
+  static ClientOptions from_environment(Backend backend);
+};
+
+}  // namespace clef

@@ -1,0 +1,144 @@
+#include "clef/ollama.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <optional>
+
+#include "http_errors.hpp"
+#include "json_text.hpp"
+#include "options_check.hpp"
+
+namespace clef {
+namespace {
+
+/// "0.35.1-rc2" → {0, 35, 1}; nullopt when it does not start with a digit.
+std::optional<std::array<long, 3>> version_parts(std::string_view text) {
+  if (text.empty() || text[0] < '0' || text[0] > '9') return std::nullopt;
+  std::array<long, 3> parts{0, 0, 0};
+  std::size_t i = 0;
+  for (auto& part : parts) {
+    long value = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && value < 1'000'000'000) {
+      value = value * 10 + (text[i++] - '0');
+    }
+    part = value;
+    if (i >= text.size() || text[i] != '.') break;
+    ++i;
+  }
+  return parts;
+}
+
+std::vector<std::string> strings_of(const detail::Json& object, const char* key) {
+  std::vector<std::string> out;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_array()) return out;
+  for (const auto& item : *it) {
+    if (item.is_string()) out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+bool OllamaModel::can_decide() const noexcept {
+  return std::find(capabilities.begin(), capabilities.end(), "decision") != capabilities.end();
+}
+
+bool version_at_least(std::string_view version, std::string_view minimum) {
+  auto have = version_parts(version);
+  auto want = version_parts(minimum);
+  return have && want && *have >= *want;
+}
+
+struct OllamaApi::Impl {
+  ClientOptions options;
+  std::shared_ptr<Transport> transport;
+  std::string base_url;
+
+  /// One call; a non-2xx answer goes through the same mapping as a decision's, and a 2xx one
+  /// must be a JSON object.
+  Result<detail::Json> call(const char* method, const std::string& path, std::string body,
+                            const std::string& model) const {
+    HttpRequest request;
+    request.method = method;
+    request.url = base_url + path;
+    request.headers = {{"Accept", "application/json"}, {"User-Agent", detail::user_agent()}};
+    if (!body.empty()) request.headers.emplace_back("Content-Type", "application/json");
+    request.body = std::move(body);
+    request.connect_timeout = options.connect_timeout;
+    request.total_timeout = options.request_timeout;
+    request.max_response_bytes = options.max_response_bytes;
+    request.ca_file = options.ca_file;
+    request.cancel = options.cancel;
+    auto response = transport->send(request);
+    if (!response) return response.error();
+    if (response->status < 200 || response->status > 299) {
+      return detail::error_from_response(Backend::ollama, response.value(), model, {}, request.url);
+    }
+    auto json =
+        detail::parse_json(response->body, ErrorKind::invalid_response, "the answer of " + path);
+    if (!json) return json.error();
+    if (!json->is_object()) {
+      return make_error(ErrorKind::invalid_response, "the answer is not a JSON object",
+                        request.url);
+    }
+    return json;
+  }
+};
+
+OllamaApi::OllamaApi(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
+
+Result<OllamaApi> OllamaApi::create(ClientOptions options) {
+  options.backend = Backend::ollama;
+  auto base = detail::checked_api_root(options);
+  if (!base) return base.error();
+  auto impl = std::make_shared<Impl>();
+  impl->transport = options.transport ? options.transport : make_curl_transport();
+  impl->base_url = std::move(base).value();
+  impl->options = std::move(options);
+  return OllamaApi(std::move(impl));
+}
+
+const std::string& OllamaApi::base_url() const noexcept {
+  return m_impl->base_url;
+}
+
+Result<std::string> OllamaApi::version() const {
+  auto json = m_impl->call("GET", "/api/version", {}, {});
+  if (!json) return json.error();
+  std::string version = detail::string_field(json.value(), "version");
+  if (version.empty()) {
+    return make_error(ErrorKind::invalid_response, "no version in the answer", "/api/version");
+  }
+  return version;
+}
+
+Result<std::vector<OllamaModel>> OllamaApi::models() const {
+  auto json = m_impl->call("GET", "/api/tags", {}, {});
+  if (!json) return json.error();
+  std::vector<OllamaModel> models;
+  auto list = json->find("models");
+  if (list == json->end() || !list->is_array()) return models;
+  for (const auto& entry : *list) {
+    OllamaModel model;
+    model.name = detail::string_field(entry, "name");
+    model.digest = detail::string_field(entry, "digest");
+    if (!model.name.empty()) models.push_back(std::move(model));
+  }
+  return models;
+}
+
+Result<OllamaModel> OllamaApi::show(const std::string& name) const {
+  std::string body = "{\"model\":";
+  if (auto s = detail::append_json_string(body, name, "model"); !s) return s.error();
+  body += '}';
+  auto json = m_impl->call("POST", "/api/show", std::move(body), name);
+  if (!json) return json.error();
+  OllamaModel model;
+  model.name = name;
+  model.capabilities = strings_of(json.value(), "capabilities");
+  return model;
+}
+
+}  // namespace clef

@@ -1,0 +1,144 @@
+#include "clef/options.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "clef/version.hpp"
+#include "options_check.hpp"
+#include "workers_ai.hpp"
+
+namespace clef {
+namespace {
+
+std::string env(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+bool has_control_characters(const std::string& text) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+bool is_alphanumeric(const std::string& text) {
+  for (char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) {
+      return false;
+    }
+  }
+  return !text.empty();
+}
+
+/// Timeouts outside [1 ms, 1 day] are refused: 0 would mean "no timeout" to libcurl, and
+/// larger values overflow its long on some platforms.
+Status check_timeout(std::chrono::milliseconds value, const char* field) {
+  if (value >= std::chrono::milliseconds(1) && value <= std::chrono::hours(24)) return {};
+  return make_error(ErrorKind::invalid_input,
+                    std::string(field) + " must be between 1 ms and 1 day, not " +
+                        std::to_string(value.count()) + " ms",
+                    field);
+}
+
+std::string first_set(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    std::string value = env(name);
+    if (!value.empty()) return value;
+  }
+  return {};
+}
+
+Result<std::string> base_for_backend(const ClientOptions& options) {
+  const std::string& base = options.base_url;
+  switch (options.backend) {
+    case Backend::ollama:
+      return base.empty() ? ollama_base_url(env("OLLAMA_HOST")) : base;
+    case Backend::workers_ai:
+      if (options.account_id.empty()) {
+        return make_error(ErrorKind::invalid_input,
+                          "Workers AI needs an account id: set CLOUDFLARE_ACCOUNT_ID",
+                          "account_id");
+      }
+      if (!is_alphanumeric(options.account_id)) {
+        return make_error(ErrorKind::invalid_input, "the account id must be letters and digits",
+                          "account_id");
+      }
+      if (options.api_token.empty()) {
+        return make_error(ErrorKind::authentication,
+                          "Workers AI needs an API token: set CLOUDFLARE_API_TOKEN", "api_token");
+      }
+      return detail::workers_api_root(base.empty() ? workers_ai_default_base_url : base);
+    case Backend::systemone:
+      if (base.empty()) {
+        return make_error(ErrorKind::invalid_input,
+                          "a System One server needs a base URL (e.g. http://localhost:8000)",
+                          "base_url");
+      }
+      return base;
+  }
+  return make_error(ErrorKind::invalid_input, "unknown backend", "backend");
+}
+
+}  // namespace
+
+ClientOptions ClientOptions::from_environment(Backend backend) {
+  ClientOptions options;
+  options.backend = backend;
+  // curl's own variable first, then the one Go programs (Ollama's CLI) honour.
+  options.ca_file = first_set({"CURL_CA_BUNDLE", "SSL_CERT_FILE"});
+  switch (backend) {
+    case Backend::ollama:
+      options.base_url = ollama_base_url(env("OLLAMA_HOST"));
+      break;
+    case Backend::workers_ai:
+      options.account_id = env(workers_ai_account_variable);
+      options.api_token = env(token_variable(backend));
+      break;
+    case Backend::systemone:
+      options.api_token = env(token_variable(backend));
+      break;
+  }
+  return options;
+}
+
+namespace detail {
+
+Result<std::string> checked_api_root(const ClientOptions& options) {
+  auto resolved = base_for_backend(options);
+  if (!resolved) return resolved.error();
+  std::string base = std::move(resolved).value();
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0) {
+    return make_error(ErrorKind::invalid_input,
+                      "the base URL must start with http:// or https://: \"" + base + "\"",
+                      "base_url");
+  }
+  if (has_control_characters(base)) {
+    return make_error(ErrorKind::invalid_input, "the base URL contains control characters",
+                      "base_url");
+  }
+  if (has_control_characters(options.api_token)) {
+    return make_error(ErrorKind::invalid_input,
+                      "the API token contains a line break or control character (a stray "
+                      "newline from a file?)",
+                      "api_token");
+  }
+  if (auto s = check_timeout(options.connect_timeout, "connect_timeout"); !s) return s.error();
+  if (auto s = check_timeout(options.request_timeout, "request_timeout"); !s) return s.error();
+  if (!options.ca_file.empty() && ::access(options.ca_file.c_str(), R_OK) != 0) {
+    return make_error(ErrorKind::invalid_input,
+                      "cannot read the CA bundle \"" + options.ca_file +
+                          "\" (from --ca-cert, CURL_CA_BUNDLE or SSL_CERT_FILE)",
+                      "ca_file");
+  }
+  return base;
+}
+
+std::string user_agent() {
+  return std::string("clef/") + clef::version;
+}
+
+}  // namespace detail
+}  // namespace clef
