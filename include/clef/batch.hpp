@@ -68,7 +68,7 @@ BatchSummary run_batch(const Client& client, const RequestSource& source, const 
 ///
 ///     clef::BatchOptions options;
 ///     options.concurrency = 8;
-///     auto results = clef::decide_all(client, requests, options);
+///     std::vector<clef::Result<clef::Decision>> results = clef::decide_all(client, requests, options);
 std::vector<Result<Decision>> decide_all(const Client& client,
                                          const std::vector<DecisionRequest>& requests,
                                          BatchOptions options = {});

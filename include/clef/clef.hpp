@@ -2,8 +2,8 @@
 //
 //     #include <clef/clef.hpp>
 //
-//     auto client =
-//     clef::Client::create(clef::ClientOptions::from_environment(clef::Backend::ollama));
+//     auto client = clef::Client::create(clef::ClientOptions::from_environment(clef::Backend::ollama));
+//     if (!client) return 1;
 //     clef::DecisionRequest request;
 //     request.state = clef::State::json(R"({"ticket":"I was charged twice."})").value();
 //     request.questions.push_back(clef::Question::choice(
@@ -13,6 +13,7 @@
 //     if (decision) std::cout << decision->answers[0].winner() << "\n";
 #pragma once
 
+#include "clef/backend.hpp"
 #include "clef/batch.hpp"
 #include "clef/client.hpp"
 #include "clef/decision.hpp"
@@ -20,6 +21,8 @@
 #include "clef/error.hpp"
 #include "clef/image.hpp"
 #include "clef/json.hpp"
+#include "clef/ollama.hpp"
+#include "clef/options.hpp"
 #include "clef/question.hpp"
 #include "clef/request.hpp"
 #include "clef/result.hpp"

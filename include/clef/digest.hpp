@@ -8,8 +8,8 @@ namespace clef {
 
 /// Lower-case hex SHA-256 of `bytes` (OpenSSL's libcrypto).
 ///
-///     clef::sha256_hex("abc")  //
-///     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+///     std::string hex = clef::sha256_hex("abc");
+///     // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 std::string sha256_hex(std::string_view bytes);
 
 }  // namespace clef

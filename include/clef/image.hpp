@@ -17,7 +17,7 @@ const char* mime_type(ImageFormat format) noexcept;
 /// An image attached to a request, shared by all its questions.
 ///
 ///     auto image = clef::Image::from_file("receipt.png");
-///     if (!image) return fail(image.error());
+///     if (!image) return 1;  // image.error().where names the file
 ///     request.images.push_back(std::move(image).value());
 class Image {
  public:

@@ -20,7 +20,7 @@ class BadResultAccess : public std::logic_error {
 ///
 ///     clef::Result<clef::Decision> r = client.decide(request);
 ///     if (!r) { std::cerr << r.error().to_string() << "\n"; return 1; }
-///     use(r.value());
+///     std::cout << r.value().answers.size() << " answers\n";
 template <class T>
 class [[nodiscard]] Result {
  public:
