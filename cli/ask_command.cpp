@@ -1,10 +1,13 @@
 #include "ask_command.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "clef/client.hpp"
 #include "error_report.hpp"
 #include "exit_codes.hpp"
+#include "flag_rules.hpp"
 #include "render.hpp"
 #include "request_builder.hpp"
 
@@ -22,25 +25,70 @@ std::string shell_quote(const std::string& text) {
   return out + "'";
 }
 
-/// The card's curl command for this request; a token appears only as "$VARIABLE".
+/// Bodies above this go in a here-document: one argument may hold at most 128 KiB on Linux
+/// (MAX_ARG_STRLEN), and an image easily passes that.
+constexpr std::size_t inline_body_limit = 16u * 1024u;
+
+/// A shell command that sends the same request. The token is never in it: the shell reads it
+/// from where clef did (--api-token-file, else the backend's variable).
 std::string curl_command(const Client& client, const DecisionRequest& request,
-                         const std::string& body) {
+                         const std::string& body, const ConnectionFlags& flags) {
   std::string command = "curl -sS " + shell_quote(client.endpoint(request));
   for (const auto& [name, value] : client.redacted_headers()) {
     if (name == "Authorization") {
-      command += " -H \"Authorization: Bearer $" +
-                 std::string(token_variable(client.options().backend)) + "\"";
+      const char* variable = token_variable(client.options().backend);
+      const std::string token = !flags.api_token_file.empty()
+                                    ? "$(cat " + shell_quote(flags.api_token_file) + ")"
+                                    : std::string("$") + (variable ? variable : "CLEF_API_KEY");
+      command += " -H \"Authorization: Bearer " + token + "\"";
     } else if (name == "Content-Type") {
       command += " -H " + shell_quote(name + ": " + value);
     }
   }
-  return command + " -d " + shell_quote(body);
+  if (body.size() <= inline_body_limit) return command + " --data-binary " + shell_quote(body);
+  // A compact JSON body has no newline, so the delimiter line cannot occur inside it.
+  return command + " --data-binary @- <<'CLEF_BODY'\n" + body + "\nCLEF_BODY";
 }
 
 struct Gate {
   std::string question;
   std::string label;
 };
+
+/// The labels a gate on `question` may name, as Answer::winner() spells them.
+std::vector<std::string> winner_labels(const Question& question) {
+  std::vector<std::string> labels;
+  switch (question.type) {
+    case QuestionType::choice:
+      for (const auto& option : question.options) labels.push_back(option.label);
+      break;
+    case QuestionType::noul:
+      labels = {"yes", "no", "unknown"};
+      break;
+    case QuestionType::score:
+      labels = question.levels;
+      break;
+  }
+  return labels;
+}
+
+/// `wanted` as the winner label it names: itself, or for a score a level index ("2").
+std::optional<std::string> gate_label(const Question& question, const std::string& wanted) {
+  const std::vector<std::string> labels = winner_labels(question);
+  if (std::find(labels.begin(), labels.end(), wanted) != labels.end()) return wanted;
+  if (question.type == QuestionType::score && !wanted.empty() && wanted.size() < 3 &&
+      wanted.find_first_not_of("0123456789") == std::string::npos) {
+    const std::size_t index = std::stoul(wanted);
+    if (index < labels.size()) return labels[index];
+  }
+  return std::nullopt;
+}
+
+std::string quoted_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "\"" : ", \"") + item + "\"";
+  return out;
+}
 
 Result<std::vector<Gate>> parse_gates(const std::vector<std::string>& expects,
                                       const std::vector<Question>& questions) {
@@ -51,14 +99,23 @@ Result<std::vector<Gate>> parse_gates(const std::vector<std::string>& expects,
       return make_error(ErrorKind::invalid_input, "expected NAME=LABEL, got \"" + expect + "\"",
                         "--expect");
     }
-    Gate gate{expect.substr(0, equals), expect.substr(equals + 1)};
-    bool known = false;
-    for (const auto& q : questions) known |= q.name == gate.question;
-    if (!known) {
-      return make_error(ErrorKind::invalid_input, "no question named \"" + gate.question + "\"",
-                        "--expect");
+    const std::string name = expect.substr(0, equals);
+    const std::string wanted = expect.substr(equals + 1);
+    const auto question = std::find_if(questions.begin(), questions.end(),
+                                       [&](const Question& q) { return q.name == name; });
+    if (question == questions.end()) {
+      return make_error(ErrorKind::invalid_input, "no question named \"" + name + "\"", "--expect");
     }
-    gates.push_back(std::move(gate));
+    auto label = gate_label(*question, wanted);
+    if (!label) {
+      std::string valid = quoted_list(winner_labels(*question));
+      if (question->type == QuestionType::score)
+        valid += " (or a level index 0 to " + std::to_string(question->levels.size() - 1) + ")";
+      return make_error(ErrorKind::invalid_input,
+                        "\"" + wanted + "\" is not an answer of " + name + "; it can be " + valid,
+                        "--expect " + expect);
+    }
+    gates.push_back({name, std::move(label).value()});
   }
   return gates;
 }
@@ -110,18 +167,24 @@ CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
   ask->add_option("--state-json", flags.state.json,
                   "The state as a JSON object/array, or @FILE (key order is kept)");
   add_question_flags(*ask, flags.questions);
-  ask->add_option("--image", flags.images, "Attach a PNG, JPEG or WebP image (repeatable)");
+  one_value_each(
+      ask->add_option("--image", flags.images, "Attach a PNG, JPEG or WebP image (repeatable)"));
   ask->add_option("--keep-alive", flags.keep_alive,
                   "Ollama: keep the model loaded (seconds, or a duration like 5m; -1 = forever)");
-  ask->add_flag("--json", flags.json, "Print one JSON document (same as --format json)");
+  CLI::Option* json =
+      ask->add_flag("--json", flags.json, "Print one JSON document (same as --format json)");
   ask->add_option("--format", flags.format, "human | json | jsonl | tsv | values")
-      ->check(CLI::IsMember({"human", "json", "jsonl", "tsv", "values"}));
-  ask->add_flag("--dry-run", flags.dry_run,
-                "Print the request body (URL on stderr) and send nothing");
+      ->check(CLI::IsMember({"human", "json", "jsonl", "tsv", "values"}))
+      ->excludes(json);
+  CLI::Option* dry_run = ask->add_flag("--dry-run", flags.dry_run,
+                                       "Print the request body (URL on stderr) and send nothing");
   ask->add_flag("--print-curl", flags.print_curl,
-                "Print an equivalent curl command (tokens as $VARIABLE) and send nothing");
-  ask->add_option("--expect", flags.expects,
-                  "Gate: exit 1 unless NAME's winner is LABEL (NAME=LABEL)");
+                "Print a curl command that sends the same request (the token read from the same "
+                "file or variable) and send nothing")
+      ->excludes(dry_run);
+  one_value_each(ask->add_option("--expect", flags.expects,
+                                 "Gate: exit 1 unless NAME's winner is LABEL (a choice label, "
+                                 "yes/no/unknown, a score level or its index); repeatable"));
   ask->add_option("--min-confidence", flags.min_confidence,
                   "Gate: exit 1 if any answer's confidence (1 - H/ln N) is below X")
       ->check(CLI::Range(0.0, 1.0));
@@ -151,7 +214,8 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
     auto body = client->request_body(request.value());
     if (!body) return report(context, body.error(), flags.connection);
     if (flags.print_curl) {
-      context.out << curl_command(client.value(), request.value(), body.value()) << "\n";
+      context.out << curl_command(client.value(), request.value(), body.value(), flags.connection)
+                  << "\n";
     } else {
       context.err << "POST " << client->endpoint(request.value()) << "\n";
       for (const auto& [name, value] : client->redacted_headers())

@@ -224,10 +224,14 @@ class BatchJob {
 
   int report_write_failure() const {
     if (m_output.is_stdout()) {
+      const std::string why = m_write_errno == EPIPE ? "its reader closed it (as `| head` does)"
+                                                     : std::string(std::strerror(m_write_errno));
       print_error(m_context,
-                  "stdout was closed or cannot be written (e.g. `| head`); " +
-                      std::to_string(m_progress.written()) + " lines were written before",
-                  "write to a file with -o FILE to keep every result, and --resume to continue");
+                  "stopped: stdout cannot be written, " + why + "; " +
+                      std::to_string(m_progress.written()) +
+                      (m_progress.written() == 1 ? " line was" : " lines were") +
+                      " written before it, and no new request was started",
+                  "to keep every result, write to a file with -o FILE");
     } else {
       print_error(m_context,
                   "cannot write to " + m_flags.output + ": " +
@@ -294,7 +298,28 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
   return batch;
 }
 
+/// Flags that contradict each other are refused, never silently resolved.
+Status check_flags(const BatchFlags& flags) {
+  auto refuse = [](const std::string& message, const char* where) {
+    return make_error(ErrorKind::invalid_input, message, where);
+  };
+  if (flags.resume && flags.output == "-") {
+    return refuse("--resume needs -o FILE: results written to stdout cannot be read back",
+                  "--resume");
+  }
+  if (flags.resume && flags.overwrite) {
+    return refuse("--resume keeps OUTPUT and --overwrite replaces it: give one", "--resume");
+  }
+  if (flags.force_resume && !flags.resume) {
+    return refuse("--force-resume goes with --resume", "--force-resume");
+  }
+  return {};
+}
+
 int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Context& context) {
+  if (auto status = check_flags(flags); !status) {
+    return report(context, status.error(), flags.connection);
+  }
   auto questions = collect_questions(flags.questions, command);
   if (!questions) return report(context, questions.error(), flags.connection);
   auto format = flags.input_format.empty() ? Result<InputFormat>(guess_input_format(flags.input))

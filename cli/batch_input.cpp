@@ -30,10 +30,14 @@ class JsonlReader final : public InputReader {
     std::string line;
     while (std::getline(m_in, line)) {
       ++m_line;
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
       InputItem item;
       item.line = m_line;
       const std::string where = "line " + std::to_string(m_line);
+      // A blank line still gets its output line: every input line is accounted for.
+      if (line.find_first_not_of(" \t\r") == std::string::npos) {
+        item.state = make_error(ErrorKind::invalid_input, "the line is blank", where);
+        return item;
+      }
       auto parsed = parse_json(line, "the line");
       if (!parsed) {
         Error error = parsed.error();
@@ -79,7 +83,13 @@ class TextReader final : public InputReader {
     while (std::getline(m_in, line)) {
       ++m_line;
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      if (line.find_first_not_of(" \t") == std::string::npos) {
+        // A blank line still gets its output line: every input line is accounted for.
+        return InputItem{Json(m_line),
+                         make_error(ErrorKind::invalid_input, "the state is empty (a blank line)",
+                                    "line " + std::to_string(m_line)),
+                         m_line};
+      }
       return InputItem{Json(m_line), State::text(line), m_line};
     }
     return std::nullopt;

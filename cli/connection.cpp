@@ -36,7 +36,9 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
       ->transform(CLI::CheckedTransformer(backends))
       ->default_str("ollama");
   command.add_option("--host", flags.host,
-                     "Server base URL (default: OLLAMA_HOST, else http://localhost:11434)");
+                     "Server base URL. Defaults: ollama: OLLAMA_HOST, else http://localhost:11434; "
+                     "workers-ai: https://api.cloudflare.com/client/v4 (/client/v4 is added to a "
+                     "bare host); systemone: none, required");
   command.add_option("-m,--model", flags.model, "Model name")->capture_default_str();
   command.add_option("--account-id", flags.account_id,
                      "Workers AI account id (default: CLOUDFLARE_ACCOUNT_ID)");

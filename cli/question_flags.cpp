@@ -2,16 +2,15 @@
 
 #include <iostream>
 
+#include "flag_rules.hpp"
 #include "question_spec.hpp"
 
 namespace clef::cli {
 
 void add_question_flags(CLI::App& command, QuestionFlags& flags) {
-  command
-      .add_option("-q,--questions", flags.files,
-                  "JSON file holding a questions object in the wire format (repeat to merge files)")
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  one_value_each(command.add_option(
+      "-q,--questions", flags.files,
+      "JSON file holding a questions object in the wire format (repeat to merge files)"));
   flags.choice_option =
       command.add_option("--choice", flags.choices,
                          "A choice question: 'NAME: instructions | label=description | label ...'");
@@ -22,7 +21,7 @@ void add_question_flags(CLI::App& command, QuestionFlags& flags) {
       command.add_option("--score", flags.scores,
                          "A score question: 'NAME: instructions | lowest level | ... | highest'");
   for (CLI::Option* option : {flags.choice_option, flags.yes_no_option, flags.score_option}) {
-    option->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    one_value_each(option);
   }
 }
 

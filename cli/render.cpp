@@ -54,9 +54,14 @@ struct Row {
   std::string description;
 };
 
-void print_rows(std::ostream& out, std::vector<Row> rows, const std::string& winner, bool color) {
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const Row& a, const Row& b) { return a.probability > b.probability; });
+enum class RowOrder { most_likely_first, as_given };
+
+void print_rows(std::ostream& out, std::vector<Row> rows, const std::string& winner, bool color,
+                RowOrder order = RowOrder::most_likely_first) {
+  if (order == RowOrder::most_likely_first) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row& a, const Row& b) { return a.probability > b.probability; });
+  }
   std::size_t width = 0;
   for (const auto& row : rows) width = std::max(width, row.label.size());
   for (const auto& row : rows) {
@@ -112,6 +117,7 @@ Json answer_json(const Answer& answer) {
   } else if (const auto* n = answer.noul()) {
     out["p_true"] = n->p_true;
   } else if (const auto* s = answer.score()) {
+    out["level"] = s->most_likely_level;
     out["score"] = s->score;
     Json p = Json::object();
     for (std::size_t i = 0; i < s->probabilities.size(); ++i)
@@ -182,11 +188,13 @@ void print_human(std::ostream& out, const Decision& decision,
     } else if (const auto* s = answer.score()) {
       out << "  expected " << fixed(s->score, 2) << "  confidence " << fixed(s->confidence, 2)
           << "\n";
+      // A scale reads in its own order, lowest level first.
       for (std::size_t i = 0; i < s->probabilities.size(); ++i) {
-        rows.push_back({std::to_string(i), s->probabilities[i],
-                        q && i < q->levels.size() ? q->levels[i] : ""});
+        const std::string label = i < s->labels.size() ? s->labels[i] : "";
+        rows.push_back({std::to_string(i) + " " + label, s->probabilities[i], ""});
       }
-      print_rows(out, rows, std::to_string(s->most_likely_level), color);
+      print_rows(out, rows, std::to_string(s->most_likely_level) + " " + s->most_likely_label,
+                 color, RowOrder::as_given);
     }
   }
   if (color) out << dim;

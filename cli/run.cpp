@@ -13,9 +13,22 @@
 namespace clef::cli {
 namespace {
 
-bool no_color_requested() {
-  const char* value = std::getenv("NO_COLOR");
+bool env_is(const char* name, const char* value) {
+  const char* set = std::getenv(name);
+  return set != nullptr && std::string(set) == value;
+}
+
+bool env_set(const char* name) {
+  const char* value = std::getenv(name);
   return value != nullptr && value[0] != '\0';
+}
+
+/// --color auto: colour only for a terminal that can show it (not TERM=dumb) and a user who
+/// has not asked for none (NO_COLOR, https://no-color.org).
+bool use_color(const std::string& choice, bool stdout_is_tty) {
+  if (choice == "always") return true;
+  if (choice == "never") return false;
+  return stdout_is_tty && !env_set("NO_COLOR") && !env_is("TERM", "dumb");
 }
 
 }  // namespace
@@ -24,6 +37,12 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
   CLI::App app{"clef: ask System One decision models typed questions (POST /v1/systemone)", "clef"};
   app.set_version_flag("--version", std::string("clef ") + clef::version);
   app.require_subcommand(1);
+  app.fallthrough();  // --color may come before or after the command
+  std::string color = "auto";
+  app.add_option("--color", color,
+                 "auto | always | never (auto: only on a terminal, not with TERM=dumb or NO_COLOR)")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
 
   AskFlags ask_flags;
   CLI::App* ask = add_ask_command(app, ask_flags);
@@ -34,15 +53,6 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
   ConnectionFlags doctor_flags;
   CLI::App* doctor = add_doctor_command(app, doctor_flags);
 
-  const Context context{out,
-                        err,
-                        options.in ? *options.in : std::cin,
-                        options.stdin_is_piped,
-                        options.stdout_is_tty,
-                        options.stderr_is_tty,
-                        options.stdout_is_tty && !no_color_requested(),
-                        options.stop,
-                        options.cancel};
   if (argc <= 1) {  // `clef` alone: say what there is, as a usage error
     err << app.help();
     return as_int(ExitCode::usage);
@@ -60,6 +70,16 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
     err << "clef: run `clef --help` or `clef COMMAND --help` for the syntax\n";
     return as_int(ExitCode::usage);
   }
+  // A dumb terminal cannot redraw a progress bar either: it gets plain lines.
+  const Context context{out,
+                        err,
+                        options.in ? *options.in : std::cin,
+                        options.stdin_is_piped,
+                        options.stdout_is_tty,
+                        options.stderr_is_tty && !env_is("TERM", "dumb"),
+                        use_color(color, options.stdout_is_tty),
+                        options.stop,
+                        options.cancel};
   if (ask->parsed()) return run_ask(ask_flags, *ask, context);
   if (batch->parsed()) return run_batch_command(batch_flags, *batch, context);
   if (models->parsed()) return run_models(models_flags, context);

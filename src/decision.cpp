@@ -35,7 +35,7 @@ const char* to_string(AnswerStatus status) noexcept {
 std::string Answer::winner() const {
   if (auto* c = choice()) return c->choice;
   if (auto* n = noul()) return to_string(n->verdict);
-  if (auto* s = score()) return std::to_string(s->most_likely_level);
+  if (auto* s = score()) return s->most_likely_label;
   return {};
 }
 

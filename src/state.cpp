@@ -5,12 +5,13 @@
 namespace clef {
 
 State State::text(std::string text) {
+  const bool blank = text.find_first_not_of(" \t\r\n") == std::string::npos;
   std::string wire;
   // Invalid UTF-8 is refused when the request is serialized, where the error can say "state".
   if (!detail::append_json_string(wire, text, "state")) {
-    return State(detail::dump_compact(detail::Json(text)), true, false);
+    return State(detail::dump_compact(detail::Json(text)), true, blank, false);
   }
-  return State(std::move(wire), true);
+  return State(std::move(wire), true, blank);
 }
 
 Result<State> State::json(std::string_view json_text) {
@@ -27,11 +28,12 @@ Result<State> State::from_json_value(const nlohmann::ordered_json& value) {
   if (!value.is_object() && !value.is_array()) {
     return make_error(ErrorKind::invalid_input,
                       std::string("a JSON state must be an object or an array, not ") +
-                          value.type_name() + " (pass text with State::text)",
+                          value.type_name() + " (text is sent as a text state)",
                       "state");
   }
   try {
-    return State(value.dump(-1, ' ', false, detail::Json::error_handler_t::strict), false);
+    return State(value.dump(-1, ' ', false, detail::Json::error_handler_t::strict), false,
+                 value.empty());
   } catch (const detail::Json::type_error&) {
     return make_error(ErrorKind::invalid_input, "state contains invalid UTF-8", "state");
   }

@@ -53,6 +53,10 @@ Status append_extra_fields(std::string& out, const DecisionRequest& request) {
 Result<std::string> serialize_request(const DecisionRequest& request, Backend backend,
                                       const std::string& model) {
   if (auto s = validate(request.questions); !s) return s.error();
+  if (request.state.blank()) {
+    return make_error(ErrorKind::invalid_input, "the state is empty: there is nothing to judge",
+                      "state");
+  }
   if (!request.state.valid_utf8()) {
     return make_error(ErrorKind::invalid_input, "state text is not valid UTF-8", "state");
   }

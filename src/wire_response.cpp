@@ -164,6 +164,8 @@ void parse_score(const Json& json, const Question& q, const ValidationOptions& v
   }
   score.probabilities = p;
   score.most_likely_level = static_cast<int>(argmax(p));
+  score.labels = q.levels;
+  score.most_likely_label = q.levels[static_cast<std::size_t>(score.most_likely_level)];
   score.server_confidence = number(json, "confidence");
   score.confidence = entropy_confidence(p);
   a.value = std::move(score);

@@ -105,11 +105,13 @@ TEST(CliBatch, CsvTsvAndTextInputs) {
 
   const std::string text = write_temp_file("t.txt", "first ticket\n\nthird ticket\n");
   const std::string out2 = fresh_path("txt_out.jsonl");
-  ASSERT_EQ(run_clef(batch_args(server.base_url(), text, out2, {"--ordered"})).code,
-            0);  // ids are line numbers
+  // Ids are line numbers; the blank line gets its own error line (exit 6: one item failed).
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), text, out2, {"--ordered"})).code, 6);
   lines = lines_of(read_file(out2));
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[1]["id"], 3);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1]["id"], 2);
+  EXPECT_EQ(lines[1]["error"]["message"], "the state is empty (a blank line)");
+  EXPECT_EQ(lines[2]["id"], 3);
 
   const std::string tsv = write_temp_file("t.tsv", "id\tstate\nX\tsome text\n");
   const std::string out3 = fresh_path("tsv_out.jsonl");

@@ -237,12 +237,20 @@ TEST(CliAsk, GatesExitOneWithTheReason) {
   EXPECT_EQ(with({"--expect", "team"}).code, 2);
 }
 
-TEST(CliAsk, PrintCurlNamesTheTokenVariableNeverItsValue) {
+TEST(CliAsk, PrintCurlNamesTheTokenSourceNeverItsValue) {
   const std::string token_file = write_temp_file("token", "very-secret-token\n");
   auto r = run_clef({"ask", "x", "--yes-no", "u: Urgent?", "--backend", "workers-ai",
                      "--account-id", "acc1", "--api-token-file", token_file, "--print-curl"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("\"Authorization: Bearer $CLOUDFLARE_API_TOKEN\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"Authorization: Bearer $(cat '" + token_file + "')\""), std::string::npos)
+      << r.out;
+  setenv("CLOUDFLARE_API_TOKEN", "from-the-environment", 1);
+  auto from_env = run_clef({"ask", "x", "--yes-no", "u: Urgent?", "--backend", "workers-ai",
+                            "--account-id", "acc1", "--print-curl"});
+  unsetenv("CLOUDFLARE_API_TOKEN");
+  EXPECT_NE(from_env.out.find("\"Authorization: Bearer $CLOUDFLARE_API_TOKEN\""), std::string::npos)
+      << from_env.out;
+  EXPECT_EQ(from_env.out.find("from-the-environment"), std::string::npos);
   EXPECT_NE(r.out.find("/accounts/acc1/ai/run/@cf/cloudflare/clef-flash"), std::string::npos);
   EXPECT_EQ(r.out.find("very-secret"), std::string::npos);
   auto dry =

@@ -87,7 +87,8 @@ TEST(Parse, Tv6TypeSafeChoiceWithZeroAndScoreWithLegend) {
   ASSERT_NE(s, nullptr);
   EXPECT_DOUBLE_EQ(s->score, 1.05);
   EXPECT_EQ(s->most_likely_level, 1);
-  EXPECT_EQ(score.answers[0].winner(), "1");
+  EXPECT_EQ(score.answers[0].winner(), "Frustrated");
+  EXPECT_EQ(s->labels.size(), 3u);
 }
 
 TEST(Parse, Tv12WorkersEnvelopeUnwrapped) {

@@ -187,3 +187,24 @@ TEST(Serialize, StateFromOrderedJsonKeepsOrder) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Serialize, EmptyStatesAreRefused) {
+  DecisionRequest request;  // default-constructed: its state is empty text
+  request.questions.push_back(Question::yes_no("refund", "Refund?"));
+  for (auto state : {clef::State::text(""), clef::State::text(" \n\t"),
+                     clef::State::json("{}").value(), clef::State::json("[]").value()}) {
+    request.state = state;
+    const clef::Error error = error_of(request);
+    EXPECT_EQ(error.message, "the state is empty: there is nothing to judge");
+    EXPECT_EQ(error.where, "state");
+  }
+  DecisionRequest fresh;
+  fresh.questions = request.questions;
+  EXPECT_EQ(error_of(fresh).where, "state");
+  request.state = clef::State::text("x");
+  EXPECT_FALSE(body_of(request).empty());
+}
+
+}  // namespace

@@ -43,6 +43,10 @@ struct ScoreAnswer {
   double score = 0;                   ///< Expected level Σ i·pᵢ, as the server reported it.
   std::vector<double> probabilities;  ///< probabilities[i] = P(level i), lowest first.
   int most_likely_level = 0;          ///< argmax of probabilities (ties: the lower level).
+  /// The question's description of most_likely_level ("Urgent"): what people and gates read.
+  std::string most_likely_label;
+  /// Every level's description, lowest first (the question's levels), for showing the scale.
+  std::vector<std::string> labels;
   std::optional<double> server_confidence;
   double confidence = 0;  ///< clef's own: 1 − H(p)/ln N.
 };
@@ -73,7 +77,8 @@ struct Answer {
   const ScoreAnswer* score() const noexcept { return std::get_if<ScoreAnswer>(&value); }
 
   /// The winning label for scripts: the choice label, "yes"/"no"/"unknown", or the most likely
-  /// score level as a number; empty when !ok().
+  /// score level's label ("Urgent"; ScoreAnswer::most_likely_level has its index); empty when
+  /// !ok().
   std::string winner() const;
   /// The winner's probability (for noul, P(verdict side)); 0 when !ok().
   double winner_probability() const noexcept;

@@ -26,16 +26,20 @@ class State {
   static Result<State> from_json_value(const nlohmann::ordered_json& value);
 
   bool is_text() const noexcept { return m_is_text; }
+  /// Text of only white space, or an empty object or array: nothing to judge. Such a state is
+  /// refused when sent (a default-constructed request has one).
+  bool blank() const noexcept { return m_blank; }
   /// The state as compact wire JSON ("\"text\"" or "{...}").
   const std::string& wire_json() const noexcept { return m_wire; }
   /// False for text that is not valid UTF-8; such a state is refused when sent.
   bool valid_utf8() const noexcept { return m_valid_utf8; }
 
  private:
-  State(std::string wire, bool is_text, bool valid_utf8 = true)
-      : m_wire(std::move(wire)), m_is_text(is_text), m_valid_utf8(valid_utf8) {}
+  State(std::string wire, bool is_text, bool blank, bool valid_utf8 = true)
+      : m_wire(std::move(wire)), m_is_text(is_text), m_blank(blank), m_valid_utf8(valid_utf8) {}
   std::string m_wire;
   bool m_is_text = true;
+  bool m_blank = true;
   bool m_valid_utf8 = true;
 };
 

@@ -9,8 +9,10 @@
 
 namespace clef::testing {
 
-CliResult run_clef(const std::vector<std::string>& args, const std::string& stdin_text,
-                   bool piped) {
+namespace {
+
+CliResult run_in_process(const std::vector<std::string>& args, const std::string& stdin_text,
+                         bool piped, bool stdout_is_tty) {
   std::vector<std::string> storage = {"clef"};
   storage.insert(storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -20,11 +22,23 @@ CliResult run_clef(const std::vector<std::string>& args, const std::string& stdi
   clef::cli::RunOptions options;
   options.in = &in;
   options.stdin_is_piped = piped;
+  options.stdout_is_tty = stdout_is_tty;
   CliResult result;
   result.code = clef::cli::run(static_cast<int>(argv.size()), argv.data(), out, err, options);
   result.out = out.str();
   result.err = err.str();
   return result;
+}
+
+}  // namespace
+
+CliResult run_clef(const std::vector<std::string>& args, const std::string& stdin_text,
+                   bool piped) {
+  return run_in_process(args, stdin_text, piped, false);
+}
+
+CliResult run_clef_on_terminal(const std::vector<std::string>& args) {
+  return run_in_process(args, {}, false, true);
 }
 
 std::string write_temp_file(const std::string& name, const std::string& content) {

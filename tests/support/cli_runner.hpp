@@ -17,6 +17,9 @@ struct CliResult {
 CliResult run_clef(const std::vector<std::string>& args, const std::string& stdin_text = {},
                    bool piped = false);
 
+/// run_clef as if stdout were a terminal (colour, --color auto).
+CliResult run_clef_on_terminal(const std::vector<std::string>& args);
+
 /// A path under the test temp dir holding `content`.
 std::string write_temp_file(const std::string& name, const std::string& content);
 std::string read_file(const std::string& path);

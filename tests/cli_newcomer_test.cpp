@@ -1,0 +1,264 @@
+// What a newcomer types: each command of issue 8's CLI list, run against a real local server.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.hpp"
+#include "fake_server.hpp"
+
+namespace {
+
+using clef::testing::FakeServer;
+using clef::testing::fresh_path;
+using clef::testing::read_file;
+using clef::testing::run_clef;
+using clef::testing::run_clef_on_terminal;
+using clef::testing::Scripted;
+using clef::testing::ServerShape;
+using clef::testing::write_temp_file;
+using Json = nlohmann::ordered_json;
+
+const std::string urgency = "urgency: How urgent? | Routine | Soon | Urgent";
+const std::string team = "team: Which team? | billing=Money | technical=Bugs";
+
+/// A server whose urgency answer is level 2 ("Urgent", 0.7), its keys in no particular order.
+void answer_urgent(FakeServer& server) {
+  server.set_script([](const auto&, int) {
+    return Scripted{200,
+                    R"({"model":"clef-flash","answers":{"urgency":{"type":"score","score":1.6,)"
+                    R"("probabilities":{"2":0.7,"0":0.1,"1":0.2}},)"
+                    R"("team":{"type":"choice","choice":"billing",)"
+                    R"("probabilities":{"billing":0.8,"technical":0.2}}}})",
+                    "application/json",
+                    {},
+                    std::chrono::milliseconds(0)};
+  });
+}
+
+std::vector<std::string> ask(const FakeServer& server, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"ask", "--host", server.base_url(), "--retries", "0"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(CliNewcomer, SingleValueOptionsLeaveThePositionalStateAlone) {
+  FakeServer server;
+  auto expect = run_clef(ask(server, {"--choice", team, "--expect", "team=billing", "my text"}));
+  EXPECT_NE(expect.code, 2) << expect.err;
+  ASSERT_EQ(server.request_count(), 1);
+  EXPECT_EQ(Json::parse(server.requests().at(0).body)["state"], "my text");
+  const std::string png =
+      write_temp_file("colour.png", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  auto image = run_clef(
+      ask(server, {"--yes-no", "red: Is it red?", "--image", png, "what colour", "--dry-run"}));
+  ASSERT_EQ(image.code, 0) << image.err;
+  EXPECT_EQ(Json::parse(image.out)["state"], "what colour");
+  EXPECT_EQ(Json::parse(image.out)["images"].size(), 1u);
+}
+
+TEST(CliNewcomer, ScoreAnswersCarryTheirLevelLabelEverywhere) {
+  FakeServer server;
+  answer_urgent(server);
+  const std::vector<std::string> base = {"x", "--score", urgency, "--choice", team};
+  auto with = [&](std::vector<std::string> extra) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_clef(ask(server, args));
+  };
+  EXPECT_EQ(with({"--format", "values"}).out, "Urgent\nbilling\n");
+  const Json json = Json::parse(with({"--json"}).out);
+  EXPECT_EQ(json["answers"]["urgency"]["winner"], "Urgent");
+  EXPECT_EQ(json["answers"]["urgency"]["level"], 2);  // the index stays for scripts
+  EXPECT_NE(with({"--format", "tsv"}).out.find("urgency\tscore\tUrgent\t0.7000"),
+            std::string::npos);
+  // Gates take the label or the index, and refuse a label the question does not have.
+  EXPECT_EQ(with({"--expect", "urgency=Urgent"}).code, 0);
+  EXPECT_EQ(with({"--expect", "urgency=2"}).code, 0);
+  auto soon = with({"--expect", "urgency=Soon"});
+  EXPECT_EQ(soon.code, 1);
+  EXPECT_NE(soon.err.find("urgency is \"Urgent\", expected \"Soon\""), std::string::npos);
+  auto typo = with({"--expect", "team=technicl"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("\"technicl\" is not an answer of team; it can be \"billing\", "
+                          "\"technical\""),
+            std::string::npos)
+      << typo.err;
+  EXPECT_EQ(with({"--expect", "urgency=7"}).code, 2);
+}
+
+TEST(CliNewcomer, TheHumanViewShowsAScaleInItsOwnOrder) {
+  FakeServer server;
+  answer_urgent(server);
+  const std::string out = run_clef(ask(server, {"x", "--score", urgency})).out;
+  const auto routine = out.find("0 Routine");
+  const auto soon = out.find("1 Soon");
+  const auto urgent = out.find("2 Urgent");
+  ASSERT_NE(urgent, std::string::npos) << out;
+  EXPECT_LT(routine, soon);
+  EXPECT_LT(soon, urgent);  // the most likely level stays in its place on the scale
+  EXPECT_NE(out.find("urgency  Urgent"), std::string::npos) << out;
+}
+
+TEST(CliNewcomer, EmptyStatesAreRefusedTheSameWayEverywhere) {
+  FakeServer server;
+  auto blank = run_clef(ask(server, {"--yes-no", "u: U?", "  "}));
+  EXPECT_EQ(blank.code, 2);
+  EXPECT_NE(blank.err.find("the state is empty"), std::string::npos) << blank.err;
+  auto empty_json = run_clef(ask(server, {"--yes-no", "u: U?", "--state-json", "{}"}));
+  EXPECT_EQ(empty_json.code, 2);
+  EXPECT_NE(empty_json.err.find("the state is empty"), std::string::npos) << empty_json.err;
+  // A CSV row with an empty state is an error line for that item, never a request.
+  const std::string csv = write_temp_file("empty_state.csv", "id,state\nA,hello\nB,\nC,bye\n");
+  const std::string out = fresh_path("empty_state.jsonl");
+  auto batch = run_clef(
+      {"batch", csv, "-o", out, "--host", server.base_url(), "--yes-no", "u: U?", "--ordered"});
+  EXPECT_EQ(batch.code, 6) << batch.err;
+  const auto lines = clef::testing::lines_of(read_file(out));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1]["id"], "B");
+  EXPECT_EQ(lines[1]["error"]["message"], "the state is empty: there is nothing to judge");
+  EXPECT_EQ(server.request_count(), 2);
+}
+
+TEST(CliNewcomer, EveryTextLineBlankOrNotGetsOneOutputLine) {
+  FakeServer server;
+  auto r = run_clef({"batch", "-", "-o", "-", "--input-format", "text", "--host", server.base_url(),
+                     "--yes-no", "u: U?", "--ordered"},
+                    "one\n\n   \nfour\n", true);
+  EXPECT_EQ(r.code, 6) << r.err;
+  const auto lines = clef::testing::lines_of(r.out);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[1]["id"], 2);
+  EXPECT_EQ(lines[2]["error"]["message"], "the state is empty (a blank line)");
+  EXPECT_TRUE(lines[3].contains("answers"));
+}
+
+bool have_curl() {
+  return std::system("command -v curl >/dev/null 2>&1") == 0;
+}
+
+/// Runs `command` with /bin/sh, as a user pasting it would.
+int run_shell(const std::string& command) {
+  const std::string script = write_temp_file("printed_curl.sh", command + " >/dev/null\n");
+  return std::system(("sh " + script).c_str());
+}
+
+TEST(CliNewcomer, PrintCurlRunsAsPrinted) {
+  if (!have_curl()) GTEST_SKIP() << "no curl on PATH (.ci/run installs it)";
+  FakeServer server(ServerShape::typesafe);
+  const std::string token = write_temp_file("curl_token", "tok-for-curl\n");
+  const std::vector<std::string> base = {
+      "ask", "--backend", "systemone", "--host",       server.base_url(), "--api-token-file",
+      token, "--yes-no",  "u: U?",     "a small state"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_clef(args);
+  };
+  const std::string body = with({"--dry-run"}).out;
+  auto printed = with({"--print-curl"});
+  ASSERT_EQ(printed.code, 0) << printed.err;
+  EXPECT_EQ(printed.out.find("tok-for-curl"), std::string::npos);
+  ASSERT_EQ(run_shell(printed.out), 0) << printed.out;
+  ASSERT_EQ(server.request_count(), 1);
+  EXPECT_EQ(server.requests().at(0).body + "\n", body);
+  EXPECT_EQ(server.requests().at(0).header("Authorization"), "Bearer tok-for-curl");
+
+  // 200 KiB of state: more than one argument may hold, so the body goes in a here-document.
+  const std::string large = write_temp_file("large_state.txt", std::string(200 * 1024, 'a'));
+  auto big =
+      run_clef({"ask", "--backend", "systemone", "--host", server.base_url(), "--api-token-file",
+                token, "--yes-no", "u: U?", "--state-file", large, "--print-curl"});
+  ASSERT_EQ(big.code, 0) << big.err;
+  EXPECT_NE(big.out.find("<<'CLEF_BODY'"), std::string::npos);
+  ASSERT_EQ(run_shell(big.out), 0);
+  ASSERT_EQ(server.request_count(), 2);
+  EXPECT_EQ(Json::parse(server.requests().at(1).body)["state"].get<std::string>().size(),
+            200u * 1024u);
+}
+
+TEST(CliNewcomer, AClosedStdoutEndsTheRunWithAnHonestMessage) {
+  FakeServer server;
+  const std::string input = write_temp_file("head_in.jsonl", clef::testing::jsonl_tickets(2000));
+  const std::string err = fresh_path("head_err.txt");
+  const std::string code = fresh_path("head_code.txt");
+  const std::string command = "bash -c '\"" + std::string(CLEF_EXE) + "\" batch " + input +
+                              " -o - --host " + server.base_url() + " --yes-no \"u: U?\" 2>" + err +
+                              " | head -1 >/dev/null; echo ${PIPESTATUS[0]} >" + code + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  EXPECT_EQ(read_file(code), "7\n");
+  const std::string message = read_file(err);
+  EXPECT_NE(message.find("stdout cannot be written, its reader closed it"), std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("free space"), std::string::npos) << message;
+  EXPECT_EQ(message.find("--resume"), std::string::npos) << message;
+  EXPECT_LT(server.request_count(), 2000);
+}
+
+TEST(CliNewcomer, ContradictoryFlagsAreRefused) {
+  FakeServer server;
+  auto json_tsv = run_clef(ask(server, {"x", "--yes-no", "u: U?", "--json", "--format", "tsv"}));
+  EXPECT_EQ(json_tsv.code, 2);
+  EXPECT_NE(json_tsv.err.find("excludes"), std::string::npos) << json_tsv.err;
+  auto dry_curl = run_clef(ask(server, {"x", "--yes-no", "u: U?", "--dry-run", "--print-curl"}));
+  EXPECT_EQ(dry_curl.code, 2);
+  const std::string input = write_temp_file("resume_in.jsonl", clef::testing::jsonl_tickets(1));
+  auto resume =
+      run_clef({"batch", input, "--resume", "--host", server.base_url(), "--yes-no", "u: U?"});
+  EXPECT_EQ(resume.code, 2);
+  EXPECT_NE(resume.err.find("--resume needs -o FILE"), std::string::npos) << resume.err;
+  auto force = run_clef({"batch", input, "-o", fresh_path("force.jsonl"), "--force-resume",
+                         "--host", server.base_url(), "--yes-no", "u: U?"});
+  EXPECT_EQ(force.code, 2);
+  EXPECT_EQ(server.request_count(), 0);
+}
+
+TEST(CliNewcomer, ColourFollowsTheColorFlagAndTerm) {
+  FakeServer server;
+  const auto args = ask(server, {"x", "--yes-no", "u: U?"});
+  const char* term = std::getenv("TERM");
+  const std::string saved = term ? term : "";
+  setenv("TERM", "xterm-256color", 1);
+  unsetenv("NO_COLOR");
+  EXPECT_NE(run_clef_on_terminal(args).out.find("\x1b["), std::string::npos);
+  setenv("TERM", "dumb", 1);
+  EXPECT_EQ(run_clef_on_terminal(args).out.find("\x1b["), std::string::npos);
+  auto always = args;
+  always.insert(always.begin() + 1, {"--color", "always"});
+  EXPECT_NE(run_clef(always).out.find("\x1b["), std::string::npos);  // even off a terminal
+  auto never = args;
+  never.insert(never.end(), {"--color", "never"});
+  setenv("TERM", "xterm-256color", 1);
+  EXPECT_EQ(run_clef_on_terminal(never).out.find("\x1b["), std::string::npos);
+  auto bad = args;
+  bad.insert(bad.end(), {"--color", "sometimes"});
+  EXPECT_EQ(run_clef(bad).code, 2);
+  if (term)
+    setenv("TERM", saved.c_str(), 1);
+  else
+    unsetenv("TERM");
+}
+
+TEST(CliNewcomer, ABatchVerboseShowsEachCall) {
+  FakeServer server;
+  const std::string input = write_temp_file("verbose_in.jsonl", clef::testing::jsonl_tickets(2));
+  auto r = run_clef({"batch", input, "-o", fresh_path("verbose.jsonl"), "--host", server.base_url(),
+                     "--yes-no", "u: U?", "-v"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::size_t calls = 0;
+  for (auto at = r.err.find("clef: < HTTP 200"); at != std::string::npos;
+       at = r.err.find("clef: < HTTP 200", at + 1))
+    ++calls;
+  EXPECT_EQ(calls, 2u) << r.err;
+}
+
+TEST(CliNewcomer, HostHelpSaysWhichDefaultIsWhose) {
+  const std::string help = run_clef({"ask", "--help"}).out;
+  EXPECT_NE(help.find("workers-ai: https://api.cloudflare.com/client/v4"), std::string::npos)
+      << help;
+  EXPECT_NE(help.find("ollama: OLLAMA_HOST"), std::string::npos) << help;
+}
+
+}  // namespace
