@@ -13,6 +13,7 @@
 #include "batch_input.hpp"
 #include "batch_output.hpp"
 #include "batch_progress.hpp"
+#include "batch_table.hpp"
 #include "clef/batch.hpp"
 #include "clef/digest.hpp"
 #include "clef/json.hpp"
@@ -72,14 +73,15 @@ class BatchJob {
  public:
   BatchJob(const BatchFlags& flags, const Context& context, InputReader& reader, OutputFile& output,
            Progress& progress, const std::unordered_set<std::string>& done,
-           const DecisionRequest& prototype)
+           const DecisionRequest& prototype, const ResultTable* table)
       : m_flags(flags),
         m_context(context),
         m_reader(reader),
         m_output(output),
         m_progress(progress),
         m_done(done),
-        m_prototype(prototype) {}
+        m_prototype(prototype),
+        m_table(table) {}
 
   std::optional<Result<DecisionRequest>> next() {
     for (;;) {
@@ -98,7 +100,7 @@ class BatchJob {
           m_first_duplicate = key;
       }
       const std::size_t index = m_next_index++;
-      m_pending.emplace(index, Pending{item->id, item->line});
+      m_pending.emplace(index, Pending{item->id, item->line, table_fields(*item)});
       if (!readable) return Result<DecisionRequest>(item->state.error());
       DecisionRequest request = m_prototype;
       request.state = std::move(item->state).value();
@@ -114,25 +116,17 @@ class BatchJob {
       m_progress.not_done();  // left out of OUTPUT: --resume decides it
       return;
     }
-    Json line = Json::object();
-    line["id"] = pending.id;
-    if (pending.id.is_null()) line["line"] = pending.line;
-    bool ok = result.ok();
     if (result) {
-      Json decision = decision_json(result.value());
-      for (auto& item : decision.items()) line[item.key()] = std::move(item.value());
-      ok = result->all_ok();
       m_any_success = true;
       m_consecutive_unreachable = 0;
-    } else {
-      line["error"] = error_json(result.error());
-      if (unreachable(result.error()) && !m_any_success &&
-          ++m_consecutive_unreachable >= 2 * m_flags.concurrency) {
-        m_unreachable = result.error();  // the server is not there at all: stop, not fail all
-      }
+    } else if (unreachable(result.error()) && !m_any_success &&
+               ++m_consecutive_unreachable >= 2 * m_flags.concurrency) {
+      m_unreachable = result.error();  // the server is not there at all: stop, not fail all
     }
-    if (write(index, pending.id, dump(line))) {
-      m_progress.finished(ok, result ? &result.value() : nullptr);
+    const std::string line =
+        m_table ? m_table->row(pending.fields, result) : json_line(pending, result);
+    if (write(index, pending.id, line)) {
+      m_progress.finished(result && result->all_ok(), result ? &result.value() : nullptr);
     }
   }
 
@@ -195,7 +189,30 @@ class BatchJob {
   struct Pending {
     Json id;
     std::size_t line = 0;
+    std::vector<std::string> fields;  ///< --output-format csv|tsv: the input's own cells.
   };
+
+  /// The JSONL line of one item: its id with the decision, or with the error.
+  static std::string json_line(const Pending& pending, const Result<Decision>& result) {
+    Json line = Json::object();
+    line["id"] = pending.id;
+    if (pending.id.is_null()) line["line"] = pending.line;
+    if (result) {
+      Json decision = decision_json(result.value());
+      for (auto& item : decision.items()) line[item.key()] = std::move(item.value());
+    } else {
+      line["error"] = error_json(result.error());
+    }
+    return dump(line);
+  }
+
+  /// The cells a table row repeats: the CSV/TSV row as read, else the id.
+  std::vector<std::string> table_fields(const InputItem& item) const {
+    if (!m_table) return {};
+    if (!item.columns.empty()) return item.columns;
+    if (item.id.is_string()) return {item.id.get<std::string>()};
+    return {item.id.is_null() ? std::string() : dump(item.id)};
+  }
 
   Pending take(std::size_t index) {
     auto it = m_pending.find(index);
@@ -249,6 +266,7 @@ class BatchJob {
   Progress& m_progress;
   const std::unordered_set<std::string>& m_done;
   const DecisionRequest& m_prototype;
+  const ResultTable* m_table;
 
   std::unordered_map<std::size_t, Pending> m_pending;  ///< Only the items in flight.
   std::size_t m_next_index = 0;
@@ -294,6 +312,17 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
   batch->add_flag("--dedupe", flags.dedupe, "Send identical states once");
   batch->add_option("--keep-alive", flags.keep_alive,
                     "Ollama: keep the model loaded (seconds or 5m)");
+  batch
+      ->add_option("--output-format", flags.output_format,
+                   "jsonl | csv | tsv (csv/tsv: the input's columns, then per question its "
+                   "winner, probability and confidence)")
+      ->check(CLI::IsMember({"jsonl", "csv", "tsv"}))
+      ->capture_default_str();
+  batch
+      ->add_option("--state-columns", flags.state_columns,
+                   "CSV/TSV: the state is a JSON object of these columns, in this order (a,b,c)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   add_connection_flags(*batch, flags.connection);
   return batch;
 }
@@ -316,54 +345,47 @@ Status check_flags(const BatchFlags& flags) {
   return {};
 }
 
-int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Context& context) {
-  if (auto status = check_flags(flags); !status) {
-    return report(context, status.error(), flags.connection);
-  }
-  auto questions = collect_questions(flags.questions, command);
-  if (!questions) return report(context, questions.error(), flags.connection);
-  auto format = flags.input_format.empty() ? Result<InputFormat>(guess_input_format(flags.input))
-                                           : parse_input_format(flags.input_format);
-  if (!format) return report(context, format.error(), flags.connection);
-  auto prototype = build_request(State::text(""), questions.value(), {}, flags.keep_alive);
-  if (!prototype) return report(context, prototype.error(), flags.connection);
-  auto client = make_client(flags.connection, context, false);
-  if (!client) return report(context, client.error(), flags.connection);
-  auto record = describe_run(flags, format.value(), client.value(), prototype.value());
-  if (!record) return report(context, record.error(), flags.connection);
+namespace {
 
-  std::ifstream file;
+/// Flags that only make sense with a CSV/TSV input, or with JSONL output, are refused elsewhere.
+Status check_format_flags(const BatchFlags& flags, const CLI::App& command, InputFormat format) {
+  const bool delimited = format == InputFormat::csv || format == InputFormat::tsv;
+  if (!flags.state_columns.empty() && !delimited) {
+    return make_error(ErrorKind::invalid_input, "--state-columns reads CSV or TSV input",
+                      "--state-columns");
+  }
+  if (!flags.state_columns.empty() && command.count("--state-field") > 0) {
+    return make_error(ErrorKind::invalid_input,
+                      "give the state one way: --state-field or --state-columns",
+                      "--state-columns");
+  }
+  if (flags.output_format != "jsonl" && (flags.resume || flags.dedupe)) {
+    return make_error(ErrorKind::invalid_input,
+                      std::string(flags.resume ? "--resume" : "--dedupe") +
+                          " reads OUTPUT back, which needs --output-format jsonl",
+                      "--output-format");
+  }
+  return {};
+}
+
+Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputFormat format,
+                                                 std::ifstream& file, std::istream& stdin_stream) {
   if (flags.input != "-") {
     file.open(flags.input, std::ios::binary);
-    if (!file) {
-      return report(context,
-                    make_error(ErrorKind::invalid_input, "cannot open the input", flags.input),
-                    flags.connection);
-    }
+    if (!file) return make_error(ErrorKind::invalid_input, "cannot open the input", flags.input);
   }
-  std::istream& in = flags.input == "-" ? context.in : file;
-  auto reader = make_reader(in, format.value(), {flags.id_field, flags.state_field});
+  std::istream& in = flags.input == "-" ? stdin_stream : file;
+  auto reader = make_reader(in, format, {flags.id_field, flags.state_field, flags.state_columns});
   if (!reader) {
     Error error = reader.error();
     error.where = flags.input + ": " + error.where;
-    return report(context, error, flags.connection);
+    return error;
   }
-  std::unordered_set<std::string> done;
-  bool io_failed = false;
-  auto output = OutputFile::open(flags.output, {flags.resume, flags.overwrite, flags.force_resume},
-                                 record.value(), done, context.out, io_failed);
-  if (!output) {
-    print_error(context, output.error().message + " (" + output.error().where + ")");
-    return as_int(io_failed ? ExitCode::output : ExitCode::usage);
-  }
+  return reader;
+}
 
-  std::optional<std::size_t> total = count_lines(flags.input);
-  if (total && format.value() != InputFormat::jsonl && format.value() != InputFormat::text &&
-      *total > 0)
-    --*total;
-  Progress progress(context.err, context.stderr_is_tty, total, done.size());
-  BatchJob job(flags, context, *reader.value(), output.value(), progress, done, prototype.value());
-
+BatchSummary run_job(const Client& client, const BatchFlags& flags, BatchJob& job,
+                     Progress& progress) {
   BatchOptions options;
   options.concurrency = flags.concurrency;
   options.max_requests_per_second = flags.rate;
@@ -374,11 +396,64 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   options.on_pause = [&](std::chrono::system_clock::time_point until, const Error& why) {
     progress.paused(until, why);
   };
-  const BatchSummary summary = run_batch(
-      client.value(), [&] { return job.next(); },
+  return run_batch(
+      client, [&] { return job.next(); },
       [&](std::size_t index, Result<Decision>&& result) { job.deliver(index, std::move(result)); },
       options);
-  return job.finish(summary);
+}
+
+}  // namespace
+
+int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Context& context) {
+  if (auto status = check_flags(flags); !status) {
+    return report(context, status.error(), flags.connection);
+  }
+  auto questions = collect_questions(flags.questions, command);
+  if (!questions) return report(context, questions.error(), flags.connection);
+  auto format = flags.input_format.empty() ? Result<InputFormat>(guess_input_format(flags.input))
+                                           : parse_input_format(flags.input_format);
+  if (!format) return report(context, format.error(), flags.connection);
+  if (auto status = check_format_flags(flags, command, format.value()); !status) {
+    return report(context, status.error(), flags.connection);
+  }
+  auto prototype = build_request(State::text(""), questions.value(), {}, flags.keep_alive);
+  if (!prototype) return report(context, prototype.error(), flags.connection);
+  auto client = make_client(flags.connection, context, false);
+  if (!client) return report(context, client.error(), flags.connection);
+  auto record = describe_run(flags, format.value(), client.value(), prototype.value());
+  if (!record) return report(context, record.error(), flags.connection);
+  std::ifstream file;
+  auto reader = open_reader(flags, format.value(), file, context.in);
+  if (!reader) return report(context, reader.error(), flags.connection);
+
+  std::unordered_set<std::string> done;
+  bool io_failed = false;
+  auto output = OutputFile::open(flags.output, {flags.resume, flags.overwrite, flags.force_resume},
+                                 record.value(), done, context.out, io_failed);
+  if (!output) {
+    print_error(context, output.error().message + " (" + output.error().where + ")");
+    return as_int(io_failed ? ExitCode::output : ExitCode::usage);
+  }
+  std::optional<ResultTable> table;
+  if (flags.output_format != "jsonl") {
+    std::vector<std::string> columns = reader.value()->header();
+    if (columns.empty()) columns = {"id"};
+    table.emplace(output_format_named(flags.output_format).value_or(OutputFormat::csv),
+                  std::move(columns), questions.value());
+    if (!output->write_line(table->header())) {
+      print_error(context, "cannot write the header row to " + flags.output);
+      return as_int(ExitCode::output);
+    }
+  }
+
+  std::optional<std::size_t> total = count_lines(flags.input);
+  if (total && format.value() != InputFormat::jsonl && format.value() != InputFormat::text &&
+      *total > 0)
+    --*total;
+  Progress progress(context.err, context.stderr_is_tty, total, done.size());
+  BatchJob job(flags, context, *reader.value(), output.value(), progress, done, prototype.value(),
+               table ? &*table : nullptr);
+  return job.finish(run_job(client.value(), flags, job, progress));
 }
 
 }  // namespace clef::cli

@@ -25,6 +25,8 @@ struct BatchFlags {
   bool overwrite = false;
   bool dedupe = false;
   std::string keep_alive;
+  std::string output_format = "jsonl";     ///< jsonl | csv | tsv
+  std::vector<std::string> state_columns;  ///< CSV/TSV: the state as an object of these columns.
   ConnectionFlags connection;
 };
 

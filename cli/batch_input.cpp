@@ -1,5 +1,6 @@
 #include "batch_input.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <vector>
 
@@ -88,9 +89,10 @@ class TextReader final : public InputReader {
         return InputItem{Json(m_line),
                          make_error(ErrorKind::invalid_input, "the state is empty (a blank line)",
                                     "line " + std::to_string(m_line)),
-                         m_line};
+                         m_line,
+                         {}};
       }
-      return InputItem{Json(m_line), State::text(line), m_line};
+      return InputItem{Json(m_line), State::text(line), m_line, {}};
     }
     return std::nullopt;
   }
@@ -110,10 +112,23 @@ class DelimitedReader final : public InputReader {
     if (!header)
       return make_error(ErrorKind::invalid_input, "the input is empty (a header row is needed)",
                         "line 1");
-    for (std::size_t i = 0; i < header->size(); ++i) {
-      if ((*header)[i] == fields.id) m_id_column = static_cast<int>(i);
-      if ((*header)[i] == fields.state) m_state_column = static_cast<int>(i);
+    m_header = std::move(header).value();
+    for (std::size_t i = 0; i < m_header.size(); ++i) {
+      if (m_header[i] == fields.id) m_id_column = static_cast<int>(i);
+      if (m_header[i] == fields.state) m_state_column = static_cast<int>(i);
     }
+    for (const auto& name : fields.state_columns) {
+      const auto at = std::find(m_header.begin(), m_header.end(), name);
+      if (at == m_header.end()) {
+        return make_error(ErrorKind::invalid_input,
+                          "the header has no \"" + name + "\" column (--state-columns)", "line 1");
+      }
+      m_state_columns.emplace_back(name, static_cast<std::size_t>(at - m_header.begin()));
+    }
+    if (!m_state_columns.empty()) m_state_column = static_cast<int>(m_state_columns[0].second);
+    m_last_needed = static_cast<std::size_t>(std::max(m_id_column, m_state_column));
+    for (const auto& column : m_state_columns)
+      m_last_needed = std::max(m_last_needed, column.second);
     if (m_state_column < 0) {
       return make_error(ErrorKind::invalid_input,
                         "the header has no \"" + fields.state + "\" column (--state-field)",
@@ -134,8 +149,7 @@ class DelimitedReader final : public InputReader {
       if (fields->size() == 1 && (*fields)[0].empty()) continue;  // blank line
       InputItem item;
       item.line = start;
-      const auto needed = static_cast<std::size_t>(std::max(m_id_column, m_state_column));
-      if (fields->size() <= needed) {
+      if (fields->size() <= m_last_needed) {
         item.state = make_error(
             ErrorKind::invalid_input,
             "the row has " + std::to_string(fields->size()) + " fields; the header has more",
@@ -143,10 +157,13 @@ class DelimitedReader final : public InputReader {
         return item;
       }
       item.id = Json((*fields)[static_cast<std::size_t>(m_id_column)]);
-      item.state = State::text((*fields)[static_cast<std::size_t>(m_state_column)]);
+      item.state = state_of(*fields, start);
+      item.columns = std::move(fields).value();
       return item;
     }
   }
+
+  std::vector<std::string> header() const override { return m_header; }
 
  private:
   std::optional<std::vector<std::string>> record() {
@@ -187,11 +204,41 @@ class DelimitedReader final : public InputReader {
     return fields;
   }
 
+  /// The state column as text, or the --state-columns as one JSON object in their order.
+  Result<State> state_of(const std::vector<std::string>& fields, std::size_t line) const {
+    if (m_state_columns.empty()) {
+      return State::text(fields[static_cast<std::size_t>(m_state_column)]);
+    }
+    Json object = Json::object();
+    bool all_blank = true;
+    for (const auto& [name, column] : m_state_columns) {
+      const std::string value = column < fields.size() ? fields[column] : std::string();
+      all_blank &= value.find_first_not_of(" \t\r\n") == std::string::npos;
+      object[name] = value;
+    }
+    if (all_blank) {
+      return make_error(ErrorKind::invalid_input,
+                        "the state is empty: every --state-columns "
+                        "column is blank",
+                        "line " + std::to_string(line));
+    }
+    auto state = State::from_json_value(object);
+    if (!state) {
+      Error error = state.error();
+      error.where = "line " + std::to_string(line);
+      return error;
+    }
+    return state;
+  }
+
   std::istream& m_in;
   char m_separator;
   std::size_t m_line = 0;
   int m_id_column = -1;
   int m_state_column = -1;
+  std::size_t m_last_needed = 0;  ///< The highest column index a row must have.
+  std::vector<std::string> m_header;
+  std::vector<std::pair<std::string, std::size_t>> m_state_columns;
 };
 
 }  // namespace

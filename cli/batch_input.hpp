@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "clef/result.hpp"
 #include "clef/state.hpp"
@@ -25,18 +26,26 @@ struct InputItem {
   nlohmann::ordered_json id;
   Result<State> state = State::text("");
   std::size_t line = 0;  ///< 1-based line where the item starts.
+  /// CSV/TSV: the row's fields as read, for an output that repeats them.
+  std::vector<std::string> columns;
 };
 
 class InputReader {
  public:
   virtual ~InputReader() = default;
-  /// The next item, or nullopt at the end. Blank lines are skipped.
+  /// The next item, or nullopt at the end. JSONL and text lines give one item each, blank
+  /// or not; a CSV/TSV blank line is not a record.
   virtual std::optional<InputItem> next() = 0;
+  /// CSV/TSV: the header row's column names; empty for JSONL and text.
+  virtual std::vector<std::string> header() const { return {}; }
 };
 
 struct InputFields {
   std::string id = "id";
   std::string state = "state";
+  /// CSV/TSV: build the state from these columns, as a JSON object in this order, instead of
+  /// taking the `state` column as text.
+  std::vector<std::string> state_columns;
 };
 
 /// Reads `in` (which must outlive the reader). CSV/TSV fail here if the header lacks a field.

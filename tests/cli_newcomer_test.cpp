@@ -254,6 +254,54 @@ TEST(CliNewcomer, ABatchVerboseShowsEachCall) {
   EXPECT_EQ(calls, 2u) << r.err;
 }
 
+TEST(CliNewcomer, BatchWritesCsvAndTsvForSpreadsheets) {
+  FakeServer server;
+  const std::string csv = write_temp_file(
+      "sheet.csv", "id,subject,body,agent\nA1,Refund,\"charged twice, refund\",ann\nA2,,,bob\n");
+  const std::string out = fresh_path("sheet_out.csv");
+  auto r =
+      run_clef({"batch", csv, "-o", out, "--host", server.base_url(), "--ordered", "--yes-no",
+                "refund: Refund?", "--state-columns", "subject,body", "--output-format", "csv"});
+  EXPECT_EQ(r.code, 6) << r.err;  // A2's state columns are blank: an error row, not a request
+  const std::string text = read_file(out);
+  const auto first_newline = text.find('\n');
+  EXPECT_EQ(text.substr(0, first_newline),
+            "id,subject,body,agent,refund,refund_probability,refund_confidence,status,error");
+  EXPECT_NE(text.find("\nA1,Refund,\"charged twice, refund\",ann,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nA2,,,bob,,,,error,invalid_input: the state is empty"), std::string::npos)
+      << text;
+  ASSERT_EQ(server.request_count(), 1);
+  // The state is a JSON object of the named columns, in the order given.
+  EXPECT_EQ(server.requests().at(0).body.find(
+                R"("state":{"subject":"Refund","body":"charged twice, refund"})"),
+            server.requests().at(0).body.find("\"state\""))
+      << server.requests().at(0).body;
+
+  const std::string jsonl = write_temp_file("sheet_in.jsonl", clef::testing::jsonl_tickets(2));
+  auto tsv = run_clef({"batch", jsonl, "-o", "-", "--host", server.base_url(), "--ordered",
+                       "--yes-no", "refund: Refund?", "--output-format", "tsv"});
+  ASSERT_EQ(tsv.code, 0) << tsv.err;
+  EXPECT_EQ(tsv.out.substr(0, tsv.out.find('\n')),
+            "id\trefund\trefund_probability\trefund_confidence\tstatus\terror");
+  EXPECT_NE(tsv.out.find("\nT1\t"), std::string::npos) << tsv.out;
+
+  // What cannot work together is refused before anything is sent.
+  const std::size_t sent = server.request_count();
+  EXPECT_EQ(run_clef({"batch", jsonl, "-o", fresh_path("x.jsonl"), "--host", server.base_url(),
+                      "--yes-no", "u: U?", "--state-columns", "a,b"})
+                .code,
+            2);
+  EXPECT_EQ(run_clef({"batch", csv, "-o", fresh_path("y.csv"), "--host", server.base_url(),
+                      "--yes-no", "u: U?", "--output-format", "csv", "--dedupe"})
+                .code,
+            2);
+  EXPECT_EQ(run_clef({"batch", csv, "-o", fresh_path("z.csv"), "--host", server.base_url(),
+                      "--yes-no", "u: U?", "--state-columns", "nope"})
+                .code,
+            2);
+  EXPECT_EQ(server.request_count(), sent);
+}
+
 TEST(CliNewcomer, HostHelpSaysWhichDefaultIsWhose) {
   const std::string help = run_clef({"ask", "--help"}).out;
   EXPECT_NE(help.find("workers-ai: https://api.cloudflare.com/client/v4"), std::string::npos)
