@@ -8,6 +8,7 @@
 #include "error_report.hpp"
 #include "exit_codes.hpp"
 #include "flag_rules.hpp"
+#include "output_json.hpp"
 #include "render.hpp"
 #include "request_builder.hpp"
 

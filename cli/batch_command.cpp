@@ -19,7 +19,7 @@
 #include "clef/json.hpp"
 #include "error_report.hpp"
 #include "exit_codes.hpp"
-#include "render.hpp"
+#include "output_json.hpp"
 #include "request_builder.hpp"
 
 namespace clef::cli {

@@ -12,6 +12,7 @@
 
 #include "clef/json.hpp"
 #include "files.hpp"
+#include "output_json.hpp"
 
 namespace clef::cli {
 namespace {
@@ -145,7 +146,7 @@ bool is_kept_result(const Json& line) {
 }
 
 std::string id_key(const Json& id) {
-  return id.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return dump(id);
 }
 
 Result<OutputFile> OutputFile::open(const std::string& path, const OutputOptions& options,

@@ -5,6 +5,7 @@
 #include "clef/ollama.hpp"
 #include "error_report.hpp"
 #include "exit_codes.hpp"
+#include "output_json.hpp"
 #include "verbose_transport.hpp"
 
 namespace clef::cli {
@@ -157,8 +158,7 @@ int run_models(const ModelsFlags& flags, const Context& context) {
                 << terminal_safe(joined(model->capabilities)) << "\n";
   }
   if (flags.json)
-    context.out << json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-                << "\n";
+    context.out << dump(json) << "\n";
   else
     context.out << "Models without \"decision\" are refused by /v1/systemone (HTTP 400).\n";
   return as_int(ExitCode::ok);
