@@ -193,6 +193,45 @@ CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
   return ask;
 }
 
+namespace {
+
+/// --dry-run and --print-curl: everything but the sending.
+int print_without_sending(const AskFlags& flags, const Client& client,
+                          const DecisionRequest& request, const Context& context) {
+  auto body = client.request_body(request);
+  if (!body) return report(context, body.error(), flags.connection);
+  if (flags.print_curl) {
+    context.out << curl_command(client, request, body.value(), flags.connection) << "\n";
+    return as_int(ExitCode::ok);
+  }
+  context.err << "POST " << client.endpoint(request) << "\n";
+  for (const auto& [name, value] : client.redacted_headers())
+    context.err << name << ": " << value << "\n";
+  context.out << body.value() << "\n";
+  return as_int(ExitCode::ok);
+}
+
+/// Prints the decision and turns it into the exit code: unusable answers, then the gates.
+int conclude(const AskFlags& flags, const Decision& decision,
+             const std::vector<Question>& questions, const std::vector<Gate>& gates,
+             const Context& context) {
+  print_decision(flags, decision, questions, context);
+  bool all_ok = true;
+  for (const auto& answer : decision.answers) {
+    if (answer.ok()) continue;
+    all_ok = false;
+    print_error(context, "no usable answer for \"" + answer.question + "\" (" +
+                             to_string(answer.status) + "): " + answer.problem);
+  }
+  if (!all_ok) return as_int(ExitCode::server);
+  const auto failures = failed_gates(decision, gates, flags.min_confidence);
+  for (const auto& failure : failures)
+    context.err << "clef: gate failed: " << terminal_safe(failure) << "\n";
+  return as_int(failures.empty() ? ExitCode::ok : ExitCode::gate_failed);
+}
+
+}  // namespace
+
 int run_ask(const AskFlags& flags, const CLI::App& command, const Context& process) {
   // One decision has nothing to finish gracefully: the first interrupt cancels it.
   Context context = process;
@@ -210,27 +249,9 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
   const bool offline = flags.dry_run || flags.print_curl;
   auto client = make_client(flags.connection, context, offline);
   if (!client) return report(context, client.error(), flags.connection);
+  if (offline) return print_without_sending(flags, client.value(), request.value(), context);
 
-  if (offline) {
-    auto body = client->request_body(request.value());
-    if (!body) return report(context, body.error(), flags.connection);
-    if (flags.print_curl) {
-      context.out << curl_command(client.value(), request.value(), body.value(), flags.connection)
-                  << "\n";
-    } else {
-      context.err << "POST " << client->endpoint(request.value()) << "\n";
-      for (const auto& [name, value] : client->redacted_headers())
-        context.err << name << ": " << value << "\n";
-      context.out << body.value() << "\n";
-    }
-    return as_int(ExitCode::ok);
-  }
-
-  if (flags.connection.verbose) {
-    context.err << "clef: POST " << client->endpoint(request.value()) << "\n";
-    for (const auto& [name, value] : client->redacted_headers())
-      context.err << "clef:   " << name << ": " << value << "\n";
-  }
+  // -v: the transport shows each attempt; this adds the whole call's time, retries included.
   const auto started = std::chrono::steady_clock::now();
   auto decision = client->decide(request.value());
   if (flags.connection.verbose) {
@@ -240,20 +261,7 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
                 << " ms\n";
   }
   if (!decision) return report(context, decision.error(), flags.connection);
-
-  print_decision(flags, decision.value(), questions.value(), context);
-  bool all_ok = true;
-  for (const auto& answer : decision->answers) {
-    if (answer.ok()) continue;
-    all_ok = false;
-    print_error(context, "no usable answer for \"" + answer.question + "\" (" +
-                             to_string(answer.status) + "): " + answer.problem);
-  }
-  if (!all_ok) return as_int(ExitCode::server);
-  const auto failures = failed_gates(decision.value(), gates.value(), flags.min_confidence);
-  for (const auto& failure : failures)
-    context.err << "clef: gate failed: " << terminal_safe(failure) << "\n";
-  return as_int(failures.empty() ? ExitCode::ok : ExitCode::gate_failed);
+  return conclude(flags, decision.value(), questions.value(), gates.value(), context);
 }
 
 }  // namespace clef::cli
