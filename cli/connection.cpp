@@ -68,8 +68,7 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
   command.add_flag("-v,--verbose", flags.verbose, "Print the request and each attempt on stderr");
 }
 
-Result<ClientOptions> client_options(const ConnectionFlags& flags,
-                                     const std::atomic<bool>* cancel) {
+Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context& context) {
   ClientOptions options = ClientOptions::from_environment(flags.backend);
   if (!flags.host.empty()) {
     options.base_url = flags.backend == Backend::ollama ? ollama_base_url(flags.host) : flags.host;
@@ -86,15 +85,14 @@ Result<ClientOptions> client_options(const ConnectionFlags& flags,
   options.connect_timeout = to_ms(flags.connect_timeout_seconds);
   options.retry.max_attempts = flags.retries + 1;
   options.retry.max_retry_after = to_ms(flags.max_retry_after_seconds);
-  options.cancel = cancel;
+  options.cancel = context.cancel;
+  if (flags.verbose) options.transport = make_verbose_transport(make_curl_transport(), context.err);
   return options;
 }
 
 Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline) {
-  auto options = client_options(flags, context.cancel);
+  auto options = client_options(flags, context);
   if (!options) return options.error();
-  if (flags.verbose)
-    options->transport = make_verbose_transport(make_curl_transport(), context.err);
   if (offline && options->backend == Backend::workers_ai && options->api_token.empty()) {
     options->api_token = "unused-offline";  // never sent, never printed (headers are redacted)
   }

@@ -30,7 +30,8 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags);
 
 /// Builds the client options: flags first, then the environment. Tokens come only from the
 /// environment (CLOUDFLARE_API_TOKEN, CLEF_API_KEY) or --api-token-file, never from argv.
-Result<ClientOptions> client_options(const ConnectionFlags& flags, const std::atomic<bool>* cancel);
+/// `context` gives the cancel flag and, with --verbose, the stream each HTTP call is shown on.
+Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context& context);
 
 /// The client for these flags. `offline` (dry runs) lets a missing token through, since
 /// nothing is sent and the token is never printed.

@@ -6,7 +6,6 @@
 #include "error_report.hpp"
 #include "exit_codes.hpp"
 #include "output_json.hpp"
-#include "verbose_transport.hpp"
 
 namespace clef::cli {
 namespace {
@@ -20,10 +19,8 @@ std::string joined(const std::vector<std::string>& items) {
 /// Ollama's API for these flags (always the Ollama backend, whatever --backend says).
 Result<OllamaApi> ollama_api(ConnectionFlags flags, const Context& context) {
   flags.backend = Backend::ollama;
-  auto options = client_options(flags, context.cancel);
+  auto options = client_options(flags, context);
   if (!options) return options.error();
-  if (flags.verbose)
-    options->transport = make_verbose_transport(make_curl_transport(), context.err);
   return OllamaApi::create(std::move(options).value());
 }
 
@@ -97,7 +94,7 @@ int doctor_ollama(ConnectionFlags flags, const Context& context) {
 }
 
 int doctor_workers(const ConnectionFlags& flags, const Context& context) {
-  auto options = client_options(flags, nullptr);
+  auto options = client_options(flags, context);
   if (!options) return failed_check(context, "the options", options.error());
   int code = as_int(ExitCode::ok);
   if (options->account_id.empty()) {
