@@ -13,8 +13,9 @@ Result<std::string> read_stream(std::istream& stream, const std::string& what,
     stream.read(buffer, sizeof buffer);
     text.append(buffer, static_cast<std::size_t>(stream.gcount()));
     if (text.size() > max_bytes) {
-      return make_error(ErrorKind::invalid_input,
-                        what + " is larger than " + std::to_string(max_bytes >> 20) + " MiB", path);
+      const std::string limit = max_bytes >= (1u << 20) ? std::to_string(max_bytes >> 20) + " MiB"
+                                                        : std::to_string(max_bytes >> 10) + " KiB";
+      return make_error(ErrorKind::invalid_input, what + " is larger than " + limit, path);
     }
   }
   if (stream.bad()) return make_error(ErrorKind::invalid_input, "cannot read " + what, path);

@@ -302,6 +302,14 @@ TEST(CliNewcomer, BatchWritesCsvAndTsvForSpreadsheets) {
   EXPECT_EQ(server.request_count(), sent);
 }
 
+TEST(CliNewcomer, AFileThatNeverEndsIsRefusedNotRead) {
+  auto token = run_clef({"ask", "x", "--yes-no", "u: U?", "--backend", "systemone", "--host",
+                         "http://127.0.0.1:9", "--api-token-file", "/dev/zero", "--dry-run"});
+  EXPECT_EQ(token.code, 2);
+  EXPECT_NE(token.err.find("the token file is larger than 64 KiB at /dev/zero"), std::string::npos)
+      << token.err;
+}
+
 TEST(CliNewcomer, HostHelpSaysWhichDefaultIsWhose) {
   const std::string help = run_clef({"ask", "--help"}).out;
   EXPECT_NE(help.find("workers-ai: https://api.cloudflare.com/client/v4"), std::string::npos)
