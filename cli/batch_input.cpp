@@ -24,16 +24,46 @@ Result<State> state_from_json(const Json& value, const std::string& where) {
       std::string("the state must be a string, object or array, not ") + value.type_name(), where);
 }
 
+/// One line without its '\n', holding at most max_input_line bytes: the rest of a longer line is
+/// read past, not kept, and `too_long` is set. False at the end of the input.
+bool bounded_getline(std::istream& in, std::string& line, bool& too_long) {
+  line.clear();
+  too_long = false;
+  std::streambuf* buffer = in.rdbuf();
+  bool any = false;
+  for (int c = buffer->sbumpc(); c != std::char_traits<char>::eof(); c = buffer->sbumpc()) {
+    any = true;
+    if (c == '\n') return true;
+    if (line.size() < max_input_line)
+      line += static_cast<char>(c);
+    else
+      too_long = true;
+  }
+  if (!any) in.setstate(std::ios::eofbit);
+  return any;
+}
+
+Error too_long_error(std::size_t line) {
+  return make_error(ErrorKind::invalid_input,
+                    "the line is longer than " + std::to_string(max_input_line >> 20) + " MiB",
+                    "line " + std::to_string(line));
+}
+
 class JsonlReader final : public InputReader {
  public:
   JsonlReader(std::istream& in, InputFields fields) : m_in(in), m_fields(std::move(fields)) {}
   std::optional<InputItem> next() override {
     std::string line;
-    while (std::getline(m_in, line)) {
+    bool too_long = false;
+    while (bounded_getline(m_in, line, too_long)) {
       ++m_line;
       InputItem item;
       item.line = m_line;
       const std::string where = "line " + std::to_string(m_line);
+      if (too_long) {
+        item.state = too_long_error(m_line);
+        return item;
+      }
       // A blank line still gets its output line: every input line is accounted for.
       if (line.find_first_not_of(" \t\r") == std::string::npos) {
         item.state = make_error(ErrorKind::invalid_input, "the line is blank", where);
@@ -81,8 +111,10 @@ class TextReader final : public InputReader {
   explicit TextReader(std::istream& in) : m_in(in) {}
   std::optional<InputItem> next() override {
     std::string line;
-    while (std::getline(m_in, line)) {
+    bool too_long = false;
+    while (bounded_getline(m_in, line, too_long)) {
       ++m_line;
+      if (too_long) return InputItem{Json(m_line), too_long_error(m_line), m_line, {}};
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) {
         // A blank line still gets its output line: every input line is accounted for.
@@ -149,6 +181,10 @@ class DelimitedReader final : public InputReader {
       if (fields->size() == 1 && (*fields)[0].empty()) continue;  // blank line
       InputItem item;
       item.line = start;
+      if (m_record_too_long) {
+        item.state = too_long_error(start);
+        return item;
+      }
       if (fields->size() <= m_last_needed) {
         item.state = make_error(
             ErrorKind::invalid_input,
@@ -168,16 +204,24 @@ class DelimitedReader final : public InputReader {
  private:
   std::optional<std::vector<std::string>> record() {
     std::string line;
-    if (!std::getline(m_in, line)) return std::nullopt;
+    bool too_long = false;
+    if (!bounded_getline(m_in, line, too_long)) return std::nullopt;
     ++m_line;
+    m_record_too_long = too_long;
+    std::size_t record_bytes = line.size();
     std::vector<std::string> fields(1);
     bool quoted = false;
     for (std::size_t i = 0;; ++i) {
       if (i == line.size()) {
         if (!quoted) break;
         std::string more;
-        if (!std::getline(m_in, more)) break;  // unterminated quote: take what there is
+        // An unterminated quote takes what there is. A record past the cap is still read to
+        // its end, so the next record starts where it should, but its fields are dropped.
+        if (!bounded_getline(m_in, more, too_long)) break;
         ++m_line;
+        record_bytes += more.size();
+        m_record_too_long = m_record_too_long || too_long || record_bytes > max_input_line;
+        if (m_record_too_long) fields.assign(1, std::string());
         fields.back() += '\n';
         line = std::move(more);
         i = static_cast<std::size_t>(-1);
@@ -236,7 +280,8 @@ class DelimitedReader final : public InputReader {
   std::size_t m_line = 0;
   int m_id_column = -1;
   int m_state_column = -1;
-  std::size_t m_last_needed = 0;  ///< The highest column index a row must have.
+  std::size_t m_last_needed = 0;   ///< The highest column index a row must have.
+  bool m_record_too_long = false;  ///< The last record() passed max_input_line and was cut.
   std::vector<std::string> m_header;
   std::vector<std::pair<std::string, std::size_t>> m_state_columns;
 };

@@ -1,6 +1,7 @@
 // clef batch's input readers: JSONL, CSV/TSV (RFC 4180) and text lines.
 #pragma once
 
+#include <cstddef>
 #include <istream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,10 @@
 namespace clef::cli {
 
 enum class InputFormat { jsonl, csv, tsv, text };
+
+/// The longest input line (or CSV record) kept, in bytes; a longer one is an error line for its
+/// item, so a file without line breaks cannot fill memory.
+inline constexpr std::size_t max_input_line = 32u * 1024u * 1024u;
 
 /// jsonl for .jsonl/.ndjson/.json and stdin, csv for .csv, tsv for .tsv, text otherwise.
 InputFormat guess_input_format(const std::string& path);

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "batch_input.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
 
@@ -380,6 +381,30 @@ TEST(CliHostile, APrivateCaIsRefusedWithoutTrustAndAcceptedWithIt) {
   EXPECT_EQ(missing.code, 2);
   server.stop();
   thread.join();
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CliHostile, ALineWithoutEndIsAnErrorLineNotAMemoryHog) {
+  FakeServer server;
+  const std::string huge(clef::cli::max_input_line + 1, 'a');
+  const std::string jsonl =
+      write_temp_file("huge.jsonl", "{\"id\":\"big\",\"state\":\"" + huge +
+                                        "\"}\n{\"id\":\"ok\",\"state\":\"x\"}\n");
+  const std::string csv = write_temp_file("huge.csv", "id,state\nA,\"" + huge + "\n\"\nok,fine\n");
+  for (const std::string& input : {jsonl, csv}) {
+    const std::string out = fresh_path("huge_out.jsonl");
+    auto r = run_clef(batch_args(server.base_url(), input, out, {"--ordered"}));
+    EXPECT_EQ(r.code, 6) << r.err;
+    const auto lines = lines_of(read_file(out));
+    ASSERT_EQ(lines.size(), 2u) << input;
+    EXPECT_EQ(lines[0]["error"]["message"], "the line is longer than 32 MiB");
+    EXPECT_EQ(lines[1]["id"], "ok");  // the next record starts where it should
+    EXPECT_TRUE(lines[1].contains("answers"));
+  }
+  EXPECT_EQ(server.request_count(), 2);
 }
 
 }  // namespace
