@@ -21,6 +21,7 @@
 #include "clef/error.hpp"
 #include "clef/image.hpp"
 #include "clef/json.hpp"
+#include "clef/metrics.hpp"
 #include "clef/ollama.hpp"
 #include "clef/options.hpp"
 #include "clef/question.hpp"
