@@ -19,6 +19,7 @@
 #include "clef/decision.hpp"
 #include "clef/digest.hpp"
 #include "clef/error.hpp"
+#include "clef/eval.hpp"
 #include "clef/image.hpp"
 #include "clef/json.hpp"
 #include "clef/metrics.hpp"

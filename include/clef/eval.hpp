@@ -1,0 +1,64 @@
+// clef: how well a model answers one question on labelled items — the typed report behind
+// `clef eval`, for applications that gate themselves.
+//
+//     clef::Question refund = clef::Question::yes_no("refund", "Asks for a refund?");
+//     std::vector<std::string> gold = {clef::gold_label(refund, "Yes").value()};  // "yes"
+//     std::vector<const clef::Answer*> answers = {nullptr};  // no answer: counts as wrong
+//     clef::QuestionEvaluation result = clef::evaluate_question(refund, gold, answers);
+//     bool ship = result.accuracy.low >= 0.9;
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "clef/decision.hpp"
+#include "clef/metrics.hpp"
+#include "clef/question.hpp"
+#include "clef/result.hpp"
+
+namespace clef {
+
+/// A gold answer as people write it, as the label Answer::winner() would give: a choice label
+/// (exactly); for yes/no "true", "yes", "1" → "yes" and "false", "no", "0" → "no" (any case);
+/// for a score a level's label or its index → the label. Empty (or only white space) is "":
+/// no gold for this item. Anything else is an error naming the valid answers.
+Result<std::string> gold_label(const Question& question, std::string_view written);
+
+/// One question over a set of items.
+///
+/// Rates (coverage, accuracy, within_1) carry Wilson intervals; means of per-item scores carry
+/// bootstrap intervals. An item without an answer (the request failed, or the answer is not ok)
+/// counts in `n` and as wrong in `accuracy`, and is left out of the scores that need
+/// probabilities (Brier, log loss, ECE, AUROC, MAE, RPS), which are over answered items.
+struct QuestionEvaluation {
+  std::string question;
+  QuestionType type = QuestionType::choice;
+  std::size_t n = 0;        ///< Items with a gold answer.
+  std::size_t skipped = 0;  ///< Items without one (not counted anywhere else).
+  std::size_t answered = 0;
+  metrics::Interval coverage;           ///< answered / n
+  metrics::Interval accuracy;           ///< correct / n
+  metrics::Interval accuracy_answered;  ///< correct / answered
+  double macro_f1 = 0;                  ///< Over the union of gold and predicted labels.
+  std::map<std::string, metrics::ClassScores> classes;
+  metrics::Confusion confusion;  ///< gold → predicted ("" = no answer) → count
+  metrics::Interval brier;       ///< Σₖ (pₖ − yₖ)² (yes/no: (p − y)²), mean over items
+  metrics::Interval log_loss;    ///< −ln max(p_gold, 1e−15), mean over items
+  double ece = 0;                ///< 15 equal-width bins of the winner's probability
+  double ece_noise_floor = 0;    ///< About 1/√answered: an ECE below it is noise
+  std::vector<metrics::CalibrationBin> reliability;
+  std::optional<double> auroc;                ///< yes/no: of P(true) against gold "yes"
+  std::optional<metrics::Interval> mae;       ///< score: |Σ i·pᵢ − gold index|
+  std::optional<metrics::Interval> within_1;  ///< score: most likely level within 1 of gold
+  std::optional<metrics::Interval> rps;       ///< score: ranked probability score
+};
+
+/// Evaluates `question` where gold[i] is item i's gold label as gold_label gives it ("" = none)
+/// and answers[i] its answer (nullptr = none). A yes/no prediction is "yes" at P(true) ≥ 0.5.
+QuestionEvaluation evaluate_question(const Question& question, const std::vector<std::string>& gold,
+                                     const std::vector<const Answer*>& answers);
+
+}  // namespace clef

@@ -1,0 +1,192 @@
+#include "clef/eval.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+namespace clef {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string trimmed(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+Error not_a_gold(const Question& question, const std::string& written, std::string valid) {
+  return make_error(ErrorKind::invalid_input,
+                    "\"" + written + "\" is not an answer of " + question.name + " (" + valid + ")",
+                    "gold." + question.name);
+}
+
+/// What one answered item contributes: the prediction and the per-item scores.
+struct Scored {
+  std::string predicted;
+  double winner_probability = 0;
+  double brier = 0;
+  double log_loss = 0;
+  std::optional<double> p_true;  ///< yes/no
+  std::optional<double> absolute_error, rps;
+  std::optional<bool> within_1;  ///< score
+};
+
+std::size_t index_of(const std::vector<std::string>& labels, const std::string& label) {
+  return static_cast<std::size_t>(std::find(labels.begin(), labels.end(), label) - labels.begin());
+}
+
+Scored score_choice(const ChoiceAnswer& c, const std::string& gold) {
+  Scored s;
+  s.predicted = c.choice;
+  s.winner_probability = c.probability;
+  std::vector<double> p;
+  std::size_t gold_index = c.probabilities.size();
+  for (std::size_t i = 0; i < c.probabilities.size(); ++i) {
+    p.push_back(c.probabilities[i].probability);
+    if (c.probabilities[i].label == gold) gold_index = i;
+  }
+  s.brier = metrics::brier(p, gold_index);
+  s.log_loss = metrics::log_loss(gold_index < p.size() ? p[gold_index] : 0.0);
+  return s;
+}
+
+Scored score_noul(const NoulAnswer& n, const std::string& gold) {
+  Scored s;
+  const bool yes = n.p_true >= 0.5;
+  s.predicted = yes ? "yes" : "no";
+  s.winner_probability = yes ? n.p_true : 1.0 - n.p_true;
+  s.brier = metrics::brier_binary(n.p_true, gold == "yes");
+  s.log_loss = metrics::log_loss(gold == "yes" ? n.p_true : 1.0 - n.p_true);
+  s.p_true = n.p_true;
+  return s;
+}
+
+Scored score_level(const ScoreAnswer& a, const Question& q, const std::string& gold) {
+  Scored s;
+  const std::size_t gold_index = index_of(q.levels, gold);
+  const auto level = static_cast<std::size_t>(a.most_likely_level);
+  s.predicted = a.most_likely_label;
+  s.winner_probability = level < a.probabilities.size() ? a.probabilities[level] : 0.0;
+  s.brier = metrics::brier(a.probabilities, gold_index);
+  s.log_loss =
+      metrics::log_loss(gold_index < a.probabilities.size() ? a.probabilities[gold_index] : 0.0);
+  double expected = 0;
+  for (std::size_t i = 0; i < a.probabilities.size(); ++i) {
+    expected += static_cast<double>(i) * a.probabilities[i];
+  }
+  s.absolute_error = std::fabs(expected - static_cast<double>(gold_index));
+  s.within_1 = (level > gold_index ? level - gold_index : gold_index - level) <= 1;
+  s.rps = metrics::ranked_probability_score(a.probabilities, gold_index);
+  return s;
+}
+
+std::optional<Scored> score(const Question& q, const Answer* answer, const std::string& gold) {
+  if (!answer || !answer->ok()) return std::nullopt;
+  if (const auto* c = answer->choice()) return score_choice(*c, gold);
+  if (const auto* n = answer->noul()) return score_noul(*n, gold);
+  if (const auto* s = answer->score()) return score_level(*s, q, gold);
+  return std::nullopt;
+}
+
+/// Per-item values gathered over the answered items.
+struct Collected {
+  std::size_t correct = 0;
+  std::vector<double> brier, log_loss, confidence, p_true, absolute_error, rps;
+  std::vector<bool> right, gold_yes;
+  std::size_t within_1 = 0;
+};
+
+void collect(Collected& all, const Scored& s, const std::string& gold) {
+  const bool right = s.predicted == gold;
+  all.correct += right ? 1 : 0;
+  all.right.push_back(right);
+  all.confidence.push_back(s.winner_probability);
+  all.brier.push_back(s.brier);
+  all.log_loss.push_back(s.log_loss);
+  if (s.p_true) {
+    all.p_true.push_back(*s.p_true);
+    all.gold_yes.push_back(gold == "yes");
+  }
+  if (s.absolute_error) all.absolute_error.push_back(*s.absolute_error);
+  if (s.rps) all.rps.push_back(*s.rps);
+  if (s.within_1 && *s.within_1) ++all.within_1;
+}
+
+}  // namespace
+
+Result<std::string> gold_label(const Question& question, std::string_view written) {
+  const std::string text = trimmed(written);
+  if (text.empty()) return std::string();
+  switch (question.type) {
+    case QuestionType::choice: {
+      std::string valid;
+      for (const auto& option : question.options) {
+        if (option.label == text) return text;
+        valid += (valid.empty() ? "" : ", ") + option.label;
+      }
+      return not_a_gold(question, text, valid);
+    }
+    case QuestionType::noul: {
+      const std::string word = lower(text);
+      if (word == "true" || word == "yes" || word == "1") return std::string("yes");
+      if (word == "false" || word == "no" || word == "0") return std::string("no");
+      return not_a_gold(question, text, "true/false, yes/no or 1/0");
+    }
+    case QuestionType::score: {
+      const std::size_t at = index_of(question.levels, text);
+      if (at < question.levels.size()) return question.levels[at];
+      if (text.size() <= 2 && text.find_first_not_of("0123456789") == std::string::npos) {
+        const std::size_t index = std::stoul(text);
+        if (index < question.levels.size()) return question.levels[index];
+      }
+      return not_a_gold(
+          question, text,
+          "a level's label, or its index 0 to " + std::to_string(question.levels.size() - 1));
+    }
+  }
+  return not_a_gold(question, text, "unknown question type");
+}
+
+QuestionEvaluation evaluate_question(const Question& question, const std::vector<std::string>& gold,
+                                     const std::vector<const Answer*>& answers) {
+  QuestionEvaluation out;
+  out.question = question.name;
+  out.type = question.type;
+  Collected all;
+  for (std::size_t i = 0; i < gold.size(); ++i) {
+    if (gold[i].empty()) {
+      ++out.skipped;
+      continue;
+    }
+    ++out.n;
+    const auto scored = score(question, i < answers.size() ? answers[i] : nullptr, gold[i]);
+    out.confusion.add(gold[i], scored ? scored->predicted : std::string());
+    if (!scored) continue;
+    ++out.answered;
+    collect(all, *scored, gold[i]);
+  }
+  out.coverage = metrics::wilson(out.answered, out.n);
+  out.accuracy = metrics::wilson(all.correct, out.n);
+  out.accuracy_answered = metrics::wilson(all.correct, out.answered);
+  out.classes = metrics::class_scores(out.confusion);
+  out.macro_f1 = metrics::macro_f1(out.confusion);
+  out.brier = metrics::bootstrap_mean(all.brier);
+  out.log_loss = metrics::bootstrap_mean(all.log_loss);
+  out.ece = metrics::expected_calibration_error(all.confidence, all.right, 15, &out.reliability);
+  out.ece_noise_floor = out.answered ? 1.0 / std::sqrt(static_cast<double>(out.answered)) : 1.0;
+  if (question.type == QuestionType::noul) out.auroc = metrics::auroc(all.p_true, all.gold_yes);
+  if (question.type == QuestionType::score) {
+    out.mae = metrics::bootstrap_mean(all.absolute_error);
+    out.within_1 = metrics::wilson(all.within_1, out.answered);
+    out.rps = metrics::bootstrap_mean(all.rps);
+  }
+  return out;
+}
+
+}  // namespace clef

@@ -1,0 +1,144 @@
+// clef::gold_label and clef::evaluate_question on small fixtures worked out by hand (each
+// expected value's arithmetic is in the comment beside it).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "clef/eval.hpp"
+
+namespace {
+
+using clef::Answer;
+using clef::Question;
+
+Answer ok_answer(const std::string& name, clef::QuestionType type) {
+  Answer a;
+  a.question = name;
+  a.asked = type;
+  a.status = clef::AnswerStatus::ok;
+  return a;
+}
+
+Answer choice(const std::vector<std::pair<std::string, double>>& p) {
+  Answer a = ok_answer("team", clef::QuestionType::choice);
+  clef::ChoiceAnswer c;
+  for (const auto& [label, probability] : p) {
+    c.probabilities.push_back({label, probability});
+    if (probability > c.probability) {
+      c.probability = probability;
+      c.choice = label;
+    }
+  }
+  a.value = c;
+  return a;
+}
+
+Answer noul(double p_true) {
+  Answer a = ok_answer("refund", clef::QuestionType::noul);
+  clef::NoulAnswer n;
+  n.p_true = p_true;
+  a.value = n;
+  return a;
+}
+
+Answer level(const std::vector<double>& p, const std::vector<std::string>& labels) {
+  Answer a = ok_answer("urgency", clef::QuestionType::score);
+  clef::ScoreAnswer s;
+  s.probabilities = p;
+  s.most_likely_level = static_cast<int>(std::max_element(p.begin(), p.end()) - p.begin());
+  s.most_likely_label = labels[static_cast<std::size_t>(s.most_likely_level)];
+  s.labels = labels;
+  a.value = s;
+  return a;
+}
+
+const Question team = Question::choice(
+    "team", "Which team?", {{"billing", "Money"}, {"technical", "Bugs"}, {"other", "Else"}});
+const Question refund = Question::yes_no("refund", "Refund?");
+const std::vector<std::string> scale = {"Routine", "Soon", "Urgent"};
+const Question urgency = Question::score("urgency", "How urgent?", scale);
+
+TEST(GoldLabel, ReadsWhatPeopleWrite) {
+  EXPECT_EQ(clef::gold_label(refund, "Yes").value(), "yes");
+  EXPECT_EQ(clef::gold_label(refund, " TRUE ").value(), "yes");
+  EXPECT_EQ(clef::gold_label(refund, "0").value(), "no");
+  EXPECT_EQ(clef::gold_label(refund, "").value(), "");
+  EXPECT_FALSE(clef::gold_label(refund, "maybe").ok());
+  EXPECT_EQ(clef::gold_label(urgency, "2").value(), "Urgent");
+  EXPECT_EQ(clef::gold_label(urgency, "Soon").value(), "Soon");
+  EXPECT_FALSE(clef::gold_label(urgency, "7").ok());
+  EXPECT_EQ(clef::gold_label(team, "billing").value(), "billing");
+  auto wrong = clef::gold_label(team, "Billing");  // labels are exact
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().message.find("billing, technical, other"), std::string::npos);
+}
+
+TEST(EvaluateQuestion, ChoiceByHand) {
+  const Answer a1 = choice({{"billing", 0.8}, {"technical", 0.1}, {"other", 0.1}});
+  const Answer a2 = choice({{"billing", 0.6}, {"technical", 0.3}, {"other", 0.1}});
+  const Answer a5 = choice({{"billing", 0.2}, {"technical", 0.7}, {"other", 0.1}});
+  // Item 3 has no answer, item 4 no gold.
+  const auto e = clef::evaluate_question(team, {"billing", "technical", "other", "", "technical"},
+                                         {&a1, &a2, nullptr, &a1, &a5});
+  EXPECT_EQ(e.n, 4u);
+  EXPECT_EQ(e.skipped, 1u);
+  EXPECT_EQ(e.answered, 3u);
+  EXPECT_DOUBLE_EQ(e.coverage.value, 0.75);
+  EXPECT_DOUBLE_EQ(e.accuracy.value, 0.5);                 // 2 right of 4
+  EXPECT_NEAR(e.accuracy_answered.value, 2.0 / 3, 1e-12);  // 2 of 3 answered
+  EXPECT_EQ(e.confusion.count("other", ""), 1u);
+  EXPECT_EQ(e.confusion.count("technical", "billing"), 1u);
+  // billing: P 1/2, R 1/1, F1 2/3; technical: P 1/1, R 1/2, F1 2/3; other: 0 → macro 4/9.
+  EXPECT_NEAR(e.classes.at("billing").precision, 0.5, 1e-12);
+  EXPECT_NEAR(e.classes.at("technical").recall, 0.5, 1e-12);
+  EXPECT_NEAR(e.macro_f1, 4.0 / 9, 1e-12);
+  // Brier: 0.2²+0.1²+0.1² = 0.06; 0.6²+0.7²+0.1² = 0.86; 0.2²+0.3²+0.1² = 0.14 → 1.06/3.
+  EXPECT_NEAR(e.brier.value, 1.06 / 3, 1e-12);
+  EXPECT_NEAR(e.log_loss.value, (-std::log(0.8) - std::log(0.3) - std::log(0.7)) / 3, 1e-12);
+  // Each item alone in its bin: (|1 − 0.8| + |0 − 0.6| + |1 − 0.7|)/3.
+  EXPECT_NEAR(e.ece, 1.1 / 3, 1e-12);
+  EXPECT_NEAR(e.ece_noise_floor, 1 / std::sqrt(3.0), 1e-12);
+  EXPECT_FALSE(e.auroc.has_value());
+  EXPECT_FALSE(e.mae.has_value());
+}
+
+TEST(EvaluateQuestion, YesNoByHand) {
+  const Answer a = noul(0.9), b = noul(0.4), c = noul(0.7), d = noul(0.2);
+  const auto e = clef::evaluate_question(refund, {"yes", "yes", "no", "no"}, {&a, &b, &c, &d});
+  EXPECT_DOUBLE_EQ(e.accuracy.value, 0.5);  // yes, no, yes, no predicted: items 1 and 4 right
+  EXPECT_NEAR(e.brier.value, (0.01 + 0.36 + 0.49 + 0.04) / 4, 1e-12);
+  // Pairs (positive, negative): 0.9>0.7, 0.9>0.2, 0.4<0.7, 0.4>0.2 → 3/4.
+  ASSERT_TRUE(e.auroc.has_value());
+  EXPECT_NEAR(*e.auroc, 0.75, 1e-12);
+  EXPECT_NEAR(e.classes.at("yes").precision, 0.5, 1e-12);  // predicted yes twice, right once
+}
+
+TEST(EvaluateQuestion, ScoreByHand) {
+  const Answer a = level({0.1, 0.2, 0.7}, scale);  // gold Soon: predicted Urgent, wrong
+  const Answer b = level({0.6, 0.3, 0.1}, scale);  // gold Routine: right
+  const auto e = clef::evaluate_question(urgency, {"Soon", "Routine"}, {&a, &b});
+  EXPECT_DOUBLE_EQ(e.accuracy.value, 0.5);
+  // |1.6 − 1| = 0.6 and |0.5 − 0| = 0.5 → 0.55; both within one level.
+  EXPECT_NEAR(e.mae->value, 0.55, 1e-12);
+  EXPECT_DOUBLE_EQ(e.within_1->value, 1.0);
+  // RPS: ((0.1)² + (0.3 − 1)²)/2 = 0.25 and ((0.6 − 1)² + (0.9 − 1)²)/2 = 0.085 → 0.1675.
+  EXPECT_NEAR(e.rps->value, 0.1675, 1e-12);
+}
+
+TEST(EvaluateQuestion, AllRightAllWrongAndNothingAnswered) {
+  const Answer yes = noul(0.99);
+  const auto right = clef::evaluate_question(refund, {"yes", "yes"}, {&yes, &yes});
+  EXPECT_DOUBLE_EQ(right.accuracy.value, 1.0);
+  EXPECT_DOUBLE_EQ(right.macro_f1, 1.0);
+  const auto wrong = clef::evaluate_question(refund, {"no", "no"}, {&yes, &yes});
+  EXPECT_DOUBLE_EQ(wrong.accuracy.value, 0.0);
+  EXPECT_DOUBLE_EQ(wrong.macro_f1, 0.0);
+  const auto none = clef::evaluate_question(refund, {"no", "yes"}, {nullptr, nullptr});
+  EXPECT_EQ(none.answered, 0u);
+  EXPECT_DOUBLE_EQ(none.accuracy.value, 0.0);
+  EXPECT_DOUBLE_EQ(none.coverage.value, 0.0);
+  EXPECT_EQ(none.accuracy_answered.n, 0u);
+  EXPECT_DOUBLE_EQ(*none.auroc, 0.5);
+}
+
+}  // namespace
