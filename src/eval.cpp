@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "clef/digest.hpp"
+
 namespace clef {
 namespace {
 
@@ -185,6 +187,120 @@ QuestionEvaluation evaluate_question(const Question& question, const std::vector
     out.mae = metrics::bootstrap_mean(all.absolute_error);
     out.within_1 = metrics::wilson(all.within_1, out.answered);
     out.rps = metrics::bootstrap_mean(all.rps);
+  }
+  return out;
+}
+
+ModelComparison compare_question(const Question& question, const std::vector<std::string>& gold,
+                                 const std::vector<const Answer*>& answers_a,
+                                 const std::vector<const Answer*>& answers_b) {
+  ModelComparison out;
+  std::vector<double> difference;
+  std::size_t flips = 0;
+  for (std::size_t i = 0; i < gold.size(); ++i) {
+    if (gold[i].empty()) continue;
+    ++out.n;
+    const auto a = score(question, i < answers_a.size() ? answers_a[i] : nullptr, gold[i]);
+    const auto b = score(question, i < answers_b.size() ? answers_b[i] : nullptr, gold[i]);
+    const bool a_right = a && a->predicted == gold[i];
+    const bool b_right = b && b->predicted == gold[i];
+    out.only_a_right += a_right && !b_right ? 1 : 0;
+    out.only_b_right += b_right && !a_right ? 1 : 0;
+    difference.push_back((a_right ? 1.0 : 0.0) - (b_right ? 1.0 : 0.0));
+    if ((a ? a->predicted : std::string()) != (b ? b->predicted : std::string())) ++flips;
+  }
+  out.accuracy_difference = metrics::bootstrap_mean(difference);
+  out.mcnemar_p = metrics::mcnemar_exact_p(out.only_a_right, out.only_b_right);
+  out.flip_rate = metrics::wilson(flips, out.n);
+  return out;
+}
+
+bool in_fit_half(std::string_view id) {
+  const std::string hex = sha256_hex(id);
+  const int first_byte = std::stoi(hex.substr(0, 2), nullptr, 16);
+  return first_byte % 2 == 0;
+}
+
+namespace {
+
+/// One answered item as threshold fitting sees it.
+struct Trusted {
+  double confidence = 0;
+  bool right = false;
+  bool fit = false;
+};
+
+/// Precision and coverage at `threshold` over the items of one half.
+struct AtThreshold {
+  std::size_t above = 0;
+  std::size_t right = 0;
+};
+
+AtThreshold at(const std::vector<Trusted>& items, bool fit, double threshold) {
+  AtThreshold out;
+  for (const auto& item : items) {
+    if (item.fit != fit || item.confidence < threshold) continue;
+    ++out.above;
+    out.right += item.right ? 1 : 0;
+  }
+  return out;
+}
+
+FittedThreshold fit_one(std::string label, const std::vector<Trusted>& items, std::size_t fit_n,
+                        std::size_t check_n, double target) {
+  FittedThreshold out;
+  out.label = std::move(label);
+  out.fit_n = fit_n;
+  out.check_n = check_n;
+  std::vector<double> candidates;
+  for (const auto& item : items) {
+    if (item.fit) candidates.push_back(item.confidence);
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  for (double t : candidates) {  // lowest first: the first that holds is the answer
+    const AtThreshold fit = at(items, true, t);
+    const double bound = metrics::wilson_lower_bound(fit.right, fit.above);
+    if (fit.above == 0 || bound < target) continue;
+    const AtThreshold check = at(items, false, t);
+    out.threshold = t;
+    out.fit_precision = static_cast<double>(fit.right) / static_cast<double>(fit.above);
+    out.fit_lower_bound = bound;
+    out.fit_coverage = fit_n ? static_cast<double>(fit.above) / static_cast<double>(fit_n) : 0;
+    out.check_precision =
+        check.above ? static_cast<double>(check.right) / static_cast<double>(check.above) : 0;
+    out.check_coverage =
+        check_n ? static_cast<double>(check.above) / static_cast<double>(check_n) : 0;
+    break;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<FittedThreshold> fit_thresholds(const Question& question,
+                                            const std::vector<std::string>& ids,
+                                            const std::vector<std::string>& gold,
+                                            const std::vector<const Answer*>& answers,
+                                            double target_precision) {
+  std::vector<std::string> labels = {""};
+  if (question.type == QuestionType::choice) {
+    for (const auto& option : question.options) labels.push_back(option.label);
+  }
+  std::vector<FittedThreshold> out;
+  for (const auto& label : labels) {
+    std::vector<Trusted> items;
+    std::size_t fit_n = 0, check_n = 0;
+    for (std::size_t i = 0; i < gold.size() && i < ids.size(); ++i) {
+      if (gold[i].empty()) continue;
+      const bool fit = in_fit_half(ids[i]);
+      (fit ? fit_n : check_n) += 1;
+      const auto scored = score(question, i < answers.size() ? answers[i] : nullptr, gold[i]);
+      // Per label: the items predicted as that label, right when their gold is it too.
+      if (!scored || (!label.empty() && scored->predicted != label)) continue;
+      items.push_back({scored->winner_probability, scored->predicted == gold[i], fit});
+    }
+    out.push_back(fit_one(label, items, fit_n, check_n, target_precision));
   }
   return out;
 }

@@ -141,4 +141,66 @@ TEST(EvaluateQuestion, AllRightAllWrongAndNothingAnswered) {
   EXPECT_DOUBLE_EQ(*none.auroc, 0.5);
 }
 
+TEST(CompareQuestion, PairedDifferenceMcNemarAndFlips) {
+  const Answer a = noul(0.9), b = noul(0.1);
+  const Answer sure_no = noul(0.2), unsure_no = noul(0.3);
+  // Gold yes four times. A: right, right, right, wrong; B: right, wrong, wrong, wrong.
+  const auto c = clef::compare_question(refund, {"yes", "yes", "yes", "yes"},
+                                        {&a, &a, &a, &sure_no}, {&a, &b, &b, &unsure_no});
+  EXPECT_EQ(c.n, 4u);
+  EXPECT_EQ(c.only_a_right, 2u);
+  EXPECT_EQ(c.only_b_right, 0u);
+  EXPECT_NEAR(c.mcnemar_p, 0.5, 1e-12);                  // 2·P(X ≤ 0), X ~ Bin(2, ½) = 2·¼
+  EXPECT_NEAR(c.accuracy_difference.value, 0.5, 1e-12);  // 3/4 − 1/4
+  EXPECT_LE(c.accuracy_difference.low, 0.5);
+  EXPECT_NEAR(c.flip_rate.value, 0.5, 1e-12);  // items 2 and 3 changed; item 4 is "no" for both
+}
+
+TEST(FitThresholds, HashSplitIsSha256) {
+  // hashlib.sha256(id).hexdigest()[:2]: T1 1f, T2 0f, T5 02, a ca, b 3e.
+  EXPECT_FALSE(clef::in_fit_half("T1"));
+  EXPECT_FALSE(clef::in_fit_half("T2"));
+  EXPECT_TRUE(clef::in_fit_half("T5"));
+  EXPECT_TRUE(clef::in_fit_half("a"));
+  EXPECT_TRUE(clef::in_fit_half("b"));
+}
+
+TEST(FitThresholds, LowestThresholdWhosePrecisionBoundMeetsTheTarget) {
+  // Per half: 20 answers at 0.95, all right, and 10 at 0.6 of which half are right.
+  std::vector<std::string> ids, gold;
+  std::vector<const Answer*> answers;
+  const Answer confident = noul(0.95), unsure = noul(0.6);
+  std::size_t fit_confident = 0, fit_unsure = 0, check_confident = 0, check_unsure = 0;
+  for (int i = 0; ids.size() < 120; ++i) {
+    const std::string id = "item" + std::to_string(i);
+    const bool fit = clef::in_fit_half(id);
+    std::size_t& confident_count = fit ? fit_confident : check_confident;
+    std::size_t& unsure_count = fit ? fit_unsure : check_unsure;
+    if (confident_count < 20) {
+      ++confident_count;
+      ids.push_back(id), gold.push_back("yes"), answers.push_back(&confident);
+    } else if (unsure_count < 10) {
+      gold.push_back(unsure_count % 2 ? "yes" : "no");
+      ++unsure_count;
+      ids.push_back(id), answers.push_back(&unsure);
+    }
+    if (fit_unsure == 10 && check_unsure == 10 && fit_confident == 20 && check_confident == 20) {
+      break;
+    }
+  }
+  ASSERT_EQ(ids.size(), 60u);
+  const auto fitted = clef::fit_thresholds(refund, ids, gold, answers, 0.8);
+  ASSERT_EQ(fitted.size(), 1u);
+  ASSERT_TRUE(fitted[0].threshold.has_value());
+  // At 0.6: 25/30 right, Wilson lower bound ≈ 0.69 < 0.8. At 0.95: 20/20, bound 20/(20 + z²)
+  // = 20/22.7055 = 0.8808 ≥ 0.8.
+  EXPECT_DOUBLE_EQ(*fitted[0].threshold, 0.95);
+  EXPECT_NEAR(fitted[0].fit_lower_bound, 20.0 / (20.0 + 1.6448536269514722 * 1.6448536269514722),
+              1e-9);
+  EXPECT_NEAR(fitted[0].fit_coverage, 20.0 / 30, 1e-12);
+  EXPECT_NEAR(fitted[0].check_coverage, 20.0 / 30, 1e-12);
+  EXPECT_DOUBLE_EQ(fitted[0].check_precision, 1.0);
+  EXPECT_FALSE(clef::fit_thresholds(refund, ids, gold, answers, 0.95)[0].threshold.has_value());
+}
+
 }  // namespace

@@ -61,4 +61,47 @@ struct QuestionEvaluation {
 QuestionEvaluation evaluate_question(const Question& question, const std::vector<std::string>& gold,
                                      const std::vector<const Answer*>& answers);
 
+/// Two models on the same items of one question.
+struct ModelComparison {
+  std::size_t n = 0;  ///< Items with a gold answer.
+  /// accuracy(A) − accuracy(B), with a paired bootstrap interval over the items.
+  metrics::Interval accuracy_difference;
+  std::size_t only_a_right = 0;
+  std::size_t only_b_right = 0;
+  double mcnemar_p = 1;         ///< McNemar's exact test on only_a_right vs only_b_right
+  metrics::Interval flip_rate;  ///< Items whose winner differs (no answer counts as a winner)
+};
+
+/// Compares answers_a and answers_b (as in evaluate_question) item by item.
+ModelComparison compare_question(const Question& question, const std::vector<std::string>& gold,
+                                 const std::vector<const Answer*>& answers_a,
+                                 const std::vector<const Answer*>& answers_b);
+
+/// The deterministic half of the items thresholds are fitted on: the first byte of SHA-256(id)
+/// is even. The other half verifies them.
+bool in_fit_half(std::string_view id);
+
+/// A confidence threshold on one question (label empty) or on one choice label: answers whose
+/// winner probability is at least `threshold` are trusted.
+struct FittedThreshold {
+  std::string label;                ///< "" for the whole question
+  std::optional<double> threshold;  ///< None when no threshold reaches the target
+  double fit_precision = 0;         ///< On the fit half, at the threshold
+  double fit_lower_bound = 0;       ///< Its one-sided 95% Wilson lower bound (≥ the target)
+  double fit_coverage = 0;          ///< Share of the fit half's items at or above it
+  double check_precision = 0;       ///< The same threshold on the other half
+  double check_coverage = 0;
+  std::size_t fit_n = 0;
+  std::size_t check_n = 0;
+};
+
+/// For the question and, for a choice, each label: the lowest winner probability whose precision
+/// on the fit half meets `target_precision` by its one-sided 95% Wilson lower bound. `ids` name
+/// the items (in_fit_half splits them); gold and answers are as in evaluate_question.
+std::vector<FittedThreshold> fit_thresholds(const Question& question,
+                                            const std::vector<std::string>& ids,
+                                            const std::vector<std::string>& gold,
+                                            const std::vector<const Answer*>& answers,
+                                            double target_precision);
+
 }  // namespace clef
