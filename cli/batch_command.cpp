@@ -200,6 +200,8 @@ class BatchJob {
     if (result) {
       Json decision = decision_json(result.value());
       for (auto& item : decision.items()) line[item.key()] = std::move(item.value());
+      // Batch lines only: `ask --json` stays the same bytes for the same answer.
+      line["latency_ms"] = static_cast<double>(result->latency.count()) / 1000.0;
     } else {
       line["error"] = error_json(result.error());
     }
@@ -375,7 +377,8 @@ Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputF
     if (!file) return make_error(ErrorKind::invalid_input, "cannot open the input", flags.input);
   }
   std::istream& in = flags.input == "-" ? stdin_stream : file;
-  auto reader = make_reader(in, format, {flags.id_field, flags.state_field, flags.state_columns});
+  auto reader =
+      make_reader(in, format, {flags.id_field, flags.state_field, flags.state_columns, {}});
   if (!reader) {
     Error error = reader.error();
     error.where = flags.input + ": " + error.where;

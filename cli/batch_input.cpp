@@ -43,6 +43,13 @@ bool bounded_getline(std::istream& in, std::string& line, bool& too_long) {
   return any;
 }
 
+std::string field_text(const Json& object, const std::string& name) {
+  const auto it = object.find(name);
+  if (it == object.end() || it->is_null()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 Error too_long_error(std::size_t line) {
   return make_error(ErrorKind::invalid_input,
                     "the line is longer than " + std::to_string(max_input_line >> 20) + " MiB",
@@ -89,6 +96,7 @@ class JsonlReader final : public InputReader {
         return item;
       }
       item.id = object[m_fields.id];
+      for (const auto& name : m_fields.extra) item.extra.push_back(field_text(object, name));
       if (!object.contains(m_fields.state)) {
         item.state = make_error(ErrorKind::invalid_input,
                                 "no \"" + m_fields.state + "\" field (--state-field)", where);
@@ -114,7 +122,7 @@ class TextReader final : public InputReader {
     bool too_long = false;
     while (bounded_getline(m_in, line, too_long)) {
       ++m_line;
-      if (too_long) return InputItem{Json(m_line), too_long_error(m_line), m_line, {}};
+      if (too_long) return InputItem{Json(m_line), too_long_error(m_line), m_line, {}, {}};
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) {
         // A blank line still gets its output line: every input line is accounted for.
@@ -122,9 +130,10 @@ class TextReader final : public InputReader {
                          make_error(ErrorKind::invalid_input, "the state is empty (a blank line)",
                                     "line " + std::to_string(m_line)),
                          m_line,
+                         {},
                          {}};
       }
-      return InputItem{Json(m_line), State::text(line), m_line, {}};
+      return InputItem{Json(m_line), State::text(line), m_line, {}, {}};
     }
     return std::nullopt;
   }
@@ -156,6 +165,14 @@ class DelimitedReader final : public InputReader {
                           "the header has no \"" + name + "\" column (--state-columns)", "line 1");
       }
       m_state_columns.emplace_back(name, static_cast<std::size_t>(at - m_header.begin()));
+    }
+    for (const auto& name : fields.extra) {
+      const auto at = std::find(m_header.begin(), m_header.end(), name);
+      if (at == m_header.end()) {
+        return make_error(ErrorKind::invalid_input,
+                          "the header has no \"" + name + "\" column (--label)", "line 1");
+      }
+      m_extra_columns.push_back(static_cast<std::size_t>(at - m_header.begin()));
     }
     if (!m_state_columns.empty()) m_state_column = static_cast<int>(m_state_columns[0].second);
     m_last_needed = static_cast<std::size_t>(std::max(m_id_column, m_state_column));
@@ -194,6 +211,8 @@ class DelimitedReader final : public InputReader {
       }
       item.id = Json((*fields)[static_cast<std::size_t>(m_id_column)]);
       item.state = state_of(*fields, start);
+      for (std::size_t column : m_extra_columns)
+        item.extra.push_back(column < fields->size() ? (*fields)[column] : std::string());
       item.columns = std::move(fields).value();
       return item;
     }
@@ -284,6 +303,7 @@ class DelimitedReader final : public InputReader {
   bool m_record_too_long = false;  ///< The last record() passed max_input_line and was cut.
   std::vector<std::string> m_header;
   std::vector<std::pair<std::string, std::size_t>> m_state_columns;
+  std::vector<std::size_t> m_extra_columns;
 };
 
 }  // namespace

@@ -33,6 +33,9 @@ struct InputItem {
   std::size_t line = 0;  ///< 1-based line where the item starts.
   /// CSV/TSV: the row's fields as read, for an output that repeats them.
   std::vector<std::string> columns;
+  /// InputFields::extra's values in their order: a string as is, a number or boolean as JSON
+  /// writes it, "" when absent or null.
+  std::vector<std::string> extra;
 };
 
 class InputReader {
@@ -51,6 +54,9 @@ struct InputFields {
   /// CSV/TSV: build the state from these columns, as a JSON object in this order, instead of
   /// taking the `state` column as text.
   std::vector<std::string> state_columns;
+  /// More fields or columns to read with each item (clef eval's gold labels, --label). A CSV/TSV
+  /// header without one is an error.
+  std::vector<std::string> extra;
 };
 
 /// Reads `in` (which must outlive the reader). CSV/TSV fail here if the header lacks a field.

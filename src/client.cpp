@@ -155,7 +155,11 @@ Result<Decision> Client::decide(const DecisionRequest& request) const {
   for (int attempt = 1;; ++attempt) {
     if (impl.cancelled()) return make_error(ErrorKind::cancelled, "cancelled before sending");
     auto result = impl.attempt(http, request);
-    if (result) return result;
+    if (result) {
+      result.value().latency = std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::steady_clock::now() - started);
+      return result;
+    }
     Error error = result.error();
     if (error.retryable() && error.retry_after && *error.retry_after > policy.max_retry_after) {
       // Never a silent hour: a wait past the cap is the caller's decision, not ours.

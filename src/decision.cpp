@@ -28,6 +28,8 @@ const char* to_string(AnswerStatus status) noexcept {
       return "wrong_type";
     case AnswerStatus::invalid:
       return "invalid";
+    case AnswerStatus::abstained:
+      return "abstained";
   }
   return "invalid";
 }

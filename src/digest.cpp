@@ -4,6 +4,7 @@
 
 #include <openssl/evp.h>
 
+#include <new>
 #include <string>
 
 namespace clef::detail {
@@ -32,6 +33,32 @@ namespace clef {
 
 std::string sha256_hex(std::string_view bytes) {
   return detail::to_hex(detail::sha256(bytes));
+}
+
+Sha256Hasher::Sha256Hasher() : m_context(EVP_MD_CTX_new()) {
+  if (!m_context ||
+      EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(m_context), EVP_sha256(), nullptr) != 1)
+    throw std::bad_alloc();
+}
+
+Sha256Hasher::~Sha256Hasher() {
+  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(m_context));
+}
+
+void Sha256Hasher::update(std::string_view bytes) {
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(m_context), bytes.data(), bytes.size());
+}
+
+std::string Sha256Hasher::hex() const {
+  // Finishing consumes a context, so finish a copy and keep this one open.
+  EVP_MD_CTX* copy = EVP_MD_CTX_new();
+  detail::Sha256 digest{};
+  unsigned int length = 0;
+  const bool done = copy && EVP_MD_CTX_copy_ex(copy, static_cast<EVP_MD_CTX*>(m_context)) == 1 &&
+                    EVP_DigestFinal_ex(copy, digest.data(), &length) == 1;
+  EVP_MD_CTX_free(copy);
+  if (!done) throw std::bad_alloc();
+  return detail::to_hex(digest);
 }
 
 }  // namespace clef

@@ -25,6 +25,7 @@
 #include "clef/metrics.hpp"
 #include "clef/ollama.hpp"
 #include "clef/options.hpp"
+#include "clef/policy.hpp"
 #include "clef/question.hpp"
 #include "clef/request.hpp"
 #include "clef/result.hpp"

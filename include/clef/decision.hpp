@@ -1,6 +1,7 @@
 // clef: the typed answers a decision model returns.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,8 +58,11 @@ enum class AnswerStatus {
   refused,     ///< The server answered {"type": "refusal"}.
   wrong_type,  ///< The answer's type is not the question's.
   invalid,     ///< Probabilities missing, out of range, not summing to 1, or a wrong winner.
+  /// A valid answer below its Policy threshold (policy.hpp): the value is kept, for a person to
+  /// see, but it is not to be acted on unattended.
+  abstained,
 };
-/// "ok", "missing", "refused", "wrong_type" or "invalid".
+/// "ok", "missing", "refused", "wrong_type", "invalid" or "abstained".
 const char* to_string(AnswerStatus status) noexcept;
 
 /// One question's answer, or why there is none. Never a silent default.
@@ -69,20 +73,24 @@ struct Answer {
   std::string problem;        ///< Why the status is not ok (the server's refusal text, ...).
   bool renormalized = false;  ///< Rounded probabilities were rescaled to sum to 1.
   std::variant<std::monostate, ChoiceAnswer, NoulAnswer, ScoreAnswer> value;
-  std::string raw_json;  ///< The answer object exactly as sent (empty when missing).
+  std::string raw_json;             ///< The answer object exactly as sent (empty when missing).
+  std::optional<double> threshold;  ///< abstained: the Policy threshold it fell below.
 
   bool ok() const noexcept { return status == AnswerStatus::ok; }
   const ChoiceAnswer* choice() const noexcept { return std::get_if<ChoiceAnswer>(&value); }
   const NoulAnswer* noul() const noexcept { return std::get_if<NoulAnswer>(&value); }
   const ScoreAnswer* score() const noexcept { return std::get_if<ScoreAnswer>(&value); }
 
+  /// True when there is a valid value: ok, or abstained (valid but below its threshold).
+  bool has_value() const noexcept { return !std::holds_alternative<std::monostate>(value); }
+
   /// The winning label for scripts: the choice label, "yes"/"no"/"unknown", or the most likely
-  /// score level's label ("Urgent"; ScoreAnswer::most_likely_level has its index); empty when
-  /// !ok().
+  /// score level's label ("Urgent"; ScoreAnswer::most_likely_level has its index); empty
+  /// without a value.
   std::string winner() const;
-  /// The winner's probability (for noul, P(verdict side)); 0 when !ok().
+  /// The winner's probability (for noul, P(verdict side)); 0 without a value.
   double winner_probability() const noexcept;
-  /// clef's confidence for any type; 0 when !ok().
+  /// clef's confidence for any type; 0 without a value.
   double confidence() const noexcept;
 };
 
@@ -98,6 +106,8 @@ struct Decision {
   std::string request_id;       ///< From the server's request id header, if any.
   std::vector<Answer> answers;  ///< One per question, in question order.
   std::string raw_json;         ///< The response body (inside Workers AI's envelope).
+  /// From the first attempt to the parsed response, retries and their waits included.
+  std::chrono::microseconds latency{0};
 
   /// The answer for `question`, or nullptr.
   const Answer* answer(std::string_view question) const noexcept;
