@@ -9,6 +9,7 @@
 #include "exit_codes.hpp"
 #include "flag_rules.hpp"
 #include "output_json.hpp"
+#include "policy_flag.hpp"
 #include "render.hpp"
 #include "request_builder.hpp"
 
@@ -189,6 +190,9 @@ CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
   ask->add_option("--min-confidence", flags.min_confidence,
                   "Gate: exit 1 if any answer's confidence (1 - H/ln N) is below X")
       ->check(CLI::Range(0.0, 1.0));
+  ask->add_option("--policy", flags.policy,
+                  "Thresholds from `clef eval --fit-thresholds`: an answer below its threshold "
+                  "is abstained (exit 8: ask a person)");
   add_connection_flags(*ask, flags.connection);
   return ask;
 }
@@ -211,19 +215,29 @@ int print_without_sending(const AskFlags& flags, const Client& client,
   return as_int(ExitCode::ok);
 }
 
-/// Prints the decision and turns it into the exit code: unusable answers, then the gates.
+/// Prints the decision and turns it into the exit code: unusable answers, then abstentions, then
+/// the gates.
 int conclude(const AskFlags& flags, const Decision& decision,
              const std::vector<Question>& questions, const std::vector<Gate>& gates,
              const Context& context) {
   print_decision(flags, decision, questions, context);
   bool all_ok = true;
+  bool abstained = false;
   for (const auto& answer : decision.answers) {
     if (answer.ok()) continue;
+    if (answer.status == AnswerStatus::abstained) {
+      abstained = true;
+      context.err << "clef: abstained: " << answer.question << " ("
+                  << terminal_safe(answer.winner())
+                  << ") is not confident enough for the policy: ask a person\n";
+      continue;
+    }
     all_ok = false;
     print_error(context, "no usable answer for \"" + answer.question + "\" (" +
                              to_string(answer.status) + "): " + answer.problem);
   }
   if (!all_ok) return as_int(ExitCode::server);
+  if (abstained) return as_int(ExitCode::abstained);
   const auto failures = failed_gates(decision, gates, flags.min_confidence);
   for (const auto& failure : failures)
     context.err << "clef: gate failed: " << terminal_safe(failure) << "\n";
@@ -245,6 +259,8 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
   auto request =
       build_request(std::move(state).value(), questions.value(), flags.images, flags.keep_alive);
   if (!request) return report(context, request.error(), flags.connection);
+  auto policy = load_policy(flags.policy, questions.value(), flags.connection.model, context.in);
+  if (!policy) return report(context, policy.error(), flags.connection);
 
   const bool offline = flags.dry_run || flags.print_curl;
   auto client = make_client(flags.connection, context, offline);
@@ -261,6 +277,7 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
                 << " ms\n";
   }
   if (!decision) return report(context, decision.error(), flags.connection);
+  if (*policy) (*policy)->apply(decision.value());
   return conclude(flags, decision.value(), questions.value(), gates.value(), context);
 }
 

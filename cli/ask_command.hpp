@@ -24,6 +24,7 @@ struct AskFlags {
   bool print_curl = false;
   std::vector<std::string> expects;  ///< NAME=LABEL
   std::optional<double> min_confidence;
+  std::string policy;  ///< --policy FILE: thresholds below which an answer abstains.
   ConnectionFlags connection;
 };
 

@@ -20,6 +20,7 @@
 #include "error_report.hpp"
 #include "exit_codes.hpp"
 #include "output_json.hpp"
+#include "policy_flag.hpp"
 #include "request_builder.hpp"
 
 namespace clef::cli {
@@ -49,15 +50,15 @@ Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format, cons
   probe.state = State::text("x");
   auto body = client.request_body(probe);
   if (!body) return body.error();
-  auto parsed = parse_json(body.value(), "the request body");
-  if (!parsed) return parsed.error();
+  auto questions_digest = questions_sha256(prototype.questions);
+  if (!questions_digest) return questions_digest.error();
   static const char* format_names[] = {"jsonl", "csv", "tsv", "text"};
   RunRecord record;
   record.fields = {
       {"backend", to_string(client.options().backend)},
       {"endpoint", client.endpoint(prototype)},
       {"model", client.options().model},
-      {"questions_sha256", sha256_hex(dump((*parsed)["questions"]))},
+      {"questions_sha256", questions_digest.value()},
       {"request_sha256", sha256_hex(body.value())},
       {"input", canonical_input(flags.input)},
       {"input_format", format_names[static_cast<int>(format)]},
@@ -73,7 +74,7 @@ class BatchJob {
  public:
   BatchJob(const BatchFlags& flags, const Context& context, InputReader& reader, OutputFile& output,
            Progress& progress, const std::unordered_set<std::string>& done,
-           const DecisionRequest& prototype, const ResultTable* table)
+           const DecisionRequest& prototype, const ResultTable* table, const Policy* policy)
       : m_flags(flags),
         m_context(context),
         m_reader(reader),
@@ -81,7 +82,8 @@ class BatchJob {
         m_progress(progress),
         m_done(done),
         m_prototype(prototype),
-        m_table(table) {}
+        m_table(table),
+        m_policy(policy) {}
 
   std::optional<Result<DecisionRequest>> next() {
     for (;;) {
@@ -117,6 +119,7 @@ class BatchJob {
       return;
     }
     if (result) {
+      if (m_policy) m_policy->apply(result.value());
       m_any_success = true;
       m_consecutive_unreachable = 0;
     } else if (unreachable(result.error()) && !m_any_success &&
@@ -126,7 +129,8 @@ class BatchJob {
     const std::string line =
         m_table ? m_table->row(pending.fields, result) : json_line(pending, result);
     if (write(index, pending.id, line)) {
-      m_progress.finished(result && result->all_ok(), result ? &result.value() : nullptr);
+      m_progress.finished(result && all_answered(result.value()),
+                          result ? &result.value() : nullptr);
     }
   }
 
@@ -269,6 +273,7 @@ class BatchJob {
   const std::unordered_set<std::string>& m_done;
   const DecisionRequest& m_prototype;
   const ResultTable* m_table;
+  const Policy* m_policy;
 
   std::unordered_map<std::size_t, Pending> m_pending;  ///< Only the items in flight.
   std::size_t m_next_index = 0;
@@ -325,6 +330,9 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
                    "CSV/TSV: the state is a JSON object of these columns, in this order (a,b,c)")
       ->delimiter(',')
       ->allow_extra_args(false);
+  batch->add_option("--policy", flags.policy,
+                    "Thresholds from `clef eval --fit-thresholds`: an answer below its "
+                    "threshold is written with status \"abstained\"");
   add_connection_flags(*batch, flags.connection);
   return batch;
 }
@@ -421,6 +429,8 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   }
   auto prototype = build_request(State::text(""), questions.value(), {}, flags.keep_alive);
   if (!prototype) return report(context, prototype.error(), flags.connection);
+  auto policy = load_policy(flags.policy, questions.value(), flags.connection.model, context.in);
+  if (!policy) return report(context, policy.error(), flags.connection);
   auto client = make_client(flags.connection, context, false);
   if (!client) return report(context, client.error(), flags.connection);
   auto record = describe_run(flags, format.value(), client.value(), prototype.value());
@@ -455,7 +465,7 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
     --*total;
   Progress progress(context.err, context.stderr_is_tty, total, done.size());
   BatchJob job(flags, context, *reader.value(), output.value(), progress, done, prototype.value(),
-               table ? &*table : nullptr);
+               table ? &*table : nullptr, policy->has_value() ? &**policy : nullptr);
   return job.finish(run_job(client.value(), flags, job, progress));
 }
 

@@ -27,6 +27,7 @@ struct BatchFlags {
   std::string keep_alive;
   std::string output_format = "jsonl";     ///< jsonl | csv | tsv
   std::vector<std::string> state_columns;  ///< CSV/TSV: the state as an object of these columns.
+  std::string policy;  ///< --policy FILE: thresholds below which an answer abstains.
   ConnectionFlags connection;
 };
 

@@ -45,6 +45,7 @@ void Progress::finished(bool ok, const Decision* decision) {
   if (decision) {
     for (const auto& answer : decision->answers) {
       if (answer.ok()) ++m_labels[answer.question][answer.winner()];
+      if (answer.status == AnswerStatus::abstained) ++m_labels[answer.question]["(abstained)"];
     }
   }
   draw(false);

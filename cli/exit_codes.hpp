@@ -14,6 +14,7 @@ enum class ExitCode : int {
   transport = 5,        ///< Connection refused, timeout, TLS.
   partial_failure = 6,  ///< clef batch: some items failed (their errors are in the output).
   output = 7,           ///< The output cannot be written: disk full, closed pipe, file in use.
+  abstained = 8,        ///< clef ask --policy: an answer is below its threshold (ask a person).
   interrupted = 130,    ///< SIGINT / SIGTERM.
 };
 

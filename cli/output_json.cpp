@@ -12,9 +12,12 @@ Json answer_json(const Answer& answer) {
   Json out;
   out["type"] = to_string(answer.asked);
   out["status"] = to_string(answer.status);
-  if (!answer.ok()) {
+  if (!answer.has_value()) {
     out["problem"] = answer.problem;
     return out;
+  }
+  if (answer.status == AnswerStatus::abstained) {
+    out["threshold"] = answer.threshold ? Json(*answer.threshold) : Json();
   }
   out["winner"] = answer.winner();
   out["probability"] = answer.winner_probability();
@@ -37,6 +40,13 @@ Json answer_json(const Answer& answer) {
   }
   if (answer.renormalized) out["renormalized"] = true;
   return out;
+}
+
+bool all_answered(const Decision& decision) {
+  for (const auto& answer : decision.answers) {
+    if (!answer.ok() && answer.status != AnswerStatus::abstained) return false;
+  }
+  return true;
 }
 
 Json decision_json(const Decision& decision) {

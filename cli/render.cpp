@@ -1,5 +1,6 @@
 #include "render.hpp"
 
+#include "clef/policy.hpp"
 #include "context.hpp"
 #include "output_json.hpp"
 
@@ -102,7 +103,7 @@ void print_human(std::ostream& out, const Decision& decision,
     if (color) out << bold;
     out << answer.question;
     if (color) out << reset;
-    if (!answer.ok()) {
+    if (!answer.has_value()) {
       out << "  no answer (" << to_string(answer.status) << "): " << terminal_safe(answer.problem)
           << "\n";
       continue;
@@ -111,6 +112,13 @@ void print_human(std::ostream& out, const Decision& decision,
     if (color) out << bold << green;
     out << answer.winner();
     if (color) out << reset;
+    if (answer.status == AnswerStatus::abstained) {
+      out << "  ABSTAINED ("
+          << (answer.threshold ? percent(trusted_probability(answer)) + " is below the policy's " +
+                                     percent(*answer.threshold)
+                               : std::string("the policy trusts no answer here"))
+          << ")";
+    }
     std::vector<Row> rows;
     if (const auto* c = answer.choice()) {
       out << "  " << percent(c->probability) << "  confidence " << fixed(c->confidence, 2) << "\n";
@@ -167,7 +175,9 @@ void print_tsv(std::ostream& out, const Decision& decision) {
 }
 
 void print_values(std::ostream& out, const Decision& decision) {
-  for (const auto& answer : decision.answers) out << answer.winner() << "\n";
+  // An abstained answer is not a label a script may route on.
+  for (const auto& answer : decision.answers)
+    out << (answer.status == AnswerStatus::abstained ? "(abstained)" : answer.winner()) << "\n";
 }
 
 }  // namespace clef::cli
