@@ -292,48 +292,52 @@ class BatchJob {
 
 }  // namespace
 
+void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
+  batch.add_option("--input-format", flags.input_format,
+                    "jsonl | csv | tsv | text (default: from the name)");
+  batch.add_option("--id-field", flags.id_field, "Field or column holding the id")
+      ->capture_default_str();
+  batch.add_option("--state-field", flags.state_field, "Field or column holding the state")
+      ->capture_default_str();
+  batch
+      .add_option("--state-columns", flags.state_columns,
+                  "CSV/TSV: the state is a JSON object of these columns, in this order (a,b,c)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  add_question_flags(batch, flags.questions);
+  batch.add_option("-j,--concurrency", flags.concurrency, "Requests in flight")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  batch.add_option("--rate", flags.rate, "At most this many requests per second (0 = no cap)")
+      ->check(CLI::NonNegativeNumber);
+  batch.add_flag("--dedupe", flags.dedupe, "Send identical states once");
+  batch.add_option("--keep-alive", flags.keep_alive,
+                   "Ollama: keep the model loaded (seconds or 5m)");
+  add_connection_flags(batch, flags.connection);
+}
+
 CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
   CLI::App* batch =
       app.add_subcommand("batch", "Decide every state in a JSONL, CSV/TSV or text file");
   batch->add_option("INPUT", flags.input, "Input file ('-' = stdin)")->required();
   batch->add_option("-o,--output", flags.output, "Output JSONL file ('-' = stdout)")
       ->capture_default_str();
-  batch->add_option("--input-format", flags.input_format,
-                    "jsonl | csv | tsv | text (default: from the name)");
-  batch->add_option("--id-field", flags.id_field, "Field or column holding the id")
-      ->capture_default_str();
-  batch->add_option("--state-field", flags.state_field, "Field or column holding the state")
-      ->capture_default_str();
-  add_question_flags(*batch, flags.questions);
-  batch->add_option("-j,--concurrency", flags.concurrency, "Requests in flight")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 256));
-  batch->add_option("--rate", flags.rate, "At most this many requests per second (0 = no cap)")
-      ->check(CLI::NonNegativeNumber);
+  add_batch_run_flags(*batch, flags);
   batch->add_flag("--ordered", flags.ordered, "Write results in input order");
   batch->add_flag("--resume", flags.resume,
                   "Keep OUTPUT's successful results and decide the rest (same run only)");
   batch->add_flag("--force-resume", flags.force_resume,
                   "With --resume: continue even if OUTPUT was written by a different run");
   batch->add_flag("--overwrite", flags.overwrite, "Replace an existing OUTPUT");
-  batch->add_flag("--dedupe", flags.dedupe, "Send identical states once");
-  batch->add_option("--keep-alive", flags.keep_alive,
-                    "Ollama: keep the model loaded (seconds or 5m)");
   batch
       ->add_option("--output-format", flags.output_format,
                    "jsonl | csv | tsv (csv/tsv: the input's columns, then per question its "
                    "winner, probability and confidence)")
       ->check(CLI::IsMember({"jsonl", "csv", "tsv"}))
       ->capture_default_str();
-  batch
-      ->add_option("--state-columns", flags.state_columns,
-                   "CSV/TSV: the state is a JSON object of these columns, in this order (a,b,c)")
-      ->delimiter(',')
-      ->allow_extra_args(false);
   batch->add_option("--policy", flags.policy,
                     "Thresholds from `clef eval --fit-thresholds`: an answer below its "
                     "threshold is written with status \"abstained\"");
-  add_connection_flags(*batch, flags.connection);
   return batch;
 }
 

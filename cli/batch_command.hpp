@@ -32,6 +32,9 @@ struct BatchFlags {
 };
 
 CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags);
+/// The flags of how a file is read and sent (formats, fields, questions, concurrency, rate,
+/// dedupe, connection), shared with `clef eval`.
+void add_batch_run_flags(CLI::App& command, BatchFlags& flags);
 int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Context& context);
 
 }  // namespace clef::cli

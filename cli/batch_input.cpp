@@ -308,6 +308,10 @@ class DelimitedReader final : public InputReader {
 
 }  // namespace
 
+bool read_bounded_line(std::istream& in, std::string& line, bool& too_long) {
+  return bounded_getline(in, line, too_long);
+}
+
 InputFormat guess_input_format(const std::string& path) {
   const std::string ext = ends_with_any(path);
   if (path == "-" || ext == "jsonl" || ext == "ndjson" || ext == "json") return InputFormat::jsonl;

@@ -1,0 +1,234 @@
+#include "eval_report.hpp"
+
+#include <cmath>
+
+#include "clef/metrics.hpp"
+
+namespace clef::cli {
+namespace {
+
+using Json = nlohmann::json;  // std::map objects: sorted keys
+
+constexpr const char* no_answer_key = "(no answer)";
+
+Json interval(const metrics::Interval& value) {
+  return {{"value", value.value}, {"low", value.low}, {"high", value.high}};
+}
+
+Json optional_interval(const std::optional<metrics::Interval>& value) {
+  return value ? interval(*value) : Json();
+}
+
+Json class_json(const metrics::ClassScores& scores) {
+  return {{"precision", interval(metrics::wilson(scores.correct, scores.predicted))},
+          {"recall", interval(metrics::wilson(scores.correct, scores.support))},
+          {"f1", scores.f1},
+          {"support", scores.support},
+          {"predicted", scores.predicted}};
+}
+
+Json question_json(const QuestionEvaluation& e) {
+  Json out;
+  out["type"] = to_string(e.type);
+  out["n"] = e.n;
+  out["skipped"] = e.skipped;
+  out["answered"] = e.answered;
+  out["coverage"] = interval(e.coverage);
+  out["accuracy"] = interval(e.accuracy);
+  out["accuracy_answered"] = interval(e.accuracy_answered);
+  out["macro_f1"] = e.macro_f1;
+  out["brier"] = interval(e.brier);
+  out["log_loss"] = interval(e.log_loss);
+  out["ece"] = e.ece;
+  out["ece_noise_floor"] = e.ece_noise_floor;
+  out["reliability"] = Json::array();
+  for (const auto& bin : e.reliability) {
+    out["reliability"].push_back({{"low", bin.low},
+                                  {"high", bin.high},
+                                  {"n", bin.n},
+                                  {"confidence", bin.mean_confidence},
+                                  {"accuracy", bin.accuracy}});
+  }
+  out["classes"] = Json::object();
+  for (const auto& [label, scores] : e.classes) out["classes"][label] = class_json(scores);
+  out["confusion"] = Json::object();
+  for (const auto& [gold, row] : e.confusion.counts()) {
+    for (const auto& [predicted, count] : row) {
+      out["confusion"][gold][predicted.empty() ? no_answer_key : predicted] = count;
+    }
+  }
+  if (e.type == QuestionType::noul) {
+    out["auroc"] = e.auroc ? Json(*e.auroc) : Json();
+    const auto yes = e.classes.find("yes");
+    const metrics::ClassScores scores = yes == e.classes.end() ? metrics::ClassScores{}
+                                                               : yes->second;
+    const Json positive = class_json(scores);
+    out["precision"] = positive["precision"];
+    out["recall"] = positive["recall"];
+    out["f1"] = positive["f1"];
+  }
+  if (e.type == QuestionType::score) {
+    out["mae"] = optional_interval(e.mae);
+    out["within_1"] = optional_interval(e.within_1);
+    out["rps"] = optional_interval(e.rps);
+  }
+  return out;
+}
+
+Json threshold_json(const FittedThreshold& t) {
+  return {{"threshold", t.threshold ? Json(*t.threshold) : Json()},
+          {"fit",
+           {{"n", t.fit_n},
+            {"precision", t.fit_precision},
+            {"lower_bound", t.fit_lower_bound},
+            {"coverage", t.fit_coverage}}},
+          {"check",
+           {{"n", t.check_n}, {"precision", t.check_precision}, {"coverage", t.check_coverage}}}};
+}
+
+/// Item i's answer to question q of `run`, or null.
+const Answer* answer_of(const ModelRun& run, const EvalItem& item, const std::string& question) {
+  const auto record = run.results.find(item.key);
+  if (record == run.results.end() || !record->second.decision) return nullptr;
+  return record->second.decision->answer(question);
+}
+
+std::vector<const Answer*> answers_of(const ModelRun& run, const EvalData& data,
+                                      const std::string& question) {
+  std::vector<const Answer*> out;
+  for (const auto& item : data.items) out.push_back(answer_of(run, item, question));
+  return out;
+}
+
+std::vector<std::string> gold_of(const EvalData& data, std::size_t question) {
+  std::vector<std::string> out;
+  for (const auto& item : data.items) out.push_back(item.gold[question]);
+  return out;
+}
+
+/// Requests, latency and tokens of the items in DATA.
+Json traffic_json(const ModelRun& run, const EvalData& data) {
+  std::vector<double> latencies;
+  std::int64_t input_tokens = 0, output_tokens = 0;
+  std::size_t answered = 0, failed = 0, missing = 0;
+  for (const auto& item : data.items) {
+    const auto record = run.results.find(item.key);
+    if (record == run.results.end()) {
+      ++missing;
+      continue;
+    }
+    if (!record->second.decision) {
+      ++failed;
+      continue;
+    }
+    ++answered;
+    if (!record->second.sent) continue;
+    latencies.push_back(record->second.latency_ms);
+    input_tokens += record->second.decision->usage.input_tokens;
+    output_tokens += record->second.decision->usage.output_tokens;
+  }
+  return {{"requests", {{"answered", answered}, {"failed", failed}, {"missing", missing}}},
+          {"latency_ms",
+           {{"p50", metrics::quantile(latencies, 0.5)},
+            {"p95", metrics::quantile(latencies, 0.95)},
+            {"n", latencies.size()}}},
+          {"tokens", {{"input", input_tokens}, {"output", output_tokens}}}};
+}
+
+/// Items whose every labelled question was answered right, over the items with any gold.
+Json overall_json(const ModelRun& run, const EvalData& data,
+                  const std::vector<QuestionEvaluation>& evaluations) {
+  std::size_t scored = 0, all_right = 0;
+  for (const auto& item : data.items) {
+    bool any = false, right = true;
+    for (std::size_t q = 0; q < data.questions.size(); ++q) {
+      if (item.gold[q].empty()) continue;
+      any = true;
+      const Answer* answer = answer_of(run, item, data.questions[q].name);
+      if (!answer || !answer->ok()) {
+        right = false;
+        continue;
+      }
+      std::string predicted = answer->winner();
+      if (const auto* n = answer->noul()) predicted = n->p_true >= 0.5 ? "yes" : "no";
+      right = right && predicted == item.gold[q];
+    }
+    scored += any;
+    all_right += any && right;
+  }
+  double mean_accuracy = 0;
+  for (const auto& e : evaluations) mean_accuracy += e.accuracy.value;
+  if (!evaluations.empty()) mean_accuracy /= static_cast<double>(evaluations.size());
+  return {{"items", data.items.size()},
+          {"all_correct", interval(metrics::wilson(all_right, scored))},
+          {"mean_accuracy", mean_accuracy}};
+}
+
+Json comparison_json(const EvalData& data, const ModelRun& a, const ModelRun& b) {
+  Json questions = Json::object();
+  for (std::size_t q = 0; q < data.questions.size(); ++q) {
+    const Question& question = data.questions[q];
+    const ModelComparison c = compare_question(question, gold_of(data, q),
+                                               answers_of(a, data, question.name),
+                                               answers_of(b, data, question.name));
+    questions[question.name] = {{"n", c.n},
+                                {"accuracy_difference", interval(c.accuracy_difference)},
+                                {"only_a_right", c.only_a_right},
+                                {"only_b_right", c.only_b_right},
+                                {"mcnemar_p", c.mcnemar_p},
+                                {"flip_rate", interval(c.flip_rate)}};
+  }
+  return {{"a", a.model}, {"b", b.model}, {"questions", questions}};
+}
+
+}  // namespace
+
+Json build_report(const EvalData& data, const std::vector<ModelRun>& runs,
+                  const ReportOptions& options) {
+  Json report;
+  report["schema"] = "clef-eval/1";
+  report["dataset_sha256"] = data.dataset_sha256;
+  report["questions_sha256"] = data.questions_sha256;
+  report["items"] = data.items.size();
+  report["models"] = Json::object();
+  std::vector<std::string> ids;
+  for (const auto& item : data.items) ids.push_back(item.key);
+  for (const auto& run : runs) {
+    Json model = traffic_json(run, data);
+    model["questions"] = Json::object();
+    std::vector<QuestionEvaluation> evaluations;
+    for (std::size_t q = 0; q < data.questions.size(); ++q) {
+      const Question& question = data.questions[q];
+      evaluations.push_back(
+          evaluate_question(question, gold_of(data, q), answers_of(run, data, question.name)));
+      model["questions"][question.name] = question_json(evaluations.back());
+      if (!options.fit_thresholds) continue;
+      const auto fitted = fit_thresholds(question, ids, gold_of(data, q),
+                                         answers_of(run, data, question.name),
+                                         options.target_precision);
+      Json& entry = model["thresholds"]["questions"][question.name];
+      for (const auto& t : fitted) {
+        if (t.label.empty())
+          entry.update(threshold_json(t));
+        else
+          entry["labels"][t.label] = threshold_json(t);
+      }
+    }
+    if (options.fit_thresholds) model["thresholds"]["target_precision"] = options.target_precision;
+    model["overall"] = overall_json(run, data, evaluations);
+    report["models"][run.model] = std::move(model);
+  }
+  if (runs.size() >= 2) {
+    report["comparison"] = Json::array();
+    for (std::size_t i = 1; i < runs.size(); ++i) {
+      report["comparison"].push_back(comparison_json(data, runs[0], runs[i]));
+    }
+  }
+  return report;
+}
+
+std::string report_text(const Json& report) {
+  return report.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,46 @@
+// clef eval's report: the typed evaluations of every model turned into the clef-eval/1 JSON
+// document every other output (terminal, Markdown, HTML, gates, baselines) reads.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "batch_results.hpp"
+#include "clef/eval.hpp"
+
+namespace clef::cli {
+
+/// One labelled item of DATA: its id key (id_key) and, per labelled question, its gold label as
+/// clef::gold_label gives it ("" = none).
+struct EvalItem {
+  std::string key;
+  std::vector<std::string> gold;
+};
+
+struct EvalData {
+  std::vector<Question> questions;  ///< The labelled questions, in --label order.
+  std::vector<EvalItem> items;
+  std::string dataset_sha256;    ///< Of DATA's bytes.
+  std::string questions_sha256;  ///< Of every question asked (clef::questions_sha256).
+};
+
+struct ModelRun {
+  std::string model;
+  BatchResults results;
+};
+
+struct ReportOptions {
+  bool fit_thresholds = false;
+  double target_precision = 0.95;
+};
+
+/// The report (schema "clef-eval/1"): keys sorted, no timestamps, so the same data and results
+/// give the same bytes. Intervals are {"value", "low", "high"} objects.
+nlohmann::json build_report(const EvalData& data, const std::vector<ModelRun>& runs,
+                            const ReportOptions& options);
+
+/// The report as its file holds it.
+std::string report_text(const nlohmann::json& report);
+
+}  // namespace clef::cli
