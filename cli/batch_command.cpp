@@ -294,7 +294,7 @@ class BatchJob {
 
 void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
   batch.add_option("--input-format", flags.input_format,
-                    "jsonl | csv | tsv | text (default: from the name)");
+                   "jsonl | csv | tsv | text (default: from the name)");
   batch.add_option("--id-field", flags.id_field, "Field or column holding the id")
       ->capture_default_str();
   batch.add_option("--state-field", flags.state_field, "Field or column holding the state")

@@ -78,10 +78,11 @@ Answer answer_from(const Question& question, const Json& json) {
     NoulAnswer noul;
     noul.p_true = *p;
     const std::string winner = string_or(json, "winner");
-    noul.verdict = winner == "yes"  ? Verdict::yes
-                   : winner == "no" ? Verdict::no
-                                    : (winner == "unknown" ? Verdict::unknown
-                                                           : (*p >= 0.5 ? Verdict::yes : Verdict::no));
+    noul.verdict =
+        winner == "yes" ? Verdict::yes
+        : winner == "no"
+            ? Verdict::no
+            : (winner == "unknown" ? Verdict::unknown : (*p >= 0.5 ? Verdict::yes : Verdict::no));
     noul.confidence = confidence;
     answer.value = noul;
     return answer;
@@ -101,7 +102,8 @@ Answer answer_from(const Question& question, const Json& json) {
     ChoiceAnswer choice;
     choice.choice = keys[best];
     choice.probability = (*p)[best];
-    for (std::size_t i = 0; i < keys.size(); ++i) choice.probabilities.push_back({keys[i], (*p)[i]});
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      choice.probabilities.push_back({keys[i], (*p)[i]});
     choice.confidence = confidence;
     answer.value = std::move(choice);
     return answer;

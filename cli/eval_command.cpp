@@ -60,7 +60,9 @@ class ScratchDirectory {
 std::string answers_path(const std::string& path, const std::string& model, bool several) {
   if (!several) return path;
   std::string safe;
-  for (char c : model) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_') ? c : '_';
+  for (char c : model)
+    safe +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_') ? c : '_';
   const auto slash = path.find_last_of('/');
   const auto dot = path.find_last_of('.');
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
@@ -101,9 +103,10 @@ Result<std::vector<LabelFlag>> parse_labels(const std::vector<std::string>& flag
     out.push_back({flag.substr(0, equals), flag.substr(equals + 1)});
   }
   if (out.empty()) {
-    return usage_error("nothing to score: give --label QUESTION=FIELD for each question whose "
-                       "gold answer is in DATA",
-                       "--label");
+    return usage_error(
+        "nothing to score: give --label QUESTION=FIELD for each question whose "
+        "gold answer is in DATA",
+        "--label");
   }
   return out;
 }
@@ -111,7 +114,8 @@ Result<std::vector<LabelFlag>> parse_labels(const std::vector<std::string>& flag
 /// Reads DATA's ids and gold labels. Every row must be readable, every id unique and every
 /// gold a valid answer: a report over a broken dataset would be wrong without saying so.
 Result<EvalData> read_data(const EvalFlags& flags, InputFormat format,
-                           const std::vector<Question>& asked, const std::vector<LabelFlag>& labels) {
+                           const std::vector<Question>& asked,
+                           const std::vector<LabelFlag>& labels) {
   EvalData data;
   InputFields fields{flags.run.id_field, flags.run.state_field, flags.run.state_columns, {}};
   for (const auto& label : labels) {
@@ -168,9 +172,10 @@ Status check_eval_flags(const EvalFlags& flags) {
                        "DATA");
   }
   if (!flags.from_results.empty() && !flags.answers.empty()) {
-    return usage_error("give --answers (run, keeping the results) or --from-results (score "
-                       "results you have), not both",
-                       "--from-results");
+    return usage_error(
+        "give --answers (run, keeping the results) or --from-results (score "
+        "results you have), not both",
+        "--from-results");
   }
   if (!flags.from_results.empty() && !flags.models.empty() &&
       flags.models.size() != flags.from_results.size()) {
@@ -188,7 +193,8 @@ Status check_eval_flags(const EvalFlags& flags) {
   }
   std::unordered_set<std::string> seen;
   for (const auto& model : flags.models) {
-    if (!seen.insert(model).second) return usage_error("\"" + model + "\" is given twice", "--model");
+    if (!seen.insert(model).second)
+      return usage_error("\"" + model + "\" is given twice", "--model");
   }
   return {};
 }
@@ -211,8 +217,9 @@ Result<std::vector<ModelRun>> collect_runs(const EvalFlags& flags, const CLI::Ap
     for (std::size_t i = 0; i < flags.from_results.size(); ++i) {
       auto results = read_batch_results(flags.from_results[i], asked, context.in);
       if (!results) return results.error();
-      std::string model = flags.models.empty() ? results_model(results.value(), flags.from_results[i])
-                                               : flags.models[i];
+      std::string model = flags.models.empty()
+                              ? results_model(results.value(), flags.from_results[i])
+                              : flags.models[i];
       runs.push_back({std::move(model), std::move(results).value()});
     }
     return runs;
@@ -263,8 +270,8 @@ Result<nlohmann::json> read_report(const std::string& path, std::istream& in) {
     return error;
   }
   // The gates read sorted std::map objects, the same type the report is built as.
-  return nlohmann::json::parse(parsed->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                               nullptr, false);
+  return nlohmann::json::parse(
+      parsed->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), nullptr, false);
 }
 
 Policy policy_from(const nlohmann::json& report, const EvalData& data, const ModelRun& run,
@@ -283,7 +290,11 @@ Policy policy_from(const nlohmann::json& report, const EvalData& data, const Mod
     QuestionPolicy question;
     question.threshold = threshold(entry);
     if (entry.contains("labels")) {
-      for (const auto& [label, t] : entry["labels"].items()) question.labels[label] = threshold(t);
+      // A label without enough items of its own to prove the target falls back to the
+      // question's threshold instead of abstaining on every answer it wins.
+      for (const auto& [label, t] : entry["labels"].items()) {
+        if (threshold(t)) question.labels[label] = threshold(t);
+      }
     }
     policy.questions[name] = std::move(question);
   }
@@ -310,7 +321,8 @@ int run_gates(const EvalFlags& flags, const nlohmann::json& report, const Contex
     if (!drops) return cli::report(context, drops.error(), flags.run.connection);
     for (auto& drop : drops.value()) all.push_back("worse than the baseline: " + drop);
   }
-  for (const auto& failure : all) context.err << "clef: requirement failed: " << terminal_safe(failure) << "\n";
+  for (const auto& failure : all)
+    context.err << "clef: requirement failed: " << terminal_safe(failure) << "\n";
   if (all.empty() && (!requirements.empty() || !flags.baseline.empty())) {
     context.err << "clef: every requirement holds\n";
   }
@@ -365,7 +377,8 @@ CLI::App* add_eval_command(CLI::App& app, EvalFlags& flags) {
 
 int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
   flags.run.output_format = "jsonl";
-  if (auto status = check_eval_flags(flags); !status) return cli::report(context, status.error(), flags.run.connection);
+  if (auto status = check_eval_flags(flags); !status)
+    return cli::report(context, status.error(), flags.run.connection);
   auto labels = parse_labels(flags.labels);
   if (!labels) return cli::report(context, labels.error(), flags.run.connection);
   auto asked = collect_questions(flags.run.questions, command);
@@ -376,10 +389,10 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
   if (!format) return cli::report(context, format.error(), flags.run.connection);
   if (format.value() == InputFormat::text) {
     return cli::report(context,
-                  usage_error("clef eval needs JSONL or CSV/TSV data (text lines have no gold "
-                              "labels); name the format with --input-format",
-                              flags.run.input),
-                  flags.run.connection);
+                       usage_error("clef eval needs JSONL or CSV/TSV data (text lines have no gold "
+                                   "labels); name the format with --input-format",
+                                   flags.run.input),
+                       flags.run.connection);
   }
   auto data = read_data(flags, format.value(), asked.value(), labels.value());
   if (!data) return cli::report(context, data.error(), flags.run.connection);
@@ -407,8 +420,7 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
     }
   }
   if (!flags.policy_out.empty()) {
-    const Policy policy =
-        policy_from(report, data.value(), runs->front(), flags.target_precision);
+    const Policy policy = policy_from(report, data.value(), runs->front(), flags.target_precision);
     if (auto status = write_text(flags.policy_out, policy.to_json(), "the policy"); !status) {
       print_error(context, status.error().message + " (" + status.error().where + ")");
       return as_int(ExitCode::output);

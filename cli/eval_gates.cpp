@@ -17,8 +17,8 @@ Error malformed(const std::string& text, const std::string& why) {
 
 /// Metrics that may only get worse by going down, and those that get worse by going up.
 const std::vector<std::string>& higher_is_better() {
-  static const std::vector<std::string> names = {"accuracy", "accuracy_answered", "coverage",
-                                                 "macro_f1", "auroc",    "within_1"};
+  static const std::vector<std::string> names = {
+      "accuracy", "accuracy_answered", "coverage", "macro_f1", "auroc", "within_1"};
   return names;
 }
 const std::vector<std::string>& lower_is_better() {
@@ -114,8 +114,9 @@ Result<Requirement> parse_requirement(const std::string& text) {
       R"(([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*$)");
   std::smatch match;
   if (text.size() > 1000 || !std::regex_match(text, match, pattern)) {
-    return malformed(text, "write it as QUESTION.METRIC >= NUMBER, e.g. 'team.accuracy >= 0.9' "
-                           "or 'lower(team.precision[billing]) >= 0.95'");
+    return malformed(text,
+                     "write it as QUESTION.METRIC >= NUMBER, e.g. 'team.accuracy >= 0.9' "
+                     "or 'lower(team.precision[billing]) >= 0.95'");
   }
   Requirement r;
   r.text = text;
@@ -151,9 +152,11 @@ Result<std::vector<std::string>> failed_requirements(const std::vector<Requireme
       }
       std::optional<double> x;
       if (value.is_object()) {
-        x = number_of(member(value, r.bound.empty() ? "value" : (r.bound == "lower" ? "low" : "high")));
+        x = number_of(
+            member(value, r.bound.empty() ? "value" : (r.bound == "lower" ? "low" : "high")));
       } else if (!r.bound.empty()) {
-        return malformed(r.text, r.metric + " has no interval, so " + r.bound + "() cannot read it");
+        return malformed(r.text,
+                         r.metric + " has no interval, so " + r.bound + "() cannot read it");
       } else {
         x = number_of(&value);
       }

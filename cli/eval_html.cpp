@@ -15,12 +15,23 @@ std::string escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -108,8 +119,8 @@ std::string confusion_matrix(const Json& confusion) {
       const bool diagonal = columns[c] == rows[r];
       svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cell - 2 << "\" height=\""
           << cell - 2 << "\" class=\"" << (diagonal ? "hit" : "miss") << "\" fill-opacity=\""
-          << fixed(0.08 + 0.92 * share, 3) << "\"><title>gold " << escape(rows[r])
-          << ", predicted " << escape(columns[c]) << ": " << count << "</title></rect>"
+          << fixed(0.08 + 0.92 * share, 3) << "\"><title>gold " << escape(rows[r]) << ", predicted "
+          << escape(columns[c]) << ": " << count << "</title></rect>"
           << "<text x=\"" << x + cell / 2 - 1 << "\" y=\"" << y + cell / 2 + 4
           << "\" text-anchor=\"middle\" class=\"count\">" << count << "</text>";
     }
@@ -127,8 +138,8 @@ std::string reliability_diagram(const Json& bins) {
       << size + 2 * pad << "\">";
   svg << "<rect x=\"" << pad << "\" y=\"" << pad << "\" width=\"" << size << "\" height=\"" << size
       << "\" class=\"frame\"/>";
-  svg << "<line x1=\"" << pad << "\" y1=\"" << pad + size << "\" x2=\"" << pad + size
-      << "\" y2=\"" << pad << "\" class=\"ideal\"/>";
+  svg << "<line x1=\"" << pad << "\" y1=\"" << pad + size << "\" x2=\"" << pad + size << "\" y2=\""
+      << pad << "\" class=\"ideal\"/>";
   for (const auto& bin : bins) {
     if (bin.value("n", 0) == 0) continue;
     const double low = bin.value("low", 0.0), high = bin.value("high", 0.0);
@@ -186,11 +197,11 @@ std::string report_html(const Json& report) {
            "(noise floor)</th></tr>\n";
     for (const auto& [question, q] : model["questions"].items()) {
       out << "<tr><td>" << escape(question) << "</td><td>" << escape(q.value("type", ""))
-          << "</td><td>" << q.value("n", 0) << "</td><td>" << interval(q, "coverage")
-          << "</td><td>" << interval(q, "accuracy") << "</td><td>" << fixed(num(q, "macro_f1"), 3)
-          << "</td><td>" << fixed(num(q, "brier"), 3) << "</td><td>"
-          << fixed(num(q, "log_loss"), 3) << "</td><td>" << fixed(num(q, "ece"), 3) << " ("
-          << fixed(num(q, "ece_noise_floor"), 2) << ")</td></tr>\n";
+          << "</td><td>" << q.value("n", 0) << "</td><td>" << interval(q, "coverage") << "</td><td>"
+          << interval(q, "accuracy") << "</td><td>" << fixed(num(q, "macro_f1"), 3) << "</td><td>"
+          << fixed(num(q, "brier"), 3) << "</td><td>" << fixed(num(q, "log_loss"), 3) << "</td><td>"
+          << fixed(num(q, "ece"), 3) << " (" << fixed(num(q, "ece_noise_floor"), 2)
+          << ")</td></tr>\n";
     }
     out << "</table>\n";
     for (const auto& [question, q] : model["questions"].items()) {

@@ -60,8 +60,8 @@ Json question_json(const QuestionEvaluation& e) {
   if (e.type == QuestionType::noul) {
     out["auroc"] = e.auroc ? Json(*e.auroc) : Json();
     const auto yes = e.classes.find("yes");
-    const metrics::ClassScores scores = yes == e.classes.end() ? metrics::ClassScores{}
-                                                               : yes->second;
+    const metrics::ClassScores scores =
+        yes == e.classes.end() ? metrics::ClassScores{} : yes->second;
     const Json positive = class_json(scores);
     out["precision"] = positive["precision"];
     out["recall"] = positive["recall"];
@@ -168,9 +168,9 @@ Json comparison_json(const EvalData& data, const ModelRun& a, const ModelRun& b)
   Json questions = Json::object();
   for (std::size_t q = 0; q < data.questions.size(); ++q) {
     const Question& question = data.questions[q];
-    const ModelComparison c = compare_question(question, gold_of(data, q),
-                                               answers_of(a, data, question.name),
-                                               answers_of(b, data, question.name));
+    const ModelComparison c =
+        compare_question(question, gold_of(data, q), answers_of(a, data, question.name),
+                         answers_of(b, data, question.name));
     questions[question.name] = {{"n", c.n},
                                 {"accuracy_difference", interval(c.accuracy_difference)},
                                 {"only_a_right", c.only_a_right},
@@ -203,9 +203,9 @@ Json build_report(const EvalData& data, const std::vector<ModelRun>& runs,
           evaluate_question(question, gold_of(data, q), answers_of(run, data, question.name)));
       model["questions"][question.name] = question_json(evaluations.back());
       if (!options.fit_thresholds) continue;
-      const auto fitted = fit_thresholds(question, ids, gold_of(data, q),
-                                         answers_of(run, data, question.name),
-                                         options.target_precision);
+      const auto fitted =
+          fit_thresholds(question, ids, gold_of(data, q), answers_of(run, data, question.name),
+                         options.target_precision);
       Json& entry = model["thresholds"]["questions"][question.name];
       for (const auto& t : fitted) {
         if (t.label.empty())

@@ -57,8 +57,8 @@ std::string extras(const Json& q) {
   if (type == "noul" && q.contains("auroc") && q["auroc"].is_number())
     return "  AUROC " + fixed(q["auroc"].get<double>(), 3);
   if (type == "score") {
-    return "  MAE " + fixed(num(q, "mae"), 2) + "  within-1 " + pct(num(q, "within_1")) +
-           "  RPS " + fixed(num(q, "rps"), 3);
+    return "  MAE " + fixed(num(q, "mae"), 2) + "  within-1 " + pct(num(q, "within_1")) + "  RPS " +
+           fixed(num(q, "rps"), 3);
   }
   return "";
 }
@@ -85,7 +85,8 @@ void print_eval_summary(std::ostream& out, const Json& report, bool color) {
           << (color ? dim : "") << " (noise ~" << fixed(num(q, "ece_noise_floor"), 2) << ")"
           << (color ? reset : "") << extras(q) << "\n";
       std::size_t width = 0;
-      for (const auto& [label, scores] : q["classes"].items()) width = std::max(width, label.size());
+      for (const auto& [label, scores] : q["classes"].items())
+        width = std::max(width, label.size());
       for (const auto& [label, scores] : q["classes"].items()) {
         out << "    " << padded(terminal_safe(label), width) << "  " << bar(num(scores, "f1"), 20)
             << " F1 " << fixed(num(scores, "f1"), 2) << "  P " << fixed(num(scores, "precision"), 2)
@@ -111,11 +112,12 @@ void print_eval_summary(std::ostream& out, const Json& report, bool color) {
     for (const auto& [question, q] : c["questions"].items()) {
       const Json& d = q["accuracy_difference"];
       out << "  " << padded(terminal_safe(question), 10) << " accuracy difference "
-          << fixed(100 * d.value("value", 0.0), 1) << " pts [" << fixed(100 * d.value("low", 0.0), 1)
-          << ", " << fixed(100 * d.value("high", 0.0), 1) << "]  McNemar p "
-          << fixed(q.value("mcnemar_p", 1.0), 4) << "  flips " << pct(num(q, "flip_rate")) << "  ("
-          << q.value("only_a_right", 0) << " only " << terminal_safe(c.value("a", "")) << ", "
-          << q.value("only_b_right", 0) << " only " << terminal_safe(c.value("b", "")) << ")\n";
+          << fixed(100 * d.value("value", 0.0), 1) << " pts ["
+          << fixed(100 * d.value("low", 0.0), 1) << ", " << fixed(100 * d.value("high", 0.0), 1)
+          << "]  McNemar p " << fixed(q.value("mcnemar_p", 1.0), 4) << "  flips "
+          << pct(num(q, "flip_rate")) << "  (" << q.value("only_a_right", 0) << " only "
+          << terminal_safe(c.value("a", "")) << ", " << q.value("only_b_right", 0) << " only "
+          << terminal_safe(c.value("b", "")) << ")\n";
     }
   }
 }
@@ -125,13 +127,17 @@ std::string report_markdown(const Json& report) {
   auto cell = [](std::string text) {
     std::string safe;
     for (char c : text) {
-      if (c == '|') safe += "\\|";
-      else if (c == '\n' || c == '\r') safe += ' ';
-      else safe += c;
+      if (c == '|')
+        safe += "\\|";
+      else if (c == '\n' || c == '\r')
+        safe += ' ';
+      else
+        safe += c;
     }
     return safe;
   };
-  out << "## clef eval\n\n" << report.value("items", 0) << " items · dataset `"
+  out << "## clef eval\n\n"
+      << report.value("items", 0) << " items · dataset `"
       << report.value("dataset_sha256", "").substr(0, 12) << "` · questions `"
       << report.value("questions_sha256", "").substr(0, 12) << "`\n\n";
   out << "| model | question | type | n | coverage | accuracy (95% CI) | macro-F1 | Brier | ECE "
@@ -151,8 +157,8 @@ std::string report_markdown(const Json& report) {
     for (const auto& [question, q] : model["questions"].items()) {
       for (const auto& [label, s] : q["classes"].items()) {
         out << "| " << cell(name) << " | " << cell(question) << " | " << cell(label) << " | "
-            << fixed(num(s, "f1"), 3) << " | " << rate(s, "precision") << " | "
-            << rate(s, "recall") << " | " << s.value("support", 0) << " |\n";
+            << fixed(num(s, "f1"), 3) << " | " << rate(s, "precision") << " | " << rate(s, "recall")
+            << " | " << s.value("support", 0) << " |\n";
       }
     }
   }

@@ -1,6 +1,7 @@
 #include "fake_server.hpp"
 
 #include <httplib.h>
+#include <regex>
 
 #include <algorithm>
 #include <cmath>
@@ -106,13 +107,31 @@ std::optional<std::vector<double>> recorded_choice(const std::string& state,
   return std::vector<double>{0.9764, 0.0128, 0.0109};
 }
 
+/// A rule's answer as a distribution over `keys`: the named key gets the rule's probability and
+/// the others share the rest equally. Nullopt when the rule names no key.
+std::optional<std::vector<double>> ruled(const AnswerRule& rule,
+                                         const std::vector<std::string>& keys,
+                                         const std::vector<std::string>& legend) {
+  std::size_t at = keys.size();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] == rule.answer || (i < legend.size() && legend[i] == rule.answer)) at = i;
+  }
+  if (at == keys.size() || keys.size() < 2) return std::nullopt;
+  std::vector<double> p(keys.size(),
+                        (1.0 - rule.probability) / static_cast<double>(keys.size() - 1));
+  p[at] = rule.probability;
+  return p;
+}
+
 Json answer_for(ServerShape shape, const std::string& state, const std::string& name,
-                const Json& question) {
+                const Json& question, const AnswerRule* rule) {
   const std::string type = question.value("type", "");
   Json answer = {{"type", type}};
   if (type == "noul") {
     double p = 1.0 / (1.0 + std::exp(-(logit(state, name, "true") * 2.0 - 4.0)));
     if (state.find(card_ticket) != std::string::npos && name == "refund") p = 0.9989;
+    if (rule && (rule->answer == "yes" || rule->answer == "true")) p = rule->probability;
+    if (rule && (rule->answer == "no" || rule->answer == "false")) p = 1.0 - rule->probability;
     answer["noul"] = number_as_sent(shape, p);
     return answer;
   }
@@ -130,7 +149,9 @@ Json answer_for(ServerShape shape, const std::string& state, const std::string& 
   }
   std::vector<double> logits;
   for (const auto& key : keys) logits.push_back(logit(state, name, key));
-  const std::vector<double> p = recorded_choice(state, keys).value_or(softmax(logits));
+  std::optional<std::vector<double>> forced = rule ? ruled(*rule, keys, legend) : std::nullopt;
+  if (!forced) forced = recorded_choice(state, keys);
+  const std::vector<double> p = forced.value_or(softmax(logits));
   const std::size_t best = std::max_element(p.begin(), p.end()) - p.begin();
   const double confidence = uses_entropy(shape) ? entropy_confidence(p) : max_confidence(p);
   if (type == "choice") {
@@ -336,6 +357,19 @@ struct FakeServer::Impl {
   std::string token = "test-token";  // Workers AI expects this Bearer token
   std::function<std::optional<Scripted>(const RecordedRequest&, int)> script;
 
+  std::vector<AnswerRule> rules;
+
+  /// The first rule for this model and question whose pattern occurs in the state.
+  const AnswerRule* rule_for(const std::string& model, const std::string& question,
+                             const std::string& state) const {
+    for (const auto& rule : rules) {
+      if (!rule.model.empty() && rule.model != model && rule.model + ":latest" != model) continue;
+      if (rule.question != question) continue;
+      if (std::regex_search(state, rule.pattern)) return &rule;
+    }
+    return nullptr;
+  }
+
   bool has_model(const std::string& name) const {
     return std::find(models.begin(), models.end(), name) != models.end();
   }
@@ -382,9 +416,11 @@ struct FakeServer::Impl {
     }
 
     const std::string state = body["state"].dump();
+    const std::string state_text =
+        body["state"].is_string() ? body["state"].get<std::string>() : state;
     Json answers = Json::object();
     for (const auto& [name, q] : body["questions"].items())
-      answers[name] = answer_for(shape, state, name, q);
+      answers[name] = answer_for(shape, state, name, q, rule_for(model, name, state_text));
     Json decision = {{"model", shape == ServerShape::typesafe ? "jev-1.13.0" : model},
                      {"answers", answers}};
     const int questions = static_cast<int>(body["questions"].size());
@@ -521,6 +557,52 @@ FakeServer::~FakeServer() {
 
 void FakeServer::set_models(std::vector<std::string> models) {
   m_impl->models = std::move(models);
+}
+
+void FakeServer::set_rules(std::vector<AnswerRule> rules) {
+  m_impl->rules = std::move(rules);
+}
+
+std::optional<std::vector<AnswerRule>> parse_answer_rules(const std::string& text,
+                                                          std::string& problem) {
+  const auto root = Json::parse(text, nullptr, false);
+  if (root.is_discarded() || !root.is_object() || !root.contains("rules") ||
+      !root["rules"].is_array()) {
+    problem = "expected {\"rules\": [...]}";
+    return std::nullopt;
+  }
+  std::vector<AnswerRule> rules;
+  for (std::size_t i = 0; i < root["rules"].size(); ++i) {
+    const Json& r = root["rules"][i];
+    const std::string where = "rules[" + std::to_string(i) + "]";
+    if (!r.is_object() || !r.contains("question") || !r["question"].is_string() ||
+        !r.contains("match") || !r["match"].is_string() || !r.contains("answer") ||
+        !r["answer"].is_string()) {
+      problem = where + ": needs string \"question\", \"match\" and \"answer\"";
+      return std::nullopt;
+    }
+    AnswerRule rule;
+    rule.model = r.contains("model") && r["model"].is_string() ? r["model"].get<std::string>() : "";
+    rule.question = r["question"].get<std::string>();
+    rule.answer = r["answer"].get<std::string>();
+    if (r.contains("probability")) {
+      if (!r["probability"].is_number() || r["probability"].get<double>() < 0 ||
+          r["probability"].get<double>() > 1) {
+        problem = where + ": \"probability\" must be a number in [0, 1]";
+        return std::nullopt;
+      }
+      rule.probability = r["probability"].get<double>();
+    }
+    try {
+      rule.pattern =
+          std::regex(r["match"].get<std::string>(), std::regex::ECMAScript | std::regex::icase);
+    } catch (const std::regex_error& e) {
+      problem = where + ": \"match\" is not a valid regular expression (" + e.what() + ")";
+      return std::nullopt;
+    }
+    rules.push_back(std::move(rule));
+  }
+  return rules;
 }
 
 void FakeServer::set_script(

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +46,23 @@ struct Scripted {
   std::optional<std::size_t> truncate_at;
 };
 
+/// A scripted model: for `question` (and `model`, when not empty), a state in which `pattern`
+/// occurs is answered `answer` (a choice label, yes/no, or a score level's label or index) with
+/// `probability`; the other options share the rest equally. States no rule matches get the
+/// default deterministic answer.
+struct AnswerRule {
+  std::string model;
+  std::string question;
+  std::regex pattern;
+  std::string answer;
+  double probability = 0.9;
+};
+
+/// Rules from JSON: {"rules": [{"model"?, "question", "match" (ECMAScript regex, matched
+/// case-insensitively), "answer", "probability"}]}. Returns why not when the text is not that.
+std::optional<std::vector<AnswerRule>> parse_answer_rules(const std::string& text,
+                                                          std::string& problem);
+
 class FakeServer {
  public:
   explicit FakeServer(ServerShape shape = ServerShape::ollama);
@@ -62,6 +80,8 @@ class FakeServer {
   /// Called for every request before simulation; a value replaces the simulated response.
   /// `call` counts requests from 0.
   void set_script(std::function<std::optional<Scripted>(const RecordedRequest&, int call)> script);
+  /// Answers from rules before the default deterministic model (see AnswerRule).
+  void set_rules(std::vector<AnswerRule> rules);
   /// Ollama's /api/version answer.
   void set_version(std::string version);
 
