@@ -242,6 +242,11 @@ Result<std::vector<ModelRun>> collect_runs(const EvalFlags& flags, const CLI::Ap
                 << "\n";
     const int code = run_batch_command(run, command, context);
     if (code != as_int(ExitCode::ok) && code != as_int(ExitCode::partial_failure)) {
+      if (code == as_int(ExitCode::usage) && run.resume) {
+        context.err << "clef: eval: " << run.output
+                    << " holds the answers of another run (other questions, model, server or "
+                       "data): give another --answers, or delete it to start again\n";
+      }
       exit_code = code;
       return runs;
     }

@@ -93,7 +93,8 @@ std::string confusion_matrix(const Json& confusion) {
   std::vector<std::string> rows;
   for (const auto& [gold, row] : confusion.items()) rows.push_back(gold);
   const int cell = 44, left = 130, top = 110;
-  const int width = left + cell * static_cast<int>(columns.size()) + 10;
+  const int width =
+      left + cell * static_cast<int>(columns.size()) + 60;  // room for the slanted last label
   const int height = top + cell * static_cast<int>(rows.size()) + 10;
   std::ostringstream svg;
   svg << "<svg role=\"img\" aria-label=\"Confusion matrix\" width=\"" << width << "\" height=\""

@@ -155,6 +155,13 @@ TEST(CliEval, AnswersAreKeptAndRescoredWithoutSendingAgain) {
        "http://127.0.0.1:" + std::to_string(clef::testing::unused_port()), "--report-json", third});
   ASSERT_EQ(offline.code, 0) << offline.err;
   EXPECT_EQ(read_file(first), read_file(third));
+  // Answers of another run (here: another server) are never mixed in.
+  FakeServer elsewhere;
+  script_model_m(elsewhere);
+  auto mixed = run_clef(eval_args(elsewhere, files, {"-m", "m", "--answers", answers}));
+  EXPECT_EQ(mixed.code, 2);
+  EXPECT_NE(mixed.err.find("holds the answers of another run"), std::string::npos) << mixed.err;
+  EXPECT_EQ(elsewhere.request_count(), 0);
 }
 
 TEST(CliEval, TwoModelsArePairedItemByItem) {
@@ -162,6 +169,8 @@ TEST(CliEval, TwoModelsArePairedItemByItem) {
   script_model_m(server);
   EvalFiles files;
   const std::string out = fresh_path("eval_two.json");
+  fresh_path("eval_two_answers.m.jsonl");  // the per-model answer files of an earlier run
+  fresh_path("eval_two_answers.other.jsonl");
   auto r = run_clef(eval_args(server, files,
                               {"-m", "m", "-m", "other", "--report-json", out, "--answers",
                                fresh_path("eval_two_answers.jsonl")}));
@@ -438,6 +447,39 @@ TEST(CliEval, ContradictoryFlagsAreRefused) {
   EXPECT_EQ(base({"-m", "a", "-m", "a"}).code, 2);
   EXPECT_EQ(run_clef({"eval", "-", "-q", files.questions, "--label", "team=team"}).code, 2);
   EXPECT_EQ(base({"--label", "team"}).code, 2);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CliEval, ResultsFilesAreReadAsHostileInput) {
+  EvalFiles files;
+  const std::string report = fresh_path("eval_hostile.json");
+  auto score = [&](const std::string& results) {
+    return run_clef({"eval", files.data, "-q", files.questions, "--label", "team=team",
+                     "--from-results", write_temp_file("eval_hostile_results.jsonl", results), "-m",
+                     "m", "--report-json", report});
+  };
+  auto garbage = score("{\"id\": \"T1\", \"answers\": {}}\nnot json\n");
+  EXPECT_EQ(garbage.code, 2);
+  EXPECT_NE(garbage.err.find("line 2"), std::string::npos) << garbage.err;
+  // An answer that does not fit its question is not an answer: T1 counts as wrong, not as right.
+  auto odd = score(
+      R"({"id": "T1", "answers": {"team": {"type": "choice", "status": "ok", "probabilities": {"billing": 7}}}})"
+      "\n"
+      R"({"id": "T2", "answers": {"team": {"type": "noul", "status": "ok", "p_true": 0.9}}})"
+      "\n"
+      R"({"id": "T3", "answers": {"team": {"type": "choice", "status": "ok", "probabilities": {"billing": 0.9, "technical": 0.1}}}})"
+      "\n"
+      R"({"id": [1], "answers": {}})"
+      "\n"
+      R"({"id": "T4", "answers": {"team": "billing"}, "usage": {"input_tokens": "many"}})"
+      "\n");
+  ASSERT_EQ(odd.code, 0) << odd.err;
+  const Json team = Json::parse(read_file(report))["models"]["m"]["questions"]["team"];
+  EXPECT_EQ(team["answered"], 1);  // only T3
+  EXPECT_DOUBLE_EQ(team["accuracy"]["value"].get<double>(), 1.0 / 9);
 }
 
 }  // namespace
