@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "eval_report.hpp"
+
 namespace clef::cli {
 namespace {
 
@@ -188,7 +190,8 @@ std::string report_html(const Json& report) {
       << style << "</style></head><body>\n<h1>clef eval</h1>\n<p>" << report.value("items", 0)
       << " items · dataset <code>" << escape(report.value("dataset_sha256", "")) << "</code>"
       << " · questions <code>" << escape(report.value("questions_sha256", "")) << "</code></p>\n";
-  for (const auto& [name, model] : report["models"].items()) {
+  for (const std::string& name : model_order(report)) {
+    const Json& model = report["models"][name];
     const Json& latency = model["latency_ms"];
     out << "<h2>" << escape(name) << "</h2>\n<p>latency p50 " << fixed(num(latency, "p50"), 1)
         << " ms, p95 " << fixed(num(latency, "p95"), 1) << " ms · "

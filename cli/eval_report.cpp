@@ -191,6 +191,8 @@ Json build_report(const EvalData& data, const std::vector<ModelRun>& runs,
   report["questions_sha256"] = data.questions_sha256;
   report["items"] = data.items.size();
   report["models"] = Json::object();
+  report["model_order"] = Json::array();
+  for (const auto& run : runs) report["model_order"].push_back(run.model);
   std::vector<std::string> ids;
   for (const auto& item : data.items) ids.push_back(item.key);
   for (const auto& run : runs) {
@@ -225,6 +227,23 @@ Json build_report(const EvalData& data, const std::vector<ModelRun>& runs,
     }
   }
   return report;
+}
+
+std::vector<std::string> model_order(const Json& report) {
+  std::vector<std::string> out;
+  const auto order = report.find("model_order");
+  const auto models = report.find("models");
+  if (models == report.end() || !models->is_object()) return out;
+  if (order != report.end() && order->is_array()) {
+    for (const auto& name : *order) {
+      if (name.is_string() && models->contains(name.get<std::string>()))
+        out.push_back(name.get<std::string>());
+    }
+  }
+  if (out.size() == models->size()) return out;
+  out.clear();
+  for (const auto& item : models->items()) out.push_back(item.key());
+  return out;
 }
 
 std::string report_text(const Json& report) {

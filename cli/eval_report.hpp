@@ -40,6 +40,9 @@ struct ReportOptions {
 nlohmann::json build_report(const EvalData& data, const std::vector<ModelRun>& runs,
                             const ReportOptions& options);
 
+/// The report's models in the order they were given (its "model_order"), for printing.
+std::vector<std::string> model_order(const nlohmann::json& report);
+
 /// The report as its file holds it.
 std::string report_text(const nlohmann::json& report);
 

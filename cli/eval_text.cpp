@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "eval_report.hpp"
+
 #include "context.hpp"
 
 namespace clef::cli {
@@ -70,8 +72,8 @@ std::string padded(const std::string& text, std::size_t width) {
 }  // namespace
 
 void print_eval_summary(std::ostream& out, const Json& report, bool color) {
-  const Json& models = report["models"];
-  for (const auto& [name, model] : models.items()) {
+  for (const std::string& name : model_order(report)) {
+    const Json& model = report["models"][name];
     const Json& latency = model["latency_ms"];
     out << (color ? bold : "") << terminal_safe(name) << (color ? reset : "") << "  "
         << report.value("items", 0) << " items · latency p50 " << fixed(num(latency, "p50"), 1)
@@ -142,7 +144,8 @@ std::string report_markdown(const Json& report) {
       << report.value("questions_sha256", "").substr(0, 12) << "`\n\n";
   out << "| model | question | type | n | coverage | accuracy (95% CI) | macro-F1 | Brier | ECE "
          "(noise) | more |\n|---|---|---|---:|---:|---|---:|---:|---:|---|\n";
-  for (const auto& [name, model] : report["models"].items()) {
+  for (const std::string& name : model_order(report)) {
+    const Json& model = report["models"][name];
     for (const auto& [question, q] : model["questions"].items()) {
       out << "| " << cell(name) << " | " << cell(question) << " | " << type_name(q) << " | "
           << q.value("n", 0) << " | " << pct(num(q, "coverage")) << " | " << rate(q, "accuracy")
@@ -153,7 +156,8 @@ std::string report_markdown(const Json& report) {
   }
   out << "\n### Per label\n\n| model | question | label | F1 | precision | recall | support |\n"
          "|---|---|---|---:|---:|---:|---:|\n";
-  for (const auto& [name, model] : report["models"].items()) {
+  for (const std::string& name : model_order(report)) {
+    const Json& model = report["models"][name];
     for (const auto& [question, q] : model["questions"].items()) {
       for (const auto& [label, s] : q["classes"].items()) {
         out << "| " << cell(name) << " | " << cell(question) << " | " << cell(label) << " | "

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The README's worked example of `clef eval`: the 66 labelled tickets of examples/tickets.jsonl,
+# two models, against the local test server scripted by examples/ticket-rules.json.
+#
+#   examples/eval_tickets.sh [BUILD_DIR]      (default: build)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+build="${1:-build}"
+clef="$build/cli/clef"
+out="$(mktemp -d)"
+trap 'kill "$server" 2>/dev/null || true; rm -rf "$out"' EXIT
+
+# A local System One server (Ollama's shape) serving two models whose answers follow the rules.
+"$build/tests/fake_systemone_server" --models clef-flash,clef --rules "$here/ticket-rules.json" \
+  > "$out/server.txt" &
+server=$!
+until grep -q listening "$out/server.txt" 2>/dev/null; do sleep 0.05; done
+host="$(sed -n 's/^listening on //p' "$out/server.txt")"
+
+echo '$ clef eval examples/tickets.jsonl -q examples/ticket-questions.json --label team=team --label refund=refund -m clef-flash -m clef ...'
+"$clef" eval "$here/tickets.jsonl" -q "$here/ticket-questions.json" \
+  --label team=team --label refund=refund -m clef-flash -m clef --host "$host" \
+  --answers "$out/answers.jsonl" --report-json "$out/report.json" --report-html "$out/report.html" \
+  --color never 2>/dev/null
+
+# Gates: re-scored from the kept answers, nothing is sent again.
+gate() {
+  set +e
+  "$clef" eval "$here/tickets.jsonl" -q "$here/ticket-questions.json" \
+    --label team=team --label refund=refund -m clef-flash -m clef --host "$host" \
+    --answers "$out/answers.jsonl" "$@" > /dev/null 2> "$out/gate.txt"
+  code=$?
+  set -e
+  grep -v '^clef: \(eval\|batch\):' "$out/gate.txt" || true
+  echo "exit $code"
+}
+echo
+echo "\$ clef eval ... --require 'team.accuracy >= 0.8' --require 'refund.auroc >= 0.8'"
+gate --require 'team.accuracy >= 0.8' --require 'refund.auroc >= 0.8'
+echo "\$ clef eval ... --require 'lower(team.precision[technical]) >= 0.7'"
+gate --require 'lower(team.precision[technical]) >= 0.7'
+echo "\$ clef eval ... --require 'team.f1 >= 0.9'"
+gate --require 'team.f1 >= 0.9'
