@@ -1,0 +1,51 @@
+// libFuzzer: the files clef eval and --policy read back — a policy, a `clef batch` results file,
+// a baseline report — and the --require and --tolerance parsers, all on the same bytes. Nothing
+// may crash; a policy that parses must write and read back the same.
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "batch_results.hpp"
+#include "clef/json.hpp"
+#include "clef/policy.hpp"
+#include "eval_gates.hpp"
+
+namespace {
+
+const std::vector<clef::Question>& questions() {
+  static const std::vector<clef::Question> asked = {
+      clef::Question::choice("team", "Which team?", {{"billing", "Money"}, {"technical", "Bugs"}}),
+      clef::Question::yes_no("refund", "Money back?"),
+      clef::Question::score("urgency", "How urgent?", {"Routine", "Soon", "Urgent"})};
+  return asked;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  auto policy = clef::Policy::parse(text, "fuzz");
+  if (policy) {
+    const std::string once = policy->to_json();
+    auto again = clef::Policy::parse(once, "again");
+    if (!again || again->to_json() != once) __builtin_trap();
+  }
+  std::istringstream in(text);
+  auto results = clef::cli::read_batch_results("-", questions(), in);
+  if (results && policy) {
+    for (auto& [key, record] : results.value()) {
+      if (record.decision) policy->apply(*record.decision);
+    }
+  }
+  auto parsed = clef::parse_json(text, "fuzz");
+  if (parsed) {
+    const auto report = nlohmann::json::parse(parsed->dump(), nullptr, false);
+    (void)clef::cli::baseline_drops(report, report, {});
+    auto requirement = clef::cli::parse_requirement("team.accuracy >= 0.5");
+    if (requirement) (void)clef::cli::failed_requirements({requirement.value()}, report);
+  }
+  (void)clef::cli::parse_requirement(text);
+  (void)clef::cli::parse_tolerances({text});
+  return 0;
+}
