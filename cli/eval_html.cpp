@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "eval_report.hpp"
+#include "number_text.hpp"
 
 namespace clef::cli {
 namespace {
@@ -39,17 +40,8 @@ std::string escape(const std::string& text) {
   return out;
 }
 
-std::string fixed(double value, int decimals) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
 double num(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end()) return 0;
-  if (it->is_object()) return it->value("value", 0.0);
-  return it->is_number() ? it->get<double>() : 0;
+  return report_number(object, key);
 }
 
 std::string interval(const Json& object, const char* key) {
@@ -217,22 +209,19 @@ std::string report_html(const Json& report) {
           << reliability_diagram(q["reliability"]) << "</figure></div>\n";
     }
   }
-  if (report.contains("comparison")) {
+  const auto rows = comparison_rows(report);
+  if (!rows.empty()) {
     out << "<h2>Comparison</h2>\n<table><tr><th>A</th><th>B</th><th>question</th><th>accuracy A − "
            "B</th><th>McNemar p</th><th>flip rate</th></tr>\n";
-    for (const auto& c : report["comparison"]) {
-      for (const auto& [question, q] : c["questions"].items()) {
-        const Json& d = q["accuracy_difference"];
-        out << "<tr><td>" << escape(c.value("a", "")) << "</td><td>" << escape(c.value("b", ""))
-            << "</td><td>" << escape(question) << "</td><td>"
-            << fixed(100 * d.value("value", 0.0), 1) << " pts <small>["
-            << fixed(100 * d.value("low", 0.0), 1) << ", " << fixed(100 * d.value("high", 0.0), 1)
-            << "]</small></td><td>" << fixed(q.value("mcnemar_p", 1.0), 4) << "</td><td>"
-            << interval(q, "flip_rate") << "</td></tr>\n";
-      }
-    }
-    out << "</table>\n";
   }
+  for (const auto& row : rows) {
+    out << "<tr><td>" << escape(row.a) << "</td><td>" << escape(row.b) << "</td><td>"
+        << escape(row.question) << "</td><td>" << fixed(100 * row.difference, 1) << " pts <small>["
+        << fixed(100 * row.low, 1) << ", " << fixed(100 * row.high, 1) << "]</small></td><td>"
+        << fixed(row.mcnemar_p, 4) << "</td><td>" << fixed(100 * row.flip_rate, 1)
+        << "%</td></tr>\n";
+  }
+  if (!rows.empty()) out << "</table>\n";
   out << "</body></html>\n";
   return out.str();
 }

@@ -229,6 +229,39 @@ Json build_report(const EvalData& data, const std::vector<ModelRun>& runs,
   return report;
 }
 
+double report_number(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end()) return 0;
+  if (it->is_object()) return report_number(*it, "value");
+  return it->is_number() ? it->get<double>() : 0;
+}
+
+std::vector<ComparisonRow> comparison_rows(const Json& report) {
+  std::vector<ComparisonRow> rows;
+  const auto comparisons = report.find("comparison");
+  if (comparisons == report.end() || !comparisons->is_array()) return rows;
+  for (const auto& c : *comparisons) {
+    const auto questions = c.find("questions");
+    if (questions == c.end() || !questions->is_object()) continue;
+    for (const auto& [question, q] : questions->items()) {
+      ComparisonRow row;
+      row.a = c.value("a", "");
+      row.b = c.value("b", "");
+      row.question = question;
+      const Json& d = q["accuracy_difference"];
+      row.difference = report_number(d, "value");
+      row.low = report_number(d, "low");
+      row.high = report_number(d, "high");
+      row.mcnemar_p = report_number(q, "mcnemar_p");
+      row.flip_rate = report_number(q, "flip_rate");
+      row.only_a_right = q.value("only_a_right", std::size_t{0});
+      row.only_b_right = q.value("only_b_right", std::size_t{0});
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
 std::vector<std::string> model_order(const Json& report) {
   std::vector<std::string> out;
   const auto order = report.find("model_order");

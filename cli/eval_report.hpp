@@ -40,6 +40,19 @@ struct ReportOptions {
 nlohmann::json build_report(const EvalData& data, const std::vector<ModelRun>& runs,
                             const ReportOptions& options);
 
+/// A number of the report: `object[key]`, or its "value" when it is an interval; 0 when absent.
+double report_number(const nlohmann::json& object, const char* key);
+
+/// One row of the report's comparison: model a against model b on one question.
+struct ComparisonRow {
+  std::string a, b, question;
+  double difference = 0, low = 0, high = 0;  ///< accuracy(a) − accuracy(b) and its interval
+  double mcnemar_p = 1;
+  double flip_rate = 0;
+  std::size_t only_a_right = 0, only_b_right = 0;
+};
+std::vector<ComparisonRow> comparison_rows(const nlohmann::json& report);
+
 /// The report's models in the order they were given (its "model_order"), for printing.
 std::vector<std::string> model_order(const nlohmann::json& report);
 

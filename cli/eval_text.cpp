@@ -6,6 +6,7 @@
 #include "eval_report.hpp"
 
 #include "context.hpp"
+#include "number_text.hpp"
 
 namespace clef::cli {
 namespace {
@@ -17,16 +18,7 @@ const char* const dim = "\x1b[2m";
 const char* const reset = "\x1b[0m";
 
 double num(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end()) return 0;
-  if (it->is_object()) return it->value("value", 0.0);
-  return it->is_number() ? it->get<double>() : 0;
-}
-
-std::string fixed(double value, int decimals) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
+  return report_number(object, key);
 }
 
 std::string pct(double value) {
@@ -107,20 +99,17 @@ void print_eval_summary(std::ostream& out, const Json& report, bool color) {
       }
     }
   }
-  if (!report.contains("comparison")) return;
-  for (const auto& c : report["comparison"]) {
-    out << (color ? bold : "") << terminal_safe(c.value("a", "")) << " vs "
-        << terminal_safe(c.value("b", "")) << (color ? reset : "") << "\n";
-    for (const auto& [question, q] : c["questions"].items()) {
-      const Json& d = q["accuracy_difference"];
-      out << "  " << padded(terminal_safe(question), 10) << " accuracy difference "
-          << fixed(100 * d.value("value", 0.0), 1) << " pts ["
-          << fixed(100 * d.value("low", 0.0), 1) << ", " << fixed(100 * d.value("high", 0.0), 1)
-          << "]  McNemar p " << fixed(q.value("mcnemar_p", 1.0), 4) << "  flips "
-          << pct(num(q, "flip_rate")) << "  (" << q.value("only_a_right", 0) << " only "
-          << terminal_safe(c.value("a", "")) << ", " << q.value("only_b_right", 0) << " only "
-          << terminal_safe(c.value("b", "")) << ")\n";
+  std::string pair;
+  for (const auto& row : comparison_rows(report)) {
+    if (pair != row.a + " vs " + row.b) {
+      pair = row.a + " vs " + row.b;
+      out << (color ? bold : "") << terminal_safe(pair) << (color ? reset : "") << "\n";
     }
+    out << "  " << padded(terminal_safe(row.question), 10) << " accuracy difference "
+        << fixed(100 * row.difference, 1) << " pts [" << fixed(100 * row.low, 1) << ", "
+        << fixed(100 * row.high, 1) << "]  McNemar p " << fixed(row.mcnemar_p, 4) << "  flips "
+        << pct(row.flip_rate) << "  (" << row.only_a_right << " only " << terminal_safe(row.a)
+        << ", " << row.only_b_right << " only " << terminal_safe(row.b) << ")\n";
   }
 }
 
@@ -166,19 +155,16 @@ std::string report_markdown(const Json& report) {
       }
     }
   }
-  if (report.contains("comparison")) {
+  const auto rows = comparison_rows(report);
+  if (!rows.empty()) {
     out << "\n### Comparison\n\n| A | B | question | accuracy A − B (95% CI) | McNemar p | flip "
            "rate |\n|---|---|---|---|---:|---:|\n";
-    for (const auto& c : report["comparison"]) {
-      for (const auto& [question, q] : c["questions"].items()) {
-        const Json& d = q["accuracy_difference"];
-        out << "| " << cell(c.value("a", "")) << " | " << cell(c.value("b", "")) << " | "
-            << cell(question) << " | " << fixed(100 * d.value("value", 0.0), 1) << " pts ["
-            << fixed(100 * d.value("low", 0.0), 1) << ", " << fixed(100 * d.value("high", 0.0), 1)
-            << "] | " << fixed(q.value("mcnemar_p", 1.0), 4) << " | " << pct(num(q, "flip_rate"))
-            << " |\n";
-      }
-    }
+  }
+  for (const auto& row : rows) {
+    out << "| " << cell(row.a) << " | " << cell(row.b) << " | " << cell(row.question) << " | "
+        << fixed(100 * row.difference, 1) << " pts [" << fixed(100 * row.low, 1) << ", "
+        << fixed(100 * row.high, 1) << "] | " << fixed(row.mcnemar_p, 4) << " | "
+        << pct(row.flip_rate) << " |\n";
   }
   return out.str();
 }

@@ -2,6 +2,7 @@
 
 #include "clef/policy.hpp"
 #include "context.hpp"
+#include "number_text.hpp"
 #include "output_json.hpp"
 
 #include <algorithm>
@@ -22,12 +23,6 @@ const char* reset = "\x1b[0m";
 std::string percent(double p) {
   char buffer[16];
   std::snprintf(buffer, sizeof buffer, "%5.1f%%", p * 100.0);
-  return buffer;
-}
-
-std::string fixed(double value, int digits) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
   return buffer;
 }
 
