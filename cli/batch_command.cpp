@@ -118,6 +118,7 @@ class BatchJob {
       m_progress.not_done();  // left out of OUTPUT: --resume decides it
       return;
     }
+    if (!result && result.error().kind == ErrorKind::not_recorded) ++m_not_recorded;
     if (result) {
       if (m_policy) m_policy->apply(result.value());
       m_any_success = true;
@@ -185,6 +186,14 @@ class BatchJob {
     if (m_context.stop && m_context.stop->load()) {
       m_context.err << "clef: interrupted; run again with --resume to finish the rest\n";
       return as_int(ExitCode::interrupted);
+    }
+    if (m_not_recorded) {
+      print_error(m_context,
+                  std::to_string(m_not_recorded) +
+                      " item(s) have no recording in the cassette (their "
+                      "lines say which questions and state)",
+                  "record them with --record against a server");
+      return as_int(ExitCode::not_recorded);
     }
     return as_int(m_progress.failures() > 0 ? ExitCode::partial_failure : ExitCode::ok);
   }
@@ -283,6 +292,7 @@ class BatchJob {
   std::vector<std::uint64_t> m_offsets;  ///< --dedupe to a file: where each item's line is.
   std::vector<Json> m_first_ids;         ///< --dedupe to stdout: each item's id.
   std::size_t m_consecutive_unreachable = 0;
+  std::size_t m_not_recorded = 0;  ///< --replay: items the cassette has no recording of.
   bool m_any_success = false;
   bool m_write_failed = false;
   int m_write_errno = 0;

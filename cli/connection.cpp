@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "clef/cassette.hpp"
 #include "files.hpp"
 #include "verbose_transport.hpp"
 
@@ -66,6 +67,12 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 86400.0));
   command.add_flag("-v,--verbose", flags.verbose, "Print the request and each attempt on stderr");
+  CLI::Option* record = command.add_option(
+      "--record", flags.record, "Append every exchange with the server to this cassette (JSONL)");
+  command
+      .add_option("--replay", flags.replay,
+                  "Answer from this cassette with no network; a request it lacks fails (exit 9)")
+      ->excludes(record);
 }
 
 Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context& context) {
@@ -86,14 +93,31 @@ Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context
   options.retry.max_attempts = flags.retries + 1;
   options.retry.max_retry_after = to_ms(flags.max_retry_after_seconds);
   options.cancel = context.cancel;
-  if (flags.verbose) options.transport = make_verbose_transport(make_curl_transport(), context.err);
+  std::shared_ptr<Transport> transport;
+  if (!flags.replay.empty()) {
+    auto replay = make_replay_transport(flags.replay, to_string(flags.backend));
+    if (!replay) return replay.error();
+    transport = std::move(replay).value();
+  } else {
+    transport = make_curl_transport();
+  }
+  if (flags.verbose) transport = make_verbose_transport(std::move(transport), context.err);
+  if (!flags.record.empty()) {
+    auto recording =
+        make_recording_transport(std::move(transport), flags.record, to_string(flags.backend));
+    if (!recording) return recording.error();
+    transport = std::move(recording).value();
+  }
+  options.transport = std::move(transport);
   return options;
 }
 
 Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline) {
   auto options = client_options(flags, context);
   if (!options) return options.error();
-  if (offline && options->backend == Backend::workers_ai && options->api_token.empty()) {
+  // A replay sends nothing either: a CI job replaying a Workers AI cassette needs no token.
+  if ((offline || !flags.replay.empty()) && options->backend == Backend::workers_ai &&
+      options->api_token.empty()) {
     options->api_token = "unused-offline";  // never sent, never printed (headers are redacted)
   }
   return Client::create(std::move(options).value());

@@ -22,6 +22,8 @@ struct ConnectionFlags {
   int retries = 2;
   double max_retry_after_seconds = 60;
   bool verbose = false;
+  std::string record;  ///< --record FILE: append every exchange to this cassette.
+  std::string replay;  ///< --replay FILE: answer from this cassette, with no network.
 };
 
 /// Adds --backend, --host, --model, --account-id, --api-token-file, --timeout,

@@ -15,6 +15,8 @@ ExitCode exit_code_for(ErrorKind kind) noexcept {
       return ExitCode::transport;
     case ErrorKind::cancelled:
       return ExitCode::interrupted;
+    case ErrorKind::not_recorded:
+      return ExitCode::not_recorded;
     case ErrorKind::not_found:
     case ErrorKind::rate_limited:
     case ErrorKind::request_rejected:

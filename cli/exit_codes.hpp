@@ -15,6 +15,7 @@ enum class ExitCode : int {
   partial_failure = 6,  ///< clef batch: some items failed (their errors are in the output).
   output = 7,           ///< The output cannot be written: disk full, closed pipe, file in use.
   abstained = 8,        ///< clef ask --policy: an answer is below its threshold (ask a person).
+  not_recorded = 9,     ///< --replay: the cassette has no recording of a request.
   interrupted = 130,    ///< SIGINT / SIGTERM.
 };
 

@@ -30,6 +30,8 @@ const char* to_string(ErrorKind kind) noexcept {
       return "invalid_response";
     case ErrorKind::cancelled:
       return "cancelled";
+    case ErrorKind::not_recorded:
+      return "not_recorded";
   }
   return "unknown";
 }

@@ -22,6 +22,7 @@ enum class ErrorKind {
   server_error,      ///< HTTP 5xx or 529 (overloaded). Retry: yes, except 501.
   invalid_response,  ///< The server answered 2xx with a body clef cannot use. Retry: no.
   cancelled,         ///< The caller cancelled the call. Retry: no.
+  not_recorded,      ///< A replayed cassette has no recording of this request. Retry: no.
 };
 
 /// A stable lower_snake name for the kind, as printed in JSON output ("rate_limited").
