@@ -42,6 +42,7 @@ Progress::Progress(std::ostream& err, bool is_tty, std::optional<std::size_t> to
 void Progress::finished(bool ok, const Decision* decision) {
   ++m_done;
   if (!ok) ++m_failed;
+  if (decision && decision->cached) ++m_cached;
   if (decision) {
     for (const auto& answer : decision->answers) {
       if (answer.ok()) ++m_labels[answer.question][answer.winner()];
@@ -88,6 +89,7 @@ void Progress::finish(const BatchSummary& summary) {
         << " failed";
   if (m_resumed) m_err << ", " << m_resumed << " kept from the last run";
   if (m_not_done) m_err << ", " << m_not_done << " not done";
+  if (m_cached) m_err << ", " << m_cached << " from the cache";
   if (summary.deduplicated) m_err << ", " << summary.deduplicated << " deduplicated";
   if (summary.throttled) m_err << ", " << summary.throttled << " throttle pauses";
   m_err << " in " << format("%.2f", seconds) << " s ("

@@ -34,7 +34,7 @@ class Progress {
   bool m_tty;
   std::optional<std::size_t> m_total;
   std::size_t m_resumed;
-  std::size_t m_done = 0, m_failed = 0, m_skipped = 0, m_not_done = 0;
+  std::size_t m_done = 0, m_failed = 0, m_skipped = 0, m_not_done = 0, m_cached = 0;
   std::map<std::string, std::map<std::string, std::size_t>> m_labels;  // question -> label -> n
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point m_last_draw{};

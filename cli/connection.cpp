@@ -5,7 +5,9 @@
 #include <iostream>
 #include <map>
 
+#include "clef/cache.hpp"
 #include "clef/cassette.hpp"
+#include "clef/ollama.hpp"
 #include "files.hpp"
 #include "verbose_transport.hpp"
 
@@ -73,7 +75,52 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
       .add_option("--replay", flags.replay,
                   "Answer from this cassette with no network; a request it lacks fails (exit 9)")
       ->excludes(record);
+  command.add_option("--cache", flags.cache,
+                     "Answer repeated requests from this directory (default: CLEF_CACHE_DIR; off "
+                     "when neither is set); keyed by the whole request and the model's version");
+  command.add_flag("--cache-images", flags.cache_images,
+                   "With --cache: cache requests with images too");
 }
+
+namespace {
+
+/// What the model's answers depend on beyond its name: Ollama's digest of the tag (looked up
+/// once), else the name itself, kept briefly when it is a moving alias.
+std::optional<CacheOptions> cache_options(const ConnectionFlags& flags,
+                                          const ClientOptions& options, const Context& context) {
+  std::string directory = flags.cache;
+  if (directory.empty()) {
+    const char* from_environment = std::getenv("CLEF_CACHE_DIR");
+    if (from_environment) directory = from_environment;
+  }
+  if (directory.empty()) return std::nullopt;
+  CacheOptions cache;
+  cache.directory = directory;
+  cache.include_images = flags.cache_images;
+  cache.model_version = flags.model;
+  if (flags.backend != Backend::ollama) {
+    if (is_moving_alias(flags.model)) cache.ttl = moving_alias_ttl;
+    return cache;
+  }
+  auto ollama = OllamaApi::create(options);
+  auto models = ollama ? ollama->models() : Result<std::vector<OllamaModel>>(ollama.error());
+  if (models) {
+    for (const auto& model : models.value()) {
+      if (model.name == flags.model || model.name == flags.model + ":latest")
+        cache.model_version = model.name + "@" + model.digest;
+    }
+  }
+  if (!models || cache.model_version == flags.model) {
+    context.err << "clef: warning: the cache is off for this run: cannot learn the digest of "
+                << flags.model << " from " << options.base_url << "/api/tags"
+                << (models ? std::string(" (no such model)") : " (" + models.error().message + ")")
+                << "\n";
+    return std::nullopt;
+  }
+  return cache;
+}
+
+}  // namespace
 
 Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context& context) {
   ClientOptions options = ClientOptions::from_environment(flags.backend);
@@ -119,6 +166,13 @@ Result<Client> make_client(const ConnectionFlags& flags, const Context& context,
   if ((offline || !flags.replay.empty()) && options->backend == Backend::workers_ai &&
       options->api_token.empty()) {
     options->api_token = "unused-offline";  // never sent, never printed (headers are redacted)
+  }
+  // Decisions only (not doctor or models), and never for a dry run, which contacts nothing.
+  if (!offline) {
+    if (auto cache = cache_options(flags, options.value(), context)) {
+      options->transport =
+          make_caching_transport(options->transport, *cache, to_string(flags.backend));
+    }
   }
   return Client::create(std::move(options).value());
 }

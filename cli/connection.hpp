@@ -24,6 +24,8 @@ struct ConnectionFlags {
   bool verbose = false;
   std::string record;  ///< --record FILE: append every exchange to this cassette.
   std::string replay;  ///< --replay FILE: answer from this cassette, with no network.
+  std::string cache;   ///< --cache DIR (else CLEF_CACHE_DIR): answer repeats from disk.
+  bool cache_images = false;
 };
 
 /// Adds --backend, --host, --model, --account-id, --api-token-file, --timeout,

@@ -58,6 +58,7 @@ Json decision_json(const Decision& decision) {
   Json answers = Json::object();
   for (const auto& answer : decision.answers) answers[answer.question] = answer_json(answer);
   out["answers"] = answers;
+  if (decision.cached) out["cached"] = true;  // only then: a live answer's bytes never change
   return out;
 }
 

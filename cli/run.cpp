@@ -6,6 +6,7 @@
 
 #include "ask_command.hpp"
 #include "batch_command.hpp"
+#include "cache_command.hpp"
 #include "clef/version.hpp"
 #include "eval_command.hpp"
 #include "exit_codes.hpp"
@@ -49,6 +50,8 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
   CLI::App* ask = add_ask_command(app, ask_flags);
   BatchFlags batch_flags;
   CLI::App* batch = add_batch_command(app, batch_flags);
+  CacheFlags cache_flags;
+  CLI::App* cache = add_cache_command(app, cache_flags);
   EvalFlags eval_flags;
   CLI::App* eval = add_eval_command(app, eval_flags);
   ModelsFlags models_flags;
@@ -85,6 +88,7 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
                         options.cancel};
   if (ask->parsed()) return run_ask(ask_flags, *ask, context);
   if (batch->parsed()) return run_batch_command(batch_flags, *batch, context);
+  if (cache->parsed()) return run_cache_command(cache_flags, context);
   if (eval->parsed()) return run_eval(eval_flags, *eval, context);
   if (models->parsed()) return run_models(models_flags, context);
   if (doctor->parsed()) return run_doctor(doctor_flags, context);

@@ -92,7 +92,9 @@ struct Client::Impl {
   Result<Decision> attempt(const HttpRequest& http, const DecisionRequest& request) const {
     auto response = transport->send(http);
     if (!response) return response.error();
-    return interpret(response.value(), http, request);
+    auto decision = interpret(response.value(), http, request);
+    if (decision) decision.value().cached = response->from_cache;
+    return decision;
   }
 };
 

@@ -108,6 +108,8 @@ struct Decision {
   std::string raw_json;         ///< The response body (inside Workers AI's envelope).
   /// From the first attempt to the parsed response, retries and their waits included.
   std::chrono::microseconds latency{0};
+  /// Answered from a cache (cache.hpp) rather than by the server.
+  bool cached = false;
 
   /// The answer for `question`, or nullptr.
   const Answer* answer(std::string_view question) const noexcept;

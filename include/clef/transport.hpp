@@ -34,6 +34,8 @@ struct HttpResponse {
   int status = 0;
   Headers headers;  ///< Names lower-cased.
   std::string body;
+  /// Answered by a CachingTransport (cache.hpp), not by the server.
+  bool from_cache = false;
 
   /// The first value of header `name` (lower-case), or empty.
   std::string header(std::string_view name) const;

@@ -1,6 +1,7 @@
 #include "fake_server.hpp"
 
 #include <httplib.h>
+#include <cstdio>
 #include <regex>
 
 #include <algorithm>
@@ -358,6 +359,7 @@ struct FakeServer::Impl {
   std::function<std::optional<Scripted>(const RecordedRequest&, int)> script;
 
   std::vector<AnswerRule> rules;
+  std::map<std::string, std::string> digests;  ///< /api/tags digests set by a test
 
   /// The first rule for this model and question whose pattern occurs in the state.
   const AnswerRule* rule_for(const std::string& model, const std::string& question,
@@ -531,10 +533,20 @@ FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
         "application/json");
   });
   impl.server.Get("/api/tags", [this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard<std::mutex> lock(m_impl->mutex);
     Json models = Json::array();
     auto add = [&](const std::string& name) {
       if (name.find(':') == std::string::npos) return;
-      models.push_back({{"name", name}, {"model", name}, {"size", 5400000000LL}});
+      const auto digest = m_impl->digests.find(name);
+      char fallback[17];
+      std::snprintf(fallback, sizeof fallback, "%016llx",
+                    static_cast<unsigned long long>(fnv1a(name)));
+      models.push_back(
+          {{"name", name},
+           {"model", name},
+           {"size", 5400000000LL},
+           {"digest",
+            digest != m_impl->digests.end() ? digest->second : std::string(fallback) + fallback}});
     };
     for (const auto& m : m_impl->models) add(m);
     for (const auto& m : m_impl->other_models) add(m);
@@ -557,6 +569,11 @@ FakeServer::~FakeServer() {
 
 void FakeServer::set_models(std::vector<std::string> models) {
   m_impl->models = std::move(models);
+}
+
+void FakeServer::set_model_digest(const std::string& name, std::string digest) {
+  std::lock_guard<std::mutex> lock(m_impl->mutex);
+  m_impl->digests[name] = std::move(digest);
 }
 
 void FakeServer::set_rules(std::vector<AnswerRule> rules) {

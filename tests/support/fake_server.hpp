@@ -80,6 +80,8 @@ class FakeServer {
   /// Called for every request before simulation; a value replaces the simulated response.
   /// `call` counts requests from 0.
   void set_script(std::function<std::optional<Scripted>(const RecordedRequest&, int call)> script);
+  /// The digest /api/tags reports for `name` ("clef-flash:latest"), as when the tag is re-pulled.
+  void set_model_digest(const std::string& name, std::string digest);
   /// Answers from rules before the default deterministic model (see AnswerRule).
   void set_rules(std::vector<AnswerRule> rules);
   /// Ollama's /api/version answer.

@@ -1,0 +1,38 @@
+#include "cache_command.hpp"
+
+#include <cstdlib>
+
+#include "clef/cache.hpp"
+#include "error_report.hpp"
+#include "exit_codes.hpp"
+
+namespace clef::cli {
+
+CLI::App* add_cache_command(CLI::App& app, CacheFlags& flags) {
+  CLI::App* cache = app.add_subcommand("cache", "Show or empty the decision cache (--cache DIR)");
+  cache->add_option("ACTION", flags.action, "stats | clear")
+      ->required()
+      ->check(CLI::IsMember({"stats", "clear"}));
+  cache->add_option("--cache", flags.directory, "The cache directory (default: CLEF_CACHE_DIR)");
+  return cache;
+}
+
+int run_cache_command(const CacheFlags& flags, const Context& context) {
+  std::string directory = flags.directory;
+  if (directory.empty() && std::getenv("CLEF_CACHE_DIR")) directory = std::getenv("CLEF_CACHE_DIR");
+  if (directory.empty()) {
+    print_error(context, "no cache directory: give --cache DIR or set CLEF_CACHE_DIR");
+    return as_int(ExitCode::usage);
+  }
+  auto stats = flags.action == "clear" ? clear_cache(directory) : cache_stats(directory);
+  if (!stats) {
+    print_error(context, stats.error().to_string());
+    return as_int(ExitCode::output);
+  }
+  context.out << (flags.action == "clear" ? "removed " : "") << stats->entries << " entries, "
+              << stats->bytes << " bytes" << (flags.action == "clear" ? " from " : " in ")
+              << terminal_safe(directory) << "\n";
+  return as_int(ExitCode::ok);
+}
+
+}  // namespace clef::cli
