@@ -3,10 +3,10 @@
 # (apt-get install -y hyperfine). Usage: bench/ask_vs_curl.sh [BUILD_DIR]
 set -euo pipefail
 build="${1:-build}"
-coproc SERVER { exec "$build/tests/fake_systemone_server"; }
+coproc SERVER { exec "$build/cli/clef-mock"; }
 trap 'kill "$SERVER_PID" 2>/dev/null || true' EXIT
 read -r line <&"${SERVER[0]}"
-host="${line#listening on }"
+host="$line"
 ticket='{"ticket": "I was charged twice. Please refund the extra payment."}'
 choice='team: Which team should handle this ticket? | billing=Payments and refunds | technical=Bugs and integrations | other=None of the above'
 body='{"model": "clef-flash", "state": {"ticket": "I was charged twice. Please refund the extra payment."}, "questions": {"team": {"type": "choice", "instructions": "Which team should handle this ticket?", "criteria": {"billing": "Payments and refunds", "technical": "Bugs and integrations", "other": "None of the above"}}}}'

@@ -21,13 +21,13 @@ CRITERIA = {"billing": "Payments and refunds", "technical": "Bugs and integratio
 
 
 def start_server(build, latency_ms):
-    server = subprocess.Popen([os.path.join(build, "tests", "fake_systemone_server"),
-                               "--latency-ms", str(latency_ms)],
+    server = subprocess.Popen([os.path.join(build, "cli", "clef-mock"),
+                               "--latency", str(latency_ms)],
                               stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     line = server.stdout.readline().strip()
-    if not line.startswith("listening on "):
+    if not line.startswith("http://127.0.0.1:"):
         sys.exit("fake server did not start: " + line)
-    return server, line[len("listening on "):]
+    return server, line.strip()
 
 
 def write_tickets(directory, n):

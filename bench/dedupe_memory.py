@@ -14,12 +14,12 @@ import tempfile
 
 
 def start_server(build):
-    server = subprocess.Popen([os.path.join(build, "tests", "fake_systemone_server")],
+    server = subprocess.Popen([os.path.join(build, "cli", "clef-mock")],
                               stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
     line = server.stdout.readline().strip()
-    if not line.startswith("listening on "):
+    if not line.startswith("http://127.0.0.1:"):
         sys.exit("fake server did not start: " + line)
-    return server, line[len("listening on "):]
+    return server, line.strip()
 
 
 def peak_rss_kib(command):

@@ -1,12 +1,39 @@
 // The clef executable: everything happens in clef::cli::run, which the tests call directly.
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <iostream>
+#include <string>
 
 #include "run.hpp"
 #include "signals.hpp"
 
+namespace {
+
+/// `clef mock …` is clef-mock, installed beside this executable: the process becomes it, so its
+/// URL line, signals and exit code are the mock's own.
+int exec_mock(char** argv) {
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string path = "clef-mock";
+  if (n > 0) {
+    self[n] = '\0';
+    const std::string dir(self);
+    path = dir.substr(0, dir.find_last_of('/') + 1) + "clef-mock";
+  }
+  argv[1] = const_cast<char*>("clef mock");
+  ::execv(path.c_str(), argv + 1);
+  ::execvp("clef-mock", argv + 1);  // not beside clef: try PATH
+  std::cerr << "clef: error: cannot run clef-mock (" << path << "): " << std::strerror(errno)
+            << "\nclef: it is built with clef when libcpp-httplib-dev is installed\n";
+  return 2;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "mock") return exec_mock(argv);
   std::ios::sync_with_stdio(false);
   auto& interrupts = clef::cli::install_interrupt_handlers();
   clef::cli::RunOptions options;

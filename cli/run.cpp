@@ -50,6 +50,11 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
   CLI::App* ask = add_ask_command(app, ask_flags);
   BatchFlags batch_flags;
   CLI::App* batch = add_batch_command(app, batch_flags);
+  // Listed for --help; the clef executable hands `clef mock …` to clef-mock before parsing.
+  CLI::App* mock = app.add_subcommand("mock",
+                                      "Serve a mock System One server on 127.0.0.1 "
+                                      "(clef mock --help)");
+  mock->prefix_command();
   CacheFlags cache_flags;
   CLI::App* cache = add_cache_command(app, cache_flags);
   EvalFlags eval_flags;
@@ -88,6 +93,10 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
                         options.cancel};
   if (ask->parsed()) return run_ask(ask_flags, *ask, context);
   if (batch->parsed()) return run_batch_command(batch_flags, *batch, context);
+  if (mock->parsed()) {
+    err << "clef: error: `clef mock` is run by the clef executable (it starts clef-mock)\n";
+    return as_int(ExitCode::usage);
+  }
   if (cache->parsed()) return run_cache_command(cache_flags, context);
   if (eval->parsed()) return run_eval(eval_flags, *eval, context);
   if (models->parsed()) return run_models(models_flags, context);

@@ -11,11 +11,10 @@ out="$(mktemp -d)"
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$out"' EXIT
 
 # A local System One server (Ollama's shape) serving two models whose answers follow the rules.
-"$build/tests/fake_systemone_server" --models clef-flash,clef --rules "$here/ticket-rules.json" \
-  > "$out/server.txt" &
+"$clef" mock --models clef-flash,clef --rules "$here/ticket-rules.json" > "$out/server.txt" 2>/dev/null &
 server=$!
-until grep -q listening "$out/server.txt" 2>/dev/null; do sleep 0.05; done
-host="$(sed -n 's/^listening on //p' "$out/server.txt")"
+until grep -q '^http' "$out/server.txt" 2>/dev/null; do sleep 0.05; done
+host="$(head -1 "$out/server.txt")"
 
 echo '$ clef eval examples/tickets.jsonl -q examples/ticket-questions.json --label team=team --label refund=refund -m clef-flash -m clef ...'
 "$clef" eval "$here/tickets.jsonl" -q "$here/ticket-questions.json" \

@@ -1,110 +1,17 @@
-// A real HTTP server on 127.0.0.1 that answers POST /v1/systemone the way each published
-// System One server does: its envelope, rounding, key order, confidence formula, request id
-// header, request checks and error bodies (see ../shared/protocol.md and vectors.md).
+// The test suite's System One server is the product's own mock (clef/mock.hpp), under the names
+// the tests were written with.
 #pragma once
 
-#include <atomic>
-#include <chrono>
-#include <functional>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <regex>
-#include <string>
-#include <thread>
-#include <vector>
+#include "clef/mock.hpp"
 
 namespace clef::testing {
 
-enum class ServerShape {
-  ollama,      ///< No rounding, Go-sorted probability keys, entropy confidence, {"error": "..."}.
-  workers_ai,  ///< {result, success, errors, messages}; 4 decimals, JS integers; cf-ai-req-id.
-  typesafe,    ///< 2 decimals (sums off by rounding), {"detail": ...}; x-typesafe-request-id.
-  llamacpp,    ///< criteria key order, 422 {"error": {type, message, code}}, ignores model.
-  laya,        ///< entropy confidence, adds "action" and "routing", {"detail": "..."}.
-  ollaya,      ///< 4 decimals, {"error", "code", "detail"}, 503 QUEUE_FULL with Retry-After.
-};
-
-struct RecordedRequest {
-  std::string method;
-  std::string path;
-  std::string body;
-  std::multimap<std::string, std::string> headers;  ///< As received (case kept).
-  int remote_port = 0;  ///< The client's port: equal across requests on a reused connection.
-  std::string header(const std::string& name) const;
-};
-
-/// A response scripted by a test, replacing the simulated model for one request.
-struct Scripted {
-  int status = 200;
-  std::string body;
-  std::string content_type = "application/json";
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::chrono::milliseconds delay{0};
-  /// Send headers announcing the whole body, then only this many bytes, then close.
-  std::optional<std::size_t> truncate_at;
-};
-
-/// A scripted model: for `question` (and `model`, when not empty), a state in which `pattern`
-/// occurs is answered `answer` (a choice label, yes/no, or a score level's label or index) with
-/// `probability`; the other options share the rest equally. States no rule matches get the
-/// default deterministic answer.
-struct AnswerRule {
-  std::string model;
-  std::string question;
-  std::regex pattern;
-  std::string answer;
-  double probability = 0.9;
-};
-
-/// Rules from JSON: {"rules": [{"model"?, "question", "match" (ECMAScript regex, matched
-/// case-insensitively), "answer", "probability"}]}. Returns why not when the text is not that.
-std::optional<std::vector<AnswerRule>> parse_answer_rules(const std::string& text,
-                                                          std::string& problem);
-
-class FakeServer {
- public:
-  explicit FakeServer(ServerShape shape = ServerShape::ollama);
-  ~FakeServer();
-  FakeServer(const FakeServer&) = delete;
-  FakeServer& operator=(const FakeServer&) = delete;
-
-  int port() const { return m_port; }
-  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
-
-  /// Simulated model time before each answer.
-  void set_latency(std::chrono::milliseconds latency) { m_latency_ms = latency.count(); }
-  /// Models this server has pulled / serves (Ollama: others get 404). Default: clef-flash.
-  void set_models(std::vector<std::string> models);
-  /// Called for every request before simulation; a value replaces the simulated response.
-  /// `call` counts requests from 0.
-  void set_script(std::function<std::optional<Scripted>(const RecordedRequest&, int call)> script);
-  /// The digest /api/tags reports for `name` ("clef-flash:latest"), as when the tag is re-pulled.
-  void set_model_digest(const std::string& name, std::string digest);
-  /// Answers from rules before the default deterministic model (see AnswerRule).
-  void set_rules(std::vector<AnswerRule> rules);
-  /// Ollama's /api/version answer.
-  void set_version(std::string version);
-
-  std::vector<RecordedRequest> requests() const;
-  int request_count() const { return m_calls.load(); }
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> m_impl;
-  int m_port = 0;
-  std::atomic<int> m_calls{0};
-  std::atomic<long long> m_latency_ms{0};
-};
-
-/// A script for FakeServer::set_script: the first attempt of every `every`-th distinct request
-/// body fails, in turn, with 429 (Retry-After: 0), 503 (Retry-After: 0), and a 200 whose body is
-/// cut short; the retry gets through. `faults` counts the failures injected.
-std::function<std::optional<Scripted>(const RecordedRequest&, int)> first_attempt_faults(
-    int every, std::shared_ptr<std::atomic<int>> faults);
-
-/// A port on 127.0.0.1 that nothing listens on (bound, then closed).
-int unused_port();
+using FakeServer = clef::MockServer;
+using ServerShape = clef::MockProfile;
+using RecordedRequest = clef::MockRequest;
+using Scripted = clef::MockReply;
+using AnswerRule = clef::MockRule;
+using clef::first_attempt_faults;
+using clef::unused_port;
 
 }  // namespace clef::testing

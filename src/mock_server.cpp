@@ -1,4 +1,10 @@
-#include "fake_server.hpp"
+#include "clef/mock.hpp"
+
+#include <cctype>
+#include <fstream>
+#include <stdexcept>
+
+#include "clef/cassette.hpp"
 
 #include <httplib.h>
 #include <cstdio>
@@ -10,7 +16,7 @@
 #include <set>
 #include <sstream>
 
-namespace clef::testing {
+namespace clef {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -41,12 +47,12 @@ std::vector<double> softmax(const std::vector<double>& logits) {
   return p;
 }
 
-int decimals_of(ServerShape shape) {
+int decimals_of(MockProfile shape) {
   switch (shape) {
-    case ServerShape::workers_ai:
-    case ServerShape::ollaya:
+    case MockProfile::workers_ai:
+    case MockProfile::ollaya:
       return 4;
-    case ServerShape::typesafe:
+    case MockProfile::typesafe:
       return 2;
     default:
       return -1;  // Ollama, llama.cpp, Laya: unrounded floats
@@ -54,13 +60,13 @@ int decimals_of(ServerShape shape) {
 }
 
 /// A probability as each server's JSON encoder writes it: Go and JS print 1 and 0 as integers.
-Json number_as_sent(ServerShape shape, double value) {
+Json number_as_sent(MockProfile shape, double value) {
   const int decimals = decimals_of(shape);
   if (decimals >= 0) {
     const double scale = std::pow(10.0, decimals);
     value = std::round(value * scale) / scale;
   }
-  const bool integer_encoder = shape == ServerShape::ollama || shape == ServerShape::workers_ai;
+  const bool integer_encoder = shape == MockProfile::ollama || shape == MockProfile::workers_ai;
   if (integer_encoder && value == std::floor(value)) return static_cast<long long>(value);
   return value;
 }
@@ -77,18 +83,18 @@ double max_confidence(const std::vector<double>& p) {
   return (n * *std::max_element(p.begin(), p.end()) - 1.0) / (n - 1.0);
 }
 
-bool uses_entropy(ServerShape shape) {
-  return shape == ServerShape::ollama || shape == ServerShape::laya ||
-         shape == ServerShape::workers_ai || shape == ServerShape::ollaya;
+bool uses_entropy(MockProfile shape) {
+  return shape == MockProfile::ollama || shape == MockProfile::laya ||
+         shape == MockProfile::workers_ai || shape == MockProfile::ollaya;
 }
 
-Json probabilities_object(ServerShape shape, const std::vector<std::string>& keys,
+Json probabilities_object(MockProfile shape, const std::vector<std::string>& keys,
                           const std::vector<double>& p) {
   std::vector<std::size_t> order(keys.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (shape == ServerShape::ollama) {  // Go marshals map keys sorted
+  if (shape == MockProfile::ollama) {  // Go marshals map keys sorted
     std::sort(order.begin(), order.end(), [&](auto a, auto b) { return keys[a] < keys[b]; });
-  } else if (shape == ServerShape::laya) {  // most likely first
+  } else if (shape == MockProfile::laya) {  // most likely first
     std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return p[a] > p[b]; });
   }
   Json out = Json::object();
@@ -110,8 +116,7 @@ std::optional<std::vector<double>> recorded_choice(const std::string& state,
 
 /// A rule's answer as a distribution over `keys`: the named key gets the rule's probability and
 /// the others share the rest equally. Nullopt when the rule names no key.
-std::optional<std::vector<double>> ruled(const AnswerRule& rule,
-                                         const std::vector<std::string>& keys,
+std::optional<std::vector<double>> ruled(const MockRule& rule, const std::vector<std::string>& keys,
                                          const std::vector<std::string>& legend) {
   std::size_t at = keys.size();
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -124,8 +129,8 @@ std::optional<std::vector<double>> ruled(const AnswerRule& rule,
   return p;
 }
 
-Json answer_for(ServerShape shape, const std::string& state, const std::string& name,
-                const Json& question, const AnswerRule* rule) {
+Json answer_for(MockProfile shape, const std::string& state, const std::string& name,
+                const Json& question, const MockRule* rule) {
   const std::string type = question.value("type", "");
   Json answer = {{"type", type}};
   if (type == "noul") {
@@ -157,15 +162,15 @@ Json answer_for(ServerShape shape, const std::string& state, const std::string& 
   const double confidence = uses_entropy(shape) ? entropy_confidence(p) : max_confidence(p);
   if (type == "choice") {
     answer["choice"] = keys[best];
-    if (shape == ServerShape::ollaya) answer["confidence"] = number_as_sent(shape, confidence);
+    if (shape == MockProfile::ollaya) answer["confidence"] = number_as_sent(shape, confidence);
     answer["probabilities"] = probabilities_object(shape, keys, p);
-    if (shape != ServerShape::ollaya) answer["confidence"] = number_as_sent(shape, confidence);
+    if (shape != MockProfile::ollaya) answer["confidence"] = number_as_sent(shape, confidence);
     return answer;
   }
   double expected = 0;
   for (std::size_t i = 0; i < p.size(); ++i) expected += static_cast<double>(i) * p[i];
   answer["score"] = number_as_sent(shape, expected);
-  if (shape != ServerShape::ollama && shape != ServerShape::laya) {
+  if (shape != MockProfile::ollama && shape != MockProfile::laya) {
     Json l = Json::object();
     for (std::size_t i = 0; i < legend.size(); ++i) l[std::to_string(i)] = legend[i];
     answer["legend"] = l;
@@ -176,15 +181,15 @@ Json answer_for(ServerShape shape, const std::string& state, const std::string& 
 }
 
 /// Each server's error body for `message` at `status`.
-Reply error_reply(ServerShape shape, int status, const std::string& message,
+Reply error_reply(MockProfile shape, int status, const std::string& message,
                   const std::string& code = "") {
   Reply reply;
   reply.status = status;
   switch (shape) {
-    case ServerShape::ollama:
+    case MockProfile::ollama:
       reply.body = {{"error", message}};
       break;
-    case ServerShape::workers_ai:
+    case MockProfile::workers_ai:
       reply.body = {
           {"errors",
            Json::array({{{"message", message}, {"code", code.empty() ? 5006 : std::stoi(code)}}})},
@@ -192,7 +197,7 @@ Reply error_reply(ServerShape shape, int status, const std::string& message,
           {"result", Json::object()},
           {"messages", Json::array()}};
       break;
-    case ServerShape::typesafe:
+    case MockProfile::typesafe:
       if (status == 422) {
         reply.body = {
             {"detail",
@@ -205,17 +210,17 @@ Reply error_reply(ServerShape shape, int status, const std::string& message,
              {{"type", code.empty() ? "invalid_request_error" : code}, {"message", message}}}};
       }
       break;
-    case ServerShape::llamacpp:
+    case MockProfile::llamacpp:
       reply.body = {
           {"error",
            {{"code", status},
             {"message", message},
             {"type", status == 422 ? "unprocessable_entity_error" : "invalid_request_error"}}}};
       break;
-    case ServerShape::laya:
+    case MockProfile::laya:
       reply.body = {{"detail", message}};
       break;
-    case ServerShape::ollaya:
+    case MockProfile::ollaya:
       reply.body = {{"error", message},
                     {"code", code.empty() ? "INVALID_REQUEST" : code},
                     {"detail", Json::array()}};
@@ -224,11 +229,11 @@ Reply error_reply(ServerShape shape, int status, const std::string& message,
   return reply;
 }
 
-int invalid_status(ServerShape shape) {
+int invalid_status(MockProfile shape) {
   switch (shape) {
-    case ServerShape::ollama:
+    case MockProfile::ollama:
       return 400;
-    case ServerShape::workers_ai:
+    case MockProfile::workers_ai:
       return 400;
     default:
       return 422;
@@ -236,11 +241,11 @@ int invalid_status(ServerShape shape) {
 }
 
 /// The checks the servers make on a body; the first problem found, or "".
-std::string check_body(ServerShape shape, const Json& body, bool has_images) {
+std::string check_body(MockProfile shape, const Json& body, bool has_images) {
   if (!body.is_object()) return "request body must be a JSON object";
   static const std::set<std::string> known = {"model", "state", "questions", "images",
                                               "keep_alive"};
-  if (shape == ServerShape::ollama) {
+  if (shape == MockProfile::ollama) {
     for (const auto& item : body.items()) {
       if (!known.count(item.key())) return "json: unknown field \"" + item.key() + "\"";
     }
@@ -263,8 +268,8 @@ std::string check_body(ServerShape shape, const Json& body, bool has_images) {
     const std::string type = q.value("type", "");
     // Workers AI, Ollama's Clef models and TypeSafe read structured (object or array)
     // instructions and descriptions; the others are only documented with strings.
-    const bool structured_ok = shape == ServerShape::ollama || shape == ServerShape::workers_ai ||
-                               shape == ServerShape::typesafe;
+    const bool structured_ok = shape == MockProfile::ollama || shape == MockProfile::workers_ai ||
+                               shape == MockProfile::typesafe;
     const Json instructions = q.value("instructions", Json());
     const bool structured = instructions.is_object() || instructions.is_array();
     if (!(instructions.is_string() || (structured_ok && structured)) || instructions.empty() ||
@@ -275,7 +280,7 @@ std::string check_body(ServerShape shape, const Json& body, bool has_images) {
       if (!q.contains("criteria") || !q["criteria"].is_object() || q["criteria"].size() < 2) {
         return at + ".criteria: a choice needs at least 2 options";
       }
-      if (shape == ServerShape::ollama && q["criteria"].size() > 26) {
+      if (shape == MockProfile::ollama && q["criteria"].size() > 26) {
         return at + ".criteria: at most 26 options";
       }
     } else if (type == "noul") {
@@ -288,7 +293,7 @@ std::string check_body(ServerShape shape, const Json& body, bool has_images) {
         }
       }
     } else if (type == "score") {
-      const std::size_t max = shape == ServerShape::ollama ? 26 : 10;
+      const std::size_t max = shape == MockProfile::ollama ? 26 : 10;
       if (!q.contains("criteria") || !q["criteria"].is_array() || q["criteria"].size() < 2 ||
           q["criteria"].size() > max) {
         return at + ".criteria: a score needs 2 to " + std::to_string(max) + " levels";
@@ -303,12 +308,12 @@ std::string check_body(ServerShape shape, const Json& body, bool has_images) {
     for (const auto& image : images) {
       if (!image.is_string()) return "images: each image must be a string";
       const bool data_url = image.get<std::string>().rfind("data:", 0) == 0;
-      if (shape == ServerShape::ollama && data_url) {
+      if (shape == MockProfile::ollama && data_url) {
         return "invalid image input: send raw base64, not a data URL";
       }
-      if (shape == ServerShape::workers_ai && !data_url) return "images: expected a data URL";
+      if (shape == MockProfile::workers_ai && !data_url) return "images: expected a data URL";
     }
-    if (shape == ServerShape::workers_ai && images.size() > 4) return "images: at most 4";
+    if (shape == MockProfile::workers_ai && images.size() > 4) return "images: at most 4";
   }
   return {};
 }
@@ -339,31 +344,100 @@ bool version_at_least(const std::string& version, int major, int minor, int patc
 
 }  // namespace
 
-std::string RecordedRequest::header(const std::string& name) const {
+std::string MockRequest::header(const std::string& name) const {
   for (const auto& [key, value] : headers) {
     if (strcasecmp(key.c_str(), name.c_str()) == 0) return value;
   }
   return {};
 }
 
-struct FakeServer::Impl {
-  ServerShape shape;
+struct MockServer::Impl {
+  MockProfile shape;
   httplib::Server server;
   std::thread thread;
   mutable std::mutex mutex;
-  std::vector<RecordedRequest> recorded;
+  std::vector<MockRequest> recorded;
   std::vector<std::string> models = {"clef-flash", "clef-flash:latest"};
   std::vector<std::string> other_models = {"llama3:latest"};  // pulled, not decision-capable
   std::string version = "0.35.1";
   std::string token = "test-token";  // Workers AI expects this Bearer token
-  std::function<std::optional<Scripted>(const RecordedRequest&, int)> script;
+  std::function<std::optional<MockReply>(const MockRequest&, int)> script;
 
-  std::vector<AnswerRule> rules;
+  std::vector<MockRule> rules;
+  MockFaults faults;
+  std::shared_ptr<Transport> cassette;
+  std::unique_ptr<std::ofstream> log;
+
+  /// The fault for decision request `call`, if one is drawn.
+  std::optional<Reply> fault(int call) const {
+    if (faults.quota_exhausted) {
+      Reply reply = error_reply(shape, 429, "you have used up your daily free allocation", "4006");
+      return reply;
+    }
+    std::uint64_t x = faults.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(call);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    double u = static_cast<double>(x >> 11) / 9007199254740992.0;
+    for (const auto& [status, rate] : faults.fail_rates) {
+      if (u < rate) {
+        Reply reply = error_reply(shape, status, status == 429 ? "rate limited" : "overloaded",
+                                  status == 503 ? "QUEUE_FULL" : "");
+        if (faults.retry_after_seconds && (status == 429 || status == 503))
+          reply.headers.emplace_back("Retry-After", std::to_string(*faults.retry_after_seconds));
+        return reply;
+      }
+      u -= rate;
+    }
+    return std::nullopt;
+  }
+
+  bool drops(int call) const {
+    if (faults.drop_rate <= 0) return false;
+    std::uint64_t x =
+        (faults.seed + 0x51ed) * 0xD1B54A32D192ED03ull + static_cast<std::uint64_t>(call);
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 32;
+    return static_cast<double>(x >> 11) / 9007199254740992.0 < faults.drop_rate;
+  }
+
+  void write_log(const MockRequest& request) {
+    if (!log) return;
+    Json headers = Json::object();
+    for (const auto& [name, value] : request.headers) {
+      std::string lower = name;
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (lower != "authorization") headers[lower] = value;
+    }
+    const auto body = Json::parse(request.body, nullptr, false);
+    Json line = {{"method", request.method},
+                 {"path", request.path},
+                 {"body", body.is_discarded() ? Json(request.body) : body},
+                 {"headers", headers}};
+    *log << line.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n" << std::flush;
+  }
   std::map<std::string, std::string> digests;  ///< /api/tags digests set by a test
 
+  /// True when a rule answers some question of this request: rules come before a cassette.
+  bool any_rule_covers(const MockRequest& request) const {
+    if (rules.empty()) return false;
+    const auto body = Json::parse(request.body, nullptr, false);
+    if (!body.is_object() || !body.contains("questions") || !body["questions"].is_object())
+      return false;
+    const std::string model = body.value("model", "");
+    const std::string state = body.contains("state") && body["state"].is_string()
+                                  ? body["state"].get<std::string>()
+                                  : (body.contains("state") ? body["state"].dump() : "");
+    for (const auto& item : body["questions"].items()) {
+      if (rule_for(model, item.key(), state)) return true;
+    }
+    return false;
+  }
+
   /// The first rule for this model and question whose pattern occurs in the state.
-  const AnswerRule* rule_for(const std::string& model, const std::string& question,
-                             const std::string& state) const {
+  const MockRule* rule_for(const std::string& model, const std::string& question,
+                           const std::string& state) const {
     for (const auto& rule : rules) {
       if (!rule.model.empty() && rule.model != model && rule.model + ":latest" != model) continue;
       if (rule.question != question) continue;
@@ -376,15 +450,15 @@ struct FakeServer::Impl {
     return std::find(models.begin(), models.end(), name) != models.end();
   }
 
-  Reply simulate(const RecordedRequest& request) const {
+  Reply simulate(const MockRequest& request) const {
     const auto body = Json::parse(request.body, nullptr, false);
     if (body.is_discarded()) {
-      if (shape == ServerShape::workers_ai)
+      if (shape == MockProfile::workers_ai)
         return error_reply(shape, 400, "Malformed JSON", "5006");
       return error_reply(shape, 400, "invalid JSON body");
     }
     std::string model = body.is_object() ? body.value("model", "") : "";
-    if (shape == ServerShape::workers_ai) {
+    if (shape == MockProfile::workers_ai) {
       const std::string prefix = "/ai/run/@cf/cloudflare/";
       const auto at = request.path.find(prefix);
       if (request.path.rfind("/client/v4/accounts/", 0) != 0 || at == std::string::npos) {
@@ -399,7 +473,7 @@ struct FakeServer::Impl {
         return error_reply(shape, 400, "model in body must match the model in the URL", "5006");
       }
     }
-    if (shape == ServerShape::ollama) {
+    if (shape == MockProfile::ollama) {
       if (std::find(other_models.begin(), other_models.end(), model) != other_models.end() ||
           std::find(other_models.begin(), other_models.end(), model + ":latest") !=
               other_models.end()) {
@@ -410,7 +484,7 @@ struct FakeServer::Impl {
       }
     }
     const bool has_images = body.is_object() && body.contains("images");
-    if (shape == ServerShape::ollama && !has_images && request.body.size() > 64 * 1024) {
+    if (shape == MockProfile::ollama && !has_images && request.body.size() > 64 * 1024) {
       return error_reply(shape, 413, "request body must not exceed 64 KiB without images");
     }
     if (auto problem = check_body(shape, body, has_images); !problem.empty()) {
@@ -423,18 +497,18 @@ struct FakeServer::Impl {
     Json answers = Json::object();
     for (const auto& [name, q] : body["questions"].items())
       answers[name] = answer_for(shape, state, name, q, rule_for(model, name, state_text));
-    Json decision = {{"model", shape == ServerShape::typesafe ? "jev-1.13.0" : model},
+    Json decision = {{"model", shape == MockProfile::typesafe ? "jev-1.13.0" : model},
                      {"answers", answers}};
     const int questions = static_cast<int>(body["questions"].size());
     decision["usage"] = {{"input_tokens", static_cast<int>(request.body.size() / 4)},
-                         {"output_tokens", shape == ServerShape::typesafe ? questions * 10 : 0}};
-    if (shape == ServerShape::laya) {
+                         {"output_tokens", shape == MockProfile::typesafe ? questions * 10 : 0}};
+    if (shape == MockProfile::laya) {
       decision["action"] = "route";
       decision["routing"] = {{"queue", "default"}};
     }
     Reply reply;
     reply.body = decision;
-    if (shape == ServerShape::workers_ai) {
+    if (shape == MockProfile::workers_ai) {
       reply.body = {{"result", decision},
                     {"success", true},
                     {"errors", Json::array()},
@@ -444,15 +518,15 @@ struct FakeServer::Impl {
   }
 
   void add_request_id(httplib::Response& response, int call) const {
-    if (shape == ServerShape::typesafe || shape == ServerShape::ollaya) {
+    if (shape == MockProfile::typesafe || shape == MockProfile::ollaya) {
       response.set_header("x-typesafe-request-id", "req_" + std::to_string(call));
-    } else if (shape == ServerShape::workers_ai) {
+    } else if (shape == MockProfile::workers_ai) {
       response.set_header("cf-ai-req-id", "cf-" + std::to_string(call) + "-5e3f0c1a");
     }
   }
 };
 
-FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
+MockServer::MockServer(MockProfile shape, int port) : m_impl(std::make_unique<Impl>()) {
   m_impl->shape = shape;
   Impl& impl = *m_impl;
   // Enough threads for every keep-alive connection a benchmark holds open at once.
@@ -464,14 +538,15 @@ FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
   auto handle = [this](const httplib::Request& req, httplib::Response& res) {
     Impl& state = *m_impl;
     const int call = m_calls.fetch_add(1);
-    RecordedRequest recorded{req.method, req.path, req.body, {}, req.remote_port};
+    MockRequest recorded{req.method, req.path, req.body, {}, req.remote_port};
     for (const auto& [key, value] : req.headers) recorded.headers.emplace(key, value);
     {
       std::lock_guard<std::mutex> lock(state.mutex);
       state.recorded.push_back(recorded);
+      state.write_log(recorded);
     }
     state.add_request_id(res, call);
-    std::function<std::optional<Scripted>(const RecordedRequest&, int)> script;
+    std::function<std::optional<MockReply>(const MockRequest&, int)> script;
     {
       std::lock_guard<std::mutex> lock(state.mutex);
       script = state.script;
@@ -499,10 +574,39 @@ FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
     if (const auto latency = m_latency_ms.load(); latency > 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(latency));
     }
-    if (state.shape == ServerShape::ollama && !version_at_least(state.version, 0, 35, 1)) {
+    if (auto fault = state.fault(call)) {
+      res.status = fault->status;
+      for (const auto& [name, value] : fault->headers) res.set_header(name, value);
+      res.set_content(fault->body.dump(), "application/json; charset=utf-8");
+      return;
+    }
+    if (state.drops(call)) {
+      res.set_content_provider(
+          64, "application/json",
+          [](std::size_t, std::size_t, httplib::DataSink&) { return false; });  // no body
+      return;
+    }
+    if (state.shape == MockProfile::ollama && !version_at_least(state.version, 0, 35, 1)) {
       res.status = 404;  // an Ollama too old for System One: Go's plain-text not-found page
       res.set_content("404 page not found", "text/plain; charset=utf-8");
       return;
+    }
+    if (state.cassette && !state.any_rule_covers(recorded)) {
+      HttpRequest asked;
+      asked.url = "http://mock" + recorded.path;
+      asked.body = recorded.body;
+      if (auto hit = state.cassette->send(asked)) {
+        res.status = hit->status;
+        std::string type = "application/json";
+        for (const auto& [name, value] : hit->headers) {
+          if (name == "content-type")
+            type = value;
+          else
+            res.set_header(name, value);
+        }
+        res.set_content(hit->body, type);
+        return;
+      }
     }
     const Reply reply = state.simulate(recorded);
     res.status = reply.status;
@@ -556,39 +660,80 @@ FakeServer::FakeServer(ServerShape shape) : m_impl(std::make_unique<Impl>()) {
     res.set_content(Json({{"version", m_impl->version}}).dump(), "application/json");
   });
 
-  m_port = impl.server.bind_to_any_port("127.0.0.1");
+  if (port > 0) {
+    if (!impl.server.bind_to_port("127.0.0.1", port)) {
+      throw std::runtime_error("cannot listen on 127.0.0.1:" + std::to_string(port) +
+                               " (is it in use?)");
+    }
+    m_port = port;
+  } else {
+    m_port = impl.server.bind_to_any_port("127.0.0.1");
+  }
   widen_listen_backlog(m_port);
   impl.thread = std::thread([&impl] { impl.server.listen_after_bind(); });
   while (!impl.server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
-FakeServer::~FakeServer() {
+MockServer::~MockServer() {
   m_impl->server.stop();
   if (m_impl->thread.joinable()) m_impl->thread.join();
 }
 
-void FakeServer::set_models(std::vector<std::string> models) {
+void MockServer::set_models(std::vector<std::string> models) {
   m_impl->models = std::move(models);
 }
 
-void FakeServer::set_model_digest(const std::string& name, std::string digest) {
+void MockServer::set_model_digest(const std::string& name, std::string digest) {
   std::lock_guard<std::mutex> lock(m_impl->mutex);
   m_impl->digests[name] = std::move(digest);
 }
 
-void FakeServer::set_rules(std::vector<AnswerRule> rules) {
+void MockServer::set_faults(MockFaults faults) {
+  m_impl->faults = std::move(faults);
+}
+
+bool MockServer::set_cassette(const std::string& path, std::string& problem) {
+  auto replay = make_replay_transport(path, cassette_tag(m_impl->shape));
+  if (!replay) {
+    problem = replay.error().to_string();
+    return false;
+  }
+  m_impl->cassette = std::move(replay).value();
+  return true;
+}
+
+bool MockServer::set_log(const std::string& path) {
+  auto log = std::make_unique<std::ofstream>(path, std::ios::app);
+  if (!*log) return false;
+  std::lock_guard<std::mutex> lock(m_impl->mutex);
+  m_impl->log = std::move(log);
+  return true;
+}
+
+const char* cassette_tag(MockProfile profile) noexcept {
+  switch (profile) {
+    case MockProfile::ollama:
+      return "ollama";
+    case MockProfile::workers_ai:
+      return "workers-ai";
+    default:
+      return "systemone";
+  }
+}
+
+void MockServer::set_rules(std::vector<MockRule> rules) {
   m_impl->rules = std::move(rules);
 }
 
-std::optional<std::vector<AnswerRule>> parse_answer_rules(const std::string& text,
-                                                          std::string& problem) {
+std::optional<std::vector<MockRule>> parse_mock_rules(const std::string& text,
+                                                      std::string& problem) {
   const auto root = Json::parse(text, nullptr, false);
   if (root.is_discarded() || !root.is_object() || !root.contains("rules") ||
       !root["rules"].is_array()) {
     problem = "expected {\"rules\": [...]}";
     return std::nullopt;
   }
-  std::vector<AnswerRule> rules;
+  std::vector<MockRule> rules;
   for (std::size_t i = 0; i < root["rules"].size(); ++i) {
     const Json& r = root["rules"][i];
     const std::string where = "rules[" + std::to_string(i) + "]";
@@ -598,7 +743,7 @@ std::optional<std::vector<AnswerRule>> parse_answer_rules(const std::string& tex
       problem = where + ": needs string \"question\", \"match\" and \"answer\"";
       return std::nullopt;
     }
-    AnswerRule rule;
+    MockRule rule;
     rule.model = r.contains("model") && r["model"].is_string() ? r["model"].get<std::string>() : "";
     rule.question = r["question"].get<std::string>();
     rule.answer = r["answer"].get<std::string>();
@@ -622,33 +767,33 @@ std::optional<std::vector<AnswerRule>> parse_answer_rules(const std::string& tex
   return rules;
 }
 
-void FakeServer::set_script(
-    std::function<std::optional<Scripted>(const RecordedRequest&, int)> script) {
+void MockServer::set_script(
+    std::function<std::optional<MockReply>(const MockRequest&, int)> script) {
   std::lock_guard<std::mutex> lock(m_impl->mutex);
   m_impl->script = std::move(script);
 }
 
-void FakeServer::set_version(std::string version) {
+void MockServer::set_version(std::string version) {
   m_impl->version = std::move(version);
 }
 
-std::vector<RecordedRequest> FakeServer::requests() const {
+std::vector<MockRequest> MockServer::requests() const {
   std::lock_guard<std::mutex> lock(m_impl->mutex);
   return m_impl->recorded;
 }
 
-std::function<std::optional<Scripted>(const RecordedRequest&, int)> first_attempt_faults(
+std::function<std::optional<MockReply>(const MockRequest&, int)> first_attempt_faults(
     int every, std::shared_ptr<std::atomic<int>> faults) {
   struct Seen {
     std::mutex mutex;
     std::set<std::string> bodies;
   };
   auto seen = std::make_shared<Seen>();
-  return [=](const RecordedRequest& request, int) -> std::optional<Scripted> {
+  return [=](const MockRequest& request, int) -> std::optional<MockReply> {
     std::lock_guard<std::mutex> lock(seen->mutex);
     if (!seen->bodies.insert(request.body).second) return std::nullopt;
     if (seen->bodies.size() % static_cast<std::size_t>(every) != 0) return std::nullopt;
-    Scripted fault;
+    MockReply fault;
     fault.headers = {{"Retry-After", "0"}};
     switch ((*faults)++ % 3) {
       case 0:
@@ -682,4 +827,4 @@ int unused_port() {
   return ntohs(address.sin_port);
 }
 
-}  // namespace clef::testing
+}  // namespace clef

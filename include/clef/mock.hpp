@@ -1,0 +1,143 @@
+// clef: a System One server for tests and CI — a real HTTP server on 127.0.0.1 (an ephemeral port)
+// that answers POST /v1/systemone the way each published server does: its envelope, rounding,
+// key order, confidence formula, request id header, request checks and error bodies, plus
+// Ollama's /api/version, /api/tags and /api/show. Answers come from rules, then a cassette, then
+// a deterministic default; faults come on demand. `clef mock` serves it from the shell.
+//
+//     clef::MockServer server(clef::MockProfile::ollama);
+//     clef::ClientOptions options;
+//     options.base_url = server.base_url();  // "http://127.0.0.1:PORT"
+//     auto client = clef::Client::create(options);
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace clef {
+
+enum class MockProfile {
+  ollama,      ///< No rounding, Go-sorted probability keys, entropy confidence, {"error": "..."}.
+  workers_ai,  ///< {result, success, errors, messages}; 4 decimals, JS integers; cf-ai-req-id.
+  typesafe,    ///< 2 decimals (sums off by rounding), {"detail": ...}; x-typesafe-request-id.
+  llamacpp,    ///< criteria key order, 422 {"error": {type, message, code}}, ignores model.
+  laya,        ///< entropy confidence, adds "action" and "routing", {"detail": "..."}.
+  ollaya,      ///< 4 decimals, {"error", "code", "detail"}, 503 QUEUE_FULL with Retry-After.
+};
+
+struct MockRequest {
+  std::string method;
+  std::string path;
+  std::string body;
+  std::multimap<std::string, std::string> headers;  ///< As received (case kept).
+  int remote_port = 0;  ///< The client's port: equal across requests on a reused connection.
+  std::string header(const std::string& name) const;
+};
+
+/// A response scripted by a test, replacing the simulated model for one request.
+struct MockReply {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::chrono::milliseconds delay{0};
+  /// Send headers announcing the whole body, then only this many bytes, then close.
+  std::optional<std::size_t> truncate_at;
+};
+
+/// A scripted model: for `question` (and `model`, when not empty), a state in which `pattern`
+/// occurs is answered `answer` (a choice label, yes/no, or a score level's label or index) with
+/// `probability`; the other options share the rest equally. States no rule matches get the
+/// default deterministic answer.
+struct MockRule {
+  std::string model;
+  std::string question;
+  std::regex pattern;
+  std::string answer;
+  double probability = 0.9;
+};
+
+/// Rules from JSON: {"rules": [{"model"?, "question", "match" (ECMAScript regex, matched
+/// case-insensitively), "answer", "probability"}]}. Returns why not when the text is not that.
+std::optional<std::vector<MockRule>> parse_mock_rules(const std::string& text,
+                                                      std::string& problem);
+
+/// Faults on demand, drawn per request from a seeded generator (the same seed, the same
+/// requests fail).
+struct MockFaults {
+  /// Status → share of decision requests answered with that status's error body ({503, 0.05}).
+  std::vector<std::pair<int, double>> fail_rates;
+  /// Share of decision requests whose connection closes after the headers, with no body.
+  double drop_rate = 0;
+  /// Retry-After (seconds) on the 429 and 503 answers above.
+  std::optional<int> retry_after_seconds;
+  /// Every decision gets the daily-allocation 429 (Workers AI's code 4006).
+  bool quota_exhausted = false;
+  std::uint64_t seed = 1;
+};
+
+/// A cassette's backend name for a profile ("ollama", "workers-ai", else "systemone").
+const char* cassette_tag(MockProfile profile) noexcept;
+
+class MockServer {
+ public:
+  /// Listens on 127.0.0.1:`port` (0: a free port, see port()). Throws std::runtime_error when
+  /// the port cannot be bound.
+  explicit MockServer(MockProfile shape = MockProfile::ollama, int port = 0);
+  ~MockServer();
+  MockServer(const MockServer&) = delete;
+  MockServer& operator=(const MockServer&) = delete;
+
+  int port() const { return m_port; }
+  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
+
+  /// Simulated model time before each answer.
+  void set_latency(std::chrono::milliseconds latency) { m_latency_ms = latency.count(); }
+  /// Models this server has pulled / serves (Ollama: others get 404). Default: clef-flash.
+  void set_models(std::vector<std::string> models);
+  /// Called for every request before simulation; a value replaces the simulated response.
+  /// `call` counts requests from 0.
+  void set_script(std::function<std::optional<MockReply>(const MockRequest&, int call)> script);
+  /// The digest /api/tags reports for `name` ("clef-flash:latest"), as when the tag is re-pulled.
+  void set_model_digest(const std::string& name, std::string digest);
+  /// Answers from rules before the default deterministic model (see MockRule).
+  void set_rules(std::vector<MockRule> rules);
+  void set_faults(MockFaults faults);
+  /// Answer decisions no rule covers from this cassette (`clef ask --record`'s file) before
+  /// the deterministic default. False (and `problem` says why) when it cannot be read.
+  bool set_cassette(const std::string& path, std::string& problem);
+  /// Append each request as a JSON line (method, path, body, headers without Authorization).
+  bool set_log(const std::string& path);
+  /// Ollama's /api/version answer.
+  void set_version(std::string version);
+
+  std::vector<MockRequest> requests() const;
+  int request_count() const { return m_calls.load(); }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+  int m_port = 0;
+  std::atomic<int> m_calls{0};
+  std::atomic<long long> m_latency_ms{0};
+};
+
+/// A script for MockServer::set_script: the first attempt of every `every`-th distinct request
+/// body fails, in turn, with 429 (Retry-After: 0), 503 (Retry-After: 0), and a 200 whose body is
+/// cut short; the retry gets through. `faults` counts the failures injected.
+std::function<std::optional<MockReply>(const MockRequest&, int)> first_attempt_faults(
+    int every, std::shared_ptr<std::atomic<int>> faults);
+
+/// A port on 127.0.0.1 that nothing listens on (bound, then closed).
+int unused_port();
+
+}  // namespace clef
