@@ -33,6 +33,17 @@ std::uint64_t fnv1a(const std::string& text) {
   return hash;
 }
 
+/// A uniform draw in [0, 1) for request `call` of a run seeded `seed` (SplitMix64), one stream
+/// per kind of fault so that drops and failures are independent.
+double unit_draw(std::uint64_t seed, int call, std::uint64_t stream) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + (static_cast<std::uint64_t>(call) << 1) + stream;
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) / 9007199254740992.0;
+}
+
 /// Deterministic "model": a logit per (state, question, option).
 double logit(const std::string& state, const std::string& question, const std::string& option) {
   return static_cast<double>(fnv1a(state + "\x1f" + question + "\x1f" + option) % 1000) / 160.0;
@@ -374,11 +385,7 @@ struct MockServer::Impl {
       Reply reply = error_reply(shape, 429, "you have used up your daily free allocation", "4006");
       return reply;
     }
-    std::uint64_t x = faults.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(call);
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    double u = static_cast<double>(x >> 11) / 9007199254740992.0;
+    double u = unit_draw(faults.seed, call, 0);
     for (const auto& [status, rate] : faults.fail_rates) {
       if (u < rate) {
         Reply reply = error_reply(shape, status, status == 429 ? "rate limited" : "overloaded",
@@ -394,12 +401,7 @@ struct MockServer::Impl {
 
   bool drops(int call) const {
     if (faults.drop_rate <= 0) return false;
-    std::uint64_t x =
-        (faults.seed + 0x51ed) * 0xD1B54A32D192ED03ull + static_cast<std::uint64_t>(call);
-    x ^= x >> 29;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 32;
-    return static_cast<double>(x >> 11) / 9007199254740992.0 < faults.drop_rate;
+    return unit_draw(faults.seed, call, 1) < faults.drop_rate;
   }
 
   void write_log(const MockRequest& request) {
