@@ -1,12 +1,15 @@
-// libFuzzer: the files clef eval and --policy read back — a policy, a `clef batch` results file,
-// a baseline report — and the --require and --tolerance parsers, all on the same bytes. Nothing
+// libFuzzer: the files clef reads back — a policy, a `clef batch` results file, a baseline report,
+// a --replay cassette — and the --require and --tolerance parsers, all on the same bytes. Nothing
 // may crash; a policy that parses must write and read back the same.
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <sstream>
 #include <string>
 
 #include "batch_results.hpp"
+#include "clef/cassette.hpp"
 #include "clef/json.hpp"
 #include "clef/policy.hpp"
 #include "eval_gates.hpp"
@@ -44,6 +47,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)clef::cli::baseline_drops(report, report, {});
     auto requirement = clef::cli::parse_requirement("team.accuracy >= 0.5");
     if (requirement) (void)clef::cli::failed_requirements({requirement.value()}, report);
+  }
+  // The same bytes as a cassette file: replay must read or refuse it, never crash.
+  static const std::string cassette = "/tmp/clef-fuzz-cassette-" + std::to_string(::getpid());
+  if (FILE* file = std::fopen(cassette.c_str(), "wb")) {
+    std::fwrite(text.data(), 1, text.size(), file);
+    std::fclose(file);
+    auto replay = clef::make_replay_transport(cassette, "ollama");
+    if (replay) {
+      clef::HttpRequest request;
+      request.url = "http://127.0.0.1/v1/systemone";
+      request.body = text;
+      (void)replay.value()->send(request);
+    }
   }
   (void)clef::cli::parse_requirement(text);
   (void)clef::cli::parse_tolerances({text});
