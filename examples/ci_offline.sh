@@ -13,7 +13,13 @@ trap 'kill "$mock" 2>/dev/null || true; rm -rf "$work"' EXIT
 "$clef" mock --port 0 --models clef --rules "$here/ticket-rules.json" --log "$work/requests.jsonl" \
   > "$work/mock.txt" 2> /dev/null &
 mock=$!
-until grep -q '^http' "$work/mock.txt" 2> /dev/null; do sleep 0.05; done
+# Wait (at most 10 s) for its URL line; a mock that died is an error, never a hang.
+for _ in $(seq 200); do
+  grep -q '^http' "$work/mock.txt" 2> /dev/null && break
+  kill -0 "$mock" 2> /dev/null || { echo "clef mock did not start" >&2; exit 1; }
+  sleep 0.05
+done
+grep -q '^http' "$work/mock.txt" || { echo "clef mock printed no URL" >&2; exit 1; }
 url="$(head -1 "$work/mock.txt")"
 
 # 2. Route every ticket, recording each exchange.

@@ -13,7 +13,13 @@ trap 'kill "$server" 2>/dev/null || true; rm -rf "$out"' EXIT
 # A local System One server (Ollama's shape) serving two models whose answers follow the rules.
 "$clef" mock --models clef-flash,clef --rules "$here/ticket-rules.json" > "$out/server.txt" 2>/dev/null &
 server=$!
-until grep -q '^http' "$out/server.txt" 2>/dev/null; do sleep 0.05; done
+# Wait (at most 10 s) for its URL line; a mock that died is an error, never a hang.
+for _ in $(seq 200); do
+  grep -q '^http' "$out/server.txt" 2> /dev/null && break
+  kill -0 "$server" 2> /dev/null || { echo "clef mock did not start" >&2; exit 1; }
+  sleep 0.05
+done
+grep -q '^http' "$out/server.txt" || { echo "clef mock printed no URL" >&2; exit 1; }
 host="$(head -1 "$out/server.txt")"
 
 echo '$ clef eval examples/tickets.jsonl -q examples/ticket-questions.json --label team=team --label refund=refund -m clef-flash -m clef ...'
