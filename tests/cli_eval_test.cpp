@@ -63,9 +63,15 @@ void script_model_m(FakeServer& server, const std::string& model = "m") {
        rule("other", "team", "bug", "technical", 0.9), rule("other", "refund", ".", "no", 0.9)});
 }
 
+/// This test's own name, so tests running at once (ctest -j) never share a file.
+std::string test_name() {
+  return ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
+
 struct EvalFiles {
-  std::string data = write_temp_file("eval_data.jsonl", ten_tickets());
-  std::string questions = write_temp_file("eval_questions.json", questions_json);
+  std::string data = write_temp_file("eval_data_" + test_name() + ".jsonl", ten_tickets());
+  std::string questions =
+      write_temp_file("eval_questions_" + test_name() + ".json", questions_json);
 };
 
 std::vector<std::string> eval_args(const FakeServer& server, const EvalFiles& files,
