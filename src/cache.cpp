@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -52,13 +53,19 @@ std::vector<EntryFile> entry_files(const std::string& directory) {
   if (!top) return out;
   while (dirent* shard = ::readdir(top)) {
     const std::string name = shard->d_name;
-    if (name.size() != 2) continue;
+    // Only the two-hex-digit shards: ".." is two characters too, and is the parent directory.
+    if (name.size() != 2 || !std::isxdigit(static_cast<unsigned char>(name[0])) ||
+        !std::isxdigit(static_cast<unsigned char>(name[1])))
+      continue;
     const std::string shard_path = directory + "/" + name;
     DIR* inner = ::opendir(shard_path.c_str());
     if (!inner) continue;
     while (dirent* entry = ::readdir(inner)) {
       const std::string file = entry->d_name;
-      if (file.size() < 5 || file.compare(file.size() - 5, 5, ".json") != 0) continue;
+      // An entry is KEY.json, KEY 64 hex digits beginning with the shard's two.
+      if (file.size() != 64 + 5 || file.compare(64, 5, ".json") != 0 ||
+          file.compare(0, 2, name) != 0)
+        continue;
       struct stat info {};
       const std::string path = shard_path + "/" + file;
       if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;

@@ -140,6 +140,26 @@ TEST(Cache, TheSizeCapEvictsTheLeastRecentlyUsed) {
   EXPECT_EQ(clef::cache_stats(options.directory)->entries, 0u);
 }
 
+TEST(Cache, StatsAndClearTouchOnlyTheCachesOwnEntries) {
+  // The cache lives in a directory that holds other files, beside and above its entries.
+  const std::string parent = fresh_directory("cache_parent");
+  ::mkdir(parent.c_str(), 0755);
+  const std::string directory = parent + "/cache";
+  const std::string neighbour = parent + "/report.json";
+  std::ofstream(neighbour) << "{}";
+  ::mkdir(directory.c_str(), 0755);
+  ::mkdir((directory + "/ab").c_str(), 0755);
+  std::ofstream(directory + "/ab/notes.json") << "{}";  // not KEY.json
+  auto inner = std::make_shared<EchoTransport>();
+  clef::CacheOptions options;
+  options.directory = directory;
+  (void)clef::make_caching_transport(inner, options, "ollama")->send(request_for("{}"));
+  EXPECT_EQ(clef::cache_stats(directory)->entries, 1u);
+  EXPECT_EQ(clef::clear_cache(directory)->entries, 1u);
+  EXPECT_TRUE(std::ifstream(neighbour).good()) << "clear never reaches the parent (\"..\")";
+  EXPECT_TRUE(std::ifstream(directory + "/ab/notes.json").good());
+}
+
 TEST(Cache, ConcurrentWritersNeverCorruptAnEntry) {
   const std::string directory = fresh_directory("cache_concurrent");
   auto inner = std::make_shared<EchoTransport>();

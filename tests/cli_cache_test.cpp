@@ -2,6 +2,7 @@
 // change of request, model or model digest is a miss.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "clef/cache.hpp"
@@ -22,6 +23,17 @@ int decisions_sent(const FakeServer& server) {
   int n = 0;
   for (const auto& r : server.requests()) n += r.path == "/v1/systemone";
   return n;
+}
+
+/// Every file under the cache, with its size and start: what a wrong count is made of.
+std::string list_entries(const std::string& directory) {
+  std::string out;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(directory)) {
+    if (!entry.is_regular_file()) continue;
+    out += entry.path().string() + " " + std::to_string(entry.file_size()) + " " +
+           read_file(entry.path().string()).substr(0, 160) + "\n";
+  }
+  return out;
 }
 
 std::string fresh_cache(const std::string& name) {
@@ -67,7 +79,7 @@ TEST(CliCache, AHitSendsNoRequestAndAnyChangeMisses) {
   // stats and clear.
   auto stats = run_clef({"cache", "stats", "--cache", cache});
   EXPECT_EQ(stats.code, 0);
-  EXPECT_EQ(stats.out.rfind("5 entries, ", 0), 0u) << stats.out;
+  EXPECT_EQ(stats.out.rfind("5 entries, ", 0), 0u) << stats.out << list_entries(cache);
   auto cleared = run_clef({"cache", "clear", "--cache", cache});
   EXPECT_EQ(cleared.out.rfind("removed 5 entries", 0), 0u) << cleared.out;
   EXPECT_EQ(run_clef({"cache", "stats"}).code, 2) << "no directory given";
