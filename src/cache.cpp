@@ -19,6 +19,7 @@
 
 #include "clef/digest.hpp"
 #include "json_text.hpp"
+#include "write_all.hpp"
 
 namespace clef {
 namespace {
@@ -169,15 +170,8 @@ class CachingTransport final : public Transport {
     std::string temp = shard + "/." + key + ".XXXXXX";
     const int fd = ::mkstemp(temp.data());
     if (fd < 0) return;
-    std::size_t done = 0;
-    bool ok = true;
-    while (ok && done < text.size()) {
-      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      ok = n > 0;
-      if (ok) done += static_cast<std::size_t>(n);
-    }
-    ok = ::close(fd) == 0 && ok;
+    const bool written = detail::write_all(fd, text);
+    const bool ok = ::close(fd) == 0 && written;
     if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
       ::unlink(temp.c_str());
       return;

@@ -11,6 +11,7 @@
 
 #include "clef/digest.hpp"
 #include "json_text.hpp"
+#include "write_all.hpp"
 
 namespace clef {
 namespace {
@@ -73,7 +74,7 @@ class RecordingTransport final : public Transport {
     line["body"] = response->body;
     const std::string text = dump(line) + "\n";
     std::lock_guard<std::mutex> lock(m_mutex);
-    if (!write_all(text)) {
+    if (!detail::write_all(m_fd, text)) {
       return make_error(ErrorKind::invalid_input,
                         std::string("cannot append to the cassette: ") + std::strerror(errno),
                         m_path);
@@ -82,17 +83,6 @@ class RecordingTransport final : public Transport {
   }
 
  private:
-  bool write_all(const std::string& text) const {
-    std::size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::write(m_fd, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      done += static_cast<std::size_t>(n);
-    }
-    return true;
-  }
-
   std::shared_ptr<Transport> m_inner;
   int m_fd;
   std::string m_path;
