@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <optional>
 
 #include "clef/client.hpp"
@@ -32,12 +33,17 @@ std::string shell_quote(const std::string& text) {
 constexpr std::size_t inline_body_limit = 16u * 1024u;
 
 /// A shell command that sends the same request. The token is never in it: the shell reads it
-/// from where clef did (--api-token-file, else the backend's variable).
+/// from where clef did (--api-token-file, else the backend's variable); a password given in
+/// the URL is asked for by curl (--user NAME).
 std::string curl_command(const Client& client, const DecisionRequest& request,
                          const std::string& body, const ConnectionFlags& flags) {
   std::string command = "curl -sS " + shell_quote(client.endpoint(request));
   for (const auto& [name, value] : client.redacted_headers()) {
-    if (name == "Authorization") {
+    if (name == "Authorization" && value.rfind("Basic ", 0) == 0) {
+      // Credentials from the URL: curl asks for the password itself, so it is never printed.
+      const auto credentials = url_credentials(client.options().base_url);
+      command += " --user " + shell_quote(credentials ? credentials->user : std::string());
+    } else if (name == "Authorization") {
       const char* variable = token_variable(client.options().backend);
       const std::string token = !flags.api_token_file.empty()
                                     ? "$(cat " + shell_quote(flags.api_token_file) + ")"
@@ -45,6 +51,22 @@ std::string curl_command(const Client& client, const DecisionRequest& request,
       command += " -H \"Authorization: Bearer " + token + "\"";
     } else if (name == "Content-Type") {
       command += " -H " + shell_quote(name + ": " + value);
+    }
+  }
+  // The same route as clef's: curl reads the proxy variables itself, loopback hosts included.
+  HttpRequest probe;
+  probe.url = client.endpoint(request);
+  probe.proxy = client.options().proxy;
+  if (const auto proxy = proxy_route(probe)) {
+    command += " --proxy " + shell_quote(url_without_credentials(proxy->url));
+  } else {
+    for (const char* name :
+         {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"}) {
+      const char* value = std::getenv(name);
+      if (value && *value) {
+        command += " --noproxy '*'";
+        break;
+      }
     }
   }
   if (body.size() <= inline_body_limit) return command + " --data-binary " + shell_quote(body);

@@ -60,6 +60,9 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
   command.add_option("--ca-cert", flags.ca_cert,
                      "Also trust the CA certificates in this PEM file (default: CURL_CA_BUNDLE, "
                      "else SSL_CERT_FILE); verification is never turned off");
+  command.add_option("--proxy", flags.proxy,
+                     "Send every request through this proxy, local servers too (default: "
+                     "https_proxy / http_proxy / all_proxy, minus no_proxy, never for localhost)");
   command.add_option("--retries", flags.retries, "Retries for retryable failures")
       ->capture_default_str()
       ->check(CLI::Range(0, 20));
@@ -134,6 +137,7 @@ Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context
     options.api_token = std::move(token).value();
   }
   if (!flags.ca_cert.empty()) options.ca_file = flags.ca_cert;
+  if (!flags.proxy.empty()) options.proxy = flags.proxy;
   options.model = flags.model;
   options.request_timeout = to_ms(flags.timeout_seconds);
   options.connect_timeout = to_ms(flags.connect_timeout_seconds);

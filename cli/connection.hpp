@@ -17,6 +17,7 @@ struct ConnectionFlags {
   std::string account_id;  ///< Empty: CLOUDFLARE_ACCOUNT_ID.
   std::string api_token_file;
   std::string ca_cert;  ///< Empty: CURL_CA_BUNDLE, else SSL_CERT_FILE, else the system's only.
+  std::string proxy;    ///< Empty: the environment's proxy (never for loopback hosts).
   double timeout_seconds = 120;
   double connect_timeout_seconds = 10;
   int retries = 2;

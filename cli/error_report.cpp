@@ -13,7 +13,11 @@ int report(const Context& context, const Error& error, const ConnectionFlags& fl
   std::string hint;
   switch (error.kind) {
     case ErrorKind::connection_failed:
-      if (flags.backend == Backend::ollama) {
+      if (!error.proxy.empty()) {
+        hint = "the request went through the proxy " + error.proxy +
+               ": is the proxy up, and can it reach the server? List the server's host in "
+               "no_proxy to connect directly";
+      } else if (flags.backend == Backend::ollama) {
         hint = "is Ollama running at " + (error.where.empty() ? "that host" : error.where) +
                "? Start it with `ollama serve`, or point --host / OLLAMA_HOST at it";
       } else {

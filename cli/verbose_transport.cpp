@@ -4,6 +4,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "clef/backend.hpp"
 #include "context.hpp"
 
 namespace clef::cli {
@@ -19,8 +20,14 @@ class VerboseTransport : public Transport {
     out << "clef: > " << request.method << " " << request.url << " (" << request.body.size()
         << " bytes)\n";
     for (const auto& [name, value] : request.headers) {
-      out << "clef: >   " << name << ": " << (name == "Authorization" ? "Bearer <redacted>" : value)
-          << "\n";
+      // Only the scheme of a credential is shown ("Bearer", "Basic"), never the value.
+      const bool secret = name == "Authorization" || name == "Proxy-Authorization";
+      out << "clef: >   " << name << ": "
+          << (secret ? value.substr(0, value.find(' ')) + " <redacted>" : value) << "\n";
+    }
+    if (const auto proxy = proxy_route(request)) {
+      out << "clef: >   through the proxy " << url_without_credentials(proxy->url) << " (from "
+          << proxy->source << ")\n";
     }
     print(out.str());
     const auto started = std::chrono::steady_clock::now();

@@ -18,6 +18,8 @@ struct Client::Impl {
   ClientOptions options;
   std::shared_ptr<Transport> transport;
   std::string base_url;
+  std::string authorization;  ///< The Authorization header's value, or empty.
+  std::string secret;         ///< Scrubbed from everything the server says.
   mutable std::mutex random_mutex;
   mutable std::mt19937_64 random{std::random_device{}()};
 
@@ -37,9 +39,7 @@ struct Client::Impl {
     Headers headers = {{"Content-Type", "application/json"},
                        {"Accept", "application/json"},
                        {"User-Agent", detail::user_agent()}};
-    if (!options.api_token.empty()) {
-      headers.emplace_back("Authorization", "Bearer " + options.api_token);
-    }
+    if (!authorization.empty()) headers.emplace_back("Authorization", authorization);
     return headers;
   }
 
@@ -59,13 +59,12 @@ struct Client::Impl {
   /// A 2xx body clef cannot use, stamped with what the response said about itself.
   Error unusable(Error error, const HttpResponse& response) const {
     error.http_status = response.status;
-    error.request_id = detail::request_id(response, options.api_token);
+    error.request_id = detail::request_id(response, secret);
     return error;
   }
 
   Result<Decision> interpret(const HttpResponse& response, const HttpRequest& http,
                              const DecisionRequest& request) const {
-    const std::string& secret = options.api_token;
     if (response.status < 200 || response.status > 299) {
       return detail::error_from_response(options.backend, response, model(request), secret,
                                          http.url);
@@ -106,7 +105,9 @@ Result<Client> Client::create(ClientOptions options) {
   if (options.retry.max_attempts < 1) options.retry.max_attempts = 1;
   auto impl = std::make_shared<Impl>();
   impl->transport = options.transport ? options.transport : make_curl_transport();
-  impl->base_url = std::move(base).value();
+  impl->base_url = std::move(base->url);
+  impl->authorization = std::move(base->authorization);
+  impl->secret = std::move(base->secret);
   impl->options = std::move(options);
   return Client(std::move(impl));
 }
@@ -126,7 +127,8 @@ std::string Client::endpoint(const DecisionRequest& request) const {
 Headers Client::redacted_headers() const {
   Headers headers = m_impl->headers();
   for (auto& [name, value] : headers) {
-    if (name == "Authorization") value = "Bearer <redacted>";
+    // The scheme stays ("Bearer", "Basic"): it tells a reader which credential went.
+    if (name == "Authorization") value = value.substr(0, value.find(' ')) + " <redacted>";
   }
   return headers;
 }
@@ -151,6 +153,7 @@ Result<Decision> Client::decide(const DecisionRequest& request) const {
   http.max_response_bytes = impl.options.max_response_bytes;
   http.cancel = impl.options.cancel;
   http.ca_file = impl.options.ca_file;
+  http.proxy = impl.options.proxy;
 
   const auto started = std::chrono::steady_clock::now();
   const RetryPolicy& policy = impl.options.retry;
@@ -165,9 +168,12 @@ Result<Decision> Client::decide(const DecisionRequest& request) const {
     Error error = result.error();
     if (error.retryable() && error.retry_after && *error.retry_after > policy.max_retry_after) {
       // Never a silent hour: a wait past the cap is the caller's decision, not ours.
-      error.message += " (the server asked to wait " + std::to_string(error.retry_after->count()) +
-                       " ms, more than the " + std::to_string(policy.max_retry_after.count()) +
-                       " ms clef waits)";
+      // Retry-After is read saturated at a day: a value at the cap was a day or more.
+      const std::string asked = *error.retry_after >= detail::max_retry_after_value
+                                    ? std::string("a day or more")
+                                    : std::to_string(error.retry_after->count()) + " ms";
+      error.message += " (the server asked to wait " + asked + ", more than the " +
+                       std::to_string(policy.max_retry_after.count()) + " ms clef waits)";
       return error;
     }
     if (!error.retryable() || attempt >= policy.max_attempts) {

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <vector>
 
+#include "clef/backend.hpp"
 #include "clef/transport.hpp"
 
 namespace clef {
@@ -65,8 +66,8 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return transfer->cancel && transfer->cancel->load() ? 1 : 0;
 }
 
-Error transfer_error(CURLcode code, const char* detail, const HttpRequest& request,
-                     const Transfer& transfer, long proxy_status) {
+Error curl_error(CURLcode code, const char* detail, const HttpRequest& request,
+                 const Transfer& transfer, long proxy_status) {
   const std::string why = detail[0] ? detail : curl_easy_strerror(code);
   const std::string where = request.url;
   if (proxy_status == 407) {
@@ -128,6 +129,18 @@ Error transfer_error(CURLcode code, const char* detail, const HttpRequest& reque
   return make_error(ErrorKind::connection_failed, "transfer failed: " + why, where);
 }
 
+/// curl_error, saying which proxy (if any) the request went through.
+Error transfer_error(CURLcode code, const char* detail, const HttpRequest& request,
+                     const Transfer& transfer, long proxy_status,
+                     const std::optional<ProxyRoute>& proxy) {
+  Error error = curl_error(code, detail, request, transfer, proxy_status);
+  if (proxy) {
+    error.proxy = url_without_credentials(proxy->url) + " (from " + proxy->source + ")";
+    error.message += " (through the proxy " + error.proxy + ")";
+  }
+  return error;
+}
+
 class CurlTransport final : public Transport {
  public:
   CurlTransport() {
@@ -179,6 +192,9 @@ class CurlTransport final : public Transport {
 
     curl_easy_reset(handle);  // keeps the connection cache, clears per-request options
     curl_easy_setopt(handle, CURLOPT_URL, request.url.c_str());
+    // clef chose the proxy (proxy_route); "" stops libcurl from reading the environment itself.
+    const std::optional<ProxyRoute> proxy = proxy_route(request);
+    curl_easy_setopt(handle, CURLOPT_PROXY, proxy ? proxy->url.c_str() : "");
     curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
@@ -217,7 +233,7 @@ class CurlTransport final : public Transport {
     if (code != CURLE_OK) {
       long proxy_status = 0;
       curl_easy_getinfo(handle, CURLINFO_HTTP_CONNECTCODE, &proxy_status);
-      return transfer_error(code, detail, request, transfer, proxy_status);
+      return transfer_error(code, detail, request, transfer, proxy_status, proxy);
     }
 
     long status = 0;

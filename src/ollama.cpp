@@ -55,6 +55,8 @@ struct OllamaApi::Impl {
   ClientOptions options;
   std::shared_ptr<Transport> transport;
   std::string base_url;
+  std::string authorization;  ///< Basic, from credentials in the URL; or empty.
+  std::string secret;
 
   /// One call; a non-2xx answer goes through the same mapping as a decision's, and a 2xx one
   /// must be a JSON object.
@@ -65,16 +67,19 @@ struct OllamaApi::Impl {
     request.url = base_url + path;
     request.headers = {{"Accept", "application/json"}, {"User-Agent", detail::user_agent()}};
     if (!body.empty()) request.headers.emplace_back("Content-Type", "application/json");
+    if (!authorization.empty()) request.headers.emplace_back("Authorization", authorization);
     request.body = std::move(body);
     request.connect_timeout = options.connect_timeout;
     request.total_timeout = options.request_timeout;
     request.max_response_bytes = options.max_response_bytes;
     request.ca_file = options.ca_file;
+    request.proxy = options.proxy;
     request.cancel = options.cancel;
     auto response = transport->send(request);
     if (!response) return response.error();
     if (response->status < 200 || response->status > 299) {
-      return detail::error_from_response(Backend::ollama, response.value(), model, {}, request.url);
+      return detail::error_from_response(Backend::ollama, response.value(), model, secret,
+                                         request.url);
     }
     auto json =
         detail::parse_json(response->body, ErrorKind::invalid_response, "the answer of " + path);
@@ -95,7 +100,9 @@ Result<OllamaApi> OllamaApi::create(ClientOptions options) {
   if (!base) return base.error();
   auto impl = std::make_shared<Impl>();
   impl->transport = options.transport ? options.transport : make_curl_transport();
-  impl->base_url = std::move(base).value();
+  impl->base_url = std::move(base->url);
+  impl->authorization = std::move(base->authorization);
+  impl->secret = std::move(base->secret);
   impl->options = std::move(options);
   return OllamaApi(std::move(impl));
 }

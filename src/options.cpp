@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "base64.hpp"
 #include "clef/version.hpp"
 #include "options_check.hpp"
 #include "workers_ai.hpp"
@@ -105,18 +106,27 @@ ClientOptions ClientOptions::from_environment(Backend backend) {
 
 namespace detail {
 
-Result<std::string> checked_api_root(const ClientOptions& options) {
+Result<ApiRoot> checked_api_root(const ClientOptions& options) {
   auto resolved = base_for_backend(options);
   if (!resolved) return resolved.error();
-  std::string base = std::move(resolved).value();
+  // Credentials leave the URL here, before any message can show it.
+  const auto credentials = url_credentials(resolved.value());
+  std::string base = url_without_credentials(resolved.value());
   while (!base.empty() && base.back() == '/') base.pop_back();
   if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0) {
     return make_error(ErrorKind::invalid_input,
                       "the base URL must start with http:// or https://: \"" + base + "\"",
                       "base_url");
   }
-  if (has_control_characters(base)) {
+  if (has_control_characters(base) ||
+      (credentials && has_control_characters(credentials->user + credentials->password))) {
     return make_error(ErrorKind::invalid_input, "the base URL contains control characters",
+                      "base_url");
+  }
+  if (credentials && !options.api_token.empty()) {
+    return make_error(ErrorKind::invalid_input,
+                      "the base URL holds a user and password and an API token is set too: "
+                      "give one of them (both would go in the Authorization header)",
                       "base_url");
   }
   if (has_control_characters(options.api_token)) {
@@ -133,7 +143,16 @@ Result<std::string> checked_api_root(const ClientOptions& options) {
                           "\" (from --ca-cert, CURL_CA_BUNDLE or SSL_CERT_FILE)",
                       "ca_file");
   }
-  return base;
+  ApiRoot root;
+  root.url = std::move(base);
+  if (!options.api_token.empty()) {
+    root.authorization = "Bearer " + options.api_token;
+    root.secret = options.api_token;
+  } else if (credentials) {
+    root.authorization = "Basic " + base64_encode(credentials->user + ":" + credentials->password);
+    root.secret = credentials->password;
+  }
+  return root;
 }
 
 std::string user_agent() {

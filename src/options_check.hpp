@@ -8,10 +8,20 @@
 
 namespace clef::detail {
 
-/// Checks the URL, credentials, timeouts and CA file of `options` and returns the API root
-/// requests go under: OLLAMA_HOST's URL for an empty Ollama base, Cloudflare's API root for
-/// Workers AI, no trailing '/'.
-Result<std::string> checked_api_root(const ClientOptions& options);
+/// Where requests go, and how they authenticate.
+struct ApiRoot {
+  /// OLLAMA_HOST's URL for an empty Ollama base, Cloudflare's API root for Workers AI; no
+  /// trailing '/' and no "user:password@" (safe to show).
+  std::string url;
+  /// The Authorization header's value: "Bearer TOKEN", "Basic …" for credentials in the URL,
+  /// or empty.
+  std::string authorization;
+  /// What to scrub from server text: the token, else the URL's password.
+  std::string secret;
+};
+
+/// Checks the URL, credentials, timeouts and CA file of `options` and returns the API root.
+Result<ApiRoot> checked_api_root(const ClientOptions& options);
 
 /// "clef/<version>", the User-Agent of every request clef sends.
 std::string user_agent();

@@ -86,6 +86,59 @@ TEST(Retry, HonoursRetryAfterMsThenRetryAfter) {
   EXPECT_EQ(f.waits, (std::vector<std::chrono::milliseconds>{1234ms, 2000ms}));
 }
 
+TEST(Retry, ARetryAfterPastADayIsNotShownAsTheOneDayCap) {
+  // Retry-After is read saturated at one day; the message must not claim the server asked for
+  // exactly 86400000 ms when it asked for 9e9 s (issue 15, item 22).
+  Fixture f;
+  f.transport->replies = {http_response(429, "{}", {{"retry-after", "9000000000"}})};
+  auto d = f.decide();
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.error().message.find("the server asked to wait a day or more"), std::string::npos)
+      << d.error().message;
+  EXPECT_EQ(d.error().message.find("86400000"), std::string::npos) << d.error().message;
+  Fixture hour;
+  hour.transport->replies = {http_response(429, "{}", {{"retry-after", "3600"}})};
+  auto h = hour.decide();
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.error().message.find("asked to wait 3600000 ms"), std::string::npos)
+      << h.error().message;
+}
+
+TEST(Client, CredentialsInTheBaseUrlAreBasicAuthAndNeverInTheUrl) {
+  // Issue 15, item 16: basic auth in front of a remote Ollama.
+  Fixture f;
+  f.options.base_url = "http://alice:S3cret%40PW@127.0.0.1:1";
+  f.transport->replies = {http_response(404, R"({"error":"S3cret@PW is wrong"})")};
+  auto d = f.decide();
+  ASSERT_FALSE(d.ok());
+  ASSERT_EQ(f.transport->sent.size(), 1u);
+  const clef::HttpRequest& sent = f.transport->sent[0];
+  EXPECT_EQ(sent.url, "http://127.0.0.1:1/v1/systemone");
+  bool basic = false;
+  for (const auto& [name, value] : sent.headers)
+    basic |= name == "Authorization" && value == "Basic YWxpY2U6UzNjcmV0QFBX";  // alice:S3cret@PW
+  EXPECT_TRUE(basic);
+  EXPECT_EQ(d.error().to_string().find("S3cret"), std::string::npos) << d.error().to_string();
+  auto client = clef::Client::create(f.options).value();
+  for (const auto& [name, value] : client.redacted_headers()) {
+    if (name == "Authorization") {
+      EXPECT_EQ(value, "Basic <redacted>");
+    }
+  }
+  EXPECT_EQ(client.endpoint(f.request).find("alice"), std::string::npos);
+
+  f.options.api_token = "tok";  // two credentials for one header: refused, the URL not shown
+  auto both = clef::Client::create(f.options);
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.error().to_string().find("S3cret"), std::string::npos);
+  f.options.api_token.clear();
+  f.options.base_url = "ftp://alice:S3cretPW@host";  // refused without echoing the password
+  auto scheme = clef::Client::create(f.options);
+  ASSERT_FALSE(scheme.ok());
+  EXPECT_EQ(scheme.error().to_string().find("S3cretPW"), std::string::npos)
+      << scheme.error().to_string();
+}
+
 TEST(Retry, NeverRetriesWhatRetryingCannotFix) {
   for (int status : {400, 401, 403, 404, 413, 422, 501}) {
     Fixture f;

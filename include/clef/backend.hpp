@@ -31,6 +31,20 @@ inline constexpr const char* workers_ai_default_base_url = "https://api.cloudfla
 inline constexpr const char* minimum_ollama_version = "0.35.1";
 
 /// The base URL Ollama's own tools derive from an OLLAMA_HOST value ("" → local default).
+/// Credentials in it ("http://alice:pw@host:8080", basic auth in front of a remote Ollama) are
+/// kept, still percent-encoded.
 std::string ollama_base_url(std::string_view ollama_host);
+
+/// The user name and password of a URL's userinfo ("http://alice:p%40ss@host" → "alice",
+/// "p@ss"), percent-decoded. clef sends them as HTTP basic authentication.
+struct UrlCredentials {
+  std::string user;
+  std::string password;
+};
+/// The credentials in `url`'s authority, or nullopt when it has none.
+std::optional<UrlCredentials> url_credentials(std::string_view url);
+/// `url` without its "user:password@": the form clef sends, shows and writes (errors, -v,
+/// --dry-run, batch lines, run records), so a password never leaves in a URL.
+std::string url_without_credentials(std::string_view url);
 
 }  // namespace clef

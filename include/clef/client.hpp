@@ -34,7 +34,8 @@ class Client {
   Result<std::string> request_body(const DecisionRequest& request) const;
   /// The URL decide() posts to (no secrets are ever part of it).
   std::string endpoint(const DecisionRequest& request) const;
-  /// The headers decide() sends, the Authorization value replaced by "Bearer <redacted>".
+  /// The headers decide() sends, the Authorization value replaced by "Bearer <redacted>" (or
+  /// "Basic <redacted>" for credentials given in the base URL).
   Headers redacted_headers() const;
 
   const ClientOptions& options() const noexcept;

@@ -39,6 +39,9 @@ struct Error {
   std::string server_code;     ///< The server's error code ("5021", "QUEUE_FULL"), if any.
   std::string request_id;      ///< x-typesafe-request-id / cf-ai-req-id / cf-ray, if any.
   std::string where;           ///< Question name, JSON path ("answers.team") or "byte 17".
+  /// The proxy the request went through ("http://proxy:3128 (from https_proxy)", credentials
+  /// removed), when one was used and the transfer failed.
+  std::string proxy;
   /// How long the server asked us to wait (retry-after-ms or Retry-After), if it said.
   std::optional<std::chrono::milliseconds> retry_after;
 

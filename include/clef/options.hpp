@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "clef/backend.hpp"
@@ -65,6 +66,9 @@ struct ClientOptions {
   /// CA, a TLS-inspecting proxy). Verification itself can never be turned off.
   std::string ca_file;
   std::size_t max_response_bytes = 16u * 1024u * 1024u;
+  /// Unset: the environment's proxy, never for a loopback host (see HttpRequest::proxy).
+  /// "": none. A URL: that proxy for every request, loopback hosts included.
+  std::optional<std::string> proxy;
   RetryPolicy retry;
   ValidationOptions validation;
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,7 +28,21 @@ struct HttpRequest {
   std::string ca_file;
   /// When set and it becomes true, the transfer stops with ErrorKind::cancelled.
   const std::atomic<bool>* cancel = nullptr;
+  /// Unset: the environment's proxy, read as curl reads it (no_proxy/NO_PROXY, then
+  /// https_proxy/HTTPS_PROXY or http_proxy, then all_proxy/ALL_PROXY), except that a loopback
+  /// host (localhost, 127.0.0.0/8, ::1) is always reached directly, as Go's net/http (and so
+  /// Ollama's own CLI) does. "": no proxy. A URL: that proxy, for every host.
+  std::optional<std::string> proxy;
 };
+
+/// A proxy a request goes through, and where it was set ("https_proxy", "the request").
+struct ProxyRoute {
+  std::string url;  ///< As given: may hold credentials (show url_without_credentials).
+  std::string source;
+};
+
+/// The proxy the curl transport sends `request` through, or nullopt for a direct connection.
+std::optional<ProxyRoute> proxy_route(const HttpRequest& request);
 
 /// Any complete HTTP response, 2xx or not: statuses are data, mapped to errors by the client.
 struct HttpResponse {
