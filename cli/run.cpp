@@ -1,13 +1,16 @@
 #include "run.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "ask_command.hpp"
 #include "batch_command.hpp"
 #include "cache_command.hpp"
 #include "clef/version.hpp"
+#include "error_report.hpp"
 #include "eval_command.hpp"
 #include "exit_codes.hpp"
 #include "server_commands.hpp"
@@ -91,17 +94,35 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
                         use_color(color, options.stdout_is_tty),
                         options.stop,
                         options.cancel};
-  if (ask->parsed()) return run_ask(ask_flags, *ask, context);
-  if (batch->parsed()) return run_batch_command(batch_flags, *batch, context);
-  if (mock->parsed()) {
-    err << "clef: error: `clef mock` is run by the clef executable (it starts clef-mock)\n";
+  auto dispatch = [&]() -> int {
+    if (ask->parsed()) return run_ask(ask_flags, *ask, context);
+    if (batch->parsed()) return run_batch_command(batch_flags, *batch, context);
+    if (mock->parsed()) {
+      err << "clef: error: `clef mock` is run by the clef executable (it starts clef-mock)\n";
+      return as_int(ExitCode::usage);
+    }
+    if (cache->parsed()) return run_cache_command(cache_flags, context);
+    if (eval->parsed()) return run_eval(eval_flags, *eval, context);
+    if (models->parsed()) return run_models(models_flags, context);
+    if (doctor->parsed()) return run_doctor(doctor_flags, context);
     return as_int(ExitCode::usage);
+  };
+  const int code = dispatch();
+  // Results are only delivered once stdout takes them: a full disk or a closed pipe makes the
+  // run a failure (exit 7), whatever the command decided, so no script trusts a lost answer.
+  errno = 0;
+  out.flush();
+  if (!out && code != as_int(ExitCode::output) && code != as_int(ExitCode::interrupted)) {
+    const int why = errno;
+    print_error(context,
+                std::string("cannot write the output to stdout") +
+                    (why == EPIPE ? ": its reader closed it"
+                     : why != 0   ? std::string(": ") + std::strerror(why)
+                                  : std::string()),
+                "nothing written there can be trusted; write somewhere with space, or to a file");
+    return as_int(ExitCode::output);
   }
-  if (cache->parsed()) return run_cache_command(cache_flags, context);
-  if (eval->parsed()) return run_eval(eval_flags, *eval, context);
-  if (models->parsed()) return run_models(models_flags, context);
-  if (doctor->parsed()) return run_doctor(doctor_flags, context);
-  return as_int(ExitCode::usage);
+  return code;
 }
 
 }  // namespace clef::cli
