@@ -129,10 +129,9 @@ class BatchJob {
     }
     const std::string line =
         m_table ? m_table->row(pending.fields, result) : json_line(pending, result);
-    if (write(index, pending.id, line)) {
-      m_progress.finished(result && all_answered(result.value()),
-                          result ? &result.value() : nullptr);
-    }
+    const bool ok = result && all_answered(result.value());
+    if (write(index, pending.id, line, ok))
+      m_progress.finished(ok, result ? &result.value() : nullptr);
   }
 
   /// Item `index` asked what item `first` asked: copy first's line under this item's id.
@@ -142,11 +141,12 @@ class BatchJob {
     line["id"] = pending.id;
     bool ok = false;
     if (m_output.is_stdout()) {
-      if (first >= m_first_ids.size()) {
+      if (first >= m_firsts.size() || !m_firsts[first].written) {
         m_progress.not_done();  // the first was not written: --resume decides this one
         return;
       }
-      line["duplicate_of"] = m_first_ids[first];
+      line["duplicate_of"] = m_firsts[first].id;
+      ok = m_firsts[first].ok;  // counted as its first was, as with -o FILE
     } else {
       const std::uint64_t offset = first < m_offsets.size() ? m_offsets[first] : not_written;
       auto text = offset == not_written ? std::nullopt : m_output.read_line(offset);
@@ -161,7 +161,7 @@ class BatchJob {
       }
       ok = is_kept_result(line);
     }
-    if (write(index, pending.id, dump(line))) m_progress.finished(ok, nullptr);
+    if (write(index, pending.id, dump(line), ok)) m_progress.finished(ok, nullptr);
   }
 
   bool should_stop() const {
@@ -236,7 +236,7 @@ class BatchJob {
     return pending;
   }
 
-  bool write(std::size_t index, const Json& id, const std::string& line) {
+  bool write(std::size_t index, const Json& id, const std::string& line, bool ok) {
     const auto offset = m_output.write_line(line);
     if (!offset) {
       if (!m_write_failed) m_write_errno = errno;
@@ -245,8 +245,8 @@ class BatchJob {
     }
     if (!m_flags.dedupe) return true;
     if (m_output.is_stdout()) {
-      if (m_first_ids.size() <= index) m_first_ids.resize(index + 1);
-      m_first_ids[index] = id;
+      if (m_firsts.size() <= index) m_firsts.resize(index + 1);
+      m_firsts[index] = {id, ok, true};
     } else {
       if (m_offsets.size() <= index) m_offsets.resize(index + 1, not_written);
       m_offsets[index] = *offset;
@@ -290,7 +290,13 @@ class BatchJob {
   std::size_t m_duplicate_ids = 0;
   std::string m_first_duplicate;
   std::vector<std::uint64_t> m_offsets;  ///< --dedupe to a file: where each item's line is.
-  std::vector<Json> m_first_ids;         ///< --dedupe to stdout: each item's id.
+  /// --dedupe to stdout, where a line cannot be read back: what each item's line said.
+  struct WrittenLine {
+    Json id;
+    bool ok = false;
+    bool written = false;
+  };
+  std::vector<WrittenLine> m_firsts;
   std::size_t m_consecutive_unreachable = 0;
   std::size_t m_not_recorded = 0;  ///< --replay: items the cassette has no recording of.
   bool m_any_success = false;

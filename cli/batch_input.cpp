@@ -306,6 +306,20 @@ class DelimitedReader final : public InputReader {
   std::vector<std::size_t> m_extra_columns;
 };
 
+/// Drops a UTF-8 byte order mark at the start (Excel's "CSV UTF-8" writes one): otherwise it
+/// is part of the first header name or the first line. Anything else is put back.
+void skip_byte_order_mark(std::istream& in) {
+  std::streambuf* buffer = in.rdbuf();
+  static constexpr unsigned char mark[] = {0xEF, 0xBB, 0xBF};
+  int matched = 0;
+  while (matched < 3 && buffer->sgetc() == mark[matched]) {
+    buffer->sbumpc();
+    ++matched;
+  }
+  if (matched == 3) return;
+  while (matched-- > 0) buffer->sungetc();
+}
+
 }  // namespace
 
 bool read_bounded_line(std::istream& in, std::string& line, bool& too_long) {
@@ -332,6 +346,7 @@ Result<InputFormat> parse_input_format(const std::string& name) {
 
 Result<std::unique_ptr<InputReader>> make_reader(std::istream& in, InputFormat format,
                                                  const InputFields& fields) {
+  skip_byte_order_mark(in);
   switch (format) {
     case InputFormat::jsonl:
       return std::unique_ptr<InputReader>(new JsonlReader(in, fields));

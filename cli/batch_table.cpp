@@ -1,5 +1,6 @@
 #include "batch_table.hpp"
 
+#include <cctype>
 #include <cstdio>
 
 namespace clef::cli {
@@ -16,9 +17,33 @@ std::string cell(const std::string& text, char separator) {
   return out + '"';
 }
 
-/// Text that came from a server cannot start a spreadsheet formula (=, +, -, @).
+/// "-5", "+1.5e3": a cell a spreadsheet reads as a number, and never as a formula.
+bool plain_number(const std::string& text) {
+  std::size_t i = 0;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+  const std::size_t digits = i;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == digits) return false;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+    const std::size_t exponent = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == exponent) return false;
+  }
+  return i == text.size();
+}
+
+/// No cell can start a spreadsheet formula (=, +, -, @, a tab or a carriage return), whether
+/// it came from a server, the input (a JSONL id "=1+2") or a question file: it gets a leading
+/// '. Plain numbers ("-5") stay numbers.
 std::string inert(std::string text) {
-  if (!text.empty() && std::string("=+-@\t\r").find(text[0]) != std::string::npos) {
+  if (!text.empty() && std::string("=+-@\t\r").find(text[0]) != std::string::npos &&
+      !plain_number(text)) {
     text.insert(0, "'");
   }
   return text;
@@ -50,7 +75,7 @@ std::string ResultTable::joined(const std::vector<std::string>& cells) const {
   std::string line;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (i) line += m_separator;
-    line += cell(cells[i], m_separator);
+    line += cell(inert(cells[i]), m_separator);
   }
   return line;
 }
@@ -88,10 +113,10 @@ std::string ResultTable::row(const std::vector<std::string>& input_fields,
   }
   if (!result) {
     cells.push_back("error");
-    cells.push_back(inert(result.error().to_string()));
+    cells.push_back(result.error().to_string());
   } else {
     cells.push_back(problems.empty() ? "ok" : "partial");
-    cells.push_back(inert(problems));
+    cells.push_back(problems);
   }
   return joined(cells);
 }
