@@ -16,6 +16,7 @@
 
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
+#include "wait_until.hpp"
 
 namespace {
 
@@ -27,6 +28,7 @@ using clef::testing::lines_of;
 using clef::testing::read_file;
 using clef::testing::run_clef;
 using clef::testing::Scripted;
+using clef::testing::wait_until;
 using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
 using namespace std::chrono_literals;
@@ -204,7 +206,11 @@ TEST(CliBatchProcess, KilledMidwayThenResumedLosesAndDuplicatesNothing) {
   const std::string output = fresh_path("kill_out.jsonl");
   const auto args = batch_args(server.base_url(), input, output, {"-j", "4"});
   const pid_t child = spawn_batch(args);
-  while (server.request_count() < 60) std::this_thread::sleep_for(5ms);
+  if (!wait_until([&] { return server.request_count() >= 60; }, "60 requests from clef batch")) {
+    kill(child, SIGKILL);
+    wait_exit(child);
+    return;
+  }
   kill(child, SIGKILL);  // no chance to clean up
   EXPECT_EQ(wait_exit(child), 128 + SIGKILL);
   const std::size_t before = lines_of(read_file(output)).size();
@@ -225,7 +231,11 @@ TEST(CliBatchProcess, SigtermFinishesInFlightLeavesAValidFileAndResumes) {
   const std::string output = fresh_path("term_out.jsonl");
   const auto args = batch_args(server.base_url(), input, output, {"-j", "4", "--ordered"});
   const pid_t child = spawn_batch(args);
-  while (server.request_count() < 20) std::this_thread::sleep_for(5ms);
+  if (!wait_until([&] { return server.request_count() >= 20; }, "20 requests from clef batch")) {
+    kill(child, SIGKILL);
+    wait_exit(child);
+    return;
+  }
   kill(child, SIGTERM);
   EXPECT_EQ(wait_exit(child), 130);
   const std::string text = read_file(output);

@@ -10,6 +10,7 @@
 
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
+#include "wait_until.hpp"
 
 namespace {
 
@@ -448,7 +449,13 @@ TEST(CliProcess, SigintWhileWaitingExits130) {
           nullptr);
     _exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The request has arrived: clef installed its handlers (first thing in main) long before.
+  if (!clef::testing::wait_until([&] { return server.request_count() >= 1; },
+                                 "clef ask's request")) {
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    return;
+  }
   kill(child, SIGINT);
   int status = 0;
   waitpid(child, &status, 0);
