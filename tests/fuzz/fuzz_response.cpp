@@ -1,8 +1,14 @@
 // libFuzzer: a 200 body from every backend through the client's parser and validator, for a
 // fixed request with one question of each type. The first byte picks the backend.
+// Oracles beyond "no crash", what the README promises of every answer marked ok: one answer
+// per question in question order; every option has a probability in [0, 1]; they sum to 1
+// within the validation tolerance; the winner is the most likely option (ties: the first);
+// and clef's confidence is in [0, 1].
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "clef/clef.hpp"
 
@@ -44,13 +50,48 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       clef::Question::yes_no("refund", "Refund?"),
       clef::Question::score("urgency", "How urgent?", {"Routine", "Soon", "Urgent"})};
   auto decision = client->decide(request);
-  if (decision) {
-    for (const auto& answer : decision->answers) {
-      (void)answer.winner();
-      (void)answer.confidence();
-    }
-  } else {
+  if (!decision) {
     (void)decision.error().to_string();
+    return 0;
+  }
+  const double tolerance = options.validation.sum_tolerance + 1e-9;
+  if (decision->answers.size() != request.questions.size()) __builtin_trap();
+  for (std::size_t i = 0; i < decision->answers.size(); ++i) {
+    const clef::Answer& answer = decision->answers[i];
+    if (answer.question != request.questions[i].name) __builtin_trap();
+    (void)answer.winner();
+    if (!answer.ok()) continue;
+    const double confidence = answer.confidence();
+    if (!(confidence >= -1e-9 && confidence <= 1 + 1e-9)) __builtin_trap();
+    std::vector<double> p;
+    std::size_t winner = 0;
+    if (const auto* choice = answer.choice()) {
+      if (choice->probabilities.size() != request.questions[i].options.size()) __builtin_trap();
+      for (std::size_t k = 0; k < choice->probabilities.size(); ++k) {
+        p.push_back(choice->probabilities[k].probability);
+        if (choice->probabilities[k].label == choice->choice) winner = k;
+      }
+    } else if (const auto* score = answer.score()) {
+      if (score->probabilities.size() != request.questions[i].levels.size()) __builtin_trap();
+      p = score->probabilities;
+      winner = static_cast<std::size_t>(score->most_likely_level);
+    } else if (const auto* noul = answer.noul()) {
+      p = {noul->p_true, 1 - noul->p_true};
+    } else {
+      __builtin_trap();  // ok without a value
+    }
+    double sum = 0;
+    for (double x : p) {
+      if (!(x >= 0 && x <= 1)) __builtin_trap();
+      sum += x;
+    }
+    if (std::fabs(sum - 1) > tolerance) __builtin_trap();
+    // The winner is the most likely option; a server may break an exact tie either way.
+    if (!answer.noul()) {
+      for (double x : p) {
+        if (x > p[winner] + 1e-6) __builtin_trap();
+      }
+    }
   }
   return 0;
 }
