@@ -90,6 +90,14 @@ int doctor_ollama(ConnectionFlags flags, const Context& context) {
             " is not a decision model (capabilities: " + joined(model->capabilities) + ")",
         "use a decision model such as clef-flash (`clef models` lists them)", ExitCode::server);
   }
+  if (!model->serves_systemone()) {
+    return check_line(context, false,
+                      "model " + flags.model + " is an MLX or Safetensors build" +
+                          (model->format.empty() ? "" : " (format " + model->format + ")") +
+                          ", which Ollama does not serve on /v1/systemone",
+                      "use the default tag: `ollama pull clef-flash` and --model clef-flash",
+                      ExitCode::server);
+  }
   return check_line(context, true, "model " + flags.model + " is pulled and decision-capable");
 }
 

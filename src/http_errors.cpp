@@ -1,5 +1,7 @@
 #include "http_errors.hpp"
 
+#include "clef/ollama.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
@@ -187,6 +189,15 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
                "permission) and CLOUDFLARE_ACCOUNT_ID";
       }
       return "the server refused the credentials: check the API key";
+    case 400:
+      if (backend == Backend::ollama &&
+          (is_mlx_or_safetensors_tag(model) || text.message.find("MLX") != std::string::npos ||
+           text.message.find("Safetensors") != std::string::npos)) {
+        return "Ollama cannot serve \"" + model +
+               "\" on /v1/systemone (MLX and Safetensors builds are not supported there): use "
+               "the default tag, e.g. `ollama pull clef-flash` and --model clef-flash";
+      }
+      break;
     case 404:
       return not_found_hint(backend, text, model, url);
     case 407:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdlib>
 #include <optional>
 
@@ -43,6 +44,20 @@ std::vector<std::string> strings_of(const detail::Json& object, const char* key)
 
 bool OllamaModel::can_decide() const noexcept {
   return std::find(capabilities.begin(), capabilities.end(), "decision") != capabilities.end();
+}
+
+bool is_mlx_or_safetensors_tag(std::string_view model) noexcept {
+  const auto colon = model.rfind(':');
+  if (colon == std::string_view::npos) return false;
+  std::string tag(model.substr(colon + 1));
+  for (char& c : tag) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return tag.find("mlx") != std::string::npos || tag.find("safetensors") != std::string::npos;
+}
+
+bool OllamaModel::serves_systemone() const noexcept {
+  std::string lower = format;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower != "mlx" && lower != "safetensors" && !is_mlx_or_safetensors_tag(name);
 }
 
 bool version_at_least(std::string_view version, std::string_view minimum) {
@@ -145,6 +160,8 @@ Result<OllamaModel> OllamaApi::show(const std::string& name) const {
   OllamaModel model;
   model.name = name;
   model.capabilities = strings_of(json.value(), "capabilities");
+  if (auto details = json->find("details"); details != json->end() && details->is_object())
+    model.format = detail::string_field(*details, "format");
   return model;
 }
 

@@ -1,6 +1,7 @@
 // One mapping from (status, headers, body) to an Error, for every server's error shape.
 #include <gtest/gtest.h>
 
+#include "clef/ollama.hpp"
 #include "http_errors.hpp"
 #include "workers_ai.hpp"
 
@@ -193,6 +194,31 @@ TEST(NotFoundHints, TellWrongPathMissingModelAndOldServerApart) {
                R"({"success":false,"errors":[{"code":7000,"message":"No route for that URI"}]})",
                "https://x/accounts/a/ai/run/@cf/cloudflare/clef-flash");
   EXPECT_NE(route.find("/client/v4"), std::string::npos) << route;
+}
+
+TEST(ErrorHints, AnMlxTagIsToldToUseTheDefaultTag) {
+  // Ollama answers 400 for an MLX or Safetensors build on /v1/systemone (protocol.md); the
+  // Clef-Flash card: "MLX models are not supported on /v1/systemone… use the default tag".
+  clef::HttpResponse response;
+  response.status = 400;
+  response.body = R"({"error":"MLX models are not supported on /v1/systemone"})";
+  for (const char* model : {"clef-flash:mlx-q4", "clef-flash"}) {
+    const auto error = clef::detail::error_from_response(Backend::ollama, response, model);
+    EXPECT_EQ(error.kind, ErrorKind::request_rejected);
+    EXPECT_NE(error.message.find("use the default tag"), std::string::npos) << error.message;
+  }
+  response.body = R"({"error":"invalid question"})";
+  const auto tagged =
+      clef::detail::error_from_response(Backend::ollama, response, "clef-flash:9b-safetensors");
+  EXPECT_NE(tagged.message.find("use the default tag"), std::string::npos) << tagged.message;
+  const auto plain = clef::detail::error_from_response(Backend::ollama, response, "clef-flash");
+  EXPECT_EQ(plain.message.find("default tag"), std::string::npos) << plain.message;
+  EXPECT_TRUE(clef::is_mlx_or_safetensors_tag("clef-flash:MLX-q4"));
+  EXPECT_FALSE(clef::is_mlx_or_safetensors_tag("mlx-community/clef"));  // a name, not a tag
+  clef::OllamaModel gguf{"clef-flash:latest", "d", {"decision"}, "gguf"};
+  clef::OllamaModel safetensors{"clef-flash:latest", "d", {"decision"}, "safetensors"};
+  EXPECT_TRUE(gguf.serves_systemone());
+  EXPECT_FALSE(safetensors.serves_systemone());
 }
 
 TEST(WorkersAi, ApiRootAndModelNames) {

@@ -17,9 +17,17 @@ struct OllamaModel {
   std::string name;    ///< "clef-flash:latest"
   std::string digest;  ///< The content digest from /api/tags; changes when the tag moves.
   std::vector<std::string> capabilities;  ///< From /api/show: "decision", "vision", ...
+  std::string format;  ///< From /api/show's details: "gguf", "safetensors", "mlx" (or empty).
   /// True when the model lists "decision": /v1/systemone refuses the others with HTTP 400.
   bool can_decide() const noexcept;
+  /// False for an MLX or Safetensors build (by its format or its tag): Ollama refuses those on
+  /// /v1/systemone with HTTP 400 even when they list "decision"; the default tag works.
+  bool serves_systemone() const noexcept;
 };
+
+/// True for a tag naming an MLX or Safetensors build ("clef-flash:mlx-q4",
+/// "clef-flash:9b-safetensors"), which Ollama does not serve on /v1/systemone.
+bool is_mlx_or_safetensors_tag(std::string_view model) noexcept;
 
 /// Ollama's /api/version, /api/tags and /api/show, over the same Transport, timeouts, CA and
 /// error mapping as Client (a 404 for an unknown model is ErrorKind::not_found).
