@@ -326,6 +326,12 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
       ->check(CLI::Range(1, 256));
   batch.add_option("--rate", flags.rate, "At most this many requests per second (0 = no cap)")
       ->check(CLI::NonNegativeNumber);
+  batch
+      .add_option("--throttle-budget", flags.throttle_budget_seconds,
+                  "Seconds one item may spend throttled (429/503 pauses) before it is written as "
+                  "a rate_limited error")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
   batch.add_flag("--dedupe", flags.dedupe, "Send identical states once");
   batch.add_option("--keep-alive", flags.keep_alive,
                    "Ollama: keep the model loaded (seconds or 5m)");
@@ -420,6 +426,8 @@ BatchSummary run_job(const Client& client, const BatchFlags& flags, BatchJob& jo
   BatchOptions options;
   options.concurrency = flags.concurrency;
   options.max_requests_per_second = flags.rate;
+  options.throttle_budget =
+      std::chrono::milliseconds(static_cast<long long>(flags.throttle_budget_seconds * 1000));
   options.ordered = flags.ordered;
   options.dedupe = flags.dedupe;
   options.should_stop = [&] { return job.should_stop(); };

@@ -19,6 +19,7 @@ struct BatchFlags {
   QuestionFlags questions;
   std::size_t concurrency = 4;
   double rate = 0;
+  double throttle_budget_seconds = 600;  ///< How long one item may be throttled (429/503).
   bool ordered = false;
   bool resume = false;
   bool force_resume = false;

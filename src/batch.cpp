@@ -19,11 +19,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-bool is_throttle(const Error& error) {
-  return error.kind == ErrorKind::rate_limited ||
-         (error.kind == ErrorKind::server_error && error.http_status == 503);
-}
-
 /// What dedupe remembers of a unique body: its first item, and whether that was delivered.
 struct FirstSeen {
   std::size_t index = 0;
@@ -42,7 +37,8 @@ class BatchRun {
         m_sink(sink),
         m_options(options),
         m_dedupe(options.dedupe && options.on_duplicate),
-        m_window(std::max<std::size_t>(options.concurrency, 1) * 8) {}
+        m_window(std::max<std::size_t>(options.concurrency, 1) * 8),
+        m_retry(without_throttling(client.options().retry)) {}
 
   BatchSummary run() {
     const std::size_t workers = std::max<std::size_t>(m_options.concurrency, 1);
@@ -157,8 +153,8 @@ class BatchRun {
     for (int pause = 1;; ++pause) {
       if (!wait_for_gate()) return make_error(ErrorKind::cancelled, "the batch was stopped");
       pace();
-      Result<Decision> result = m_client.decide(request);
-      if (result || !is_throttle(result.error())) return result;
+      Result<Decision> result = m_client.decide(request, m_retry);
+      if (result || !detail::is_throttling(result.error())) return result;
       if (Clock::now() - first >= m_options.throttle_budget) return result;
       // The server asked for less traffic: pause every worker, not only this one, for as long
       // as it asked but never past the policy's cap.
@@ -197,12 +193,19 @@ class BatchRun {
     m_changed.notify_all();
   }
 
+  /// The client's policy, but 429s and 503s come back here at once: send() pauses every worker.
+  static RetryPolicy without_throttling(RetryPolicy policy) {
+    policy.retry_throttling = false;
+    return policy;
+  }
+
   const Client& m_client;
   const RequestSource& m_source;
   const ResultSink& m_sink;
   const BatchOptions& m_options;
   const bool m_dedupe;
   const std::size_t m_window;
+  const RetryPolicy m_retry;
 
   std::mutex m_mutex;
   std::condition_variable m_changed;

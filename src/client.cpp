@@ -140,6 +140,10 @@ Result<std::string> Client::request_body(const DecisionRequest& request) const {
 }
 
 Result<Decision> Client::decide(const DecisionRequest& request) const {
+  return decide(request, m_impl->options.retry);
+}
+
+Result<Decision> Client::decide(const DecisionRequest& request, const RetryPolicy& policy) const {
   const Impl& impl = *m_impl;
   auto body = request_body(request);
   if (!body) return body.error();
@@ -156,7 +160,6 @@ Result<Decision> Client::decide(const DecisionRequest& request) const {
   http.proxy = impl.options.proxy;
 
   const auto started = std::chrono::steady_clock::now();
-  const RetryPolicy& policy = impl.options.retry;
   for (int attempt = 1;; ++attempt) {
     if (impl.cancelled()) return make_error(ErrorKind::cancelled, "cancelled before sending");
     auto result = impl.attempt(http, request);
@@ -176,7 +179,8 @@ Result<Decision> Client::decide(const DecisionRequest& request) const {
                        std::to_string(policy.max_retry_after.count()) + " ms clef waits)";
       return error;
     }
-    if (!error.retryable() || attempt >= policy.max_attempts) {
+    if (!error.retryable() || attempt >= policy.max_attempts ||
+        (!policy.retry_throttling && detail::is_throttling(error))) {
       if (attempt > 1) error.message += " (after " + std::to_string(attempt) + " attempts)";
       return error;
     }

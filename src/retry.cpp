@@ -19,4 +19,9 @@ std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int retry,
   return milliseconds(delay);
 }
 
+bool is_throttling(const Error& error) noexcept {
+  return error.kind == ErrorKind::rate_limited ||
+         (error.kind == ErrorKind::server_error && error.http_status == 503);
+}
+
 }  // namespace clef::detail

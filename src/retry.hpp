@@ -15,4 +15,7 @@ std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int retry,
                                         std::optional<std::chrono::milliseconds> retry_after,
                                         std::mt19937_64& random);
 
+/// A 429 or a 503: the server asks for less traffic (RetryPolicy::retry_throttling).
+bool is_throttling(const Error& error) noexcept;
+
 }  // namespace clef::detail

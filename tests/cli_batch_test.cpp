@@ -165,27 +165,11 @@ TEST(CliBatch, UnreachableServerStopsEarlyWithExitFive) {
 }
 
 pid_t spawn_batch(const std::vector<std::string>& args) {
-  const pid_t child = fork();
-  if (child == 0) {
-    const int null_fd = ::open("/dev/null", O_RDWR);
-    dup2(null_fd, 0);
-    dup2(null_fd, 1);
-    dup2(null_fd, 2);
-    std::vector<std::string> storage = {CLEF_EXE};
-    storage.insert(storage.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& arg : storage) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    execv(CLEF_EXE, argv.data());
-    _exit(127);
-  }
-  return child;
+  return clef::testing::spawn_clef(args);
 }
 
 int wait_exit(pid_t child) {
-  int status = 0;
-  waitpid(child, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return clef::testing::wait_for_exit(child);
 }
 
 void expect_each_id_once(const std::string& output, int n) {

@@ -123,35 +123,13 @@ TEST(CliTrust, ALocalServerIsNeverReachedThroughTheEnvironmentsProxy) {
   EXPECT_EQ(server.request_count(), 1);
 }
 
-/// Runs the clef executable with stdout on `stdout_path`; its stderr and exit code. Fails the
-/// test (and kills the child) if it has not exited within 60 s.
+/// Runs the clef executable with stdout on `stdout_path`; its exit code and stderr.
 std::pair<int, std::string> run_clef_process(const std::vector<std::string>& args,
                                              const std::string& stdout_path) {
   const std::string err_path = fresh_path("process_stderr.txt");
-  const pid_t child = fork();
-  if (child == 0) {
-    const int out = ::open(stdout_path.c_str(), O_WRONLY);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    std::vector<char*> argv = {const_cast<char*>(CLEF_EXE)};
-    for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    ::execv(CLEF_EXE, argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (::waitpid(child, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(child, SIGKILL);
-      ::waitpid(child, &status, 0);
-      ADD_FAILURE() << "clef did not exit within 60 s";
-      return {-1, read_file(err_path)};
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(err_path)};
+  const int code =
+      clef::testing::wait_for_exit(clef::testing::spawn_clef(args, stdout_path, err_path));
+  return {code, read_file(err_path)};
 }
 
 TEST(CliTrust, AnAnswerThatCannotBeWrittenIsExitSeven) {

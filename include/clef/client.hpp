@@ -29,6 +29,8 @@ class Client {
   /// Validates, serializes and sends `request`, retrying as the policy allows, and parses and
   /// validates the answers.
   Result<Decision> decide(const DecisionRequest& request) const;
+  /// decide() with `retry` instead of the options' retry policy.
+  Result<Decision> decide(const DecisionRequest& request, const RetryPolicy& retry) const;
 
   /// The exact request body decide() would send (validation included), for --dry-run.
   Result<std::string> request_body(const DecisionRequest& request) const;

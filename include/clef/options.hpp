@@ -28,6 +28,10 @@ struct RetryPolicy {
   /// no retry: the error comes back at once with Error::retry_after set, for the caller to
   /// schedule (clef batch pauses for this cap and tries again within its throttle budget).
   std::chrono::milliseconds max_retry_after{60'000};
+  /// Retry 429s and 503s (the server asking for less traffic) like other retryable errors.
+  /// run_batch turns this off for its own calls: it pauses every worker instead, since one
+  /// worker waiting alone while the others go on sending only meets the limit again.
+  bool retry_throttling = true;
 };
 
 /// Where P(true) turns into a verdict: yes at or above `yes_at_least`, no at or below
