@@ -138,7 +138,8 @@ Status Policy::check(const std::vector<Question>& asked, const std::string& mode
   }
   // Past the digest, a name or label that does not fit was written by hand: a typo that would
   // leave answers unchecked.
-  for (const auto& [name, rule] : questions) {
+  for (const auto& entry : questions) {
+    const std::string& name = entry.first;  // a structured binding cannot be captured in C++17
     const auto question =
         std::find_if(asked.begin(), asked.end(), [&](const Question& q) { return q.name == name; });
     if (question == asked.end()) {
@@ -146,7 +147,8 @@ Status Policy::check(const std::vector<Question>& asked, const std::string& mode
                         "the policy has thresholds for \"" + name + "\", which is not asked",
                         "policy: questions." + name);
     }
-    for (const auto& [label, threshold] : rule.labels) {
+    for (const auto& labelled : entry.second.labels) {
+      const std::string& label = labelled.first;
       if (question->type != QuestionType::choice) {
         return make_error(ErrorKind::invalid_input,
                           "\"" + name +
