@@ -281,7 +281,7 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
   auto request =
       build_request(std::move(state).value(), questions.value(), flags.images, flags.keep_alive);
   if (!request) return report(context, request.error(), flags.connection);
-  auto policy = load_policy(flags.policy, questions.value(), flags.connection.model, context.in);
+  auto policy = load_policy(flags.policy, questions.value(), flags.connection.model, context);
   if (!policy) return report(context, policy.error(), flags.connection);
 
   const bool offline = flags.dry_run || flags.print_curl;

@@ -457,7 +457,7 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   }
   auto prototype = build_request(State::text(""), questions.value(), {}, flags.keep_alive);
   if (!prototype) return report(context, prototype.error(), flags.connection);
-  auto policy = load_policy(flags.policy, questions.value(), flags.connection.model, context.in);
+  auto policy = load_policy(flags.policy, questions.value(), flags.connection.model, context);
   if (!policy) return report(context, policy.error(), flags.connection);
   auto client = make_client(flags.connection, context, false);
   if (!client) return report(context, client.error(), flags.connection);

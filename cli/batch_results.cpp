@@ -190,6 +190,7 @@ Result<BatchResults> read_batch_results(const std::string& path,
     if (error != line.end()) {
       record.error = error->is_object() ? string_or(*error, "message") : "failed";
       if (record.error.empty()) record.error = "failed";
+      if (error->is_object()) record.error_kind = string_or(*error, "kind");
     } else {
       record.decision = decision_from(line, questions);
       record.latency_ms = number_or(line, "latency_ms", 0);

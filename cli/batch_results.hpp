@@ -15,7 +15,8 @@ namespace clef::cli {
 
 struct ResultRecord {
   std::optional<Decision> decision;  ///< None: the item failed (`error` says how).
-  std::string error;
+  std::string error;                 ///< Its message.
+  std::string error_kind;            ///< Its kind as the line names it ("not_found"), or "".
   double latency_ms = 0;
   bool sent = true;  ///< False for a --dedupe copy: no request of its own.
 };

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <unordered_set>
 
 #include "batch_input.hpp"
@@ -306,32 +308,74 @@ Policy policy_from(const nlohmann::json& report, const EvalData& data, const Mod
   return policy;
 }
 
-/// Gates: --require, then --baseline. Prints each failure; exit 1 if any, 2 if malformed.
-int run_gates(const EvalFlags& flags, const nlohmann::json& report, const Context& context) {
+/// The gates as given, read and checked before anything is sent: a typo in a gate must not
+/// cost a whole run.
+struct Gates {
   std::vector<Requirement> requirements;
+  std::map<std::string, double> tolerances;
+  std::optional<nlohmann::json> baseline;
+};
+
+Result<Gates> read_gates(const EvalFlags& flags, const EvalData& data, std::istream& in) {
+  Gates gates;
   for (const auto& text : flags.requirements) {
     auto r = parse_requirement(text);
-    if (!r) return cli::report(context, r.error(), flags.run.connection);
-    requirements.push_back(std::move(r).value());
+    if (!r) return r.error();
+    gates.requirements.push_back(std::move(r).value());
   }
-  auto failures = failed_requirements(requirements, report);
+  auto tolerances = parse_tolerances(flags.tolerances);
+  if (!tolerances) return tolerances.error();
+  gates.tolerances = std::move(tolerances).value();
+  if (!flags.tolerances.empty() && flags.baseline.empty()) {
+    return usage_error("--tolerance is how far a metric may fall below --baseline: give one",
+                       "--tolerance");
+  }
+  if (flags.baseline.empty()) return gates;
+  auto baseline = read_report(flags.baseline, in);
+  if (!baseline) return baseline.error();
+  if (auto status = check_baseline(baseline.value(), data.dataset_sha256, data.questions_sha256);
+      !status) {
+    Error error = status.error();
+    error.where = "--baseline " + flags.baseline;
+    return error;
+  }
+  gates.baseline = std::move(baseline).value();
+  return gates;
+}
+
+/// Prints each failure; exit 1 if any, 2 if a gate names what the report lacks.
+int run_gates(const EvalFlags& flags, const Gates& gates, const nlohmann::json& report,
+              const Context& context) {
+  auto failures = failed_requirements(gates.requirements, report);
   if (!failures) return cli::report(context, failures.error(), flags.run.connection);
   std::vector<std::string> all = std::move(failures).value();
-  if (!flags.baseline.empty()) {
-    auto tolerances = parse_tolerances(flags.tolerances);
-    if (!tolerances) return cli::report(context, tolerances.error(), flags.run.connection);
-    auto baseline = read_report(flags.baseline, context.in);
-    if (!baseline) return cli::report(context, baseline.error(), flags.run.connection);
-    auto drops = baseline_drops(report, baseline.value(), tolerances.value());
-    if (!drops) return cli::report(context, drops.error(), flags.run.connection);
-    for (auto& drop : drops.value()) all.push_back("worse than the baseline: " + drop);
+  if (gates.baseline) {
+    auto comparison = compare_to_baseline(report, *gates.baseline, gates.tolerances);
+    if (!comparison) {
+      Error error = comparison.error();
+      error.where = "--baseline " + flags.baseline;
+      return cli::report(context, error, flags.run.connection);
+    }
+    for (const auto& note : comparison->notes)
+      context.err << "clef: baseline: " << terminal_safe(note) << "\n";
+    for (auto& drop : comparison->drops) all.push_back("worse than the baseline: " + drop);
   }
   for (const auto& failure : all)
     context.err << "clef: requirement failed: " << terminal_safe(failure) << "\n";
-  if (all.empty() && (!requirements.empty() || !flags.baseline.empty())) {
+  if (all.empty() && (!gates.requirements.empty() || gates.baseline)) {
     context.err << "clef: every requirement holds\n";
   }
   return as_int(all.empty() ? ExitCode::ok : ExitCode::gate_failed);
+}
+
+/// Why items failed, per model, before any gate speaks: a gate failing on "no item was answered"
+/// needs the reason next to it.
+void print_failures(const nlohmann::json& report, const Context& context) {
+  for (const std::string& name : model_order(report)) {
+    const std::string failures = failure_summary(report["models"][name]);
+    if (!failures.empty())
+      context.err << "clef: eval: " << terminal_safe(name + ": " + failures) << "\n";
+  }
 }
 
 }  // namespace
@@ -401,6 +445,8 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
   }
   auto data = read_data(flags, format.value(), asked.value(), labels.value());
   if (!data) return cli::report(context, data.error(), flags.run.connection);
+  auto gates = read_gates(flags, data.value(), context.in);
+  if (!gates) return cli::report(context, gates.error(), flags.run.connection);
 
   int batch_exit = as_int(ExitCode::ok);
   auto runs = collect_runs(flags, command, asked.value(), context, batch_exit);
@@ -410,6 +456,7 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
   const nlohmann::json report =
       build_report(data.value(), runs.value(), {flags.fit_thresholds, flags.target_precision});
   print_eval_summary(context.out, report, context.color);
+  print_failures(report, context);
   struct Output {
     const std::string& path;
     std::string (*render)(const nlohmann::json&);
@@ -431,7 +478,7 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
       return as_int(ExitCode::output);
     }
   }
-  return run_gates(flags, report, context);
+  return run_gates(flags, gates.value(), report, context);
 }
 
 }  // namespace clef::cli

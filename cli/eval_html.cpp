@@ -40,16 +40,28 @@ std::string escape(const std::string& text) {
   return out;
 }
 
-double num(const Json& object, const char* key) {
+std::optional<double> num(const Json& object, const char* key) {
   return report_number(object, key);
 }
 
+/// "85.9% [75.4–92.4]", or "n/a" for an undefined rate.
 std::string interval(const Json& object, const char* key) {
   const auto it = object.find(key);
-  if (it == object.end() || !it->is_object()) return "–";
-  return fixed(100 * it->value("value", 0.0), 1) + "% <small>[" +
-         fixed(100 * it->value("low", 0.0), 1) + "–" + fixed(100 * it->value("high", 0.0), 1) +
-         "]</small>";
+  if (it == object.end() || !it->is_object()) return undefined_text;
+  const auto value = num(*it, "value"), low = num(*it, "low"), high = num(*it, "high");
+  if (!value || !low || !high) return undefined_text;
+  return fixed(100 * *value, 1) + "% <small>[" + fixed(100 * *low, 1) + "–" +
+         fixed(100 * *high, 1) + "]</small>";
+}
+
+std::string milliseconds(const std::optional<double>& value) {
+  return value ? fixed(*value, 1) + " ms" : std::string(undefined_text);
+}
+
+std::string ece_cell(const Json& q) {
+  const auto value = num(q, "ece");
+  if (!value) return undefined_text;
+  return fixed(value, 3) + " (" + fixed(num(q, "ece_noise_floor"), 2) + ")";
 }
 
 std::string f1_bars(const Json& classes) {
@@ -61,7 +73,7 @@ std::string f1_bars(const Json& classes) {
       << height << "\">";
   int y = 5;
   for (const auto& [label, scores] : classes.items()) {
-    const double f1 = num(scores, "f1");
+    const double f1 = num(scores, "f1").value_or(0);
     svg << "<text x=\"" << label_width - 6 << "\" y=\"" << y + 15
         << "\" text-anchor=\"end\" class=\"label\">" << escape(label) << "</text>"
         << "<rect x=\"" << label_width << "\" y=\"" << y + 3 << "\" width=\"" << bar_width
@@ -136,9 +148,11 @@ std::string reliability_diagram(const Json& bins) {
   svg << "<line x1=\"" << pad << "\" y1=\"" << pad + size << "\" x2=\"" << pad + size << "\" y2=\""
       << pad << "\" class=\"ideal\"/>";
   for (const auto& bin : bins) {
-    if (bin.value("n", 0) == 0) continue;
-    const double low = bin.value("low", 0.0), high = bin.value("high", 0.0);
-    const double accuracy = bin.value("accuracy", 0.0), confidence = bin.value("confidence", 0.0);
+    const auto measured_accuracy = num(bin, "accuracy"),
+               measured_confidence = num(bin, "confidence");
+    if (!measured_accuracy || !measured_confidence) continue;  // an empty bin
+    const double low = num(bin, "low").value_or(0), high = num(bin, "high").value_or(0);
+    const double accuracy = *measured_accuracy, confidence = *measured_confidence;
     const double x = pad + low * size, w = (high - low) * size;
     svg << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(pad + (1 - accuracy) * size, 1)
         << "\" width=\"" << fixed(w - 1, 1) << "\" height=\"" << fixed(accuracy * size, 1)
@@ -159,6 +173,12 @@ std::string reliability_diagram(const Json& bins) {
   return svg.str();
 }
 
+std::string difference(const ComparisonRow& row) {
+  if (!row.difference || !row.low || !row.high) return undefined_text;
+  return fixed(100 * *row.difference, 1) + " pts <small>[" + fixed(100 * *row.low, 1) + ", " +
+         fixed(100 * *row.high, 1) + "]</small>";
+}
+
 const char* const style = R"(
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}
 h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:1px solid #ccc;padding-bottom:.2em}
@@ -170,7 +190,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 .label,.count,.tick,.axis{font-size:12px;fill:#222}.axis{fill:#666}
 .track{fill:#eee}.bar{fill:#3b6ea8}.hit{fill:#2e7d32}.miss{fill:#c62828}
 .frame{fill:none;stroke:#999}.ideal{stroke:#999;stroke-dasharray:4 3}.dot{fill:#f9a825}
-code{background:#f4f4f4;padding:0 3px}
+code{background:#f4f4f4;padding:0 3px}.failed{color:#c62828}
 )";
 
 }  // namespace
@@ -185,9 +205,11 @@ std::string report_html(const Json& report) {
   for (const std::string& name : model_order(report)) {
     const Json& model = report["models"][name];
     const Json& latency = model["latency_ms"];
-    out << "<h2>" << escape(name) << "</h2>\n<p>latency p50 " << fixed(num(latency, "p50"), 1)
-        << " ms, p95 " << fixed(num(latency, "p95"), 1) << " ms · "
+    out << "<h2>" << escape(name) << "</h2>\n<p>latency p50 " << milliseconds(num(latency, "p50"))
+        << ", p95 " << milliseconds(num(latency, "p95")) << " · "
         << model["tokens"].value("input", 0) << " input tokens</p>\n";
+    const std::string failures = failure_summary(model);
+    if (!failures.empty()) out << "<p class=\"failed\">" << escape(failures) << "</p>\n";
     out << "<table><tr><th>question</th><th>type</th><th>n</th><th>coverage</th>"
            "<th>accuracy</th><th>macro-F1</th><th>Brier</th><th>log loss</th><th>ECE "
            "(noise floor)</th></tr>\n";
@@ -196,8 +218,7 @@ std::string report_html(const Json& report) {
           << "</td><td>" << q.value("n", 0) << "</td><td>" << interval(q, "coverage") << "</td><td>"
           << interval(q, "accuracy") << "</td><td>" << fixed(num(q, "macro_f1"), 3) << "</td><td>"
           << fixed(num(q, "brier"), 3) << "</td><td>" << fixed(num(q, "log_loss"), 3) << "</td><td>"
-          << fixed(num(q, "ece"), 3) << " (" << fixed(num(q, "ece_noise_floor"), 2)
-          << ")</td></tr>\n";
+          << ece_cell(q) << "</td></tr>\n";
     }
     out << "</table>\n";
     for (const auto& [question, q] : model["questions"].items()) {
@@ -216,10 +237,10 @@ std::string report_html(const Json& report) {
   }
   for (const auto& row : rows) {
     out << "<tr><td>" << escape(row.a) << "</td><td>" << escape(row.b) << "</td><td>"
-        << escape(row.question) << "</td><td>" << fixed(100 * row.difference, 1) << " pts <small>["
-        << fixed(100 * row.low, 1) << ", " << fixed(100 * row.high, 1) << "]</small></td><td>"
-        << fixed(row.mcnemar_p, 4) << "</td><td>" << fixed(100 * row.flip_rate, 1)
-        << "%</td></tr>\n";
+        << escape(row.question) << "</td><td>" << difference(row) << "</td><td>"
+        << fixed(row.mcnemar_p, 4) << "</td><td>"
+        << (row.flip_rate ? fixed(100 * *row.flip_rate, 1) + "%" : std::string(undefined_text))
+        << "</td></tr>\n";
   }
   if (!rows.empty()) out << "</table>\n";
   out << "</body></html>\n";

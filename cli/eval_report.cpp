@@ -11,12 +11,14 @@ using Json = nlohmann::json;  // std::map objects: sorted keys
 
 constexpr const char* no_answer_key = "(no answer)";
 
-Json interval(const metrics::Interval& value) {
-  return {{"value", value.value}, {"low", value.low}, {"high", value.high}};
+/// An undefined metric (a zero denominator) is null: no number a gate could mistake for one.
+Json interval(const std::optional<metrics::Interval>& value) {
+  if (!value) return Json();
+  return {{"value", value->value}, {"low", value->low}, {"high", value->high}};
 }
 
-Json optional_interval(const std::optional<metrics::Interval>& value) {
-  return value ? interval(*value) : Json();
+Json number(const std::optional<double>& value) {
+  return value ? Json(*value) : Json();
 }
 
 Json class_json(const metrics::ClassScores& scores) {
@@ -36,18 +38,18 @@ Json question_json(const QuestionEvaluation& e) {
   out["coverage"] = interval(e.coverage);
   out["accuracy"] = interval(e.accuracy);
   out["accuracy_answered"] = interval(e.accuracy_answered);
-  out["macro_f1"] = e.macro_f1;
+  out["macro_f1"] = number(e.macro_f1);
   out["brier"] = interval(e.brier);
   out["log_loss"] = interval(e.log_loss);
-  out["ece"] = e.ece;
-  out["ece_noise_floor"] = e.ece_noise_floor;
+  out["ece"] = number(e.ece);
+  out["ece_noise_floor"] = number(e.ece_noise_floor);
   out["reliability"] = Json::array();
   for (const auto& bin : e.reliability) {
     out["reliability"].push_back({{"low", bin.low},
                                   {"high", bin.high},
                                   {"n", bin.n},
-                                  {"confidence", bin.mean_confidence},
-                                  {"accuracy", bin.accuracy}});
+                                  {"confidence", number(bin.mean_confidence)},
+                                  {"accuracy", number(bin.accuracy)}});
   }
   out["classes"] = Json::object();
   for (const auto& [label, scores] : e.classes) out["classes"][label] = class_json(scores);
@@ -58,32 +60,35 @@ Json question_json(const QuestionEvaluation& e) {
     }
   }
   if (e.type == QuestionType::noul) {
-    out["auroc"] = e.auroc ? Json(*e.auroc) : Json();
+    out["auroc"] = number(e.auroc);
+    // "yes" neither gold nor answered: its F1 is 0/0 as well.
     const auto yes = e.classes.find("yes");
-    const metrics::ClassScores scores =
-        yes == e.classes.end() ? metrics::ClassScores{} : yes->second;
-    const Json positive = class_json(scores);
+    const Json positive = yes == e.classes.end()
+                              ? Json{{"precision", nullptr}, {"recall", nullptr}, {"f1", nullptr}}
+                              : class_json(yes->second);
     out["precision"] = positive["precision"];
     out["recall"] = positive["recall"];
     out["f1"] = positive["f1"];
   }
   if (e.type == QuestionType::score) {
-    out["mae"] = optional_interval(e.mae);
-    out["within_1"] = optional_interval(e.within_1);
-    out["rps"] = optional_interval(e.rps);
+    out["mae"] = interval(e.mae);
+    out["within_1"] = interval(e.within_1);
+    out["rps"] = interval(e.rps);
   }
   return out;
 }
 
 Json threshold_json(const FittedThreshold& t) {
-  return {{"threshold", t.threshold ? Json(*t.threshold) : Json()},
+  return {{"threshold", number(t.threshold)},
           {"fit",
            {{"n", t.fit_n},
-            {"precision", t.fit_precision},
-            {"lower_bound", t.fit_lower_bound},
-            {"coverage", t.fit_coverage}}},
+            {"precision", number(t.fit_precision)},
+            {"lower_bound", number(t.fit_lower_bound)},
+            {"coverage", number(t.fit_coverage)}}},
           {"check",
-           {{"n", t.check_n}, {"precision", t.check_precision}, {"coverage", t.check_coverage}}}};
+           {{"n", t.check_n},
+            {"precision", number(t.check_precision)},
+            {"coverage", number(t.check_coverage)}}}};
 }
 
 /// Item i's answer to question q of `run`, or null.
@@ -106,11 +111,13 @@ std::vector<std::string> gold_of(const EvalData& data, std::size_t question) {
   return out;
 }
 
-/// Requests, latency and tokens of the items in DATA.
+/// Requests, latency and tokens of the items in DATA, and why the failed ones failed: per error
+/// kind, how many and the first item's message (in DATA's order, so the bytes do not vary).
 Json traffic_json(const ModelRun& run, const EvalData& data) {
   std::vector<double> latencies;
   std::int64_t input_tokens = 0, output_tokens = 0;
   std::size_t answered = 0, failed = 0, missing = 0;
+  Json failures = Json::object();
   for (const auto& item : data.items) {
     const auto record = run.results.find(item.key);
     if (record == run.results.end()) {
@@ -119,6 +126,11 @@ Json traffic_json(const ModelRun& run, const EvalData& data) {
     }
     if (!record->second.decision) {
       ++failed;
+      const std::string& kind =
+          record->second.error_kind.empty() ? "unknown" : record->second.error_kind;
+      Json& entry = failures[kind];
+      if (entry.is_null()) entry = {{"items", 0}, {"message", record->second.error}};
+      entry["items"] = entry["items"].get<std::size_t>() + 1;
       continue;
     }
     ++answered;
@@ -127,10 +139,14 @@ Json traffic_json(const ModelRun& run, const EvalData& data) {
     input_tokens += record->second.decision->usage.input_tokens;
     output_tokens += record->second.decision->usage.output_tokens;
   }
-  return {{"requests", {{"answered", answered}, {"failed", failed}, {"missing", missing}}},
+  return {{"requests",
+           {{"answered", answered},
+            {"failed", failed},
+            {"missing", missing},
+            {"failures", std::move(failures)}}},
           {"latency_ms",
-           {{"p50", metrics::quantile(latencies, 0.5)},
-            {"p95", metrics::quantile(latencies, 0.95)},
+           {{"p50", number(metrics::quantile(latencies, 0.5))},
+            {"p95", number(metrics::quantile(latencies, 0.95))},
             {"n", latencies.size()}}},
           {"tokens", {{"input", input_tokens}, {"output", output_tokens}}}};
 }
@@ -156,12 +172,19 @@ Json overall_json(const ModelRun& run, const EvalData& data,
     scored += any;
     all_right += any && right;
   }
-  double mean_accuracy = 0;
-  for (const auto& e : evaluations) mean_accuracy += e.accuracy.value;
-  if (!evaluations.empty()) mean_accuracy /= static_cast<double>(evaluations.size());
+  // Over the questions with any gold answer: one without has no accuracy to average.
+  double sum = 0;
+  std::size_t questions = 0;
+  for (const auto& e : evaluations) {
+    if (!e.accuracy) continue;
+    sum += e.accuracy->value;
+    ++questions;
+  }
   return {{"items", data.items.size()},
           {"all_correct", interval(metrics::wilson(all_right, scored))},
-          {"mean_accuracy", mean_accuracy}};
+          {"mean_accuracy",
+           number(questions ? std::optional<double>(sum / static_cast<double>(questions))
+                            : std::nullopt)}};
 }
 
 Json comparison_json(const EvalData& data, const ModelRun& a, const ModelRun& b) {
@@ -229,11 +252,13 @@ Json build_report(const EvalData& data, const std::vector<ModelRun>& runs,
   return report;
 }
 
-double report_number(const Json& object, const char* key) {
+std::optional<double> report_number(const Json& object, const char* key) {
+  if (!object.is_object()) return std::nullopt;
   const auto it = object.find(key);
-  if (it == object.end()) return 0;
+  if (it == object.end()) return std::nullopt;
   if (it->is_object()) return report_number(*it, "value");
-  return it->is_number() ? it->get<double>() : 0;
+  if (!it->is_number()) return std::nullopt;
+  return it->get<double>();
 }
 
 std::vector<ComparisonRow> comparison_rows(const Json& report) {
@@ -244,14 +269,17 @@ std::vector<ComparisonRow> comparison_rows(const Json& report) {
     const auto questions = c.find("questions");
     if (questions == c.end() || !questions->is_object()) continue;
     for (const auto& [question, q] : questions->items()) {
+      if (!q.is_object()) continue;
       ComparisonRow row;
       row.a = c.value("a", "");
       row.b = c.value("b", "");
       row.question = question;
-      const Json& d = q["accuracy_difference"];
-      row.difference = report_number(d, "value");
-      row.low = report_number(d, "low");
-      row.high = report_number(d, "high");
+      const auto d = q.find("accuracy_difference");
+      if (d != q.end()) {
+        row.difference = report_number(*d, "value");
+        row.low = report_number(*d, "low");
+        row.high = report_number(*d, "high");
+      }
       row.mcnemar_p = report_number(q, "mcnemar_p");
       row.flip_rate = report_number(q, "flip_rate");
       row.only_a_right = q.value("only_a_right", std::size_t{0});
@@ -260,6 +288,33 @@ std::vector<ComparisonRow> comparison_rows(const Json& report) {
     }
   }
   return rows;
+}
+
+std::string failure_summary(const Json& model) {
+  const auto requests = model.find("requests");
+  if (requests == model.end() || !requests->is_object()) return {};
+  const std::size_t answered = requests->value("answered", std::size_t{0});
+  const std::size_t failed = requests->value("failed", std::size_t{0});
+  const std::size_t missing = requests->value("missing", std::size_t{0});
+  const std::string items = std::to_string(answered + failed + missing);
+  std::string out;
+  if (failed > 0) {
+    out = std::to_string(failed) + " of " + items + " items failed:";
+    const auto kinds = requests->find("failures");
+    if (kinds != requests->end() && kinds->is_object()) {
+      std::string sep = " ";
+      for (const auto& [kind, entry] : kinds->items()) {
+        out += sep + kind + " " + std::to_string(entry.value("items", std::size_t{0})) + " (" +
+               entry.value("message", std::string()) + ")";
+        sep = ", ";
+      }
+    }
+  }
+  if (missing > 0) {
+    out += (out.empty() ? "" : "; ") + std::to_string(missing) + " of " + items +
+           " items have no result in the results file";
+  }
+  return out;
 }
 
 std::vector<std::string> model_order(const Json& report) {

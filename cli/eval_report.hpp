@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,18 +41,25 @@ struct ReportOptions {
 nlohmann::json build_report(const EvalData& data, const std::vector<ModelRun>& runs,
                             const ReportOptions& options);
 
-/// A number of the report: `object[key]`, or its "value" when it is an interval; 0 when absent.
-double report_number(const nlohmann::json& object, const char* key);
+/// A number of the report: `object[key]`, or its "value" when it is an interval; nullopt when
+/// it is absent or null (undefined).
+std::optional<double> report_number(const nlohmann::json& object, const char* key);
 
 /// One row of the report's comparison: model a against model b on one question.
 struct ComparisonRow {
   std::string a, b, question;
-  double difference = 0, low = 0, high = 0;  ///< accuracy(a) − accuracy(b) and its interval
-  double mcnemar_p = 1;
-  double flip_rate = 0;
+  /// accuracy(a) − accuracy(b) and its interval; nullopt when no item has a gold answer.
+  std::optional<double> difference, low, high;
+  std::optional<double> mcnemar_p;
+  std::optional<double> flip_rate;
   std::size_t only_a_right = 0, only_b_right = 0;
 };
 std::vector<ComparisonRow> comparison_rows(const nlohmann::json& report);
+
+/// One model's failed requests as a sentence: "66 of 66 items failed: not_found 66 (model "x" is
+/// not on this Ollama server: …)", each kind with its first message, then items the results lack;
+/// "" when every item got an answer.
+std::string failure_summary(const nlohmann::json& model);
 
 /// The report's models in the order they were given (its "model_order"), for printing.
 std::vector<std::string> model_order(const nlohmann::json& report);

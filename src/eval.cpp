@@ -181,7 +181,7 @@ QuestionEvaluation evaluate_question(const Question& question, const std::vector
   out.brier = metrics::bootstrap_mean(all.brier);
   out.log_loss = metrics::bootstrap_mean(all.log_loss);
   out.ece = metrics::expected_calibration_error(all.confidence, all.right, 15, &out.reliability);
-  out.ece_noise_floor = out.answered ? 1.0 / std::sqrt(static_cast<double>(out.answered)) : 1.0;
+  if (out.answered > 0) out.ece_noise_floor = 1.0 / std::sqrt(static_cast<double>(out.answered));
   if (question.type == QuestionType::noul) out.auroc = metrics::auroc(all.p_true, all.gold_yes);
   if (question.type == QuestionType::score) {
     out.mae = metrics::bootstrap_mean(all.absolute_error);
@@ -230,6 +230,12 @@ struct Trusted {
   bool fit = false;
 };
 
+/// a / b; undefined when b is 0.
+std::optional<double> ratio(std::size_t a, std::size_t b) {
+  if (b == 0) return std::nullopt;
+  return static_cast<double>(a) / static_cast<double>(b);
+}
+
 /// Precision and coverage at `threshold` over the items of one half.
 struct AtThreshold {
   std::size_t above = 0;
@@ -260,17 +266,15 @@ FittedThreshold fit_one(std::string label, const std::vector<Trusted>& items, st
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   for (double t : candidates) {  // lowest first: the first that holds is the answer
     const AtThreshold fit = at(items, true, t);
-    const double bound = metrics::wilson_lower_bound(fit.right, fit.above);
-    if (fit.above == 0 || bound < target) continue;
+    const auto bound = metrics::wilson_lower_bound(fit.right, fit.above);
+    if (!bound || *bound < target) continue;
     const AtThreshold check = at(items, false, t);
     out.threshold = t;
-    out.fit_precision = static_cast<double>(fit.right) / static_cast<double>(fit.above);
+    out.fit_precision = ratio(fit.right, fit.above);
     out.fit_lower_bound = bound;
-    out.fit_coverage = fit_n ? static_cast<double>(fit.above) / static_cast<double>(fit_n) : 0;
-    out.check_precision =
-        check.above ? static_cast<double>(check.right) / static_cast<double>(check.above) : 0;
-    out.check_coverage =
-        check_n ? static_cast<double>(check.above) / static_cast<double>(check_n) : 0;
+    out.fit_coverage = ratio(fit.above, fit_n);
+    out.check_precision = ratio(check.right, check.above);
+    out.check_coverage = ratio(check.above, check_n);
     break;
   }
   return out;

@@ -21,10 +21,10 @@ double log_choose(std::size_t n, std::size_t k) {
 
 }  // namespace
 
-Interval wilson(std::size_t successes, std::size_t n, double z) {
+std::optional<Interval> wilson(std::size_t successes, std::size_t n, double z) {
+  if (n == 0) return std::nullopt;
   Interval out;
   out.n = n;
-  if (n == 0) return out;
   const double nn = static_cast<double>(n);
   const double p = ratio(successes, n);
   const double z2 = z * z;
@@ -36,8 +36,9 @@ Interval wilson(std::size_t successes, std::size_t n, double z) {
   return out;
 }
 
-double wilson_lower_bound(std::size_t successes, std::size_t n, double z) {
-  return wilson(successes, n, z).low;
+std::optional<double> wilson_lower_bound(std::size_t successes, std::size_t n, double z) {
+  const auto interval = wilson(successes, n, z);
+  return interval ? std::optional<double>(interval->low) : std::nullopt;
 }
 
 void Confusion::add(const std::string& gold, const std::string& predicted) {
@@ -74,16 +75,17 @@ std::map<std::string, ClassScores> class_scores(const Confusion& confusion) {
     }
   }
   for (auto& [label, s] : scores) {
-    s.precision = ratio(s.correct, s.predicted);
-    s.recall = ratio(s.correct, s.support);
-    s.f1 = s.precision + s.recall > 0 ? 2 * s.precision * s.recall / (s.precision + s.recall) : 0;
+    if (s.predicted > 0) s.precision = ratio(s.correct, s.predicted);
+    if (s.support > 0) s.recall = ratio(s.correct, s.support);
+    const double p = s.precision.value_or(0), r = s.recall.value_or(0);
+    s.f1 = p + r > 0 ? 2 * p * r / (p + r) : 0;
   }
   return scores;
 }
 
-double macro_f1(const Confusion& confusion) {
+std::optional<double> macro_f1(const Confusion& confusion) {
   const auto scores = class_scores(confusion);
-  if (scores.empty()) return 0;
+  if (scores.empty()) return std::nullopt;
   double sum = 0;
   for (const auto& [label, s] : scores) sum += s.f1;
   return sum / static_cast<double>(scores.size());
@@ -120,9 +122,9 @@ double ranked_probability_score(const std::vector<double>& probabilities, std::s
   return sum / static_cast<double>(levels - 1);
 }
 
-double expected_calibration_error(const std::vector<double>& confidence,
-                                  const std::vector<bool>& correct, std::size_t bins,
-                                  std::vector<CalibrationBin>* table) {
+std::optional<double> expected_calibration_error(const std::vector<double>& confidence,
+                                                 const std::vector<bool>& correct, std::size_t bins,
+                                                 std::vector<CalibrationBin>* table) {
   bins = std::max<std::size_t>(bins, 1);
   std::vector<CalibrationBin> out(bins);
   std::vector<double> confidence_sum(bins, 0.0);
@@ -142,15 +144,18 @@ double expected_calibration_error(const std::vector<double>& confidence,
   double ece = 0;
   for (std::size_t b = 0; b < bins; ++b) {
     if (out[b].n == 0) continue;
-    out[b].mean_confidence = confidence_sum[b] / static_cast<double>(out[b].n);
-    out[b].accuracy = ratio(correct_count[b], out[b].n);
-    ece += ratio(out[b].n, n) * std::fabs(out[b].accuracy - out[b].mean_confidence);
+    const double mean_confidence = confidence_sum[b] / static_cast<double>(out[b].n);
+    const double accuracy = ratio(correct_count[b], out[b].n);
+    out[b].mean_confidence = mean_confidence;
+    out[b].accuracy = accuracy;
+    ece += ratio(out[b].n, n) * std::fabs(accuracy - mean_confidence);
   }
   if (table) *table = std::move(out);
+  if (n == 0) return std::nullopt;
   return ece;
 }
 
-double auroc(const std::vector<double>& scores, const std::vector<bool>& positive) {
+std::optional<double> auroc(const std::vector<double>& scores, const std::vector<bool>& positive) {
   const std::size_t n = std::min(scores.size(), positive.size());
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
@@ -172,7 +177,7 @@ double auroc(const std::vector<double>& scores, const std::vector<bool>& positiv
     i = j;
   }
   const std::size_t negatives = n - positives;
-  if (positives == 0 || negatives == 0) return 0.5;
+  if (positives == 0 || negatives == 0) return std::nullopt;
   const double p = static_cast<double>(positives);
   const double u = positive_rank_sum - p * (p + 1) / 2.0;
   return u / (p * static_cast<double>(negatives));
@@ -190,8 +195,8 @@ double mcnemar_exact_p(std::size_t only_a, std::size_t only_b) {
   return std::min(1.0, 2.0 * tail);
 }
 
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
+std::optional<double> quantile(std::vector<double> values, double q) {
+  if (values.empty()) return std::nullopt;
   std::sort(values.begin(), values.end());
   const double position = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
   const auto below = static_cast<std::size_t>(std::floor(position));
@@ -200,11 +205,11 @@ double quantile(std::vector<double> values, double q) {
   return values[below] + (values[above] - values[below]) * fraction;
 }
 
-Interval bootstrap_mean(const std::vector<double>& values, std::size_t resamples,
-                        std::uint64_t seed) {
+std::optional<Interval> bootstrap_mean(const std::vector<double>& values, std::size_t resamples,
+                                       std::uint64_t seed) {
+  if (values.empty()) return std::nullopt;
   Interval out;
   out.n = values.size();
-  if (values.empty()) return out;
   const double n = static_cast<double>(values.size());
   out.value = std::accumulate(values.begin(), values.end(), 0.0) / n;
   // mt19937_64 and a modulo draw: the same sequence with every standard library, so a report
@@ -217,8 +222,9 @@ Interval bootstrap_mean(const std::vector<double>& values, std::size_t resamples
     for (std::size_t i = 0; i < values.size(); ++i) sum += values[random() % values.size()];
     means.push_back(sum / n);
   }
-  out.low = quantile(means, 0.025);
-  out.high = quantile(means, 0.975);
+  // With no resamples the interval is the mean itself.
+  out.low = quantile(means, 0.025).value_or(out.value);
+  out.high = quantile(means, 0.975).value_or(out.value);
   return out;
 }
 

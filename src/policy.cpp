@@ -79,6 +79,12 @@ Result<Policy> Policy::parse(std::string_view text, const std::string& where) {
   }
   Policy policy;
   policy.model = text_field(root, "model");
+  if (policy.model.empty()) {
+    return make_error(ErrorKind::invalid_input,
+                      "has no \"model\" string: a policy names the model its thresholds were "
+                      "measured on",
+                      where);
+  }
   policy.dataset_sha256 = text_field(root, "dataset_sha256");
   policy.questions_sha256 = text_field(root, "questions_sha256");
   const auto target = root.find("target_precision");
@@ -115,20 +121,59 @@ std::string Policy::to_json() const {
   return root.dump(2) + "\n";
 }
 
-Status Policy::check(const std::string& questions_digest, const std::string& model_name) const {
-  if (questions_digest != questions_sha256) {
+Status Policy::check(const std::vector<Question>& asked, const std::string& model_name) const {
+  auto digest = clef::questions_sha256(asked);
+  if (!digest) return digest.error();
+  if (digest.value() != questions_sha256) {
     return make_error(ErrorKind::invalid_input,
                       "the policy was fitted for other questions (its questions_sha256 differs): "
                       "fit it again with these questions",
                       "policy");
   }
-  if (!model.empty() && model != model_name) {
+  if (model.empty() || model != model_name) {
     return make_error(ErrorKind::invalid_input,
                       "the policy was fitted for model \"" + model + "\", not \"" + model_name +
                           "\": a threshold holds only for the model it was measured on",
                       "policy");
   }
+  // Past the digest, a name or label that does not fit was written by hand: a typo that would
+  // leave answers unchecked.
+  for (const auto& entry : questions) {
+    const std::string& name = entry.first;  // a structured binding cannot be captured in C++17
+    const auto question =
+        std::find_if(asked.begin(), asked.end(), [&](const Question& q) { return q.name == name; });
+    if (question == asked.end()) {
+      return make_error(ErrorKind::invalid_input,
+                        "the policy has thresholds for \"" + name + "\", which is not asked",
+                        "policy: questions." + name);
+    }
+    for (const auto& labelled : entry.second.labels) {
+      const std::string& label = labelled.first;
+      if (question->type != QuestionType::choice) {
+        return make_error(ErrorKind::invalid_input,
+                          "\"" + name +
+                              "\" is not a choice question: its answers have no label "
+                              "of their own to hold to a threshold",
+                          "policy: questions." + name + ".labels");
+      }
+      const bool known =
+          std::any_of(question->options.begin(), question->options.end(),
+                      [&](const ChoiceOption& option) { return option.label == label; });
+      if (!known) {
+        return make_error(ErrorKind::invalid_input, "\"" + label + "\" is not an option of " + name,
+                          "policy: questions." + name + ".labels." + label);
+      }
+    }
+  }
   return {};
+}
+
+std::vector<std::string> Policy::uncovered(const std::vector<Question>& asked) const {
+  std::vector<std::string> out;
+  for (const auto& question : asked) {
+    if (questions.find(question.name) == questions.end()) out.push_back(question.name);
+  }
+  return out;
 }
 
 std::size_t Policy::apply(Decision& decision) const {

@@ -2,12 +2,16 @@
 // report can be worked out by hand.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "clef/metrics.hpp"
 #include "cli_runner.hpp"
+#include "eval_gates.hpp"
 #include "fake_server.hpp"
 
 namespace {
@@ -88,9 +92,15 @@ Json report_at(const std::string& path) {
 }
 
 void expect_interval(const Json& value, const clef::metrics::Interval& expected) {
+  ASSERT_TRUE(value.is_object()) << value.dump();
   EXPECT_DOUBLE_EQ(value["value"].get<double>(), expected.value);
   EXPECT_DOUBLE_EQ(value["low"].get<double>(), expected.low);
   EXPECT_DOUBLE_EQ(value["high"].get<double>(), expected.high);
+}
+
+void expect_interval(const Json& value, const std::optional<clef::metrics::Interval>& expected) {
+  ASSERT_TRUE(expected.has_value());
+  expect_interval(value, *expected);
 }
 
 TEST(CliEval, ScoresScriptedAnswersAsWorkedOutByHand) {
@@ -486,6 +496,381 @@ TEST(CliEval, ResultsFilesAreReadAsHostileInput) {
   const Json team = Json::parse(read_file(report))["models"]["m"]["questions"]["team"];
   EXPECT_EQ(team["answered"], 1);  // only T3
   EXPECT_DOUBLE_EQ(team["accuracy"]["value"].get<double>(), 1.0 / 9);
+}
+
+}  // namespace
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Issue 15, item 17: every request failed (a wrong model name). Brier, ECE, AUROC and latency
+// were 0, 0, 0.5 and 0 — a perfect model — so gates on them passed with exit 0.
+TEST(CliEval, NothingAnsweredIsUndefinedAndFailsEveryGateOnIt) {
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  const std::string out = fresh_path("eval_none.json"), md = fresh_path("eval_none.md");
+  auto r = run_clef(
+      eval_args(server, files,
+                {"-m", "nosuch", "--report-json", out, "--report-md", md, "--require",
+                 "team.brier <= 0.01", "--require", "latency_ms.p95 < 1", "--require",
+                 "refund.auroc >= 0.9", "--require", "upper(team.ece) <= 0.05", "--require",
+                 "lower(team.precision[billing]) >= 0", "--require", "team.accuracy >= 0"}));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_FALSE(contains(r.err, "every requirement holds")) << r.err;
+  for (const char* failure :
+       {"requirement failed: nosuch: team.brier <= 0.01 (team.brier is undefined: no item was "
+        "answered)",
+        "nosuch: latency_ms.p95 < 1 (latency_ms.p95 is undefined: no request was answered)",
+        "nosuch: refund.auroc >= 0.9 (refund.auroc is undefined: no item was answered)",
+        "(team.ece is undefined: no item was answered)",
+        "(team.precision[billing] is undefined: no item was answered billing)"}) {
+    EXPECT_TRUE(contains(r.err, failure)) << failure << "\n" << r.err;
+  }
+  EXPECT_FALSE(contains(r.err, "team.accuracy >= 0")) << "0 of 9 right is defined, and holds";
+  // Why: the failures by kind, with the server's word for it.
+  EXPECT_TRUE(contains(r.err,
+                       "clef: eval: nosuch: 10 of 10 items failed: not_found 10 (model "
+                       "\"nosuch\""))
+      << r.err;
+  const Json model = report_at(out)["models"]["nosuch"];
+  EXPECT_EQ(model["requests"]["failures"]["not_found"]["items"], 10);
+  EXPECT_TRUE(contains(model["requests"]["failures"]["not_found"]["message"], "nosuch"));
+  const Json& team = model["questions"]["team"];
+  for (const char* key : {"brier", "log_loss", "ece", "ece_noise_floor", "accuracy_answered"})
+    EXPECT_TRUE(team[key].is_null()) << key << ": " << team[key].dump();
+  EXPECT_TRUE(team["classes"]["billing"]["precision"].is_null());
+  expect_interval(team["accuracy"], clef::metrics::wilson(0, 9));
+  EXPECT_TRUE(model["questions"]["refund"]["auroc"].is_null());
+  EXPECT_TRUE(model["latency_ms"]["p50"].is_null());
+  EXPECT_TRUE(model["latency_ms"]["p95"].is_null());
+  // People see n/a, never a number.
+  EXPECT_TRUE(contains(r.out, "latency p50 n/a, p95 n/a")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Brier n/a  ECE n/a  AUROC n/a")) << r.out;
+  const std::string markdown = read_file(md);
+  EXPECT_TRUE(contains(markdown, "| 0.000 | n/a | n/a |")) << markdown;
+  EXPECT_TRUE(contains(markdown, "### Failed requests")) << markdown;
+}
+
+TEST(CliEval, BaselineFailsWhenAMetricBecomesUndefined) {
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  // The baseline: m's answers, scored under the name the broken run uses.
+  const std::string answers = fresh_path("eval_undef_answers.jsonl");
+  ASSERT_EQ(run_clef(eval_args(server, files, {"-m", "m", "--answers", answers})).code, 0);
+  const std::string baseline = fresh_path("eval_undef_baseline.json");
+  ASSERT_EQ(run_clef({"eval", files.data, "-q", files.questions, "--label", "team=team", "--label",
+                      "refund=refund", "--from-results", answers, "-m", "nosuch", "--report-json",
+                      baseline})
+                .code,
+            0);
+  auto r = run_clef(eval_args(server, files, {"-m", "nosuch", "--baseline", baseline}));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       "worse than the baseline: nosuch: team.brier went from 0.2511 to "
+                       "undefined (no item was answered)"))
+      << r.err;
+}
+
+/// The report of model m on the ten tickets, and a way to gate a run on a damaged copy of it.
+struct BaselineFixture {
+  FakeServer server;
+  EvalFiles files;
+  std::string answers = fresh_path("eval_damaged_answers_" + test_name() + ".jsonl");
+  Json good;
+  int written = 0;
+
+  BaselineFixture() {
+    script_model_m(server);
+    const std::string path = fresh_path("eval_damaged_good_" + test_name() + ".json");
+    auto r = run_clef(
+        eval_args(server, files, {"-m", "m", "--answers", answers, "--report-json", path}));
+    EXPECT_EQ(r.code, 0) << r.err;
+    good = report_at(path);
+  }
+  clef::testing::CliResult gate(const Json& baseline, bool keep_answers = true) {
+    const std::string path = write_temp_file(
+        "eval_damaged_" + test_name() + std::to_string(written++) + ".json", baseline.dump());
+    std::vector<std::string> extra = {"-m", "m", "--baseline", path};
+    if (keep_answers) extra.insert(extra.end(), {"--answers", answers});
+    return run_clef(eval_args(server, files, extra));
+  }
+};
+
+// Issue 15, item 18: a damaged baseline compared nothing and printed "every requirement holds".
+TEST(CliEval, DamagedBaselineIsRefusedNamingTheField) {
+  BaselineFixture f;
+  struct Case {
+    std::function<void(Json&)> damage;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {[](Json& b) { b["models"]["m"]["questions"] = Json::object(); },
+       "models.m.questions is empty"},
+      {[](Json& b) { b["models"]["m"] = 5; }, "models.m is not an object"},
+      {[](Json& b) { b["models"]["m"].erase("questions"); }, "models.m has no \"questions\""},
+      {[](Json& b) { b["models"] = Json::object(); }, "has no model in \"models\""},
+      {[](Json& b) { b["models"]["m"]["questions"]["team"]["accuracy"] = "0.9"; },
+       "models.m.questions.team.accuracy is not an interval {value, low, high} or null"},
+      {[](Json& b) { b["models"]["m"]["questions"]["team"]["macro_f1"] = Json::object(); },
+       "models.m.questions.team.macro_f1 is not a number or null"},
+      {[](Json& b) { b["models"]["m"]["questions"]["team"]["brier"].erase("value"); },
+       "models.m.questions.team.brier is an interval without a number \"value\""},
+      {[](Json& b) { b["models"]["m"]["questions"]["refund"].erase("auroc"); },
+       "models.m.questions.refund has no \"auroc\""},
+      {[](Json& b) { b["models"]["m"]["questions"]["team"]["type"] = 3; },
+       "models.m.questions.team.type is not choice, noul or score"},
+      {[](Json& b) { b.erase("schema"); }, "not a clef-eval/1 report"},
+      {[](Json& b) { b.erase("dataset_sha256"); }, "has no \"dataset_sha256\" string"},
+      {[](Json& b) { b["questions_sha256"] = 7; }, "has no \"questions_sha256\" string"},
+      {[](Json& b) { b = Json::array(); }, "not a clef-eval/1 report"},
+  };
+  for (const auto& c : cases) {
+    Json baseline = f.good;
+    c.damage(baseline);
+    auto r = f.gate(baseline);
+    EXPECT_EQ(r.code, 2) << c.message << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, c.message)) << c.message << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, "--baseline ")) << r.err;
+    EXPECT_FALSE(contains(r.err, "every requirement holds")) << r.err;
+  }
+  // Refused before anything is sent: a broken gate must not cost a run.
+  const std::size_t sent = f.server.request_count();
+  Json empty = f.good;
+  empty["models"]["m"]["questions"] = Json::object();
+  EXPECT_EQ(f.gate(empty, false).code, 2);
+  EXPECT_EQ(f.server.request_count(), sent);
+}
+
+TEST(CliEval, BaselineComparingNothingIsNeverAPass) {
+  BaselineFixture f;
+  // Every metric null: nothing to compare with.
+  Json all_null = f.good;
+  for (auto& [name, question] : all_null["models"]["m"]["questions"].items()) {
+    for (const char* metric : {"accuracy", "accuracy_answered", "coverage", "macro_f1", "auroc",
+                               "within_1", "brier", "log_loss", "ece", "mae", "rps"}) {
+      if (question.contains(metric)) question[metric] = nullptr;
+    }
+  }
+  auto r = f.gate(all_null);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "no metric defined in both")) << r.err;
+  // Another model's baseline.
+  Json other = f.good;
+  other["models"]["x"] = other["models"]["m"];
+  other["models"].erase("m");
+  r = f.gate(other);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "model m is not in the baseline")) << r.err;
+  // One metric undefined then: said, and the others are still compared.
+  Json one_null = f.good;
+  one_null["models"]["m"]["questions"]["team"]["brier"] = nullptr;
+  r = f.gate(one_null);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err,
+                       "clef: baseline: m: team.brier was undefined in the baseline (now "
+                       "0.2511): not compared"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "every requirement holds")) << r.err;
+  one_null["models"]["m"]["questions"]["team"]["accuracy"]["value"] = 0.95;
+  r = f.gate(one_null);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "m: team.accuracy went from 0.95 to 0.7778")) << r.err;
+}
+
+// Issue 15, item 19: 1e400 read as +inf, so 'x <= 1e400' always held.
+TEST(CliEval, RequireLimitMustBeAFiniteNumber) {
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  for (const char* requirement : {"team.accuracy <= 1e400", "team.accuracy >= -1e400",
+                                  "team.accuracy <= 1e309", "team.brier < 0x1p3"}) {
+    auto r = run_clef(eval_args(server, files, {"-m", "m", "--require", requirement}));
+    EXPECT_EQ(r.code, 2) << requirement << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, "is not a finite decimal number")) << r.err;
+  }
+  EXPECT_EQ(server.request_count(), 0) << "a malformed gate is refused before anything is sent";
+  auto tolerance = run_clef(eval_args(
+      server, files, {"-m", "m", "--baseline", files.data, "--tolerance", "accuracy=1e400"}));
+  EXPECT_EQ(tolerance.code, 2) << tolerance.err;
+  EXPECT_TRUE(contains(tolerance.err, "a tolerance is METRIC=DELTA")) << tolerance.err;
+}
+
+// Issue 15, item 2 (second half): std::regex backtracked over the spaces: 6.8 s for 996 bytes.
+TEST(CliEvalGates, LongMalformedRequirementIsRefusedPromptly) {
+  const std::vector<std::string> texts = {
+      "lower(" + std::string(990, ' '), "lower(" + std::string(990, ' ') + ")",
+      "upper(" + std::string(200000, ' ') + "a.b", std::string(200000, 'a') + " >= 1x",
+      "a.b >= " + std::string(200000, '1') + "x"};
+  const auto started = std::chrono::steady_clock::now();
+  for (const auto& text : texts) {
+    auto r = clef::cli::parse_requirement(text);
+    ASSERT_FALSE(r) << text.substr(0, 20);
+    EXPECT_TRUE(contains(r.error().message, "malformed requirement")) << r.error().message;
+    EXPECT_LT(r.error().message.size(), 600u) << "the quote of a long flag is cut";
+  }
+  // Microseconds each now; the bound is for a machine under any load, far below the seconds
+  // the backtracking took.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+}
+
+TEST(CliEvalGates, RequirementSyntaxIsUnchanged) {
+  struct Accepted {
+    const char* text;
+    const char* bound;
+    const char* question;
+    const char* metric;
+    const char* label;
+    const char* op;
+    double limit;
+  };
+  for (const Accepted& a : {
+           Accepted{"team.accuracy >= 0.9", "", "team", "accuracy", "", ">=", 0.9},
+           Accepted{"  team.accuracy>=.5  ", "", "team", "accuracy", "", ">=", 0.5},
+           Accepted{"lower(team.precision[billing]) >= 0.95", "lower", "team", "precision",
+                    "billing", ">=", 0.95},
+           Accepted{"upper( team.precision[a b] ) < 1e-3", "upper", "team", "precision", "a b", "<",
+                    1e-3},
+           Accepted{"latency_ms.p95 < 500", "", "latency_ms", "p95", "", "<", 500},
+           Accepted{"x.y != -2.", "", "x", "y", "", "!=", -2},
+           Accepted{"x.y == +1E2", "", "x", "y", "", "==", 100},
+           Accepted{"x.y<=0", "", "x", "y", "", "<=", 0},
+           Accepted{"x.y[l]>3", "", "x", "y", "l", ">", 3},
+       }) {
+    auto r = clef::cli::parse_requirement(a.text);
+    ASSERT_TRUE(r) << a.text << ": " << r.error().message;
+    EXPECT_EQ(r->bound, a.bound) << a.text;
+    EXPECT_EQ(r->question, a.question) << a.text;
+    EXPECT_EQ(r->metric, a.metric) << a.text;
+    EXPECT_EQ(r->label, a.label) << a.text;
+    EXPECT_EQ(r->op, a.op) << a.text;
+    EXPECT_DOUBLE_EQ(r->limit, a.limit) << a.text;
+  }
+  for (const char* text : {"",
+                           "team.accuracy",
+                           "team.accuracy >=",
+                           "team.accuracy >= high",
+                           ">= 1",
+                           ".y > 1",
+                           "x. > 1",
+                           "x.y[] > 1",
+                           "x.y[a]b > 1",
+                           "x.y[a[b]] > 1",
+                           "lower(x.y > 1",
+                           "lower(x.y)) > 1",
+                           "lower((x.y)) > 1",
+                           "x.y >= 1.2.3",
+                           "x.y >= inf",
+                           "x.y >= nan",
+                           "x.y >= 1e",
+                           "x.y => 1",
+                           "x.y >= 1 2",
+                           "x.y-z >= 1",
+                           "x y.z >= 1",
+                           "x.y = 1",
+                           "lower (x.y) > 1"}) {
+    EXPECT_FALSE(clef::cli::parse_requirement(text)) << text;
+  }
+}
+
+// Issue 15, item 19: labels and model names went into Markdown raw; `<img src=…>` rendered.
+TEST(CliEval, MarkdownAndHtmlReportsShowUserTextAsText) {
+  FakeServer server;
+  const std::string hostile = "<img src=x onerror=alert(1)> a|b `c` [d](http://e) *f* &lt;";
+  const std::string model = "m<b>*_|";
+  Json questions = {{"team",
+                     {{"type", "choice"},
+                      {"instructions", "Which?"},
+                      {"criteria", {{hostile, "Money"}, {"technical", "Bugs"}}}}}};
+  const std::string questions_path =
+      write_temp_file("eval_q_md_" + test_name() + ".json", questions.dump());
+  const std::string data = write_temp_file(
+      "eval_md_" + test_name() + ".jsonl",
+      Json{{"id", 1}, {"state", "money ticket 1"}, {"team", hostile}}.dump() + "\n" +
+          Json{{"id", 2}, {"state", "bug ticket 6"}, {"team", "technical"}}.dump() + "\n");
+  server.set_models({model});
+  server.set_rules(
+      {rule(model, "team", "money", hostile, 0.8), rule(model, "team", "bug", "technical", 0.9)});
+  const std::string html = fresh_path("eval_md_report.html"), md = fresh_path("eval_md_report.md");
+  auto r = run_clef({"eval", data, "-q", questions_path, "--label", "team=team", "--host",
+                     server.base_url(), "-m", model, "--report-html", html, "--report-md", md});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string markdown = read_file(md);
+  for (const char* raw : {"<img src=x", "<b>", "[d](", "`c`", "*f*", "a|b", "&lt;"})
+    EXPECT_FALSE(contains(markdown, raw)) << raw << "\n" << markdown;
+  // CommonMark renders a backslash-escaped punctuation character as that character.
+  EXPECT_TRUE(contains(
+      markdown,
+      R"(\<img src\=x onerror\=alert\(1\)\> a\|b \`c\` \[d\]\(http\:\/\/e\) \*f\* \&lt\;)"))
+      << markdown;
+  EXPECT_TRUE(contains(markdown, R"(| m\<b\>\*\_\| | team | choice | 2 |)")) << markdown;
+  const std::string page = read_file(html);
+  for (const char* raw : {"<img", "<b>"}) EXPECT_FALSE(contains(page, raw)) << raw;
+  EXPECT_TRUE(contains(page,
+                       "&lt;img src=x onerror=alert(1)&gt; a|b `c` [d](http://e) *f* "
+                       "&amp;lt;"))
+      << page;
+  EXPECT_TRUE(contains(page, "<h2>m&lt;b&gt;*_|</h2>")) << page;
+}
+
+// Issue 15, item 21: a policy without a model applied to any model; unknown labels and
+// questions were accepted silently.
+TEST(CliEval, PolicyNamesItsModelAndFitsTheQuestions) {
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  const std::string fitted = fresh_path("eval_policy_fit_" + test_name() + ".json");
+  auto fit = run_clef(eval_args(
+      server, files,
+      {"-m", "m", "--fit-thresholds", "--target-precision", "0.5", "--policy-out", fitted}));
+  ASSERT_EQ(fit.code, 0) << fit.err;
+  const Json written = Json::parse(read_file(fitted));
+  int n = 0;
+  auto ask = [&](const Json& policy, const std::string& command = "ask") {
+    const std::string path = write_temp_file(
+        "eval_policy_" + test_name() + std::to_string(n++) + ".json", policy.dump());
+    std::vector<std::string> args = {command, "-q", files.questions, "--host", server.base_url(),
+                                     "-m",    "m",  "--policy",      path};
+    if (command == "ask") args.push_back("money ticket 1");
+    if (command == "batch") args.insert(args.begin() + 1, files.data);
+    return run_clef(args);
+  };
+  struct Case {
+    std::function<void(Json&)> change;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {[](Json& p) { p.erase("model"); }, "has no \"model\" string"},
+           {[](Json& p) { p["model"] = ""; }, "has no \"model\" string"},
+           {[](Json& p) { p["questions"]["teem"] = p["questions"]["team"]; },
+            "\"teem\", which is not asked"},
+           {[](Json& p) { p["questions"]["team"]["labels"]["biling"] = 0.5; },
+            "\"biling\" is not an option of team"},
+           {[](Json& p) { p["questions"]["refund"]["labels"]["yes"] = 0.5; },
+            "\"refund\" is not a choice question"},
+       }) {
+    Json policy = written;
+    c.change(policy);
+    for (const char* command : {"ask", "batch"}) {
+      auto r = ask(policy, command);
+      EXPECT_EQ(r.code, 2) << command << ": " << c.message << "\n" << r.err;
+      EXPECT_TRUE(contains(r.err, c.message)) << command << ": " << c.message << "\n" << r.err;
+    }
+  }
+  // A question asked but not in the policy is never abstained: said on stderr, not refused
+  // (eval may label only some of the questions it asks).
+  Json partial = written;
+  partial["questions"].erase("refund");
+  partial["questions"]["team"] = {{"threshold", 0.5}};
+  auto r = ask(partial);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "has no threshold for refund: its answers are never abstained"))
+      << r.err;
+  EXPECT_FALSE(contains(ask(written).err, "has no threshold")) << "both questions are covered";
 }
 
 }  // namespace

@@ -83,21 +83,21 @@ TEST(EvaluateQuestion, ChoiceByHand) {
   EXPECT_EQ(e.n, 4u);
   EXPECT_EQ(e.skipped, 1u);
   EXPECT_EQ(e.answered, 3u);
-  EXPECT_DOUBLE_EQ(e.coverage.value, 0.75);
-  EXPECT_DOUBLE_EQ(e.accuracy.value, 0.5);                 // 2 right of 4
-  EXPECT_NEAR(e.accuracy_answered.value, 2.0 / 3, 1e-12);  // 2 of 3 answered
+  EXPECT_DOUBLE_EQ(e.coverage->value, 0.75);
+  EXPECT_DOUBLE_EQ(e.accuracy->value, 0.5);                 // 2 right of 4
+  EXPECT_NEAR(e.accuracy_answered->value, 2.0 / 3, 1e-12);  // 2 of 3 answered
   EXPECT_EQ(e.confusion.count("other", ""), 1u);
   EXPECT_EQ(e.confusion.count("technical", "billing"), 1u);
   // billing: P 1/2, R 1/1, F1 2/3; technical: P 1/1, R 1/2, F1 2/3; other: 0 → macro 4/9.
-  EXPECT_NEAR(e.classes.at("billing").precision, 0.5, 1e-12);
-  EXPECT_NEAR(e.classes.at("technical").recall, 0.5, 1e-12);
-  EXPECT_NEAR(e.macro_f1, 4.0 / 9, 1e-12);
+  EXPECT_NEAR(*e.classes.at("billing").precision, 0.5, 1e-12);
+  EXPECT_NEAR(*e.classes.at("technical").recall, 0.5, 1e-12);
+  EXPECT_NEAR(*e.macro_f1, 4.0 / 9, 1e-12);
   // Brier: 0.2²+0.1²+0.1² = 0.06; 0.6²+0.7²+0.1² = 0.86; 0.2²+0.3²+0.1² = 0.14 → 1.06/3.
-  EXPECT_NEAR(e.brier.value, 1.06 / 3, 1e-12);
-  EXPECT_NEAR(e.log_loss.value, (-std::log(0.8) - std::log(0.3) - std::log(0.7)) / 3, 1e-12);
+  EXPECT_NEAR(e.brier->value, 1.06 / 3, 1e-12);
+  EXPECT_NEAR(e.log_loss->value, (-std::log(0.8) - std::log(0.3) - std::log(0.7)) / 3, 1e-12);
   // Each item alone in its bin: (|1 − 0.8| + |0 − 0.6| + |1 − 0.7|)/3.
-  EXPECT_NEAR(e.ece, 1.1 / 3, 1e-12);
-  EXPECT_NEAR(e.ece_noise_floor, 1 / std::sqrt(3.0), 1e-12);
+  EXPECT_NEAR(*e.ece, 1.1 / 3, 1e-12);
+  EXPECT_NEAR(*e.ece_noise_floor, 1 / std::sqrt(3.0), 1e-12);
   EXPECT_FALSE(e.auroc.has_value());
   EXPECT_FALSE(e.mae.has_value());
 }
@@ -105,19 +105,19 @@ TEST(EvaluateQuestion, ChoiceByHand) {
 TEST(EvaluateQuestion, YesNoByHand) {
   const Answer a = noul(0.9), b = noul(0.4), c = noul(0.7), d = noul(0.2);
   const auto e = clef::evaluate_question(refund, {"yes", "yes", "no", "no"}, {&a, &b, &c, &d});
-  EXPECT_DOUBLE_EQ(e.accuracy.value, 0.5);  // yes, no, yes, no predicted: items 1 and 4 right
-  EXPECT_NEAR(e.brier.value, (0.01 + 0.36 + 0.49 + 0.04) / 4, 1e-12);
+  EXPECT_DOUBLE_EQ(e.accuracy->value, 0.5);  // yes, no, yes, no predicted: items 1 and 4 right
+  EXPECT_NEAR(e.brier->value, (0.01 + 0.36 + 0.49 + 0.04) / 4, 1e-12);
   // Pairs (positive, negative): 0.9>0.7, 0.9>0.2, 0.4<0.7, 0.4>0.2 → 3/4.
   ASSERT_TRUE(e.auroc.has_value());
   EXPECT_NEAR(*e.auroc, 0.75, 1e-12);
-  EXPECT_NEAR(e.classes.at("yes").precision, 0.5, 1e-12);  // predicted yes twice, right once
+  EXPECT_NEAR(*e.classes.at("yes").precision, 0.5, 1e-12);  // predicted yes twice, right once
 }
 
 TEST(EvaluateQuestion, ScoreByHand) {
   const Answer a = level({0.1, 0.2, 0.7}, scale);  // gold Soon: predicted Urgent, wrong
   const Answer b = level({0.6, 0.3, 0.1}, scale);  // gold Routine: right
   const auto e = clef::evaluate_question(urgency, {"Soon", "Routine"}, {&a, &b});
-  EXPECT_DOUBLE_EQ(e.accuracy.value, 0.5);
+  EXPECT_DOUBLE_EQ(e.accuracy->value, 0.5);
   // |1.6 − 1| = 0.6 and |0.5 − 0| = 0.5 → 0.55; both within one level.
   EXPECT_NEAR(e.mae->value, 0.55, 1e-12);
   EXPECT_DOUBLE_EQ(e.within_1->value, 1.0);
@@ -125,20 +125,55 @@ TEST(EvaluateQuestion, ScoreByHand) {
   EXPECT_NEAR(e.rps->value, 0.1675, 1e-12);
 }
 
-TEST(EvaluateQuestion, AllRightAllWrongAndNothingAnswered) {
+TEST(EvaluateQuestion, AllRightAndAllWrong) {
   const Answer yes = noul(0.99);
   const auto right = clef::evaluate_question(refund, {"yes", "yes"}, {&yes, &yes});
-  EXPECT_DOUBLE_EQ(right.accuracy.value, 1.0);
-  EXPECT_DOUBLE_EQ(right.macro_f1, 1.0);
+  EXPECT_DOUBLE_EQ(right.accuracy->value, 1.0);
+  EXPECT_DOUBLE_EQ(*right.macro_f1, 1.0);
   const auto wrong = clef::evaluate_question(refund, {"no", "no"}, {&yes, &yes});
-  EXPECT_DOUBLE_EQ(wrong.accuracy.value, 0.0);
-  EXPECT_DOUBLE_EQ(wrong.macro_f1, 0.0);
+  EXPECT_DOUBLE_EQ(wrong.accuracy->value, 0.0);
+  EXPECT_DOUBLE_EQ(*wrong.macro_f1, 0.0);
+}
+
+TEST(EvaluateQuestion, NothingAnsweredLeavesTheAnsweredMetricsUndefined) {
+  // Every request failed: the rates over n are 0, everything over answered items is undefined,
+  // never the 0 (Brier, ECE) or 0.5 (AUROC) of a perfect or a coin-flip model.
   const auto none = clef::evaluate_question(refund, {"no", "yes"}, {nullptr, nullptr});
+  EXPECT_EQ(none.n, 2u);
   EXPECT_EQ(none.answered, 0u);
-  EXPECT_DOUBLE_EQ(none.accuracy.value, 0.0);
-  EXPECT_DOUBLE_EQ(none.coverage.value, 0.0);
-  EXPECT_EQ(none.accuracy_answered.n, 0u);
-  EXPECT_DOUBLE_EQ(*none.auroc, 0.5);
+  ASSERT_TRUE(none.accuracy && none.coverage);
+  EXPECT_DOUBLE_EQ(none.accuracy->value, 0.0);
+  EXPECT_DOUBLE_EQ(none.coverage->value, 0.0);
+  EXPECT_FALSE(none.accuracy_answered);
+  EXPECT_FALSE(none.brier);
+  EXPECT_FALSE(none.log_loss);
+  EXPECT_FALSE(none.ece);
+  EXPECT_FALSE(none.ece_noise_floor);
+  EXPECT_FALSE(none.auroc);
+  ASSERT_EQ(none.reliability.size(), 15u);
+  EXPECT_FALSE(none.reliability[0].accuracy);
+  // Both labels are gold and never predicted: F1 0 (scikit-learn), precision undefined.
+  EXPECT_DOUBLE_EQ(*none.macro_f1, 0.0);
+  EXPECT_FALSE(none.classes.at("yes").precision);
+  EXPECT_DOUBLE_EQ(*none.classes.at("yes").recall, 0.0);
+  const auto levels = clef::evaluate_question(urgency, {"Soon"}, {nullptr});
+  EXPECT_FALSE(levels.mae);
+  EXPECT_FALSE(levels.within_1);
+  EXPECT_FALSE(levels.rps);
+  // No gold at all: not even accuracy.
+  const auto no_gold = clef::evaluate_question(refund, {"", ""}, {nullptr, nullptr});
+  EXPECT_EQ(no_gold.skipped, 2u);
+  EXPECT_FALSE(no_gold.accuracy);
+  EXPECT_FALSE(no_gold.coverage);
+  EXPECT_FALSE(no_gold.macro_f1);
+  // Answers with a gold of one class only: AUROC has no pair to rank.
+  const Answer yes = noul(0.99);
+  const auto one_class = clef::evaluate_question(refund, {"yes", "yes"}, {&yes, &yes});
+  EXPECT_TRUE(one_class.brier);
+  EXPECT_FALSE(one_class.auroc);
+  const auto compared = clef::compare_question(refund, {"", ""}, {&yes, &yes}, {&yes, &yes});
+  EXPECT_FALSE(compared.accuracy_difference);
+  EXPECT_FALSE(compared.flip_rate);
 }
 
 TEST(CompareQuestion, PairedDifferenceMcNemarAndFlips) {
@@ -150,10 +185,10 @@ TEST(CompareQuestion, PairedDifferenceMcNemarAndFlips) {
   EXPECT_EQ(c.n, 4u);
   EXPECT_EQ(c.only_a_right, 2u);
   EXPECT_EQ(c.only_b_right, 0u);
-  EXPECT_NEAR(c.mcnemar_p, 0.5, 1e-12);                  // 2·P(X ≤ 0), X ~ Bin(2, ½) = 2·¼
-  EXPECT_NEAR(c.accuracy_difference.value, 0.5, 1e-12);  // 3/4 − 1/4
-  EXPECT_LE(c.accuracy_difference.low, 0.5);
-  EXPECT_NEAR(c.flip_rate.value, 0.5, 1e-12);  // items 2 and 3 changed; item 4 is "no" for both
+  EXPECT_NEAR(c.mcnemar_p, 0.5, 1e-12);                   // 2·P(X ≤ 0), X ~ Bin(2, ½) = 2·¼
+  EXPECT_NEAR(c.accuracy_difference->value, 0.5, 1e-12);  // 3/4 − 1/4
+  EXPECT_LE(c.accuracy_difference->low, 0.5);
+  EXPECT_NEAR(c.flip_rate->value, 0.5, 1e-12);  // items 2 and 3 changed; item 4 is "no" for both
 }
 
 TEST(FitThresholds, HashSplitIsSha256) {
@@ -195,12 +230,14 @@ TEST(FitThresholds, LowestThresholdWhosePrecisionBoundMeetsTheTarget) {
   // At 0.6: 25/30 right, Wilson lower bound ≈ 0.69 < 0.8. At 0.95: 20/20, bound 20/(20 + z²)
   // = 20/22.7055 = 0.8808 ≥ 0.8.
   EXPECT_DOUBLE_EQ(*fitted[0].threshold, 0.95);
-  EXPECT_NEAR(fitted[0].fit_lower_bound, 20.0 / (20.0 + 1.6448536269514722 * 1.6448536269514722),
+  EXPECT_NEAR(*fitted[0].fit_lower_bound, 20.0 / (20.0 + 1.6448536269514722 * 1.6448536269514722),
               1e-9);
-  EXPECT_NEAR(fitted[0].fit_coverage, 20.0 / 30, 1e-12);
-  EXPECT_NEAR(fitted[0].check_coverage, 20.0 / 30, 1e-12);
-  EXPECT_DOUBLE_EQ(fitted[0].check_precision, 1.0);
-  EXPECT_FALSE(clef::fit_thresholds(refund, ids, gold, answers, 0.95)[0].threshold.has_value());
+  EXPECT_NEAR(*fitted[0].fit_coverage, 20.0 / 30, 1e-12);
+  EXPECT_NEAR(*fitted[0].check_coverage, 20.0 / 30, 1e-12);
+  EXPECT_DOUBLE_EQ(*fitted[0].check_precision, 1.0);
+  const auto none = clef::fit_thresholds(refund, ids, gold, answers, 0.95)[0];
+  EXPECT_FALSE(none.threshold.has_value());
+  EXPECT_FALSE(none.fit_precision || none.fit_coverage || none.check_precision);
 }
 
 }  // namespace

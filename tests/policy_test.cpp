@@ -77,18 +77,21 @@ TEST(Policy, HostileFilesAreErrorsNamingTheField) {
           Case{"", "the policy"},
           Case{"[]", "not a policy file"},
           Case{R"({"schema": 7})", "not a policy file"},
-          Case{R"({"schema": "clef-policy/1"})", "no \"questions\""},
-          Case{R"({"schema": "clef-policy/1", "questions": {"q": 1}})", "must be an object"},
-          Case{R"({"schema": "clef-policy/1", "questions": {"q": {}}})", "no \"threshold\""},
-          Case{R"({"schema": "clef-policy/1", "questions": {"q": {"threshold": 2}}})",
-               "number in [0, 1]"},
-          Case{R"({"schema": "clef-policy/1", "questions": {"q": {"threshold": "0.5"}}})",
+          Case{R"({"schema": "clef-policy/1", "model": "m"})", "no \"questions\""},
+          Case{R"({"schema": "clef-policy/1", "model": "m", "questions": {"q": 1}})",
+               "must be an object"},
+          Case{R"({"schema": "clef-policy/1", "model": "m", "questions": {"q": {}}})",
+               "no \"threshold\""},
+          Case{R"({"schema": "clef-policy/1", "model": "m", "questions": {"q": {"threshold": 2}}})",
                "number in [0, 1]"},
           Case{
-              R"({"schema": "clef-policy/1", "questions": {"q": {"threshold": 0.5, "labels": []}}})",
+              R"({"schema": "clef-policy/1", "model": "m", "questions": {"q": {"threshold": "0.5"}}})",
+              "number in [0, 1]"},
+          Case{
+              R"({"schema": "clef-policy/1", "model": "m", "questions": {"q": {"threshold": 0.5, "labels": []}}})",
               "must be an object"},
           Case{
-              R"({"schema": "clef-policy/1", "questions": {"q": {"threshold": 0.5, "labels": {"a": -1}}}})",
+              R"({"schema": "clef-policy/1", "model": "m", "questions": {"q": {"threshold": 0.5, "labels": {"a": -1}}}})",
               "number in [0, 1]"},
       }) {
     auto policy = clef::Policy::parse(c.text, "p.json");
@@ -100,13 +103,72 @@ TEST(Policy, HostileFilesAreErrorsNamingTheField) {
   EXPECT_FALSE(deep);
 }
 
+TEST(Policy, ModelIsRequired) {
+  // A policy without a model used to apply to any model: thresholds fitted on one model trusted
+  // another's answers.
+  for (const char* text :
+       {R"({"schema": "clef-policy/1", "questions": {"q": {"threshold": 0.5}}})",
+        R"({"schema": "clef-policy/1", "model": "", "questions": {"q": {"threshold": 0.5}}})",
+        R"({"schema": "clef-policy/1", "model": 7, "questions": {"q": {"threshold": 0.5}}})",
+        R"({"schema": "clef-policy/1", "model": null, "questions": {"q": {"threshold": 0.5}}})"}) {
+    auto policy = clef::Policy::parse(text, "p.json");
+    ASSERT_FALSE(policy) << text;
+    EXPECT_NE(policy.error().message.find("has no \"model\" string"), std::string::npos)
+        << policy.error().to_string();
+    EXPECT_EQ(policy.error().where, "p.json");
+  }
+}
+
+/// A policy for `questions`, as `clef eval --policy-out` writes one, with `entries` as its
+/// "questions".
+clef::Policy policy_for(const std::vector<clef::Question>& questions, const std::string& entries) {
+  const std::string text = R"({"schema": "clef-policy/1", "model": "m", "questions_sha256": ")" +
+                           clef::questions_sha256(questions).value() + R"(", "questions": )" +
+                           entries + "}";
+  auto policy = clef::Policy::parse(text, "p.json");
+  EXPECT_TRUE(policy) << policy.error().to_string();
+  return policy.value();
+}
+
+TEST(Policy, RefusesQuestionsNotAskedAndLabelsNotOffered) {
+  const std::vector<clef::Question> asked = {
+      clef::Question::choice("team", "Which team?", {{"billing", "Money"}, {"technical", "Bugs"}}),
+      clef::Question::yes_no("refund", "Money back?")};
+  EXPECT_TRUE(policy_for(asked, R"({"team": {"threshold": 0.8, "labels": {"billing": 0.7}}})")
+                  .check(asked, "m"));
+  struct Case {
+    const char* entries;
+    const char* message;
+    const char* where;
+  };
+  for (const Case& c : {
+           Case{R"({"teem": {"threshold": 0.8}})", "\"teem\", which is not asked",
+                "policy: questions.teem"},
+           Case{R"({"team": {"threshold": 0.8, "labels": {"biling": 0.7}}})",
+                "\"biling\" is not an option of team", "policy: questions.team.labels.biling"},
+           Case{R"({"refund": {"threshold": 0.8, "labels": {"yes": 0.7}}})",
+                "\"refund\" is not a choice question", "policy: questions.refund.labels"},
+       }) {
+    auto status = policy_for(asked, c.entries).check(asked, "m");
+    ASSERT_FALSE(status) << c.entries;
+    EXPECT_NE(status.error().message.find(c.message), std::string::npos)
+        << status.error().to_string();
+    EXPECT_EQ(status.error().where, c.where);
+  }
+  // Questions asked without a threshold are allowed (eval may label only some), and named.
+  EXPECT_EQ(policy_for(asked, R"({"team": {"threshold": 0.8}})").uncovered(asked),
+            std::vector<std::string>{"refund"});
+  EXPECT_TRUE(policy_for(asked, R"({"team": {"threshold": 0.8}, "refund": {"threshold": null}})")
+                  .uncovered(asked)
+                  .empty());
+}
+
 TEST(Policy, RefusesOtherQuestionsAndOtherModels) {
-  auto policy = clef::Policy::parse(policy_text, "p.json");
-  ASSERT_TRUE(policy);
-  EXPECT_TRUE(policy->check("abc", "m"));
-  EXPECT_FALSE(policy->check("abd", "m"));
-  EXPECT_FALSE(policy->check("abc", "m2"));
   const std::vector<clef::Question> questions = {clef::Question::yes_no("refund", "Money back?")};
+  const clef::Policy policy = policy_for(questions, R"({"refund": {"threshold": 0.9}})");
+  EXPECT_TRUE(policy.check(questions, "m"));
+  EXPECT_FALSE(policy.check({clef::Question::yes_no("refund", "Money back? ")}, "m"));
+  EXPECT_FALSE(policy.check(questions, "m2"));
   auto a = clef::questions_sha256(questions);
   auto b = clef::questions_sha256({clef::Question::yes_no("refund", "Money back? ")});
   ASSERT_TRUE(a && b);

@@ -5,7 +5,8 @@
 //     std::vector<std::string> gold = {clef::gold_label(refund, "Yes").value()};  // "yes"
 //     std::vector<const clef::Answer*> answers = {nullptr};  // no answer: counts as wrong
 //     clef::QuestionEvaluation result = clef::evaluate_question(refund, gold, answers);
-//     bool ship = result.accuracy.low >= 0.9;
+//     bool ship = result.accuracy && result.accuracy->low >= 0.9;  // 0 of 1 right: false
+//     bool calibrated = result.brier && result.brier->value < 0.1;  // nothing answered: false
 #pragma once
 
 #include <map>
@@ -33,22 +34,26 @@ Result<std::string> gold_label(const Question& question, std::string_view writte
 /// bootstrap intervals. An item without an answer (the request failed, or the answer is not ok)
 /// counts in `n` and as wrong in `accuracy`, and is left out of the scores that need
 /// probabilities (Brier, log loss, ECE, AUROC, MAE, RPS), which are over answered items.
+///
+/// A metric is std::nullopt when it is undefined: the rates over n when n is 0, everything over
+/// answered items when none was answered, AUROC when the answered items' gold is all one class.
+/// The type-specific ones are also nullopt for the other question types.
 struct QuestionEvaluation {
   std::string question;
   QuestionType type = QuestionType::choice;
   std::size_t n = 0;        ///< Items with a gold answer.
   std::size_t skipped = 0;  ///< Items without one (not counted anywhere else).
   std::size_t answered = 0;
-  metrics::Interval coverage;           ///< answered / n
-  metrics::Interval accuracy;           ///< correct / n
-  metrics::Interval accuracy_answered;  ///< correct / answered
-  double macro_f1 = 0;                  ///< Over the union of gold and predicted labels.
+  std::optional<metrics::Interval> coverage;           ///< answered / n
+  std::optional<metrics::Interval> accuracy;           ///< correct / n
+  std::optional<metrics::Interval> accuracy_answered;  ///< correct / answered
+  std::optional<double> macro_f1;  ///< Over the union of gold and predicted labels.
   std::map<std::string, metrics::ClassScores> classes;
-  metrics::Confusion confusion;  ///< gold → predicted ("" = no answer) → count
-  metrics::Interval brier;       ///< Σₖ (pₖ − yₖ)² (yes/no: (p − y)²), mean over items
-  metrics::Interval log_loss;    ///< −ln max(p_gold, 1e−15), mean over items
-  double ece = 0;                ///< 15 equal-width bins of the winner's probability
-  double ece_noise_floor = 0;    ///< About 1/√answered: an ECE below it is noise
+  metrics::Confusion confusion;            ///< gold → predicted ("" = no answer) → count
+  std::optional<metrics::Interval> brier;  ///< Σₖ (pₖ − yₖ)² (yes/no: (p − y)²), mean over items
+  std::optional<metrics::Interval> log_loss;  ///< −ln max(p_gold, 1e−15), mean over items
+  std::optional<double> ece;                  ///< 15 equal-width bins of the winner's probability
+  std::optional<double> ece_noise_floor;      ///< 1/√answered: an ECE below it is noise
   std::vector<metrics::CalibrationBin> reliability;
   std::optional<double> auroc;                ///< yes/no: of P(true) against gold "yes"
   std::optional<metrics::Interval> mae;       ///< score: |Σ i·pᵢ − gold index|
@@ -61,15 +66,16 @@ struct QuestionEvaluation {
 QuestionEvaluation evaluate_question(const Question& question, const std::vector<std::string>& gold,
                                      const std::vector<const Answer*>& answers);
 
-/// Two models on the same items of one question.
+/// Two models on the same items of one question. The intervals are nullopt when n is 0.
 struct ModelComparison {
   std::size_t n = 0;  ///< Items with a gold answer.
   /// accuracy(A) − accuracy(B), with a paired bootstrap interval over the items.
-  metrics::Interval accuracy_difference;
+  std::optional<metrics::Interval> accuracy_difference;
   std::size_t only_a_right = 0;
   std::size_t only_b_right = 0;
-  double mcnemar_p = 1;         ///< McNemar's exact test on only_a_right vs only_b_right
-  metrics::Interval flip_rate;  ///< Items whose winner differs (no answer counts as a winner)
+  double mcnemar_p = 1;  ///< McNemar's exact test on only_a_right vs only_b_right
+  /// Items whose winner differs (no answer counts as a winner).
+  std::optional<metrics::Interval> flip_rate;
 };
 
 /// Compares answers_a and answers_b (as in evaluate_question) item by item.
@@ -82,15 +88,17 @@ ModelComparison compare_question(const Question& question, const std::vector<std
 bool in_fit_half(std::string_view id);
 
 /// A confidence threshold on one question (label empty) or on one choice label: answers whose
-/// winner probability is at least `threshold` are trusted.
+/// winner probability is at least `threshold` are trusted. Without a threshold every figure
+/// measured at it is nullopt too.
 struct FittedThreshold {
-  std::string label;                ///< "" for the whole question
-  std::optional<double> threshold;  ///< None when no threshold reaches the target
-  double fit_precision = 0;         ///< On the fit half, at the threshold
-  double fit_lower_bound = 0;       ///< Its one-sided 95% Wilson lower bound (≥ the target)
-  double fit_coverage = 0;          ///< Share of the fit half's items at or above it
-  double check_precision = 0;       ///< The same threshold on the other half
-  double check_coverage = 0;
+  std::string label;                      ///< "" for the whole question
+  std::optional<double> threshold;        ///< None when no threshold reaches the target
+  std::optional<double> fit_precision;    ///< On the fit half, at the threshold
+  std::optional<double> fit_lower_bound;  ///< Its one-sided 95% Wilson lower bound (≥ target)
+  std::optional<double> fit_coverage;     ///< Share of the fit half's items at or above it
+  /// The same threshold on the other half; nullopt when none of its answers reaches it.
+  std::optional<double> check_precision;
+  std::optional<double> check_coverage;  ///< nullopt when the other half has no items
   std::size_t fit_n = 0;
   std::size_t check_n = 0;
 };

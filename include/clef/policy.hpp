@@ -41,20 +41,25 @@ struct QuestionPolicy {
 ///    "dataset_sha256": "…", "questions_sha256": "…",
 ///    "questions": {"team": {"threshold": 0.8, "labels": {"billing": 0.7, "other": null}}}}
 struct Policy {
-  std::string model;
+  std::string model;  ///< The model the thresholds were measured on; never empty in a file.
   double target_precision = 0;
   std::string dataset_sha256;
   std::string questions_sha256;
   std::map<std::string, QuestionPolicy> questions;
 
-  /// Reads a policy file's text; errors name `where` and the field at fault.
+  /// Reads a policy file's text; errors name `where` and the field at fault. A policy names its
+  /// model ("model", a non-empty string): a threshold holds only for the model it was fitted on.
   static Result<Policy> parse(std::string_view text, const std::string& where);
   /// The file's text: sorted keys, so the same policy is the same bytes.
   std::string to_json() const;
 
-  /// Refuses a policy fitted for other questions or another model: its thresholds mean nothing
-  /// there.
-  Status check(const std::string& questions_digest, const std::string& model_name) const;
+  /// Refuses the policy for `questions` asked of `model_name` when it was fitted for other
+  /// questions (questions_sha256) or another model, names a question that is not asked, or
+  /// has a label threshold for a label that is not an option of its choice question.
+  Status check(const std::vector<Question>& questions, const std::string& model_name) const;
+
+  /// The asked questions the policy has no threshold for: their answers are never abstained.
+  std::vector<std::string> uncovered(const std::vector<Question>& questions) const;
 
   /// Marks every ok answer whose trusted_probability is below its threshold as
   /// AnswerStatus::abstained, keeping its value and recording the threshold; returns how many.

@@ -44,9 +44,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto parsed = clef::parse_json(text, "fuzz");
   if (parsed) {
     const auto report = nlohmann::json::parse(parsed->dump(), nullptr, false);
-    (void)clef::cli::baseline_drops(report, report, {});
-    auto requirement = clef::cli::parse_requirement("team.accuracy >= 0.5");
-    if (requirement) (void)clef::cli::failed_requirements({requirement.value()}, report);
+    const std::string dataset = report.is_object() ? report.value("dataset_sha256", "") : "";
+    const std::string asked = report.is_object() ? report.value("questions_sha256", "") : "";
+    (void)clef::cli::check_baseline(report, dataset, asked);
+    // As its own baseline a report compares every defined metric with itself: no drop.
+    auto same = clef::cli::compare_to_baseline(report, report, {});
+    if (same && !same->drops.empty()) __builtin_trap();
+    for (const char* gate :
+         {"team.accuracy >= 0.5", "lower(team.precision[billing]) > 0.1", "refund.auroc < 1",
+          "latency_ms.p95 < 100", "overall.all_correct > 0"}) {
+      auto requirement = clef::cli::parse_requirement(gate);
+      if (!requirement) __builtin_trap();
+      (void)clef::cli::failed_requirements({requirement.value()}, report);
+    }
   }
   // The same bytes as a cassette file: replay must read or refuse it, never crash.
   static const std::string cassette = "/tmp/clef-fuzz-cassette-" + std::to_string(::getpid());
