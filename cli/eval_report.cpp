@@ -11,6 +11,15 @@ using Json = nlohmann::json;  // std::map objects: sorted keys
 
 constexpr const char* no_answer_key = "(no answer)";
 
+/// A failure's message in one line of a summary: a results file may hold any text at any length.
+std::string shortened(const std::string& message) {
+  constexpr std::size_t limit = 200;
+  if (message.size() <= limit) return message;
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;
+  return message.substr(0, cut) + "…";
+}
+
 /// An undefined metric (a zero denominator) is null: no number a gate could mistake for one.
 Json interval(const std::optional<metrics::Interval>& value) {
   if (!value) return Json();
@@ -305,7 +314,7 @@ std::string failure_summary(const Json& model) {
       std::string sep = " ";
       for (const auto& [kind, entry] : kinds->items()) {
         out += sep + kind + " " + std::to_string(entry.value("items", std::size_t{0})) + " (" +
-               entry.value("message", std::string()) + ")";
+               shortened(entry.value("message", std::string())) + ")";
         sep = ", ";
       }
     }

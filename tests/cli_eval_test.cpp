@@ -874,3 +874,29 @@ TEST(CliEval, PolicyNamesItsModelAndFitsTheQuestions) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliEval, FailureSummaryNamesKindsAndMissingItemsInOneShortLine) {
+  EvalFiles files;
+  const std::string results = write_temp_file(
+      "eval_failed_results_" + test_name() + ".jsonl",
+      Json{{"id", "T1"}, {"error", {{"kind", "server"}, {"message", std::string(5000, 'x')}}}}
+              .dump() +
+          "\n" + Json{{"id", "T2"}, {"error", "failed"}}.dump() + "\n");
+  const std::string report = fresh_path("eval_failed_summary.json");
+  auto r = run_clef({"eval", files.data, "-q", files.questions, "--label", "team=team",
+                     "--from-results", results, "-m", "m", "--report-json", report});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string line = "clef: eval: m: 2 of 10 items failed: server 1 (" +
+                           std::string(200, 'x') +
+                           "…), unknown 1 (failed); 8 of 10 items have no result in the results "
+                           "file\n";
+  EXPECT_TRUE(r.err.find(line) != std::string::npos) << r.err.substr(0, 600);
+  const Json requests = report_at(report)["models"]["m"]["requests"];
+  EXPECT_EQ(requests["failures"]["server"]["message"].get<std::string>().size(), 5000u)
+      << "the report keeps the whole message";
+  EXPECT_EQ(requests["missing"], 8);
+}
+
+}  // namespace
