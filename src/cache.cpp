@@ -28,8 +28,13 @@ namespace {
 
 /// An entry bigger than this is not cached (a response is at most 16 MiB by default).
 constexpr std::uint64_t max_entry_bytes = 64u * 1024u * 1024u;
-/// About one write in this many checks the size cap.
+/// Until a process has scanned the cache, about one write in this many scans it.
 constexpr unsigned eviction_interval = 64;
+/// After a scan a process counts its own writes against the cap; it scans again when that count
+/// passes the cap, or after this many writes (to learn what other processes wrote).
+constexpr unsigned rescan_interval = 4096;
+/// What an entry is counted as until the next scan measures it: a block or more.
+constexpr std::uint64_t block_bytes = 4096;
 /// A temporary file older than this belongs to a writer that was killed (a write takes far less).
 constexpr std::int64_t stale_temp_seconds = 600;
 /// "KEY.json": 64 hex digits and the suffix.
@@ -434,13 +439,26 @@ class CachingTransport final : public Transport {
       ::unlinkat(shard.get(), temp.c_str(), 0);
       return;
     }
-    if (++m_writes % eviction_interval == 0) evict();
+    wrote((text.size() + block_bytes - 1) / block_bytes * block_bytes);
+  }
+
+  /// Counts a write of `bytes` against the cap and scans when it is due: never at start, so a
+  /// run that only reads never pays for a scan; a batch scans about once per tenth of the cap
+  /// it writes, not once per 64 writes.
+  void wrote(std::uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(m_evicting);
+    ++m_writes;
+    if (!m_estimate) {
+      if (m_writes % eviction_interval == 0) evict();
+      return;
+    }
+    *m_estimate += bytes;
+    if (*m_estimate > m_options.max_bytes || ++m_since_scan >= rescan_interval) evict();
   }
 
   /// Sweeps killed writers' temporary files and removes the least recently used entries until
-  /// the cache takes under 90% of its cap on disk.
+  /// the cache takes under 90% of its cap on disk. Called with m_evicting held.
   void evict() {
-    std::lock_guard<std::mutex> lock(m_evicting);
     Scan found = scan(m_top.get());
     const std::int64_t stale =
         (static_cast<std::int64_t>(std::time(nullptr)) - stale_temp_seconds) * 1'000'000'000;
@@ -454,6 +472,8 @@ class CachingTransport final : public Transport {
       entries.push_back(&file);
       total += file.bytes;
     }
+    m_since_scan = 0;
+    m_estimate = total;
     if (total <= m_options.max_bytes) return;
     std::sort(entries.begin(), entries.end(),
               [](const CacheFile* a, const CacheFile* b) { return a->used < b->used; });
@@ -462,6 +482,7 @@ class CachingTransport final : public Transport {
       if (total <= target) break;
       if (found.remove(*file)) total -= file->bytes;
     }
+    m_estimate = total;
   }
 
   std::shared_ptr<Transport> m_inner;
@@ -469,8 +490,10 @@ class CachingTransport final : public Transport {
   Backend m_backend;
   std::string m_tag;
   Fd m_top;  ///< The cache directory, opened and checked once: every path is relative to it.
-  std::atomic<unsigned> m_writes;
-  std::mutex m_evicting;
+  std::mutex m_evicting;  ///< Guards the three counts below, and a scan.
+  unsigned m_writes;
+  unsigned m_since_scan = 0;
+  std::optional<std::uint64_t> m_estimate;  ///< Disk bytes at the last scan, plus writes since.
 };
 
 }  // namespace

@@ -68,10 +68,12 @@ Status check_cache_directory(const std::string& directory);
 ///
 /// Entries are written 0600 in shard directories made 0700, to a temporary file renamed into
 /// place, so concurrent writers (threads or processes) never leave a torn entry. Symlinks in the
-/// cache are never followed. The size cap is enforced after writes: about one write in 64
-/// scans the cache (each process starts at a random point in that count, so short runs share
-/// the work), removes the least recently used entries and the temporary files of writers killed
-/// more than 10 minutes ago. Fails as check_cache_directory does.
+/// cache are never followed. The size cap is enforced after writes, never when a cache is
+/// opened: until a process has scanned the cache, about one write in 64 scans it (each process
+/// starts at a random point of that count, so one-answer runs share the work); after a scan it
+/// counts its own writes against the cap and scans again when they pass it, or every 4096
+/// writes. A scan removes the least recently used entries, and the temporary files of writers
+/// killed more than 10 minutes ago. Fails as check_cache_directory does.
 Result<std::shared_ptr<Transport>> make_caching_transport(std::shared_ptr<Transport> inner,
                                                           CacheOptions options, Backend backend);
 
