@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "cassette_run.hpp"
 #include "clef/client.hpp"
 #include "error_report.hpp"
 #include "exit_codes.hpp"
@@ -298,6 +299,7 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
     context.err << "clef: " << (decision ? "answered" : "failed") << " in " << ms.count()
                 << " ms\n";
   }
+  if (int code = cassette_failure_exit(client.value(), context)) return code;
   if (!decision) return report(context, decision.error(), flags.connection);
   if (*policy) (*policy)->apply(decision.value());
   return conclude(flags, decision.value(), questions.value(), gates.value(), context);

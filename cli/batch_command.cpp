@@ -14,6 +14,7 @@
 #include "batch_output.hpp"
 #include "batch_progress.hpp"
 #include "batch_table.hpp"
+#include "cassette_run.hpp"
 #include "clef/batch.hpp"
 #include "clef/digest.hpp"
 #include "clef/json.hpp"
@@ -435,6 +436,7 @@ BatchSummary run_job(const Client& client, const BatchFlags& flags, BatchJob& jo
   options.on_pause = [&](std::chrono::system_clock::time_point until, const Error& why) {
     progress.paused(until, why);
   };
+  adapt_batch_options(flags.connection, client, options);
   return run_batch(
       client, [&] { return job.next(); },
       [&](std::size_t index, Result<Decision>&& result) { job.deliver(index, std::move(result)); },
@@ -445,6 +447,11 @@ BatchSummary run_job(const Client& client, const BatchFlags& flags, BatchJob& jo
 
 int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Context& context) {
   if (auto status = check_flags(flags); !status) {
+    return report(context, status.error(), flags.connection);
+  }
+  if (auto status = check_record_path(flags.connection,
+                                      {{"the input", flags.input}, {"the output", flags.output}});
+      !status) {
     return report(context, status.error(), flags.connection);
   }
   auto questions = collect_questions(flags.questions, command);
@@ -494,7 +501,9 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   Progress progress(context.err, context.stderr_is_tty, total, done.size());
   BatchJob job(flags, context, *reader.value(), output.value(), progress, done, prototype.value(),
                table ? &*table : nullptr, policy->has_value() ? &**policy : nullptr);
-  return job.finish(run_job(client.value(), flags, job, progress));
+  const int code = job.finish(run_job(client.value(), flags, job, progress));
+  const int cassette = cassette_failure_exit(client.value(), context);
+  return cassette != 0 ? cassette : code;
 }
 
 }  // namespace clef::cli

@@ -24,13 +24,14 @@ int run_cache_command(const CacheFlags& flags, const Context& context) {
     print_error(context, "no cache directory: give --cache DIR or set CLEF_CACHE_DIR");
     return as_int(ExitCode::usage);
   }
+  // A directory that is not there is an error, not "0 entries": the path is probably wrong.
   auto stats = flags.action == "clear" ? clear_cache(directory) : cache_stats(directory);
   if (!stats) {
-    print_error(context, stats.error().to_string());
-    return as_int(ExitCode::output);
+    print_error(context, stats.error().message);
+    return as_int(ExitCode::usage);
   }
   context.out << (flags.action == "clear" ? "removed " : "") << stats->entries << " entries, "
-              << stats->bytes << " bytes" << (flags.action == "clear" ? " from " : " in ")
+              << stats->bytes << " bytes on disk" << (flags.action == "clear" ? " from " : " in ")
               << terminal_safe(directory) << "\n";
   return as_int(ExitCode::ok);
 }

@@ -78,9 +78,12 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
       .add_option("--replay", flags.replay,
                   "Answer from this cassette with no network; a request it lacks fails (exit 9)")
       ->excludes(record);
-  command.add_option("--cache", flags.cache,
-                     "Answer repeated requests from this directory (default: CLEF_CACHE_DIR; off "
-                     "when neither is set); keyed by the whole request and the model's version");
+  command
+      .add_option("--cache", flags.cache,
+                  "Answer repeated requests from this directory (default: CLEF_CACHE_DIR; off "
+                  "when neither is set, and under --replay); keyed by the whole request and the "
+                  "model's version")
+      ->excludes("--replay");
   command.add_flag("--cache-images", flags.cache_images,
                    "With --cache: cache requests with images too");
 }
@@ -100,6 +103,7 @@ std::optional<CacheOptions> cache_options(const ConnectionFlags& flags,
   CacheOptions cache;
   cache.directory = directory;
   cache.include_images = flags.cache_images;
+  cache.validation = options.validation;
   cache.model_version = flags.model;
   if (flags.backend != Backend::ollama) {
     if (is_moving_alias(flags.model)) cache.ttl = moving_alias_ttl;
@@ -125,7 +129,10 @@ std::optional<CacheOptions> cache_options(const ConnectionFlags& flags,
 
 }  // namespace
 
-Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context& context) {
+namespace {
+
+/// The options for these flags, without a transport.
+Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& context) {
   ClientOptions options = ClientOptions::from_environment(flags.backend);
   if (!flags.host.empty()) {
     options.base_url = flags.backend == Backend::ollama ? ollama_base_url(flags.host) : flags.host;
@@ -143,41 +150,83 @@ Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context
   options.connect_timeout = to_ms(flags.connect_timeout_seconds);
   options.retry.max_attempts = flags.retries + 1;
   options.retry.max_retry_after = to_ms(flags.max_retry_after_seconds);
+  // A replayed error is the recording's last word: sending it again replays it again, and its
+  // Retry-After would only be slept through.
+  if (!flags.replay.empty()) options.retry.max_attempts = 1;
   options.cancel = context.cancel;
+  return options;
+}
+
+/// The cassette (--replay) or the network, shown with -v.
+Result<std::shared_ptr<Transport>> source_transport(const ConnectionFlags& flags,
+                                                    const Context& context) {
   std::shared_ptr<Transport> transport;
   if (!flags.replay.empty()) {
     auto replay = make_replay_transport(flags.replay, to_string(flags.backend));
     if (!replay) return replay.error();
+    for (const auto& warning : replay.value()->warnings()) {
+      context.err << "clef: warning: " << terminal_safe(warning) << "\n";
+    }
     transport = std::move(replay).value();
   } else {
     transport = make_curl_transport();
   }
   if (flags.verbose) transport = make_verbose_transport(std::move(transport), context.err);
-  if (!flags.record.empty()) {
-    auto recording =
-        make_recording_transport(std::move(transport), flags.record, to_string(flags.backend));
-    if (!recording) return recording.error();
-    transport = std::move(recording).value();
-  }
-  options.transport = std::move(transport);
+  return transport;
+}
+
+/// `transport` recorded into --record's cassette, when given. Outermost, so what the cache
+/// answers is recorded too: the replay then has every answer the run gave.
+Result<std::shared_ptr<Transport>> recorded(const ConnectionFlags& flags,
+                                            std::shared_ptr<Transport> transport) {
+  if (flags.record.empty()) return transport;
+  auto recording =
+      make_recording_transport(std::move(transport), flags.record, to_string(flags.backend));
+  if (!recording) return recording.error();
+  return std::shared_ptr<Transport>(std::move(recording).value());
+}
+
+}  // namespace
+
+Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context& context) {
+  auto options = base_options(flags, context);
+  if (!options) return options.error();
+  auto source = source_transport(flags, context);
+  if (!source) return source.error();
+  auto transport = recorded(flags, std::move(source).value());
+  if (!transport) return transport.error();
+  options->transport = std::move(transport).value();
   return options;
 }
 
 Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline) {
-  auto options = client_options(flags, context);
+  auto options = base_options(flags, context);
   if (!options) return options.error();
+  auto source = source_transport(flags, context);
+  if (!source) return source.error();
+  options->transport = std::move(source).value();
   // A replay sends nothing either: a CI job replaying a Workers AI cassette needs no token.
   if ((offline || !flags.replay.empty()) && options->backend == Backend::workers_ai &&
       options->api_token.empty()) {
     options->api_token = "unused-offline";  // never sent, never printed (headers are redacted)
   }
-  // Decisions only (not doctor or models), and never for a dry run, which contacts nothing.
-  if (!offline) {
+  // Decisions only (not doctor or models), and never for a dry run, which contacts nothing, nor
+  // a replay, which answers from its cassette only: a replay neither reads live entries nor
+  // writes the cassette's answers under the live key.
+  if (!offline && flags.replay.empty()) {
     if (auto cache = cache_options(flags, options.value(), context)) {
-      options->transport =
-          make_caching_transport(options->transport, *cache, to_string(flags.backend));
+      auto caching = make_caching_transport(options->transport, *cache, flags.backend);
+      if (caching) {
+        options->transport = std::move(caching).value();
+      } else {
+        context.err << "clef: warning: the cache is off for this run: "
+                    << terminal_safe(caching.error().message) << "\n";
+      }
     }
   }
+  auto transport = recorded(flags, options->transport);
+  if (!transport) return transport.error();
+  options->transport = std::move(transport).value();
   return Client::create(std::move(options).value());
 }
 

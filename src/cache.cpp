@@ -6,19 +6,20 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <mutex>
 #include <optional>
-#include <sstream>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include "clef/digest.hpp"
 #include "json_text.hpp"
+#include "wire_response.hpp"
 #include "write_all.hpp"
 
 namespace clef {
@@ -26,130 +27,381 @@ namespace {
 
 /// An entry bigger than this is not cached (a response is at most 16 MiB by default).
 constexpr std::uint64_t max_entry_bytes = 64u * 1024u * 1024u;
-/// How many writes between checks of the size cap.
+/// Until a process has scanned the cache, about one write in this many scans it.
 constexpr unsigned eviction_interval = 64;
+/// After a scan a process counts its own writes against the cap; it scans again when that count
+/// passes the cap, or after this many writes (to learn what other processes wrote).
+constexpr unsigned rescan_interval = 4096;
+/// What an entry is counted as until the next scan measures it: a block or more.
+constexpr std::uint64_t block_bytes = 4096;
+/// A temporary file older than this belongs to a writer that was killed (a write takes far less).
+constexpr std::int64_t stale_temp_seconds = 600;
+/// "KEY.json": 64 hex digits and the suffix.
+constexpr std::size_t entry_name_size = 64 + 5;
+/// ".KEY.XXXXXX": the temporary file a writer renames over KEY.json.
+constexpr std::size_t temp_name_size = 1 + 64 + 1 + 6;
+
+/// A file descriptor, closed when it goes.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) noexcept : m_fd(fd) {}
+  ~Fd() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  Fd(Fd&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
+  Fd& operator=(Fd&& other) noexcept {
+    std::swap(m_fd, other.m_fd);  // other closes what this held
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const noexcept { return m_fd; }
+  /// Gives the descriptor up (to fdopendir, or to be closed by hand).
+  int release() noexcept { return std::exchange(m_fd, -1); }
+  explicit operator bool() const noexcept { return m_fd >= 0; }
+
+ private:
+  int m_fd;
+};
 
 std::string dump(const detail::Json& value) {
   return value.dump(-1, ' ', false, detail::Json::error_handler_t::replace);
 }
 
-bool has_images(const std::string& body) {
-  auto parsed = detail::parse_json(body, ErrorKind::invalid_input, "the request");
-  if (!parsed || !parsed->is_object()) return false;
-  const auto images = parsed->find("images");
-  return images != parsed->end() && !(images->is_array() && images->empty());
+std::string octal_mode(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
 }
 
-struct EntryFile {
-  std::string path;
+/// Why a directory may not hold answers (another user could write what clef reads), or empty.
+std::string unsafe_directory(const struct stat& info) {
+  if (!S_ISDIR(info.st_mode)) return "it is not a directory";
+  if (info.st_uid != ::geteuid()) {
+    return "it is not owned by you (uid " + std::to_string(::geteuid()) + ") but by uid " +
+           std::to_string(info.st_uid) + ", who could plant answers in it";
+  }
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return "it is writable by group or others (mode " + octal_mode(info.st_mode) +
+           "), who could plant answers in it: chmod go-w it";
+  }
+  return {};
+}
+
+bool is_hex(const std::string& text, std::size_t from, std::size_t count) {
+  for (std::size_t i = from; i < from + count; ++i) {
+    if (!std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
+/// Only two-hex-digit names are shards: ".." is two characters too, and is the parent.
+bool is_shard_name(const std::string& name) {
+  return name.size() == 2 && is_hex(name, 0, 2);
+}
+
+/// KEY.json, KEY 64 hex digits beginning with the shard's two.
+bool is_entry_name(const std::string& name, const std::string& shard) {
+  return name.size() == entry_name_size && name.compare(64, 5, ".json") == 0 &&
+         is_hex(name, 0, 64) && name.compare(0, 2, shard) == 0;
+}
+
+/// .KEY.XXXXXX, as store() names its temporary files.
+bool is_temp_name(const std::string& name, const std::string& shard) {
+  return name.size() == temp_name_size && name[0] == '.' && name[65] == '.' &&
+         is_hex(name, 1, 64) && name.compare(1, 2, shard) == 0;
+}
+
+/// Shard `name` of the cache open at `top`, never through a symlink, and only when it is safe
+/// (a shard another user could write would let them plant answers).
+Fd open_shard(int top, const std::string& name) {
+  Fd shard(::openat(top, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat info {};
+  if (!shard || ::fstat(shard.get(), &info) != 0 || !unsafe_directory(info).empty()) return Fd();
+  return shard;
+}
+
+std::int64_t mtime_ns(const struct stat& info) {
+  return static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
+}
+
+/// The space a file takes on disk: what fills a disk, unlike its size.
+std::uint64_t disk_bytes(const struct stat& info) {
+  return static_cast<std::uint64_t>(info.st_blocks) * 512u;
+}
+
+/// One file of the cache, as a scan found it.
+struct CacheFile {
+  std::size_t shard = 0;  ///< Index into Scan::shards.
+  std::string name;
   std::uint64_t bytes = 0;
-  std::int64_t used =
-      0;  ///< mtime in ns: touched on every hit, so the oldest is least recently used
+  std::int64_t used = 0;  ///< mtime in ns: touched on every hit, so the oldest is least used
+  bool temporary = false;
 };
 
-/// Every entry file under `directory` (two levels: the key's first two hex digits, then the key).
-std::vector<EntryFile> entry_files(const std::string& directory) {
-  std::vector<EntryFile> out;
-  DIR* top = ::opendir(directory.c_str());
-  if (!top) return out;
-  while (dirent* shard = ::readdir(top)) {
-    const std::string name = shard->d_name;
-    // Only the two-hex-digit shards: ".." is two characters too, and is the parent directory.
-    if (name.size() != 2 || !std::isxdigit(static_cast<unsigned char>(name[0])) ||
-        !std::isxdigit(static_cast<unsigned char>(name[1])))
-      continue;
-    const std::string shard_path = directory + "/" + name;
-    DIR* inner = ::opendir(shard_path.c_str());
+/// A listing of the directory open at `fd`, through its own open file (no shared offset).
+DIR* list(int fd) {
+  Fd own(::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!own) return nullptr;
+  DIR* dir = ::fdopendir(own.get());
+  if (dir) own.release();
+  return dir;
+}
+
+/// Every entry and temporary file under an open cache directory; symlinks are never followed
+/// and are neither entries nor shards.
+struct Scan {
+  std::vector<std::pair<std::string, Fd>> shards;
+  std::vector<CacheFile> files;
+
+  /// Removes `file`; true when it is gone.
+  bool remove(const CacheFile& file) const {
+    return ::unlinkat(shards[file.shard].second.get(), file.name.c_str(), 0) == 0 ||
+           errno == ENOENT;
+  }
+};
+
+Scan scan(int top) {
+  Scan out;
+  DIR* dir = list(top);
+  if (!dir) return out;
+  while (dirent* item = ::readdir(dir)) {
+    const std::string name = item->d_name;
+    if (!is_shard_name(name)) continue;
+    Fd shard = open_shard(top, name);
+    if (shard) out.shards.emplace_back(name, std::move(shard));
+  }
+  ::closedir(dir);
+  for (std::size_t s = 0; s < out.shards.size(); ++s) {
+    const std::string& shard_name = out.shards[s].first;
+    DIR* inner = list(out.shards[s].second.get());
     if (!inner) continue;
-    while (dirent* entry = ::readdir(inner)) {
-      const std::string file = entry->d_name;
-      // An entry is KEY.json, KEY 64 hex digits beginning with the shard's two.
-      if (file.size() != 64 + 5 || file.compare(64, 5, ".json") != 0 ||
-          file.compare(0, 2, name) != 0)
-        continue;
+    while (dirent* item = ::readdir(inner)) {
+      const std::string name = item->d_name;
+      const bool entry = is_entry_name(name, shard_name);
+      if (!entry && !is_temp_name(name, shard_name)) continue;
       struct stat info {};
-      const std::string path = shard_path + "/" + file;
-      if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
-      out.push_back(
-          {path, static_cast<std::uint64_t>(info.st_size),
-           static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec});
+      if (::fstatat(out.shards[s].second.get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+          !S_ISREG(info.st_mode)) {
+        continue;
+      }
+      out.files.push_back({s, name, disk_bytes(info), mtime_ns(info), !entry});
     }
     ::closedir(inner);
   }
-  ::closedir(top);
   return out;
 }
 
-bool make_directory(const std::string& path) {
-  return ::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST;
+Error cache_error(const std::string& message, const std::string& directory) {
+  return make_error(ErrorKind::invalid_input, message, directory);
+}
+
+/// The cache directory, open; `create` makes it (0700) when missing. Fails when it is missing
+/// (and not created) or not a directory.
+Result<Fd> open_directory(const std::string& directory, bool create) {
+  if (directory.empty()) return cache_error("no cache directory given", directory);
+  Fd top(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!top && errno == ENOENT && create) {
+    if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
+      return cache_error(
+          "cannot create the cache directory " + directory + ": " + std::strerror(errno),
+          directory);
+    }
+    top = Fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  }
+  if (!top) {
+    const int error = errno;
+    if (error == ENOENT) return cache_error("there is no cache directory " + directory, directory);
+    if (error == ENOTDIR) return cache_error(directory + " is not a directory", directory);
+    return cache_error("cannot open the cache directory " + directory + ": " + std::strerror(error),
+                       directory);
+  }
+  return top;
+}
+
+/// The cache directory, open and checked fit to hold answers.
+Result<Fd> open_checked(const std::string& directory) {
+  auto top = open_directory(directory, true);
+  if (!top) return top.error();
+  struct stat info {};
+  if (::fstat(top->get(), &info) != 0) {
+    return cache_error("cannot read " + directory + ": " + std::strerror(errno), directory);
+  }
+  if (const std::string why = unsafe_directory(info); !why.empty()) {
+    return cache_error("the cache directory " + directory + " is refused: " + why, directory);
+  }
+  if (::faccessat(AT_FDCWD, directory.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
+    return cache_error(
+        "cannot write to the cache directory " + directory + ": " + std::strerror(errno),
+        directory);
+  }
+  return top;
+}
+
+/// A whole number that fits in an int64, or nothing (never a wrapped or truncated value).
+std::optional<std::int64_t> whole_number(const detail::Json& value) {
+  if (value.is_number_unsigned()) {
+    const auto n = value.get<std::uint64_t>();
+    if (n > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<std::int64_t>(n);
+  }
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  return std::nullopt;
+}
+
+std::string random_suffix() {
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  std::string out(6, 'x');
+  for (char& c : out) c = alphabet[random() % (sizeof alphabet - 1)];
+  return out;
+}
+
+/// What a request asks, read back from its body: what an answer must answer to be stored.
+struct Asked {
+  std::vector<Question> questions;
+  bool images = false;
+};
+
+/// Nothing when the body is not a decision request clef can read back: such a request is sent,
+/// never cached, since no answer to it could be checked.
+std::optional<Asked> read_asked(const std::string& body) {
+  auto parsed = detail::parse_json(body, ErrorKind::invalid_input, "the request");
+  if (!parsed || !parsed->is_object()) return std::nullopt;
+  const auto text = detail::member_text(body, "questions");
+  if (!text) return std::nullopt;
+  auto questions = parse_questions(*text);
+  if (!questions) return std::nullopt;
+  Asked asked;
+  asked.questions = std::move(questions).value();
+  const auto images = parsed->find("images");
+  asked.images = images != parsed->end() && !(images->is_array() && images->empty());
+  return asked;
 }
 
 class CachingTransport final : public Transport {
  public:
-  CachingTransport(std::shared_ptr<Transport> inner, CacheOptions options, std::string tag)
-      : m_inner(std::move(inner)), m_options(std::move(options)), m_tag(std::move(tag)) {
-    evict();
-  }
+  CachingTransport(std::shared_ptr<Transport> inner, CacheOptions options, Backend backend, Fd top)
+      : m_inner(std::move(inner)),
+        m_options(std::move(options)),
+        m_backend(backend),
+        m_tag(to_string(backend)),
+        m_top(std::move(top)),
+        // A random start: a process that writes once still checks the cap one time in 64.
+        m_writes(static_cast<unsigned>(std::random_device{}() % eviction_interval)) {}
 
   Result<HttpResponse> send(const HttpRequest& request) override {
-    if (!m_options.include_images && has_images(request.body)) return m_inner->send(request);
+    const auto asked = read_asked(request.body);
+    if (!asked || (asked->images && !m_options.include_images)) return m_inner->send(request);
     const std::string key = cache_key(m_tag, request, m_options.model_version);
-    const std::string path = entry_path(key);
-    if (auto hit = read_entry(path, key)) return *hit;
+    if (auto hit = read_entry(key, *asked)) return *hit;
     auto response = m_inner->send(request);
-    if (response && response->status >= 200 && response->status < 300) store(path, key, *response);
+    if (response && answers(*response, *asked)) store(key, *response);
     return response;
   }
 
  private:
-  std::string entry_path(const std::string& key) const {
-    return m_options.directory + "/" + key.substr(0, 2) + "/" + key + ".json";
+  /// True when `response` is what the client accepts as a whole answer to `asked`.
+  bool answers(const HttpResponse& response, const Asked& asked) const {
+    if (response.status < 200 || response.status > 299) return false;
+    auto decision =
+        detail::read_decision(m_backend, response, asked.questions, m_options.validation, {});
+    return decision && decision->all_ok();
   }
 
-  std::optional<HttpResponse> read_entry(const std::string& path, const std::string& key) const {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (text.str().size() > max_entry_bytes) return std::nullopt;
-    auto parsed = detail::parse_json(text.str(), ErrorKind::invalid_input, "a cache entry");
-    const detail::Json* entry = parsed && parsed->is_object() ? &parsed.value() : nullptr;
-    auto field = [&](const char* name) -> const detail::Json* {
-      const auto it = entry->find(name);
-      return it == entry->end() ? nullptr : &*it;
-    };
-    const detail::Json* stored_key = entry ? field("key") : nullptr;
-    const detail::Json* status = entry ? field("status") : nullptr;
-    const detail::Json* body = entry ? field("body") : nullptr;
-    const detail::Json* created = entry ? field("created") : nullptr;
-    const detail::Json* headers = entry ? field("headers") : nullptr;
-    const bool valid = stored_key && stored_key->is_string() && *stored_key == key && status &&
-                       status->is_number_integer() && body && body->is_string() && created &&
-                       created->is_number_integer() && headers && headers->is_array();
-    if (!valid) {
-      ::unlink(path.c_str());  // torn or foreign: never an answer
+  /// Removes entry `name` from `shard` if it is still the file `seen` (a writer may have renamed
+  /// a good entry over it since).
+  static void remove_if_same(int shard, const std::string& name, const struct stat& seen) {
+    struct stat now {};
+    if (::fstatat(shard, name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+        now.st_ino == seen.st_ino && now.st_dev == seen.st_dev) {
+      ::unlinkat(shard, name.c_str(), 0);
+    }
+  }
+
+  std::optional<HttpResponse> read_entry(const std::string& key, const Asked& asked) const {
+    const Fd shard = open_shard(m_top.get(), key.substr(0, 2));
+    if (!shard) return std::nullopt;
+    const std::string name = key + ".json";
+    // O_NONBLOCK: opening a FIFO planted here must not wait for a writer.
+    Fd fd(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd) {
+      if (errno == ELOOP) ::unlinkat(shard.get(), name.c_str(), 0);  // a symlink: never an entry
       return std::nullopt;
     }
-    if (m_options.ttl.count() > 0 &&
-        static_cast<std::int64_t>(std::time(nullptr)) - created->get<std::int64_t>() >=
-            m_options.ttl.count()) {
+    struct stat info {};
+    if (::fstat(fd.get(), &info) != 0) return std::nullopt;
+    // Checked before a byte is read: a FIFO, a device or a huge file is removed unread.
+    if (!S_ISREG(info.st_mode) || info.st_uid != ::geteuid() || info.st_size <= 0 ||
+        static_cast<std::uint64_t>(info.st_size) > max_entry_bytes) {
+      remove_if_same(shard.get(), name, info);
       return std::nullopt;
     }
+    std::string text(static_cast<std::size_t>(info.st_size), '\0');
+    std::size_t have = 0;
+    while (have < text.size()) {
+      const ssize_t n = ::read(fd.get(), &text[have], text.size() - have);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      have += static_cast<std::size_t>(n);
+    }
+    auto entry = have == text.size() ? parse_entry(text, key) : std::nullopt;
+    if (!entry || !answers(entry->response, asked)) {
+      remove_if_same(shard.get(), name, info);  // torn, edited or foreign: never an answer
+      return std::nullopt;
+    }
+    if (entry->expired) return std::nullopt;  // the next store replaces it
+    entry->response.from_cache = true;
+    ::futimens(fd.get(), nullptr);  // recently used
+    return std::move(entry->response);
+  }
+
+  struct Entry {
     HttpResponse response;
-    response.status = status->get<int>();
-    response.body = body->get<std::string>();
+    bool expired = false;  ///< Older than the TTL.
+  };
+
+  /// The stored response, or nothing when the text is not an entry for `key` with a 2xx status.
+  std::optional<Entry> parse_entry(const std::string& text, const std::string& key) const {
+    auto parsed = detail::parse_json(text, ErrorKind::invalid_input, "a cache entry");
+    if (!parsed || !parsed->is_object()) return std::nullopt;
+    const detail::Json& entry = parsed.value();
+    auto field = [&](const char* name) -> const detail::Json* {
+      const auto it = entry.find(name);
+      return it == entry.end() ? nullptr : &*it;
+    };
+    const detail::Json* stored_key = field("key");
+    const detail::Json* status = field("status");
+    const detail::Json* body = field("body");
+    const detail::Json* created = field("created");
+    const detail::Json* headers = field("headers");
+    if (!stored_key || !stored_key->is_string() || *stored_key != key || !status || !body ||
+        !body->is_string() || !created || !headers || !headers->is_array()) {
+      return std::nullopt;
+    }
+    const auto code = whole_number(*status);
+    const auto written = whole_number(*created);
+    const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+    if (!code || *code < 200 || *code > 299 || !written || *written < 0 ||
+        *written > now + 86'400) {
+      return std::nullopt;
+    }
+    Entry out;
+    out.response.status = static_cast<int>(*code);
+    out.response.body = body->get<std::string>();
     for (const auto& header : *headers) {
       if (header.is_array() && header.size() == 2 && header[0].is_string() &&
           header[1].is_string()) {
-        response.headers.emplace_back(header[0].get<std::string>(), header[1].get<std::string>());
+        out.response.headers.emplace_back(header[0].get<std::string>(),
+                                          header[1].get<std::string>());
       }
     }
-    response.from_cache = true;
-    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // recently used
-    return response;
+    out.expired = m_options.ttl.count() > 0 && now - *written >= m_options.ttl.count();
+    return out;
   }
 
-  void store(const std::string& path, const std::string& key, const HttpResponse& response) {
+  void store(const std::string& key, const HttpResponse& response) {
     detail::Json entry = detail::Json::object();
     entry["key"] = key;
     entry["created"] = static_cast<std::int64_t>(std::time(nullptr));
@@ -163,43 +415,84 @@ class CachingTransport final : public Transport {
     entry["body"] = response.body;
     const std::string text = dump(entry);
     if (text.size() > max_entry_bytes) return;
-    const std::string shard = m_options.directory + "/" + key.substr(0, 2);
-    if (!make_directory(m_options.directory) || !make_directory(shard)) return;
+    const std::string shard_name = key.substr(0, 2);
+    if (::mkdirat(m_top.get(), shard_name.c_str(), 0700) != 0 && errno != EEXIST) return;
+    const Fd shard = open_shard(m_top.get(), shard_name);
+    if (!shard) return;
     // Written whole to a private temporary file, then renamed over the entry: a reader sees the
     // old entry or the new one, never part of one, whatever other writers do.
-    std::string temp = shard + "/." + key + ".XXXXXX";
-    const int fd = ::mkstemp(temp.data());
-    if (fd < 0) return;
-    const bool written = detail::write_all(fd, text);
-    const bool ok = ::close(fd) == 0 && written;
-    if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
-      ::unlink(temp.c_str());
+    std::string temp;
+    Fd fd;
+    for (int attempt = 0; attempt < 8 && !fd; ++attempt) {
+      temp = "." + key + "." + random_suffix();
+      fd = Fd(::openat(shard.get(), temp.c_str(),
+                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+      if (!fd && errno != EEXIST) return;
+    }
+    if (!fd) return;
+    const bool written = detail::write_all(fd.get(), text);
+    const bool closed = ::close(fd.release()) == 0;
+    const std::string name = key + ".json";
+    if (!written || !closed ||
+        ::renameat(shard.get(), temp.c_str(), shard.get(), name.c_str()) != 0) {
+      ::unlinkat(shard.get(), temp.c_str(), 0);
       return;
     }
-    if (++m_writes % eviction_interval == 0) evict();
+    wrote((text.size() + block_bytes - 1) / block_bytes * block_bytes);
   }
 
-  /// Removes the least recently used entries until the cache is under 90% of its cap.
-  void evict() {
+  /// Counts a write of `bytes` against the cap and scans when it is due: never at start, so a
+  /// run that only reads never pays for a scan; a batch scans about once per tenth of the cap
+  /// it writes, not once per 64 writes.
+  void wrote(std::uint64_t bytes) {
     std::lock_guard<std::mutex> lock(m_evicting);
-    auto files = entry_files(m_options.directory);
-    std::uint64_t total = 0;
-    for (const auto& f : files) total += f.bytes;
-    if (total <= m_options.max_bytes) return;
-    std::sort(files.begin(), files.end(),
-              [](const EntryFile& a, const EntryFile& b) { return a.used < b.used; });
-    const std::uint64_t target = m_options.max_bytes / 10 * 9;
-    for (const auto& f : files) {
-      if (total <= target) break;
-      if (::unlink(f.path.c_str()) == 0) total -= f.bytes;
+    ++m_writes;
+    if (!m_estimate) {
+      if (m_writes % eviction_interval == 0) evict();
+      return;
     }
+    *m_estimate += bytes;
+    if (*m_estimate > m_options.max_bytes || ++m_since_scan >= rescan_interval) evict();
+  }
+
+  /// Sweeps killed writers' temporary files and removes the least recently used entries until
+  /// the cache takes under 90% of its cap on disk. Called with m_evicting held.
+  void evict() {
+    Scan found = scan(m_top.get());
+    const std::int64_t stale =
+        (static_cast<std::int64_t>(std::time(nullptr)) - stale_temp_seconds) * 1'000'000'000;
+    std::vector<const CacheFile*> entries;
+    std::uint64_t total = 0;
+    for (const auto& file : found.files) {
+      if (file.temporary) {
+        if (file.used < stale) found.remove(file);
+        continue;
+      }
+      entries.push_back(&file);
+      total += file.bytes;
+    }
+    m_since_scan = 0;
+    m_estimate = total;
+    if (total <= m_options.max_bytes) return;
+    std::sort(entries.begin(), entries.end(),
+              [](const CacheFile* a, const CacheFile* b) { return a->used < b->used; });
+    const std::uint64_t target = m_options.max_bytes / 10 * 9;
+    for (const CacheFile* file : entries) {
+      if (total <= target) break;
+      if (found.remove(*file)) total -= file->bytes;
+    }
+    m_estimate = total;
   }
 
   std::shared_ptr<Transport> m_inner;
   CacheOptions m_options;
+  Backend m_backend;
   std::string m_tag;
-  std::atomic<unsigned> m_writes{0};
-  std::mutex m_evicting;
+  Fd m_top;  ///< The cache directory, opened and checked once: every path is relative to it.
+  std::mutex m_evicting;  ///< Guards the three counts below, and a scan.
+  unsigned m_writes;
+  unsigned m_since_scan = 0;
+  std::optional<std::uint64_t> m_estimate;  ///< Disk bytes at the last scan, plus writes since.
 };
 
 }  // namespace
@@ -222,30 +515,45 @@ std::string cache_key(std::string_view tag, const HttpRequest& request,
   return hasher.hex();
 }
 
-std::shared_ptr<Transport> make_caching_transport(std::shared_ptr<Transport> inner,
-                                                  CacheOptions options, std::string tag) {
-  return std::make_shared<CachingTransport>(std::move(inner), std::move(options), std::move(tag));
+Status check_cache_directory(const std::string& directory) {
+  auto top = open_checked(directory);
+  if (!top) return top.error();
+  return {};
+}
+
+Result<std::shared_ptr<Transport>> make_caching_transport(std::shared_ptr<Transport> inner,
+                                                          CacheOptions options, Backend backend) {
+  auto top = open_checked(options.directory);
+  if (!top) return top.error();
+  return std::shared_ptr<Transport>(std::make_shared<CachingTransport>(
+      std::move(inner), std::move(options), backend, std::move(top).value()));
 }
 
 Result<CacheStats> cache_stats(const std::string& directory) {
+  auto top = open_directory(directory, false);
+  if (!top) return top.error();
   CacheStats stats;
-  for (const auto& f : entry_files(directory)) {
+  for (const auto& file : scan(top->get()).files) {
+    if (file.temporary) continue;
     ++stats.entries;
-    stats.bytes += f.bytes;
+    stats.bytes += file.bytes;
   }
   return stats;
 }
 
 Result<CacheStats> clear_cache(const std::string& directory) {
+  auto top = open_directory(directory, false);
+  if (!top) return top.error();
+  const Scan found = scan(top->get());
   CacheStats removed;
-  for (const auto& f : entry_files(directory)) {
-    if (::unlink(f.path.c_str()) != 0) {
-      return make_error(ErrorKind::invalid_input,
-                        std::string("cannot remove a cache entry: ") + std::strerror(errno),
-                        f.path);
+  for (const auto& file : found.files) {
+    if (!found.remove(file)) {
+      const std::string path = directory + "/" + found.shards[file.shard].first + "/" + file.name;
+      return cache_error("cannot remove " + path + ": " + std::strerror(errno), path);
     }
+    if (file.temporary) continue;
     ++removed.entries;
-    removed.bytes += f.bytes;
+    removed.bytes += file.bytes;
   }
   return removed;
 }

@@ -3,7 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -11,6 +15,7 @@
 
 #include "clef/digest.hpp"
 #include "json_text.hpp"
+#include "redact.hpp"
 #include "write_all.hpp"
 
 namespace clef {
@@ -50,36 +55,102 @@ std::string describe(const std::string& body) {
          state + "\"";
 }
 
-class RecordingTransport final : public Transport {
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+/// A header whose value is a credential: Authorization, or a name that says key, token or
+/// secret (X-Api-Key, Api-Key, X-Auth-Token…).
+bool is_credential_header(const std::string& name) {
+  const std::string n = lower(name);
+  return n == "authorization" || n == "proxy-authorization" || n.find("key") != std::string::npos ||
+         n.find("token") != std::string::npos || n.find("secret") != std::string::npos;
+}
+
+/// Every credential `request` carries, longest first: what a server may echo back.
+std::vector<std::string> credentials(const HttpRequest& request) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : request.headers) {
+    if (!is_credential_header(name)) continue;
+    out.push_back(value);
+    // "Bearer TOKEN", "Basic BASE64": a server echoes the credential without its scheme too.
+    const auto space = value.find(' ');
+    if (space != std::string::npos) {
+      const auto start = value.find_first_not_of(' ', space);
+      if (start != std::string::npos) out.push_back(value.substr(start));
+    }
+  }
+  // http://user:password@host/…: the password, and the whole userinfo.
+  const auto scheme = request.url.find("://");
+  if (scheme != std::string::npos) {
+    const auto authority_end = request.url.find_first_of("/?#", scheme + 3);
+    const std::string authority = request.url.substr(
+        scheme + 3,
+        authority_end == std::string::npos ? std::string::npos : authority_end - (scheme + 3));
+    const auto at = authority.rfind('@');
+    if (at != std::string::npos) {
+      const std::string userinfo = authority.substr(0, at);
+      out.push_back(userinfo);
+      const auto colon = userinfo.find(':');
+      if (colon != std::string::npos) out.push_back(userinfo.substr(colon + 1));
+    }
+  }
+  out.erase(std::remove(out.begin(), out.end(), std::string()), out.end());
+  std::sort(out.begin(), out.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  return out;
+}
+
+std::string scrubbed(std::string text, const std::vector<std::string>& secrets) {
+  for (const auto& secret : secrets) text = detail::redact(text, secret);
+  return text;
+}
+
+class Recorder final : public RecordingTransport {
  public:
-  RecordingTransport(std::shared_ptr<Transport> inner, int fd, std::string path, std::string tag)
+  Recorder(std::shared_ptr<Transport> inner, int fd, std::string path, std::string tag)
       : m_inner(std::move(inner)), m_fd(fd), m_path(std::move(path)), m_tag(std::move(tag)) {}
-  ~RecordingTransport() override { ::close(m_fd); }
+  ~Recorder() override { ::close(m_fd); }
 
   Result<HttpResponse> send(const HttpRequest& request) override {
+    if (m_failed.load()) {
+      return make_error(ErrorKind::cancelled,
+                        "not sent: the cassette cannot be written, and an answer it does not "
+                        "record would be paid for and lost",
+                        m_path);
+    }
     auto response = m_inner->send(request);
     if (!response) return response;
+    const auto secrets = credentials(request);
     detail::Json line = detail::Json::object();
     line["key"] = exchange_key(m_tag, request);
     line["backend"] = m_tag;
     line["method"] = request.method;
-    line["path"] = path_of(request.url);
-    line["request"] = request.body;
+    line["path"] = scrubbed(path_of(request.url), secrets);
+    line["request"] = scrubbed(request.body, secrets);
     line["status"] = response->status;
     detail::Json headers = detail::Json::array();
     for (const auto& [name, value] : response->headers) {
-      if (header_matters(name)) headers.push_back({name, value});
+      if (header_matters(name)) headers.push_back({name, scrubbed(value, secrets)});
     }
     line["headers"] = headers;
-    line["body"] = response->body;
+    line["body"] = scrubbed(response->body, secrets);
     const std::string text = dump(line) + "\n";
     std::lock_guard<std::mutex> lock(m_mutex);
-    if (!detail::write_all(m_fd, text)) {
-      return make_error(ErrorKind::invalid_input,
-                        std::string("cannot append to the cassette: ") + std::strerror(errno),
-                        m_path);
+    // After a failed write nothing more is appended: the torn line stays the last one.
+    if (!m_failed.load() && !detail::write_all(m_fd, text)) {
+      m_failure =
+          make_error(ErrorKind::invalid_input,
+                     std::string("cannot append to the cassette: ") + std::strerror(errno), m_path);
+      m_failed = true;
     }
-    return response;
+    return response;  // it arrived: the caller keeps it, whatever became of its line
+  }
+
+  std::optional<Error> failure() const override {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_failure;
   }
 
  private:
@@ -87,14 +158,19 @@ class RecordingTransport final : public Transport {
   int m_fd;
   std::string m_path;
   std::string m_tag;
-  std::mutex m_mutex;
+  mutable std::mutex m_mutex;
+  std::atomic<bool> m_failed{false};
+  std::optional<Error> m_failure;
 };
 
-class ReplayTransport final : public Transport {
+class Replay final : public ReplayTransport {
  public:
-  ReplayTransport(std::unordered_map<std::string, HttpResponse> recorded, std::string path,
-                  std::string tag)
-      : m_recorded(std::move(recorded)), m_path(std::move(path)), m_tag(std::move(tag)) {}
+  Replay(std::unordered_map<std::string, HttpResponse> recorded, std::string path, std::string tag,
+         std::vector<std::string> warnings)
+      : m_recorded(std::move(recorded)),
+        m_path(std::move(path)),
+        m_tag(std::move(tag)),
+        m_warnings(std::move(warnings)) {}
 
   Result<HttpResponse> send(const HttpRequest& request) override {
     const auto it = m_recorded.find(exchange_key(m_tag, request));
@@ -105,10 +181,13 @@ class ReplayTransport final : public Transport {
                       m_path);
   }
 
+  const std::vector<std::string>& warnings() const override { return m_warnings; }
+
  private:
   std::unordered_map<std::string, HttpResponse> m_recorded;
   std::string m_path;
   std::string m_tag;
+  std::vector<std::string> m_warnings;
 };
 
 /// The longest cassette line read: a recorded body is at most the 16 MiB response cap, and JSON
@@ -116,14 +195,19 @@ class ReplayTransport final : public Transport {
 constexpr std::size_t max_cassette_line = 128u * 1024u * 1024u;
 
 /// One line into `line`; false at the end, or (with `too_long`) past max_cassette_line.
-bool next_line(std::istream& in, std::string& line, bool& too_long) {
+/// `ended` says whether the line had its newline: only a torn last line has none.
+bool next_line(std::istream& in, std::string& line, bool& too_long, bool& ended) {
   line.clear();
   too_long = false;
+  ended = false;
   std::streambuf* buffer = in.rdbuf();
   bool any = false;
   for (int c = buffer->sbumpc(); c != std::char_traits<char>::eof(); c = buffer->sbumpc()) {
     any = true;
-    if (c == '\n') return true;
+    if (c == '\n') {
+      ended = true;
+      return true;
+    }
     if (line.size() >= max_cassette_line) {
       too_long = true;
       return true;
@@ -136,6 +220,46 @@ bool next_line(std::istream& in, std::string& line, bool& too_long) {
 Error bad_line(const std::string& path, std::size_t number, const std::string& why) {
   return make_error(ErrorKind::invalid_input, "not a cassette line: " + why,
                     path + ": line " + std::to_string(number));
+}
+
+/// One recording: its key and response, or why the line is not one.
+Result<std::pair<std::string, HttpResponse>> read_recording(const std::string& text) {
+  auto parsed = detail::parse_json(text, ErrorKind::invalid_input, "the cassette line");
+  if (!parsed || !parsed->is_object()) {
+    return make_error(ErrorKind::invalid_input, "not a JSON object");
+  }
+  const detail::Json& line = parsed.value();
+  const auto key = line.find("key");
+  const auto status = line.find("status");
+  const auto body = line.find("body");
+  if (key == line.end() || !key->is_string() || status == line.end() ||
+      !status->is_number_integer() || body == line.end() || !body->is_string()) {
+    return make_error(ErrorKind::invalid_input,
+                      "it needs a string \"key\", an integer \"status\" and a string \"body\"");
+  }
+  // Compared as the type nlohmann stored, so no value is narrowed before it is checked.
+  const bool in_range =
+      status->is_number_unsigned()
+          ? status->get<std::uint64_t>() >= 100 && status->get<std::uint64_t>() <= 599
+          : status->get<std::int64_t>() >= 100 && status->get<std::int64_t>() <= 599;
+  if (!in_range) {
+    return make_error(ErrorKind::invalid_input,
+                      "\"status\" " + status->dump() + " is not an HTTP status (100 to 599)");
+  }
+  std::pair<std::string, HttpResponse> out;
+  out.first = key->get<std::string>();
+  out.second.status = static_cast<int>(status->get<std::int64_t>());
+  out.second.body = body->get<std::string>();
+  const auto headers = line.find("headers");
+  if (headers != line.end() && headers->is_array()) {
+    for (const auto& header : *headers) {
+      if (header.is_array() && header.size() == 2 && header[0].is_string() &&
+          header[1].is_string()) {
+        out.second.headers.emplace_back(header[0].get<std::string>(), header[1].get<std::string>());
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -152,57 +276,46 @@ std::string exchange_key(std::string_view tag, const HttpRequest& request) {
   return hasher.hex();
 }
 
-Result<std::shared_ptr<Transport>> make_recording_transport(std::shared_ptr<Transport> inner,
-                                                            const std::string& path,
-                                                            std::string tag) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+Result<std::shared_ptr<RecordingTransport>> make_recording_transport(
+    std::shared_ptr<Transport> inner, const std::string& path, std::string tag) {
+  // 0600: a cassette holds the states sent (tickets, emails) even with no token in it.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) {
     return make_error(ErrorKind::invalid_input,
                       std::string("cannot open the cassette: ") + std::strerror(errno), path);
   }
-  return std::shared_ptr<Transport>(
-      std::make_shared<RecordingTransport>(std::move(inner), fd, path, std::move(tag)));
+  return std::shared_ptr<RecordingTransport>(
+      std::make_shared<Recorder>(std::move(inner), fd, path, std::move(tag)));
 }
 
-Result<std::shared_ptr<Transport>> make_replay_transport(const std::string& path, std::string tag) {
+Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string& path,
+                                                               std::string tag) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorKind::invalid_input, "cannot open the cassette", path);
   std::unordered_map<std::string, HttpResponse> recorded;
+  std::vector<std::string> warnings;
   std::string text;
   std::size_t number = 0;
   bool too_long = false;
-  while (next_line(in, text, too_long)) {
+  bool ended = false;
+  while (next_line(in, text, too_long, ended)) {
     ++number;
     if (too_long) return bad_line(path, number, "longer than 128 MiB");
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto parsed = detail::parse_json(text, ErrorKind::invalid_input, "the cassette line");
-    if (!parsed || !parsed->is_object()) return bad_line(path, number, "not a JSON object");
-    const detail::Json& line = parsed.value();
-    const auto key = line.find("key");
-    const auto status = line.find("status");
-    const auto body = line.find("body");
-    if (key == line.end() || !key->is_string() || status == line.end() ||
-        !status->is_number_integer() || body == line.end() || !body->is_string()) {
-      return bad_line(path, number,
-                      "it needs a string \"key\", an integer \"status\" and a string "
-                      "\"body\"");
-    }
-    HttpResponse response;
-    response.status = status->get<int>();
-    response.body = body->get<std::string>();
-    const auto headers = line.find("headers");
-    if (headers != line.end() && headers->is_array()) {
-      for (const auto& header : *headers) {
-        if (header.is_array() && header.size() == 2 && header[0].is_string() &&
-            header[1].is_string()) {
-          response.headers.emplace_back(header[0].get<std::string>(), header[1].get<std::string>());
-        }
+    auto recording = read_recording(text);
+    if (!recording) {
+      if (!ended) {
+        warnings.push_back(path + ": line " + std::to_string(number) +
+                           " has no newline and is not a whole recording (torn: the recorder "
+                           "was stopped or the disk filled mid-line): skipped");
+        break;
       }
+      return bad_line(path, number, recording.error().message);
     }
-    recorded[key->get<std::string>()] = std::move(response);
+    recorded[recording->first] = std::move(recording->second);
   }
-  return std::shared_ptr<Transport>(
-      std::make_shared<ReplayTransport>(std::move(recorded), path, std::move(tag)));
+  return std::shared_ptr<ReplayTransport>(
+      std::make_shared<Replay>(std::move(recorded), path, std::move(tag), std::move(warnings)));
 }
 
 }  // namespace clef

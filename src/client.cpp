@@ -56,34 +56,15 @@ struct Client::Impl {
     }
   }
 
-  /// A 2xx body clef cannot use, stamped with what the response said about itself.
-  Error unusable(Error error, const HttpResponse& response) const {
-    error.http_status = response.status;
-    error.request_id = detail::request_id(response, secret);
-    return error;
-  }
-
   Result<Decision> interpret(const HttpResponse& response, const HttpRequest& http,
                              const DecisionRequest& request) const {
     if (response.status < 200 || response.status > 299) {
       return detail::error_from_response(options.backend, response, model(request), secret,
                                          http.url);
     }
-    auto body = detail::parse_json(response.body, ErrorKind::invalid_response, "the response body");
-    if (!body) return unusable(body.error(), response);
-    detail::Json json = std::move(body).value();
-    std::string_view text = response.body;
-    if (options.backend == Backend::workers_ai) {
-      const bool enveloped = json.is_object() && json.contains("success");
-      auto inner = detail::unwrap_workers_envelope(std::move(json), response, secret);
-      if (!inner) return inner.error();
-      json = std::move(inner).value();
-      if (enveloped) text = detail::member_text(text, "result").value_or(std::string_view());
-    }
-    auto decision = detail::parse_decision(json, text, request.questions, options.validation);
-    if (!decision) return unusable(decision.error(), response);
-    decision->request_id = detail::request_id(response);
-    decision->raw_json = text.empty() ? detail::dump_compact(json) : std::string(text);
+    auto decision = detail::read_decision(options.backend, response, request.questions,
+                                          options.validation, secret);
+    if (!decision) return decision.error();
     detail::redact_decision(decision.value(), secret);
     return decision;
   }

@@ -4,6 +4,9 @@
 #include <limits>
 #include <set>
 
+#include "http_errors.hpp"
+#include "workers_ai.hpp"
+
 namespace clef::detail {
 namespace {
 
@@ -254,6 +257,33 @@ Result<Decision> parse_decision(const Json& body, std::string_view body_text,
   for (const auto& q : questions) {
     decision.answers.push_back(parse_answer(*answers, answers_text, q, validation));
   }
+  return decision;
+}
+
+Result<Decision> read_decision(Backend backend, const HttpResponse& response,
+                               const std::vector<Question>& questions,
+                               const ValidationOptions& validation, std::string_view secret) {
+  // A 2xx body clef cannot use, stamped with what the response said about itself.
+  auto unusable = [&](Error error) {
+    error.http_status = response.status;
+    error.request_id = request_id(response, secret);
+    return error;
+  };
+  auto body = parse_json(response.body, ErrorKind::invalid_response, "the response body");
+  if (!body) return unusable(body.error());
+  Json json = std::move(body).value();
+  std::string_view text = response.body;
+  if (backend == Backend::workers_ai) {
+    const bool enveloped = json.is_object() && json.contains("success");
+    auto inner = unwrap_workers_envelope(std::move(json), response, secret);
+    if (!inner) return inner.error();
+    json = std::move(inner).value();
+    if (enveloped) text = member_text(text, "result").value_or(std::string_view());
+  }
+  auto decision = parse_decision(json, text, questions, validation);
+  if (!decision) return unusable(decision.error());
+  decision->request_id = request_id(response);
+  decision->raw_json = text.empty() ? dump_compact(json) : std::string(text);
   return decision;
 }
 

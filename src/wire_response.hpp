@@ -4,8 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "clef/backend.hpp"
 #include "clef/decision.hpp"
 #include "clef/options.hpp"
+#include "clef/transport.hpp"
 #include "json_text.hpp"
 
 namespace clef::detail {
@@ -16,6 +18,14 @@ namespace clef::detail {
 Result<Decision> parse_decision(const Json& body, std::string_view body_text,
                                 const std::vector<Question>& questions,
                                 const ValidationOptions& validation);
+
+/// A 2xx response as `backend` sends it (Workers AI's envelope removed), read by
+/// parse_decision, with its request id and raw_json set. The one reading of a success, shared by
+/// the client and the cache (which stores only what it reads as a valid answer). An error carries
+/// the response's status and request id; `secret` is redacted from server text in errors only.
+Result<Decision> read_decision(Backend backend, const HttpResponse& response,
+                               const std::vector<Question>& questions,
+                               const ValidationOptions& validation, std::string_view secret);
 
 /// `value` as a whole number of tokens: negative, fractional or out-of-range counts saturate
 /// to [0, INT64_MAX] instead of overflowing.

@@ -1,10 +1,18 @@
 // --cache against a local server: a hit sends nothing (the server's log proves it), and any
 // change of request, model or model digest is a miss.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "child_clef.hpp"
 #include "clef/cache.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
@@ -16,6 +24,7 @@ using clef::testing::fresh_path;
 using clef::testing::lines_of;
 using clef::testing::read_file;
 using clef::testing::run_clef;
+using clef::testing::run_clef_child;
 using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
 
@@ -38,8 +47,49 @@ std::string list_entries(const std::string& directory) {
 
 std::string fresh_cache(const std::string& name) {
   const std::string path = ::testing::TempDir() + name;
-  (void)clef::clear_cache(path);
+  std::filesystem::remove_all(path);
   return path;
+}
+
+/// The cache's entry files (KEY.json under a shard), as paths.
+std::vector<std::string> entry_paths(const std::string& directory) {
+  std::vector<std::string> out;
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(directory, ignored)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() == 64 + 5 && name.compare(64, 5, ".json") == 0) {
+      out.push_back(entry.path().string());
+    }
+  }
+  return out;
+}
+
+/// Sets an environment variable for one scope, restoring what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : m_name(name) {
+    if (const char* old = std::getenv(name)) m_old = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { m_old ? ::setenv(m_name, m_old->c_str(), 1) : ::unsetenv(m_name); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
+
+std::vector<std::string> ask_args(const std::string& host, const std::string& cache,
+                                  std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {
+      "ask", "--host", host, "--json", "--yes-no", "refund: Money back?", "charged twice"};
+  if (!cache.empty()) {
+    args.push_back("--cache");
+    args.push_back(cache);
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
 }
 
 TEST(CliCache, AHitSendsNoRequestAndAnyChangeMisses) {
@@ -115,7 +165,224 @@ TEST(CliCache, OffWhenTheDigestCannotBeLearned) {
                      "--yes-no", "refund: Money back?", "x"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("the cache is off for this run"), std::string::npos) << r.err;
-  EXPECT_EQ(clef::cache_stats(cache)->entries, 0u);
+  EXPECT_TRUE(entry_paths(cache).empty());
+}
+
+// Issue 15, item 7: a 2xx clef rejects is never stored, and an entry that is not a valid 2xx
+// decision when read (edited, damaged) is a miss and is removed.
+TEST(CliCache, OnlyAnswersThatValidateAreCachedAndATamperedEntryIsAMiss) {
+  FakeServer server;
+  std::atomic<int> mode{0};  // 0: a captive portal's page; 1: an invalid answer; 2: the model
+  server.set_script([&](const clef::MockRequest& request, int) -> std::optional<clef::MockReply> {
+    if (request.path != "/v1/systemone" || mode == 2) return std::nullopt;
+    clef::MockReply reply;
+    if (mode == 0) {
+      reply.content_type = "text/html";
+      reply.body = "<html><body>Sign in to the hotel Wi-Fi</body></html>";
+    } else {
+      reply.body = R"({"model":"clef-flash","answers":{"refund":{"type":"noul","noul":1.7}}})";
+    }
+    return reply;
+  });
+  const std::string cache = fresh_cache("cli_cache_rejected");
+  auto portal = run_clef(ask_args(server.base_url(), cache));
+  EXPECT_EQ(portal.code, 4) << portal.err;
+  EXPECT_TRUE(entry_paths(cache).empty()) << "an HTML page is not an answer";
+  mode = 1;
+  auto invalid = run_clef(ask_args(server.base_url(), cache));
+  EXPECT_EQ(invalid.code, 4) << invalid.err;
+  EXPECT_TRUE(entry_paths(cache).empty()) << "an answer that fails validation is not cached";
+  mode = 2;  // the server is fixed: the next run asks it, and is answered
+  auto fixed = run_clef(ask_args(server.base_url(), cache));
+  ASSERT_EQ(fixed.code, 0) << fixed.err;
+  EXPECT_EQ(Json::parse(fixed.out).count("cached"), 0u);
+  EXPECT_EQ(decisions_sent(server), 3);
+  auto entries = entry_paths(cache);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(Json::parse(run_clef(ask_args(server.base_url(), cache)).out)["cached"], true);
+  EXPECT_EQ(decisions_sent(server), 3);
+
+  Json entry = Json::parse(read_file(entries[0]));
+  Json tampered = entry;
+  tampered["status"] = 500;
+  std::ofstream(entries[0], std::ios::trunc) << tampered.dump();
+  auto after_500 = run_clef(ask_args(server.base_url(), cache));
+  ASSERT_EQ(after_500.code, 0) << after_500.err;
+  EXPECT_EQ(Json::parse(after_500.out).count("cached"), 0u) << "a stored 500 is never served";
+  EXPECT_EQ(decisions_sent(server), 4);
+  EXPECT_EQ(Json::parse(read_file(entries[0]))["status"], 200) << "replaced by the live answer";
+
+  tampered = entry;
+  tampered["body"] = R"({"model":"clef-flash","answers":{"refund":{"type":"noul","noul":1.7}}})";
+  std::ofstream(entries[0], std::ios::trunc) << tampered.dump();
+  auto after_invalid = run_clef(ask_args(server.base_url(), cache));
+  ASSERT_EQ(after_invalid.code, 0) << after_invalid.err;
+  EXPECT_EQ(Json::parse(after_invalid.out).count("cached"), 0u);
+  EXPECT_EQ(decisions_sent(server), 5);
+}
+
+// Issue 15, item 8: a replay answers from the cassette only; with CLEF_CACHE_DIR exported it
+// neither writes the cassette's answers under the live key nor answers from live entries.
+TEST(CliCache, AReplayNeitherWritesNorReadsTheCache) {
+  FakeServer server;
+  std::atomic<bool> recording{true};
+  server.set_script([&](const clef::MockRequest& request, int) -> std::optional<clef::MockReply> {
+    if (request.path != "/v1/systemone" || !recording) return std::nullopt;
+    clef::MockReply reply;  // what the model said when the cassette was recorded
+    reply.body = R"({"model":"clef-flash","answers":{"refund":{"type":"noul","noul":0.123}}})";
+    return reply;
+  });
+  const std::string cassette = fresh_path("cache_poison.cassette.jsonl");
+  const std::vector<std::string> systemone = {"--backend", "systemone"};
+  auto recorded =
+      run_clef(ask_args(server.base_url(), "", {"--backend", "systemone", "--record", cassette}));
+  ASSERT_EQ(recorded.code, 0) << recorded.err;
+  recording = false;  // the model changed since
+  const std::string cache = fresh_cache("cli_cache_replay");
+  {
+    ScopedEnv environment("CLEF_CACHE_DIR", cache);
+    auto replayed =
+        run_clef(ask_args(server.base_url(), "", {"--backend", "systemone", "--replay", cassette}));
+    ASSERT_EQ(replayed.code, 0) << replayed.err;
+    EXPECT_DOUBLE_EQ(Json::parse(replayed.out)["answers"]["refund"]["p_true"].get<double>(), 0.123);
+    EXPECT_TRUE(entry_paths(cache).empty()) << "the cassette's answer was cached";
+    auto live = run_clef(ask_args(server.base_url(), "", {"--backend", "systemone"}));
+    ASSERT_EQ(live.code, 0) << live.err;
+    EXPECT_EQ(Json::parse(live.out).count("cached"), 0u) << live.out;
+    EXPECT_NE(Json::parse(live.out)["answers"]["refund"]["p_true"].get<double>(), 0.123);
+    // The live entry exists now; a replay still answers from the cassette.
+    auto replayed_again =
+        run_clef(ask_args(server.base_url(), "", {"--backend", "systemone", "--replay", cassette}));
+    ASSERT_EQ(replayed_again.code, 0) << replayed_again.err;
+    EXPECT_DOUBLE_EQ(Json::parse(replayed_again.out)["answers"]["refund"]["p_true"].get<double>(),
+                     0.123);
+    EXPECT_EQ(Json::parse(replayed_again.out).count("cached"), 0u);
+  }
+  // Asked for both on one command line: refused, not silently resolved.
+  auto both = run_clef(ask_args(server.base_url(), cache, {"--replay", cassette}));
+  EXPECT_EQ(both.code, 2) << both.err;
+}
+
+// Issue 15, item 9: --record with a warm cache records the hits too, so the replay has them.
+TEST(CliCache, ARecordingWithAWarmCacheHoldsTheHits) {
+  FakeServer server;
+  const std::string cache = fresh_cache("cli_cache_record");
+  const std::string cassette = fresh_path("cache_hits.cassette.jsonl");
+  auto warm = run_clef(ask_args(server.base_url(), cache));
+  ASSERT_EQ(warm.code, 0) << warm.err;
+  auto hit = run_clef(ask_args(server.base_url(), cache, {"--record", cassette}));
+  ASSERT_EQ(hit.code, 0) << hit.err;
+  EXPECT_EQ(Json::parse(hit.out)["cached"], true);
+  EXPECT_EQ(decisions_sent(server), 1);
+  const std::string dead = "http://127.0.0.1:" + std::to_string(clef::testing::unused_port());
+  auto replayed = run_clef(ask_args(dead, "", {"--replay", cassette}));
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  Json live = Json::parse(warm.out);
+  EXPECT_EQ(Json::parse(replayed.out), live);
+}
+
+// Issue 15, item 10: an entry that is a FIFO, a symlink to /dev/zero or a 200 MB file is refused
+// before it is read (each run is a child process with a deadline: a hang or a crash fails it).
+TEST(CliCache, AnEntryThatIsNotASmallRegularFileIsRefusedUnread) {
+  FakeServer server;
+  const std::string cache = fresh_cache("cli_cache_hostile");
+  ASSERT_EQ(run_clef(ask_args(server.base_url(), cache)).code, 0);
+  const auto entries = entry_paths(cache);
+  ASSERT_EQ(entries.size(), 1u);
+  const std::string entry = entries[0];
+  auto run = [&] {
+    return run_clef_child(ask_args(server.base_url(), cache), std::chrono::seconds(20));
+  };
+
+  ASSERT_EQ(std::remove(entry.c_str()), 0);
+  ASSERT_EQ(::mkfifo(entry.c_str(), 0600), 0);
+  auto fifo = run();
+  if (!fifo.finished) {  // release the reader the old code left blocked
+    const int fd = ::open(entry.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  }
+  EXPECT_TRUE(fifo.finished) << "a FIFO entry hangs the run";
+  EXPECT_EQ(fifo.code, 0) << fifo.err;
+
+  ASSERT_EQ(std::remove(entry.c_str()), 0);
+  ASSERT_EQ(::symlink("/dev/zero", entry.c_str()), 0);
+  auto zero = run();
+  EXPECT_TRUE(zero.finished);
+  EXPECT_EQ(zero.code, 0) << zero.err;
+  struct stat info {};
+  ASSERT_EQ(::lstat(entry.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISREG(info.st_mode)) << "the symlink is replaced by a real entry";
+
+  auto baseline = run();  // the same run over an ordinary entry: what a run takes anyway
+  ASSERT_TRUE(baseline.finished);
+  ASSERT_EQ(std::remove(entry.c_str()), 0);
+  {
+    std::ofstream(entry).put('{');
+    ASSERT_EQ(::truncate(entry.c_str(), 200L * 1024 * 1024), 0);  // sparse: no disk used
+  }
+  auto huge = run();
+  EXPECT_TRUE(huge.finished);
+  EXPECT_EQ(huge.code, 0) << huge.err;
+  EXPECT_LT(huge.max_rss_kb, baseline.max_rss_kb + 100 * 1024)
+      << "the 200 MB entry was read into memory";
+  ASSERT_EQ(::lstat(entry.c_str(), &info), 0);
+  EXPECT_LT(info.st_size, 100'000) << "the huge entry was replaced";
+}
+
+// Issue 15, item 10: a cache directory another user can write to (or that another user owns)
+// could hold planted answers: it is refused, and the warning says why.
+TEST(CliCache, ADirectoryOthersCanWriteIsRefused) {
+  FakeServer server;
+  const std::string cache = fresh_cache("cli_cache_shared");
+  ASSERT_EQ(::mkdir(cache.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(cache.c_str(), 0777), 0);
+  auto shared = run_clef(ask_args(server.base_url(), cache));
+  EXPECT_EQ(shared.code, 0) << shared.err;
+  EXPECT_NE(shared.err.find("the cache is off"), std::string::npos) << shared.err;
+  EXPECT_NE(shared.err.find("writable by group or others"), std::string::npos) << shared.err;
+  EXPECT_TRUE(entry_paths(cache).empty());
+  ASSERT_EQ(::chmod(cache.c_str(), 0700), 0);
+  if (::geteuid() == 0) {  // only root can give a directory away
+    ASSERT_EQ(::chown(cache.c_str(), 65534, 65534), 0);
+    auto foreign = run_clef(ask_args(server.base_url(), cache));
+    EXPECT_EQ(foreign.code, 0) << foreign.err;
+    EXPECT_NE(foreign.err.find("not owned by you"), std::string::npos) << foreign.err;
+    EXPECT_TRUE(entry_paths(cache).empty());
+    ASSERT_EQ(::chown(cache.c_str(), 0, 0), 0);
+  }
+  auto fine = run_clef(ask_args(server.base_url(), cache));
+  EXPECT_EQ(fine.err.find("the cache is off"), std::string::npos) << fine.err;
+  EXPECT_EQ(entry_paths(cache).size(), 1u);
+  struct stat info {};
+  ASSERT_EQ(::stat(entry_paths(cache)[0].c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(std::filesystem::path(entry_paths(cache)[0]).parent_path().c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u) << "the shard";
+}
+
+// Issue 15, item 12: a --cache that cannot be a cache says so (and the run goes on without it);
+// `clef cache stats` of a directory that does not exist is an error, not "0 entries".
+TEST(CliCache, AnUnusableCacheSaysWhyAndStatsOfNothingFails) {
+  FakeServer server;
+  const std::string file = write_temp_file("cli_cache_is_a_file", "not a directory\n");
+  auto regular = run_clef(ask_args(server.base_url(), file));
+  EXPECT_EQ(regular.code, 0) << regular.err;
+  EXPECT_NE(regular.err.find("the cache is off"), std::string::npos) << regular.err;
+  EXPECT_NE(regular.err.find("not a directory"), std::string::npos) << regular.err;
+  EXPECT_EQ(read_file(file), "not a directory\n");
+  auto beneath = run_clef(ask_args(server.base_url(), file + "/cache"));
+  EXPECT_EQ(beneath.code, 0) << beneath.err;
+  EXPECT_NE(beneath.err.find("the cache is off"), std::string::npos) << beneath.err;
+  EXPECT_NE(beneath.err.find(file + "/cache"), std::string::npos) << beneath.err;
+  const std::string missing = fresh_cache("cli_cache_missing");
+  auto stats = run_clef({"cache", "stats", "--cache", missing});
+  EXPECT_EQ(stats.code, 2) << stats.out;
+  EXPECT_NE(stats.err.find(missing), std::string::npos) << stats.err;
+  EXPECT_EQ(stats.out, "");
+  auto clear = run_clef({"cache", "clear", "--cache", missing});
+  EXPECT_EQ(clear.code, 2) << clear.out;
+  auto of_file = run_clef({"cache", "stats", "--cache", file});
+  EXPECT_EQ(of_file.code, 2) << of_file.out;
 }
 
 }  // namespace

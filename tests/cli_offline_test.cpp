@@ -1,11 +1,16 @@
 // Record and replay: a cassette recorded against a server answers later with no network, the
 // same bytes as the live run, and a request it lacks fails with its own exit code.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "child_clef.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
 
@@ -17,6 +22,7 @@ using clef::testing::jsonl_tickets;
 using clef::testing::lines_of;
 using clef::testing::read_file;
 using clef::testing::run_clef;
+using clef::testing::run_clef_child;
 using clef::testing::ServerShape;
 using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
@@ -118,6 +124,166 @@ TEST(CliReplay, AWorkersAiCassetteHoldsNoTokenAndReplaysWithoutOne) {
                         {"--backend", "workers-ai", "--account-id", "acc9", "--replay", cassette}));
   ASSERT_EQ(replayed.code, 0) << replayed.err;
   EXPECT_EQ(replayed.out, live.out);
+}
+
+int decisions_sent(const FakeServer& server) {
+  int n = 0;
+  for (const auto& r : server.requests()) n += r.path == "/v1/systemone";
+  return n;
+}
+
+// Issue 15, item 13: a token the server echoes (in the body, in x-request-id) is scrubbed from
+// the recording, the cassette is private to its owner, and a replay shows no token.
+TEST(CliReplay, ARecordingHoldsNoTokenTheServerEchoesAndIsPrivate) {
+  FakeServer server;
+  const std::string token = "s3cret-token-4f9a1c";
+  server.set_script([](const clef::MockRequest& request, int) -> std::optional<clef::MockReply> {
+    if (request.path != "/v1/systemone") return std::nullopt;
+    const std::string authorization = request.header("Authorization");
+    const std::string echoed = authorization.substr(authorization.find(' ') + 1);
+    clef::MockReply reply;
+    reply.body = R"({"model":"clef-flash for )" + echoed +
+                 R"(","answers":{"refund":{"type":"noul","noul":0.9}}})";
+    reply.headers = {{"x-request-id", "req-" + echoed}};
+    return reply;
+  });
+  const std::string token_file = write_temp_file("cassette_token", token + "\n");
+  const std::string cassette = fresh_path("token.cassette.jsonl");
+  auto ask = [](const std::string& host, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"ask",          "--host",    host,       "--json",
+                                     "--backend",    "systemone", "--yes-no", "refund: Money back?",
+                                     "charged twice"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_clef(args);
+  };
+  auto live = ask(server.base_url(), {"--api-token-file", token_file, "--record", cassette});
+  ASSERT_EQ(live.code, 0) << live.err;
+  ASSERT_EQ(decisions_sent(server), 1);
+  const std::string recorded = read_file(cassette);
+  EXPECT_EQ(recorded.find(token), std::string::npos) << recorded;
+  EXPECT_NE(recorded.find("<redacted>"), std::string::npos) << recorded;
+  struct stat info {};
+  ASSERT_EQ(::stat(cassette.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u) << "a cassette is created private";
+  auto replayed = ask(dead_host(), {"--replay", cassette, "-v"});
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  EXPECT_EQ(replayed.out.find(token), std::string::npos) << replayed.out;
+  EXPECT_EQ(replayed.err.find(token), std::string::npos) << replayed.err;
+}
+
+// Issue 15, item 14: under --replay a recorded 503 with Retry-After: 20 is final: neither ask nor
+// batch waits it out or sends it again (child processes with a deadline well under 20 s).
+TEST(CliReplay, ARecordedThrottleIsFinalNotWaitedOut) {
+  FakeServer server;
+  server.set_script([](const clef::MockRequest& request, int) -> std::optional<clef::MockReply> {
+    if (request.path != "/v1/systemone") return std::nullopt;
+    clef::MockReply busy;
+    busy.status = 503;
+    busy.body = R"({"error":"server busy"})";
+    busy.headers = {{"Retry-After", "20"}};
+    return busy;
+  });
+  const std::string cassette = fresh_path("busy.cassette.jsonl");
+  const std::vector<std::string> question = {"--yes-no", "urgent: Is it urgent?"};
+  auto recorded = run_clef({"ask", "--host", server.base_url(), "--retries", "0", "--record",
+                            cassette, "--yes-no", "urgent: Is it urgent?", "--state-json",
+                            R"({"ticket":"ticket number 0"})"});
+  ASSERT_EQ(recorded.code, 4) << recorded.err;
+  ASSERT_EQ(lines_of(read_file(cassette)).size(), 1u);
+  auto ask =
+      run_clef_child({"ask", "--host", dead_host(), "--replay", cassette, "--yes-no",
+                      "urgent: Is it urgent?", "--state-json", R"({"ticket":"ticket number 0"})"},
+                     std::chrono::seconds(10));
+  EXPECT_TRUE(ask.finished) << "ask waited out a recorded Retry-After";
+  EXPECT_EQ(ask.code, 4) << ask.err;
+  EXPECT_NE(ask.err.find("503"), std::string::npos) << ask.err;
+  const std::string input = write_temp_file("busy_tickets.jsonl", jsonl_tickets(1));
+  const std::string output = fresh_path("busy_out.jsonl");
+  auto batch = run_clef_child({"batch", input, "-o", output, "--host", dead_host(), "--replay",
+                               cassette, "--yes-no", "urgent: Is it urgent?"},
+                              std::chrono::seconds(10));
+  EXPECT_TRUE(batch.finished) << "batch paused for a recorded 503";
+  EXPECT_EQ(batch.code, 6) << batch.err;
+  const auto lines = lines_of(read_file(output));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["error"]["kind"], "server_error") << lines[0].dump();
+}
+
+// Issue 15, item 15: a last line cut short (a full disk, a killed recorder) is skipped with a
+// warning; the lines before it replay. A broken line in the middle still refuses the cassette.
+TEST(CliReplay, ATornLastLineIsSkippedWithAWarning) {
+  FakeServer server;
+  const std::string cassette = fresh_path("torn.cassette.jsonl");
+  ASSERT_EQ(run_clef(ask_args(server.base_url(), "first", {"--record", cassette})).code, 0);
+  ASSERT_EQ(run_clef(ask_args(server.base_url(), "second", {"--record", cassette})).code, 0);
+  const std::string whole = read_file(cassette);
+  const std::string torn = whole.substr(0, whole.size() - 40);
+  const std::string torn_path = write_temp_file("torn_cut.cassette.jsonl", torn);
+  auto first = run_clef(ask_args(dead_host(), "first", {"--replay", torn_path}));
+  EXPECT_EQ(first.code, 0) << first.err;
+  EXPECT_NE(first.err.find("line 2"), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("torn"), std::string::npos) << first.err;
+  auto second = run_clef(ask_args(dead_host(), "second", {"--replay", torn_path}));
+  EXPECT_EQ(second.code, 9) << second.err;
+  const std::string first_line = whole.substr(0, whole.find('\n') + 1);
+  const std::string middle =
+      write_temp_file("torn_middle.cassette.jsonl",
+                      first_line.substr(0, 30) + "\n" + whole.substr(first_line.size()));
+  auto refused = run_clef(ask_args(dead_host(), "second", {"--replay", middle}));
+  EXPECT_EQ(refused.code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("line 1"), std::string::npos) << refused.err;
+}
+
+// Issue 15, item 15: when the cassette cannot be written (disk full) nothing more is sent — each
+// request would be paid for and not recorded — and the run fails as an output failure (7).
+TEST(CliReplay, ACassetteThatCannotBeWrittenStopsTheRunWithExit7) {
+  FakeServer server;
+  const std::string input = write_temp_file("full_tickets.jsonl", jsonl_tickets(30));
+  const std::string output = fresh_path("full_out.jsonl");
+  auto batch = run_clef({"batch", input, "-o", output, "--host", server.base_url(), "-j", "2",
+                         "--yes-no", "urgent: Is it urgent?", "--record", "/dev/full"});
+  EXPECT_EQ(batch.code, 7) << batch.err;
+  EXPECT_LE(decisions_sent(server), 2) << "requests went on after the cassette failed";
+  EXPECT_NE(batch.err.find("/dev/full"), std::string::npos) << batch.err;
+  for (const auto& line : lines_of(read_file(output))) {
+    EXPECT_FALSE(line.contains("error"))
+        << "a recording failure is not an item's error: " << line.dump();
+  }
+  const int before = decisions_sent(server);
+  auto ask = run_clef(ask_args(server.base_url(), "charged twice", {"--record", "/dev/full"}));
+  EXPECT_EQ(ask.code, 7) << ask.err;
+  EXPECT_NE(ask.err.find("/dev/full"), std::string::npos) << ask.err;
+  EXPECT_EQ(decisions_sent(server), before + 1);
+}
+
+// Issue 15, item 15: --record naming the batch's input or its output would append exchanges to
+// them: refused before anything is opened.
+TEST(CliReplay, RecordingIntoTheInputOrTheOutputIsRefused) {
+  FakeServer server;
+  const std::string tickets = jsonl_tickets(3);
+  const std::string input = write_temp_file("record_into_input.jsonl", tickets);
+  const std::string output = fresh_path("record_into_out.jsonl");
+  auto into_input = run_clef({"batch", input, "-o", output, "--host", server.base_url(), "--yes-no",
+                              "urgent: Is it urgent?", "--record", input});
+  EXPECT_EQ(into_input.code, 2) << into_input.err;
+  EXPECT_NE(into_input.err.find("--record"), std::string::npos) << into_input.err;
+  EXPECT_EQ(read_file(input), tickets);
+  auto into_output = run_clef({"batch", input, "-o", output, "--host", server.base_url(),
+                               "--yes-no", "urgent: Is it urgent?", "--record", output});
+  EXPECT_EQ(into_output.code, 2) << into_output.err;
+  EXPECT_EQ(server.request_count(), 0);
+}
+
+// Issue 15, item 15: a recorded status is range-checked: 99999999999 is a bad line, not HTTP
+// 1215752191.
+TEST(CliReplay, ARecordedStatusOutOfRangeIsABadLine) {
+  const std::string cassette = write_temp_file(
+      "status.cassette.jsonl", R"({"key":"00","status":99999999999,"headers":[],"body":"{}"})"
+                               "\n");
+  auto replayed = run_clef(ask_args(dead_host(), "x", {"--replay", cassette}));
+  EXPECT_EQ(replayed.code, 2) << replayed.err;
+  EXPECT_NE(replayed.err.find("line 1"), std::string::npos) << replayed.err;
+  EXPECT_NE(replayed.err.find("status"), std::string::npos) << replayed.err;
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 //     clef::CacheOptions cache;
 //     cache.directory = "/var/cache/clef";
 //     cache.model_version = "sha256:…";  // Ollama: the model's digest from /api/tags
-//     auto transport = clef::make_caching_transport(clef::make_curl_transport(), cache, "ollama");
+//     auto transport = clef::make_caching_transport(clef::make_curl_transport(), cache,
+//                                                   clef::Backend::ollama);
+//     if (!transport) std::cerr << transport.error().to_string() << "\n";  // the cache is off
 #pragma once
 
 #include <chrono>
@@ -13,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "clef/backend.hpp"
+#include "clef/options.hpp"
 #include "clef/result.hpp"
 #include "clef/transport.hpp"
 
@@ -20,7 +24,8 @@ namespace clef {
 
 struct CacheOptions {
   std::string directory;
-  /// The cache's size cap; past it the least recently used entries are removed.
+  /// The cap on the disk space entries take (their blocks, not their sizes: a 1 KB entry takes
+  /// a 4 KiB block). Past it the least recently used entries are removed, down to 90%.
   std::uint64_t max_bytes = 256u * 1024u * 1024u;
   /// The model's resolved version (Ollama's digest, else the model name): part of the key, so a
   /// model that changes behind its name is never answered from the old one's entries.
@@ -30,6 +35,9 @@ struct CacheOptions {
   std::chrono::seconds ttl{0};
   /// Requests with images are sent, not cached, unless this is set.
   bool include_images = false;
+  /// How answers are checked before they are stored and when they are read: give the client's
+  /// own (ClientOptions::validation), so the cache never holds what the client would refuse.
+  ValidationOptions validation;
 };
 
 /// The TTL clef uses for a moving alias: short, so a moved alias is picked up soon.
@@ -39,26 +47,46 @@ inline constexpr std::chrono::seconds moving_alias_ttl{600};
 /// ("clef-flash:latest", "@cf/x/y-latest").
 bool is_moving_alias(std::string_view model) noexcept;
 
-/// The cache key: SHA-256 over `tag` (the backend), the full URL (base URL and path), the
+/// The cache key: SHA-256 over `tag` (the backend's name), the full URL (base URL and path), the
 /// model version and the request body. Headers (the token) are not part of it.
 std::string cache_key(std::string_view tag, const HttpRequest& request,
                       std::string_view model_version);
 
+/// Creates `directory` when it is missing (mode 0700; its parent must exist) and checks that it
+/// can hold answers safely. Refused, with the reason in the error: a path that is not a
+/// directory, a directory owned by another user, or one writable by group or others (anyone who
+/// can write it could plant answers), or one this process cannot write.
+Status check_cache_directory(const std::string& directory);
+
 /// Answers a request from the cache when a live entry exists (HttpResponse::from_cache), else
-/// sends it through `inner` and stores a 2xx response. Entries are written to a temporary file
-/// and renamed into place, so concurrent writers (threads or processes) never leave a torn
-/// entry; an unreadable entry is a miss and is removed.
-std::shared_ptr<Transport> make_caching_transport(std::shared_ptr<Transport> inner,
-                                                  CacheOptions options, std::string tag);
+/// sends it through `inner` and stores the response if it is an answer: a 2xx whose body,
+/// read as `backend` sends it, is a decision with a valid answer (AnswerStatus::ok) to every
+/// question of the request, under `options.validation`. An HTML page from a captive portal, a
+/// refusal or an invalid answer is passed on and never stored. An entry is checked the same way
+/// when read; one that fails (damaged, edited, not a regular file, over 64 MiB, a symlink) is a
+/// miss and is removed, and nothing in the cache is read before its size is known.
+///
+/// Entries are written 0600 in shard directories made 0700, to a temporary file renamed into
+/// place, so concurrent writers (threads or processes) never leave a torn entry. Symlinks in the
+/// cache are never followed. The size cap is enforced after writes, never when a cache is
+/// opened: until a process has scanned the cache, about one write in 64 scans it (each process
+/// starts at a random point of that count, so one-answer runs share the work); after a scan it
+/// counts its own writes against the cap and scans again when they pass it, or every 4096
+/// writes. A scan removes the least recently used entries, and the temporary files of writers
+/// killed more than 10 minutes ago. Fails as check_cache_directory does.
+Result<std::shared_ptr<Transport>> make_caching_transport(std::shared_ptr<Transport> inner,
+                                                          CacheOptions options, Backend backend);
 
 struct CacheStats {
   std::size_t entries = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0;  ///< On disk: the entries' blocks.
 };
 
-/// What the cache in `directory` holds (an absent directory is an empty cache).
+/// What the cache in `directory` holds. Fails when `directory` does not exist or is not a
+/// directory.
 Result<CacheStats> cache_stats(const std::string& directory);
-/// Removes every entry in `directory`; returns what was removed.
+/// Removes every entry in `directory`, and any temporary file a writer left; returns what was
+/// removed. Fails as cache_stats does. Never follows a symlink out of the cache.
 Result<CacheStats> clear_cache(const std::string& directory);
 
 }  // namespace clef

@@ -6,12 +6,15 @@
 //     // … later, in a test with no server:
 //     auto replay = clef::make_replay_transport("decisions.cassette.jsonl", "ollama");
 //     clef::ClientOptions options;
+//     options.retry.max_attempts = 1;  // a recorded 429 or 503 is final: no wait, no resend
 //     if (replay) options.transport = replay.value();
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "clef/result.hpp"
 #include "clef/transport.hpp"
@@ -24,17 +27,42 @@ namespace clef {
 /// host, the port and the headers (the token) are not part of it.
 std::string exchange_key(std::string_view tag, const HttpRequest& request);
 
+/// A Transport that appends each exchange to a cassette, and says when it could not.
+class RecordingTransport : public Transport {
+ public:
+  /// Why the cassette could not be written (disk full, a file-size limit…), once a line failed;
+  /// empty while every line was written. The exchange whose line failed still returns its
+  /// response; every later send fails with ErrorKind::cancelled without reaching the server,
+  /// since its answer would be paid for and not recorded.
+  virtual std::optional<Error> failure() const = 0;
+};
+
 /// Sends through `inner` and appends every complete response (any status) to the cassette at
 /// `path` as one JSON line: the key, the request's path and body, the status, the headers that
-/// matter (content type, retry-after, request ids) and the body. Never the request's headers,
-/// so never a token. Safe from several threads; each line is one write.
-Result<std::shared_ptr<Transport>> make_recording_transport(std::shared_ptr<Transport> inner,
-                                                            const std::string& path,
-                                                            std::string tag);
+/// matter (content type, retry-after, request ids) and the body. Never the request's headers;
+/// and every credential the request carried (the Authorization value and its token, an API key
+/// header, a password in the URL) is replaced by "<redacted>" wherever the server echoed it, so
+/// a cassette holds no token. A new cassette is created 0600. Safe from several threads; each
+/// line is one write.
+Result<std::shared_ptr<RecordingTransport>> make_recording_transport(
+    std::shared_ptr<Transport> inner, const std::string& path, std::string tag);
+
+/// A Transport that answers from a cassette, and says what it skipped reading it.
+class ReplayTransport : public Transport {
+ public:
+  /// Lines read but not used, for the caller to show: a last line with no newline that is not
+  /// a whole recording (the recorder was killed or the disk filled mid-line) is skipped.
+  virtual const std::vector<std::string>& warnings() const = 0;
+};
 
 /// Answers from the cassette at `path` with no network: the last recording of each key wins
 /// (a retry's success after a 503). A request with no recording fails with
-/// ErrorKind::not_recorded, naming its questions and the start of its state.
-Result<std::shared_ptr<Transport>> make_replay_transport(const std::string& path, std::string tag);
+/// ErrorKind::not_recorded, naming its questions and the start of its state. A recorded error
+/// is replayed each time it is asked: with the client's retries a 503 is sent again (and its
+/// Retry-After waited out), so a replaying client sets RetryPolicy::max_attempts to 1.
+/// Fails (naming the line) when any line but a torn last one is not a recording: not a JSON
+/// object with a string "key", a string "body" and an integer "status" in 100..599.
+Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string& path,
+                                                               std::string tag);
 
 }  // namespace clef

@@ -1,0 +1,94 @@
+#include "child_clef.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace clef::testing {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+ChildResult run_clef_child(const std::vector<std::string>& args, std::chrono::milliseconds deadline,
+                           const std::vector<std::pair<std::string, std::string>>& environment) {
+  static std::atomic<int> counter{0};
+  const std::string stem = ::testing::TempDir() + "child_" + std::to_string(::getpid()) + "_" +
+                           std::to_string(counter++);
+  const std::string out_path = stem + ".out";
+  const std::string err_path = stem + ".err";
+  // Everything the child needs is built before fork: only exec-safe calls happen after it.
+  std::vector<std::string> argv_storage = {CLEF_EXE};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& arg : argv_storage) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e; ++e) env_storage.emplace_back(*e);
+  for (const auto& [name, value] : environment) env_storage.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& entry : env_storage) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  const int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int in_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ChildResult result;
+  if (out_fd < 0 || err_fd < 0 || in_fd < 0) {
+    ADD_FAILURE() << "cannot open the child's output files under " << stem;
+    return result;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::dup2(in_fd, 0);
+    ::dup2(out_fd, 1);
+    ::dup2(err_fd, 2);
+    ::execve(CLEF_EXE, argv.data(), envp.data());
+    ::_exit(127);
+  }
+  ::close(out_fd);
+  ::close(err_fd);
+  ::close(in_fd);
+  int status = 0;
+  rusage usage{};
+  for (;;) {
+    const pid_t done = ::wait4(child, &status, WNOHANG, &usage);
+    if (done == child) {
+      result.finished = true;
+      break;
+    }
+    if (std::chrono::steady_clock::now() - started >= deadline) {
+      ::kill(child, SIGKILL);
+      ::wait4(child, &status, 0, &usage);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.max_rss_kb = usage.ru_maxrss;
+  result.out = slurp(out_path);
+  result.err = slurp(err_path);
+  std::remove(out_path.c_str());
+  std::remove(err_path.c_str());
+  return result;
+}
+
+}  // namespace clef::testing
