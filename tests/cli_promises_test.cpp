@@ -162,7 +162,7 @@ TEST(CliPromises, ThrottlingPastItsBudgetIsARateLimitedLineAndResumeRedoesIt) {
 }
 
 TEST(CliPromises, RateCapsRequestsPerSecond) {
-  // --rate 20: ten requests take at least 9 intervals of 50 ms, however fast the server is.
+  // --rate 20: ten requests are sent over 9 intervals of 50 ms, however fast the server is.
   FakeServer server;
   std::mutex mutex;
   std::vector<Clock::time_point> arrivals;
@@ -176,7 +176,7 @@ TEST(CliPromises, RateCapsRequestsPerSecond) {
   EXPECT_EQ(r.code, 0) << r.err;
   std::lock_guard<std::mutex> lock(mutex);
   ASSERT_EQ(arrivals.size(), 10u);
-  EXPECT_GE(arrivals.back() - arrivals.front(), 440ms);
+  EXPECT_GE(arrivals.back() - arrivals.front(), 400ms);  // 450 ms less arrival jitter; uncapped: ~5 ms
 }
 
 TEST(CliPromises, TheYesNoVerdictAtExactlyItsThresholds) {
