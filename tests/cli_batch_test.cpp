@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "child_clef.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
 #include "wait_until.hpp"

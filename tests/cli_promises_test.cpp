@@ -10,6 +10,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "child_clef.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
 #include "wait_until.hpp"
@@ -176,7 +177,8 @@ TEST(CliPromises, RateCapsRequestsPerSecond) {
   EXPECT_EQ(r.code, 0) << r.err;
   std::lock_guard<std::mutex> lock(mutex);
   ASSERT_EQ(arrivals.size(), 10u);
-  EXPECT_GE(arrivals.back() - arrivals.front(), 400ms);  // 450 ms less arrival jitter; uncapped: ~5 ms
+  EXPECT_GE(arrivals.back() - arrivals.front(),
+            400ms);  // 450 ms less arrival jitter; uncapped: ~5 ms
 }
 
 TEST(CliPromises, TheYesNoVerdictAtExactlyItsThresholds) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "child_clef.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
 

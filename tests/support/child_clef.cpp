@@ -26,13 +26,9 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-ChildResult run_clef_child(const std::vector<std::string>& args, std::chrono::milliseconds deadline,
-                           const std::vector<std::pair<std::string, std::string>>& environment) {
-  static std::atomic<int> counter{0};
-  const std::string stem = ::testing::TempDir() + "child_" + std::to_string(::getpid()) + "_" +
-                           std::to_string(counter++);
-  const std::string out_path = stem + ".out";
-  const std::string err_path = stem + ".err";
+pid_t spawn_clef(const std::vector<std::string>& args, const std::string& stdout_path,
+                 const std::string& stderr_path,
+                 const std::vector<std::pair<std::string, std::string>>& environment) {
   // Everything the child needs is built before fork: only exec-safe calls happen after it.
   std::vector<std::string> argv_storage = {CLEF_EXE};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
@@ -45,15 +41,17 @@ ChildResult run_clef_child(const std::vector<std::string>& args, std::chrono::mi
   std::vector<char*> envp;
   for (auto& entry : env_storage) envp.push_back(entry.data());
   envp.push_back(nullptr);
-  const int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  auto open_output = [](const std::string& path) {
+    return ::open(path.empty() ? "/dev/null" : path.c_str(),
+                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  };
+  const int out_fd = open_output(stdout_path);
+  const int err_fd = open_output(stderr_path);
   const int in_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  ChildResult result;
   if (out_fd < 0 || err_fd < 0 || in_fd < 0) {
-    ADD_FAILURE() << "cannot open the child's output files under " << stem;
-    return result;
+    ADD_FAILURE() << "cannot open the child's files " << stdout_path << ", " << stderr_path;
+    return -1;
   }
-  const auto started = std::chrono::steady_clock::now();
   const pid_t child = ::fork();
   if (child == 0) {
     ::dup2(in_fd, 0);
@@ -65,6 +63,13 @@ ChildResult run_clef_child(const std::vector<std::string>& args, std::chrono::mi
   ::close(out_fd);
   ::close(err_fd);
   ::close(in_fd);
+  return child;
+}
+
+ChildResult wait_for_child(pid_t child, std::chrono::milliseconds deadline) {
+  ChildResult result;
+  if (child < 0) return result;
+  const auto started = std::chrono::steady_clock::now();
   int status = 0;
   rusage usage{};
   for (;;) {
@@ -78,12 +83,31 @@ ChildResult run_clef_child(const std::vector<std::string>& args, std::chrono::mi
       ::wait4(child, &status, 0, &usage);
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
   result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.max_rss_kb = usage.ru_maxrss;
+  return result;
+}
+
+int wait_for_exit(pid_t child, std::chrono::milliseconds deadline) {
+  const ChildResult result = wait_for_child(child, deadline);
+  if (result.finished) return result.code;
+  ADD_FAILURE() << "clef (pid " << child << ") was still running after " << deadline.count()
+                << " ms: killed";
+  return -1;
+}
+
+ChildResult run_clef_child(const std::vector<std::string>& args, std::chrono::milliseconds deadline,
+                           const std::vector<std::pair<std::string, std::string>>& environment) {
+  static std::atomic<int> counter{0};
+  const std::string stem = ::testing::TempDir() + "child_" + std::to_string(::getpid()) + "_" +
+                           std::to_string(counter++);
+  const std::string out_path = stem + ".out";
+  const std::string err_path = stem + ".err";
+  ChildResult result = wait_for_child(spawn_clef(args, out_path, err_path, environment), deadline);
   result.out = slurp(out_path);
   result.err = slurp(err_path);
   std::remove(out_path.c_str());

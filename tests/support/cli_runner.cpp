@@ -1,14 +1,9 @@
 #include "cli_runner.hpp"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "run.hpp"
 
@@ -92,45 +87,6 @@ std::string fresh_path(const std::string& name) {
   std::remove(path.c_str());
   std::remove((path + ".clef-run.json").c_str());
   return path;
-}
-
-pid_t spawn_clef(const std::vector<std::string>& args, const std::string& stdout_path,
-                 const std::string& stderr_path) {
-  std::vector<std::string> storage = {CLEF_EXE};
-  storage.insert(storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& arg : storage) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  const pid_t child = fork();
-  if (child == 0) {
-    const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(stdout_path.empty() ? "/dev/null" : stdout_path.c_str(),
-                           O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = ::open(stderr_path.empty() ? "/dev/null" : stderr_path.c_str(),
-                           O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    ::execv(CLEF_EXE, argv.data());
-    _exit(127);
-  }
-  return child;
-}
-
-int wait_for_exit(pid_t child, std::chrono::milliseconds limit) {
-  int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (::waitpid(child, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(child, SIGKILL);
-      ::waitpid(child, &status, 0);
-      ADD_FAILURE() << "clef (pid " << child << ") was still running after " << limit.count()
-                    << " ms: killed";
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace clef::testing

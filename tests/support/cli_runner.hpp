@@ -1,9 +1,6 @@
 // Runs the clef command in-process (clef::cli::run) or as a child process, capturing output.
 #pragma once
 
-#include <sys/types.h>
-
-#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -36,13 +33,5 @@ std::vector<std::string> batch_args(const std::string& base_url, const std::stri
                                     const std::string& output, std::vector<std::string> extra = {});
 /// A path under the test temp dir with no file, and no run record beside it.
 std::string fresh_path(const std::string& name);
-
-/// Starts the clef executable as a child process: stdin from /dev/null, stdout and stderr to
-/// these files ("" = /dev/null; stdout may be /dev/full).
-pid_t spawn_clef(const std::vector<std::string>& args, const std::string& stdout_path = {},
-                 const std::string& stderr_path = {});
-/// The child's exit code, 128 + the signal when one killed it. A child still running after
-/// `limit` is killed and the test fails, saying so (-1).
-int wait_for_exit(pid_t child, std::chrono::milliseconds limit = std::chrono::seconds(60));
 
 }  // namespace clef::testing
