@@ -1,5 +1,7 @@
 // clef-mock (run as `clef mock`): the mock System One server from the shell. Prints its URL on
 // stdout's first line, then serves until SIGINT or SIGTERM.
+#include <malloc.h>
+
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <fstream>
@@ -118,6 +120,10 @@ int main(int argc, char** argv) {
     }
     rules = std::move(*parsed);
   }
+  // Bodies of up to 64 MiB are read on many threads: with glibc's sliding mmap threshold, freed
+  // ones stay in per-thread arenas (eight 50 MB bodies left 220 MB resident). A fixed threshold
+  // keeps large buffers in mmap, returned to the system as soon as each request is answered.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   std::signal(SIGPIPE, SIG_IGN);

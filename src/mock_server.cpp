@@ -127,12 +127,13 @@ struct MockServer::Impl {
            !detail::member_text(text, "images");
   }
 
-  void record(const MockRequest& request, const Decoded& decoded) {
+  /// `request` (without its body) and `body` into the --log file and the requests() log.
+  void record(const MockRequest& request, const std::string& body, const Decoded& decoded) {
     std::lock_guard<std::mutex> lock(mutex);
-    write_log(request, decoded);
+    write_log(request, body, decoded);
     if (log_limit == 0) return;
     recorded.push_back(request);
-    if (decoded.too_large) recorded.back().body.clear();
+    if (!decoded.too_large) recorded.back().body = body;
     recorded_bytes += recorded.back().body.size();
     while (recorded.size() > log_limit ||
            (recorded.size() > 1 && recorded_bytes > max_logged_body_bytes)) {
@@ -141,7 +142,7 @@ struct MockServer::Impl {
     }
   }
 
-  void write_log(const MockRequest& request, const Decoded& decoded) {
+  void write_log(const MockRequest& request, const std::string& body, const Decoded& decoded) {
     if (!log) return;
     Json headers = Json::object();
     for (const auto& [name, value] : request.headers) {
@@ -152,9 +153,9 @@ struct MockServer::Impl {
     Json line = {{"method", request.method}, {"path", request.path}};
     if (decoded.too_large) {
       line["body"] = nullptr;
-      line["body_bytes"] = request.body.size();
+      line["body_bytes"] = body.size();
     } else {
-      line["body"] = decoded.body ? *decoded.body : Json(request.body);
+      line["body"] = decoded.body ? *decoded.body : Json(body);
     }
     line["headers"] = headers;
     *log << detail::dump_compact(line) << "\n" << std::flush;
@@ -208,7 +209,7 @@ struct MockServer::Impl {
     return false;
   }
 
-  Reply simulate(const MockRequest& request, const Decoded& decoded) const {
+  Reply simulate(const MockRequest& request, std::size_t body_bytes, const Decoded& decoded) const {
     if (decoded.too_large) {
       return error_reply(shape, 413, "request body must not exceed 64 KiB without images");
     }
@@ -260,7 +261,7 @@ struct MockServer::Impl {
     Json decision = {{"model", shape == MockProfile::typesafe ? "jev-1.13.0" : model},
                      {"answers", answers}};
     const int count = static_cast<int>(questions.size());
-    decision["usage"] = {{"input_tokens", static_cast<long long>(request.body.size() / 4)},
+    decision["usage"] = {{"input_tokens", static_cast<long long>(body_bytes / 4)},
                          {"output_tokens", shape == MockProfile::typesafe ? count * 10 : 0}};
     if (shape == MockProfile::laya) {
       decision["action"] = "route";
@@ -292,10 +293,10 @@ struct MockServer::Impl {
   }
 
   /// A recorded answer for this request, when the cassette has one.
-  bool replay(const MockRequest& request, httplib::Response& res) const {
+  bool replay(const std::string& path, const std::string& body, httplib::Response& res) const {
     HttpRequest asked;
-    asked.url = "http://mock" + request.path;
-    asked.body = request.body;
+    asked.url = "http://mock" + path;
+    asked.body = body;
     auto hit = cassette->send(asked);
     if (!hit) return false;
     if (hit->status < 200 || hit->status > 599) {
@@ -318,9 +319,10 @@ struct MockServer::Impl {
 
   void decide(const httplib::Request& req, httplib::Response& res, int call, long long latency_ms) {
     const Decoded decoded = decode(req.body, too_large(req.body));
-    MockRequest request{req.method, req.path, req.body, {}, req.remote_port};
+    // The body is copied only where it is kept: a 50 MB body is not held twice.
+    MockRequest request{req.method, req.path, {}, {}, req.remote_port};
     for (const auto& [key, value] : req.headers) request.headers.emplace(key, value);
-    record(request, decoded);
+    record(request, req.body, decoded);
     add_request_id(res, call);
     std::function<std::optional<MockReply>(const MockRequest&, int)> scripted_by;
     {
@@ -328,7 +330,9 @@ struct MockServer::Impl {
       scripted_by = script;
     }
     if (scripted_by) {
-      if (auto scripted = scripted_by(request, call)) {
+      MockRequest whole = request;
+      whole.body = req.body;
+      if (auto scripted = scripted_by(whole, call)) {
         if (scripted->delay.count() > 0) std::this_thread::sleep_for(scripted->delay);
         res.status = scripted->status;
         for (const auto& [name, value] : scripted->headers) res.set_header(name, value);
@@ -360,8 +364,8 @@ struct MockServer::Impl {
       res.set_content("404 page not found", "text/plain; charset=utf-8");
       return;
     }
-    if (cassette && !any_rule_covers(decoded) && replay(request, res)) return;
-    send(res, simulate(request, decoded));
+    if (cassette && !any_rule_covers(decoded) && replay(req.path, req.body, res)) return;
+    send(res, simulate(request, req.body.size(), decoded));
   }
 
   void show(const httplib::Request& req, httplib::Response& res) const {

@@ -197,9 +197,13 @@ TEST(Mock, RulesAreRE2AndBounded) {
 
   // Short to write, large to compile: past RE2's memory budget.
   EXPECT_FALSE(clef::parse_mock_rules(
+      R"({"rules": [{"question": "q", "match": "\\pL{500}", "answer": "y"}]})", problem));
+  EXPECT_NE(problem.find("rules[0]"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("pattern too large"), std::string::npos) << problem;
+  EXPECT_FALSE(clef::parse_mock_rules(
       R"j({"rules": [{"question": "q", "match": "((((.{100}){100}){100}){100})", "answer": "y"}]})j",
       problem));
-  EXPECT_NE(problem.find("rules[0]"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("invalid repetition size"), std::string::npos) << problem;
 
   std::string huge = R"({"rules": [)" + good + "]}" + std::string(clef::max_mock_rules_bytes, ' ');
   EXPECT_FALSE(clef::parse_mock_rules(huge, problem));

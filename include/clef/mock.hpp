@@ -61,8 +61,9 @@ class MockPattern {
  public:
   /// The longest pattern accepted, in bytes.
   static constexpr std::size_t max_length = 4096;
-  /// The memory RE2 may use for one compiled pattern (its program and match caches).
-  static constexpr std::int64_t max_memory = 1 << 20;
+  /// The memory RE2 may use for one compiled pattern (its program and match caches); rules
+  /// written by hand need a few KiB.
+  static constexpr std::int64_t max_memory = 256 << 10;
 
   /// The empty pattern: found in every state.
   MockPattern() = default;
