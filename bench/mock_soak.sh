@@ -2,8 +2,9 @@
 # Soak of `clef mock` under the hostile loads of issue 15 (items 1-6), each for SOAK_SECONDS
 # (default 60): rules on long states and a catastrophic pattern, bodies nested to 10^6, 70 slow
 # clients, 500 concurrent connections; then 20,000 requests and eight 50 MB bodies (RSS before
-# and after), and a second mock on its busy port for SOAK_SECONDS. One mock process serves every phase; the script fails if it dies, answers
-# wrongly or grows. Needs curl and wrk (apt-get install -y wrk) and python3 for the payloads.
+# and after), and a second mock on its busy port for SOAK_SECONDS. One mock process serves every
+# phase; the script fails if it dies or answers wrongly, or if the second mock starts. Needs curl,
+# wrk (apt-get install -y wrk) and python3 (the payloads).
 # Usage: bench/mock_soak.sh [BUILD_DIR]
 set -euo pipefail
 build="${1:-build}"
