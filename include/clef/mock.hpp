@@ -1,8 +1,9 @@
 // clef: a System One server for tests and CI — a real HTTP server on 127.0.0.1 (an ephemeral port)
 // that answers POST /v1/systemone the way each published server does: its envelope, rounding,
-// key order, confidence formula, request id header, request checks and error bodies, plus
-// Ollama's /api/version, /api/tags and /api/show. Answers come from rules, then a cassette, then
-// a deterministic default; faults come on demand. `clef mock` serves it from the shell.
+// key order, confidence formula, request id header, request checks and error bodies, plus (as
+// Ollama) /api/version, /api/tags and /api/show. Answers come from rules, then a cassette, then
+// a deterministic default; faults come on demand. Requests are read as hostile input: bounded in
+// size, depth and time. `clef mock` serves it from the shell.
 //
 //     clef::MockServer server(clef::MockProfile::ollama);
 //     clef::ClientOptions options;
@@ -156,14 +157,14 @@ class MockServer {
   /// Ollama's /api/version answer.
   void set_version(std::string version);
 
-  /// The last requests received, oldest first: at most set_request_log_limit() of them (1000
-  /// unless set), so a long-running server does not grow with its traffic. A body the server
-  /// refused as too large (413) is not kept (its `body` is empty); a body past the 64 MiB
-  /// request cap is refused before it is read whole and is not listed at all.
+  /// The last decision requests received, oldest first: at most set_request_log_limit() of them
+  /// (1000 unless set) holding at most 256 MiB of bodies, so a long-running server does not grow
+  /// with its traffic. A body the profile refused as too large (413) is not kept (its `body` is
+  /// empty); a body past the 64 MiB request cap is refused unread and is not listed at all.
   std::vector<MockRequest> requests() const;
   /// How many requests requests() keeps (0: none). Older ones are dropped first.
   void set_request_log_limit(std::size_t requests);
-  /// Every request answered, including those requests() no longer holds.
+  /// Every decision request received, including those requests() no longer holds.
   int request_count() const { return m_calls.load(); }
   /// How long a client has to send one request whole (request line, headers and body), from
   /// its first byte; default 10 s. A slower client's connection is closed, so slow or stalled
