@@ -27,8 +27,7 @@ using Json = nlohmann::json;
 
 AnswerRule rule(std::string model, std::string question, std::string match, std::string answer,
                 double probability) {
-  return {std::move(model), std::move(question),
-          std::regex(match, std::regex::ECMAScript | std::regex::icase), std::move(answer),
+  return {std::move(model), std::move(question), clef::MockPattern(match), std::move(answer),
           probability};
 }
 

@@ -135,7 +135,7 @@ TEST(Mock, RulesThenTheCassetteThenTheDefault) {
   std::string bad;
   EXPECT_FALSE(clef::parse_mock_rules(
       R"({"rules": [{"question": "q", "match": "(", "answer": "a"}]})", bad));
-  EXPECT_NE(bad.find("not a valid regular expression"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("not an RE2 regular expression"), std::string::npos) << bad;
   const int port = clef::unused_port();
   clef::MockServer fixed(clef::MockProfile::ollama, port);
   EXPECT_EQ(fixed.port(), port);

@@ -1,8 +1,9 @@
 // clef: a System One server for tests and CI — a real HTTP server on 127.0.0.1 (an ephemeral port)
 // that answers POST /v1/systemone the way each published server does: its envelope, rounding,
-// key order, confidence formula, request id header, request checks and error bodies, plus
-// Ollama's /api/version, /api/tags and /api/show. Answers come from rules, then a cassette, then
-// a deterministic default; faults come on demand. `clef mock` serves it from the shell.
+// key order, confidence formula, request id header, request checks and error bodies, plus (as
+// Ollama) /api/version, /api/tags and /api/show. Answers come from rules, then a cassette, then
+// a deterministic default; faults come on demand. Requests are read as hostile input: bounded in
+// size, depth and time. `clef mock` serves it from the shell.
 //
 //     clef::MockServer server(clef::MockProfile::ollama);
 //     clef::ClientOptions options;
@@ -12,15 +13,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <regex>
 #include <string>
-#include <thread>
+#include <string_view>
 #include <vector>
 
 namespace clef {
@@ -54,20 +54,54 @@ struct MockReply {
   std::optional<std::size_t> truncate_at;
 };
 
+/// A rule's `match`: an RE2 regular expression (https://github.com/google/re2/wiki/Syntax: no
+/// backreferences, no lookaround), found anywhere in a state, case-insensitively. RE2 runs in
+/// time linear in the state's length and never recurses per character, so no state and no
+/// pattern can crash or stall the server.
+class MockPattern {
+ public:
+  /// The longest pattern accepted, in bytes.
+  static constexpr std::size_t max_length = 4096;
+  /// The memory RE2 may use for one compiled pattern (its program and match caches); rules
+  /// written by hand need a few KiB.
+  static constexpr std::int64_t max_memory = 256 << 10;
+
+  /// The empty pattern: found in every state.
+  MockPattern() = default;
+  /// Throws std::invalid_argument, with RE2's reason, on a pattern compile() refuses.
+  explicit MockPattern(const std::string& pattern);
+  /// Nullopt, and `problem` says why (RE2's reason, or the length cap), when the pattern is not
+  /// RE2 syntax, is longer than max_length or compiles to more than max_memory.
+  static std::optional<MockPattern> compile(const std::string& pattern, std::string& problem);
+
+  const std::string& text() const { return m_text; }
+  bool found_in(std::string_view state) const;
+
+ private:
+  struct Compiled;  // RE2, kept out of this header
+  std::string m_text;
+  std::shared_ptr<const Compiled> m_compiled;
+};
+
 /// A scripted model: for `question` (and `model`, when not empty), a state in which `pattern`
 /// occurs is answered `answer` (a choice label, yes/no, or a score level's label or index) with
 /// `probability`; the other options share the rest equally. States no rule matches get the
-/// default deterministic answer.
+/// default deterministic answer. `model` "clef" also covers "clef:latest", as Ollama names it.
 struct MockRule {
   std::string model;
   std::string question;
-  std::regex pattern;
+  MockPattern pattern;
   std::string answer;
   double probability = 0.9;
 };
 
-/// Rules from JSON: {"rules": [{"model"?, "question", "match" (ECMAScript regex, matched
-/// case-insensitively), "answer", "probability"}]}. Returns why not when the text is not that.
+/// Bounds on a rules file: past them parse_mock_rules refuses it.
+inline constexpr std::size_t max_mock_rules_bytes = 1u << 20;
+inline constexpr std::size_t max_mock_rules = 1000;
+
+/// Rules from JSON: {"rules": [{"model"?, "question", "match" (RE2, see MockPattern),
+/// "answer", "probability"}]}, at most max_mock_rules of them in max_mock_rules_bytes. Returns
+/// nullopt and why not (naming the rule, "rules[3]: …") when the text is not that.
 std::optional<std::vector<MockRule>> parse_mock_rules(const std::string& text,
                                                       std::string& problem);
 
@@ -90,8 +124,9 @@ const char* cassette_tag(MockProfile profile) noexcept;
 
 class MockServer {
  public:
-  /// Listens on 127.0.0.1:`port` (0: a free port, see port()). Throws std::runtime_error when
-  /// the port cannot be bound.
+  /// Listens on 127.0.0.1:`port` (0: a free port, see port()). Throws std::runtime_error, saying
+  /// why, when the port cannot be bound — in particular when anything already listens there: the
+  /// socket is not shared (no SO_REUSEPORT), so two servers never split one port's traffic.
   explicit MockServer(MockProfile shape = MockProfile::ollama, int port = 0);
   ~MockServer();
   MockServer(const MockServer&) = delete;
@@ -102,7 +137,9 @@ class MockServer {
 
   /// Simulated model time before each answer.
   void set_latency(std::chrono::milliseconds latency) { m_latency_ms = latency.count(); }
-  /// Models this server has pulled / serves (Ollama: others get 404). Default: clef-flash.
+  /// Models this server has pulled / serves (Ollama: others get 404). Default: clef-flash. As
+  /// Ollama does, the Ollama profile names a model without a tag NAME:latest ("clef" is listed
+  /// in /api/tags, and served, as "clef:latest"; a request may say either).
   void set_models(std::vector<std::string> models);
   /// Called for every request before simulation; a value replaces the simulated response.
   /// `call` counts requests from 0.
@@ -120,8 +157,20 @@ class MockServer {
   /// Ollama's /api/version answer.
   void set_version(std::string version);
 
+  /// The last decision requests received, oldest first: at most set_request_log_limit() of them
+  /// (1000 unless set) holding at most 256 MiB of bodies, so a long-running server does not grow
+  /// with its traffic. A body the profile refused as too large (413) is not kept (its `body` is
+  /// empty); a body past the 64 MiB request cap is refused unread and is not listed at all.
   std::vector<MockRequest> requests() const;
+  /// How many requests requests() keeps (0: none). Older ones are dropped first.
+  void set_request_log_limit(std::size_t requests);
+  /// Every decision request received, including those requests() no longer holds.
   int request_count() const { return m_calls.load(); }
+  /// How long a client has to send one request whole (request line, headers and body), from
+  /// its first byte; default 10 s. A slower client's connection is closed, so slow or stalled
+  /// clients cannot hold the server. Each connection is served by its own thread (up to 1024 at
+  /// once), so they cannot starve other clients in the meantime either.
+  void set_request_deadline(std::chrono::milliseconds deadline);
 
  private:
   struct Impl;

@@ -1,0 +1,133 @@
+#include "mock_checks.hpp"
+
+#include <set>
+
+#include "clef/json.hpp"
+
+namespace clef::mock_detail {
+namespace {
+
+std::string type_name(const Json& value) {
+  return value.is_null() ? "null" : value.type_name();
+}
+
+/// Member `key` of object `object`, or nullptr.
+const Json* member(const Json& object, const std::string& key) {
+  const auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+std::string check_question(MockProfile shape, const std::string& at, const Json& q) {
+  if (!q.is_object()) return at + ": must be an object, not " + type_name(q);
+  const Json* type = member(q, "type");
+  if (!type || !type->is_string()) {
+    return at + ".type: must be a string (choice, noul or score)" +
+           (type ? ", not " + type_name(*type) : std::string());
+  }
+  // Workers AI, Ollama's Clef models and TypeSafe read structured (object or array)
+  // instructions and descriptions; the others are only documented with strings.
+  const bool structured_ok = shape == MockProfile::ollama || shape == MockProfile::workers_ai ||
+                             shape == MockProfile::typesafe;
+  const Json* instructions = member(q, "instructions");
+  const bool structured = instructions && (instructions->is_object() || instructions->is_array());
+  if (!instructions || !(instructions->is_string() || (structured_ok && structured)) ||
+      instructions->empty() ||
+      (instructions->is_string() && instructions->get_ref<const std::string&>().empty())) {
+    return at + ".instructions: must be a non-empty string";
+  }
+  const std::string& kind = type->get_ref<const std::string&>();
+  const Json* criteria = member(q, "criteria");
+  if (kind == "choice") {
+    if (!criteria || !criteria->is_object() || criteria->size() < 2) {
+      return at + ".criteria: a choice needs at least 2 options";
+    }
+    if (shape == MockProfile::ollama && criteria->size() > 26) {
+      return at + ".criteria: at most 26 options";
+    }
+  } else if (kind == "noul") {
+    if (criteria) {
+      if (!criteria->is_object()) return at + ".criteria: must be an object";
+      for (const auto& item : criteria->items()) {
+        if (item.key() != "true" && item.key() != "false") {
+          return at + ".criteria: unknown key \"" + item.key() + "\"";
+        }
+      }
+    }
+  } else if (kind == "score") {
+    const std::size_t max = shape == MockProfile::ollama ? 26 : 10;
+    if (!criteria || !criteria->is_array() || criteria->size() < 2 || criteria->size() > max) {
+      return at + ".criteria: a score needs 2 to " + std::to_string(max) + " levels";
+    }
+  } else {
+    return at + ".type: unknown question type \"" + kind + "\"";
+  }
+  return {};
+}
+
+std::string check_images(MockProfile shape, const Json& images) {
+  if (!images.is_array()) return "images: must be an array";
+  for (const auto& image : images) {
+    if (!image.is_string()) return "images: each image must be a string";
+    const bool data_url = image.get_ref<const std::string&>().rfind("data:", 0) == 0;
+    if (shape == MockProfile::ollama && data_url) {
+      return "invalid image input: send raw base64, not a data URL";
+    }
+    if (shape == MockProfile::workers_ai && !data_url) return "images: expected a data URL";
+  }
+  if (shape == MockProfile::workers_ai && images.size() > 4) return "images: at most 4";
+  return {};
+}
+
+}  // namespace
+
+std::optional<Json> parse_body(std::string_view text, std::string& problem) {
+  auto parsed = clef::parse_json(text, "the request body");
+  if (!parsed) {
+    problem = parsed.error().message + " (" + parsed.error().where + ")";
+    return std::nullopt;
+  }
+  return std::move(parsed).value();
+}
+
+std::string check_body(MockProfile shape, const Json& body) {
+  if (!body.is_object()) return "request body must be a JSON object";
+  static const std::set<std::string> known = {"model", "state", "questions", "images",
+                                              "keep_alive"};
+  if (shape == MockProfile::ollama) {
+    for (const auto& item : body.items()) {
+      if (!known.count(item.key())) return "json: unknown field \"" + item.key() + "\"";
+    }
+    const Json* keep_alive = member(body, "keep_alive");
+    if (keep_alive && keep_alive->is_string()) {
+      const std::string& k = keep_alive->get_ref<const std::string&>();
+      if (!k.empty() && k.find_first_not_of("-0123456789") == std::string::npos) {
+        return "time: missing unit in duration \"" + k + "\"";
+      }
+    } else if (keep_alive && !keep_alive->is_number() && !keep_alive->is_null()) {
+      return "keep_alive: must be a duration string or a number of seconds, not " +
+             type_name(*keep_alive);
+    }
+  }
+  const Json* model = member(body, "model");
+  if (model && !model->is_string()) return "model: must be a string, not " + type_name(*model);
+  const Json* state = member(body, "state");
+  if (!state || state->is_null()) return "state: Field required";
+  const Json* questions = member(body, "questions");
+  if (!questions || !questions->is_object() || questions->empty() || questions->size() > 64) {
+    return "questions: must hold 1 to 64 questions";
+  }
+  for (const auto& item : questions->items()) {
+    if (auto problem = check_question(shape, "questions." + item.key(), item.value());
+        !problem.empty()) {
+      return problem;
+    }
+  }
+  if (const Json* images = member(body, "images")) return check_images(shape, *images);
+  return {};
+}
+
+std::string ollama_name(const std::string& name) {
+  return name.find(':') == std::string::npos ? name + ":latest" : name;
+}
+
+}  // namespace clef::mock_detail

@@ -1,0 +1,70 @@
+#include "mock_errors.hpp"
+
+namespace clef::mock_detail {
+
+Reply error_reply(MockProfile shape, int status, const std::string& message,
+                  const std::string& code) {
+  Reply reply;
+  reply.status = status;
+  switch (shape) {
+    case MockProfile::ollama:
+      reply.body = {{"error", message}};
+      break;
+    case MockProfile::workers_ai: {
+      // Workers AI's codes are numbers; `code` is one of ours, always digits.
+      const long number = code.empty() ? 5006 : std::strtol(code.c_str(), nullptr, 10);
+      reply.body = {{"errors", Json::array({{{"message", message}, {"code", number}}})},
+                    {"success", false},
+                    {"result", Json::object()},
+                    {"messages", Json::array()}};
+      break;
+    }
+    case MockProfile::typesafe:
+      if (status == 422) {
+        reply.body = {
+            {"detail",
+             Json::array({{{"loc", Json::array({"body", code.empty() ? "questions" : code})},
+                           {"msg", message},
+                           {"type", "value_error"}}})}};
+      } else {
+        reply.body = {
+            {"detail",
+             {{"type", code.empty() ? "invalid_request_error" : code}, {"message", message}}}};
+      }
+      break;
+    case MockProfile::llamacpp:
+      reply.body = {
+          {"error",
+           {{"code", status},
+            {"message", message},
+            {"type", status == 422 ? "unprocessable_entity_error" : "invalid_request_error"}}}};
+      break;
+    case MockProfile::laya:
+      reply.body = {{"detail", message}};
+      break;
+    case MockProfile::ollaya:
+      reply.body = {{"error", message},
+                    {"code", code.empty() ? "INVALID_REQUEST" : code},
+                    {"detail", Json::array()}};
+      break;
+  }
+  return reply;
+}
+
+int invalid_status(MockProfile shape) {
+  switch (shape) {
+    case MockProfile::ollama:
+    case MockProfile::workers_ai:
+      return 400;
+    default:
+      return 422;
+  }
+}
+
+Reply invalid_json_reply(MockProfile shape, const std::string& why) {
+  if (shape == MockProfile::workers_ai)
+    return error_reply(shape, 400, "Malformed JSON: " + why, "5006");
+  return error_reply(shape, 400, "invalid JSON body: " + why);
+}
+
+}  // namespace clef::mock_detail

@@ -1,0 +1,44 @@
+// Internal: the mock's HTTP server. cpp-httplib parses and routes requests; the connections are
+// handled here so that no client can hold the server: a listening socket of its own (never
+// shared through SO_REUSEPORT), a thread per connection, and a deadline and a byte budget on
+// every request.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+
+#include <httplib.h>
+
+namespace clef::mock_detail {
+
+class BoundedHttpServer : public httplib::Server {
+ public:
+  /// Connections served at once; more wait for a thread.
+  static constexpr std::size_t max_connections = 1024;
+  /// Request line and headers, on top of the body cap.
+  static constexpr std::size_t max_head_bytes = 1u << 20;
+
+  explicit BoundedHttpServer(std::size_t max_body_bytes);
+
+  /// Listens on 127.0.0.1:`port` (0: a free one) and returns the port. Throws
+  /// std::runtime_error saying why when it cannot: a port anything already listens on is
+  /// refused, never shared.
+  int listen_on_loopback(int port);
+
+  void set_request_deadline(std::chrono::milliseconds deadline) {
+    m_deadline_ms = deadline.count();
+  }
+
+ private:
+  // cpp-httplib's per-connection loop, with DeadlineStream in place of its SocketStream (whose
+  // 5 s timeout is per read, so a client sending a byte every few seconds held a thread for
+  // ever).
+  bool process_and_close_socket(socket_t sock) override;
+  void linger(socket_t sock) const;
+
+  std::size_t m_max_request_bytes;
+  std::atomic<long long> m_deadline_ms{10'000};
+};
+
+}  // namespace clef::mock_detail

@@ -1,0 +1,167 @@
+// `clef mock` (the clef-mock executable) as a CI job starts it: a busy port, a rules file RE2
+// refuses, a model named without a tag. Each run is a child process with a deadline.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "clef/mock.hpp"
+#include "clef/transport.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+#ifdef CLEF_MOCK_EXE
+
+class MockProcess {
+ public:
+  explicit MockProcess(const std::vector<std::string>& args) {
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return;
+    m_pid = ::fork();
+    if (m_pid == 0) {
+      ::dup2(out[1], 1);
+      ::dup2(err[1], 2);
+      std::vector<std::string> storage = {CLEF_MOCK_EXE};
+      storage.insert(storage.end(), args.begin(), args.end());
+      std::vector<char*> argv;
+      for (auto& arg : storage) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::execv(CLEF_MOCK_EXE, argv.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    ::close(err[1]);
+    m_out = out[0];
+    m_err = err[0];
+  }
+  ~MockProcess() {
+    if (m_pid > 0 && !m_reaped) {
+      ::kill(m_pid, SIGKILL);
+      ::waitpid(m_pid, nullptr, 0);
+    }
+    if (m_out >= 0) ::close(m_out);
+    if (m_err >= 0) ::close(m_err);
+  }
+  MockProcess(const MockProcess&) = delete;
+  MockProcess& operator=(const MockProcess&) = delete;
+
+  /// The first line of stdout (its URL), waiting at most `within`.
+  std::string first_line(std::chrono::milliseconds within) {
+    const auto until = Clock::now() + within;
+    while (m_stdout.find('\n') == std::string::npos && read_some(until)) {
+    }
+    return m_stdout.substr(0, m_stdout.find('\n'));
+  }
+
+  /// The exit code once the process has exited (-1: still running after `within`, then
+  /// killed; -2: killed by a signal).
+  int exit_code(std::chrono::milliseconds within) {
+    const auto until = Clock::now() + within;
+    while (read_some(until)) {
+    }
+    if (Clock::now() >= until) ::kill(m_pid, SIGKILL);
+    int status = 0;
+    ::waitpid(m_pid, &status, 0);
+    m_reaped = true;
+    if (Clock::now() >= until) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -2;
+  }
+
+  void terminate() { ::kill(m_pid, SIGTERM); }
+  const std::string& err() const { return m_stderr; }
+
+ private:
+  /// Reads what either pipe has; false at the deadline or when both are closed.
+  bool read_some(Clock::time_point until) {
+    pollfd fds[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
+    if (fds[0].fd < 0 && fds[1].fd < 0) return false;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+    if (left <= 0 || ::poll(fds, 2, static_cast<int>(left)) <= 0) return false;
+    std::string* sinks[2] = {&m_stdout, &m_stderr};
+    int* owners[2] = {&m_out, &m_err};
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      char buffer[4096];
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n > 0) {
+        sinks[i]->append(buffer, static_cast<std::size_t>(n));
+      } else {
+        ::close(*owners[i]);
+        *owners[i] = -1;
+      }
+    }
+    return true;
+  }
+
+  pid_t m_pid = -1;
+  int m_out = -1;
+  int m_err = -1;
+  bool m_reaped = false;
+  std::string m_stdout, m_stderr;
+};
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// Item 5: `clef mock --port P` on a busy port started anyway and shared P with the old mock.
+TEST(MockCli, ABusyPortExitsWith2) {
+  clef::MockServer running;
+  MockProcess second({"--port", std::to_string(running.port())});
+  EXPECT_EQ(second.exit_code(10s), 2) << second.err();
+  EXPECT_NE(second.err().find("127.0.0.1:" + std::to_string(running.port())), std::string::npos)
+      << second.err();
+  EXPECT_NE(second.err().find("in use"), std::string::npos) << second.err();
+}
+
+// Items 1-2: ECMAScript syntax RE2 does not have is refused before serving, naming the rule.
+TEST(MockCli, ARulesFileRE2CannotRunIsRefused) {
+  const std::string backreference =
+      write_file("mock_cli_backref.json",
+                 R"({"rules": [{"question": "q", "match": "(\\w)\\1", "answer": "yes"}]})");
+  MockProcess refused({"--rules", backreference});
+  EXPECT_EQ(refused.exit_code(10s), 2) << refused.err();
+  EXPECT_NE(refused.err().find("rules[0]"), std::string::npos) << refused.err();
+  EXPECT_NE(refused.err().find("RE2"), std::string::npos) << refused.err();
+
+  const std::string huge =
+      write_file("mock_cli_huge_rules.json", R"({"rules": [])" + std::string(2u << 20, ' ') + "}");
+  MockProcess too_big({"--rules", huge});
+  EXPECT_EQ(too_big.exit_code(10s), 2) << too_big.err();
+  EXPECT_NE(too_big.err().find("at most 1048576"), std::string::npos) << too_big.err();
+}
+
+// Item 6: `--models clef` listed nothing in /api/tags and did not serve clef:latest.
+TEST(MockCli, ServesAnUntaggedModelAsLatest) {
+  MockProcess mock({"--port", "0", "--models", "clef"});
+  const std::string url = mock.first_line(10s);
+  ASSERT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << url << mock.err();
+  clef::HttpRequest tags;
+  tags.method = "GET";
+  tags.url = url + "/api/tags";
+  auto response = clef::make_curl_transport()->send(tags);
+  ASSERT_TRUE(response) << response.error().to_string();
+  const auto json = nlohmann::json::parse(response->body);
+  ASSERT_EQ(json["models"].size(), 2u) << response->body;
+  EXPECT_EQ(json["models"][0]["name"], "clef:latest");
+  mock.terminate();
+  EXPECT_EQ(mock.exit_code(10s), 0) << mock.err();
+}
+
+#endif  // CLEF_MOCK_EXE
+
+}  // namespace
