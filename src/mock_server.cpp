@@ -12,6 +12,8 @@
 
 #include "clef/cassette.hpp"
 #include "clef/mock.hpp"
+
+#include "clef/ollama.hpp"
 #include "json_text.hpp"
 #include "mock_answers.hpp"
 #include "mock_checks.hpp"
@@ -247,6 +249,11 @@ struct MockServer::Impl {
       if (!has_model(model)) {
         return error_reply(shape, 404, "model \"" + model + "\" not found, try pulling it first");
       }
+      // Pulled, even decision-capable, yet not servable there (protocol.md; the card).
+      if (is_mlx_or_safetensors_tag(model)) {
+        return error_reply(shape, 400,
+                           "MLX models are not supported on /v1/systemone; use the default tag");
+      }
     }
     if (auto problem = mock_detail::check_body(shape, body); !problem.empty()) {
       return error_reply(shape, mock_detail::invalid_status(shape), problem);
@@ -397,9 +404,11 @@ struct MockServer::Impl {
                       "application/json");
       return;
     }
-    res.set_content(
-        detail::dump_compact({{"capabilities", capabilities}, {"details", {{"family", "clef"}}}}),
-        "application/json");
+    // An MLX build is a Safetensors model to Ollama; the rest are GGUF.
+    const char* format = is_mlx_or_safetensors_tag(model) ? "safetensors" : "gguf";
+    res.set_content(detail::dump_compact({{"capabilities", capabilities},
+                                          {"details", {{"format", format}, {"family", "clef"}}}}),
+                    "application/json");
   }
 
   /// Ollama's /api/tags: every model under its full name (NAME:TAG), once.

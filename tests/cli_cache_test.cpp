@@ -158,8 +158,8 @@ TEST(CliCache, BatchMarksAndCountsHits) {
 }
 
 TEST(CliCache, OffWhenTheDigestCannotBeLearned) {
-  FakeServer server;
-  server.set_models({"plain"});  // /api/tags lists only tagged names: no digest for "plain"
+  // A System One server that is not Ollama has no /api/tags: no digest to key the cache by.
+  FakeServer server(clef::MockProfile::llamacpp);
   const std::string cache = fresh_cache("cli_cache_off");
   auto r = run_clef({"ask", "--host", server.base_url(), "--cache", cache, "-m", "plain",
                      "--yes-no", "refund: Money back?", "x"});

@@ -434,6 +434,24 @@ TEST(CliDoctor, SaysExactlyWhatToFix) {
   EXPECT_NE(workers.out.find("export CLOUDFLARE_ACCOUNT_ID"), std::string::npos);
 }
 
+TEST(CliDoctor, FlagsAnMlxTagAndAskSaysToUseTheDefaultTag) {
+  // Issue 16: Ollama refuses MLX and Safetensors builds on /v1/systemone with 400.
+  FakeServer server;
+  server.set_models({"clef-flash", "clef-flash:latest", "clef-flash:mlx-q4"});
+  auto doctor = run_clef({"doctor", "--host", server.base_url(), "-m", "clef-flash:mlx-q4"});
+  EXPECT_EQ(doctor.code, 4) << doctor.out;
+  EXPECT_NE(doctor.out.find("FAIL  model clef-flash:mlx-q4 is an MLX or Safetensors build"),
+            std::string::npos)
+      << doctor.out;
+  EXPECT_NE(doctor.out.find("use the default tag"), std::string::npos) << doctor.out;
+  auto ask = run_clef(
+      {"ask", "x", "--yes-no", "u: U?", "--host", server.base_url(), "-m", "clef-flash:mlx-q4"});
+  EXPECT_EQ(ask.code, 4) << ask.err;
+  EXPECT_NE(ask.err.find("use the default tag"), std::string::npos) << ask.err;
+  auto fine = run_clef({"doctor", "--host", server.base_url(), "-m", "clef-flash"});
+  EXPECT_EQ(fine.code, 0) << fine.out;
+}
+
 TEST(CliProcess, SigintWhileWaitingExits130) {
   FakeServer server;
   server.set_script([](const auto&, int) {
