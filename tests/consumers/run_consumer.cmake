@@ -1,4 +1,9 @@
 # Builds and runs one consumer project: cmake -DMODE=find_package|add_subdirectory -P this.
+# The same clean environment as every other test (the one list in tests/CMakeLists.txt).
+string(REPLACE " " ";" hermetic_variables "$ENV{CLEF_HERMETIC_VARIABLES}")
+foreach(variable IN LISTS hermetic_variables)
+  unset(ENV{${variable}})
+endforeach()
 set(work "${BINARY_DIR}/consumer-${MODE}")
 file(REMOVE_RECURSE "${work}")
 if(MODE STREQUAL "find_package")
