@@ -88,6 +88,20 @@ std::string MockRequest::header(const std::string& name) const {
   return {};
 }
 
+/// What tests and flags may change while the server runs. Replaced whole under the mutex and
+/// read through a snapshot: a request sees one consistent set, and never a vector that a
+/// setter is replacing under it.
+struct MockSettings {
+  std::vector<std::string> models = {"clef-flash", "clef-flash:latest"};
+  std::vector<std::string> other_models = {"llama3:latest"};  // pulled, not decision-capable
+  std::string version = "0.35.1";
+  std::function<std::optional<MockReply>(const MockRequest&, int)> script;
+  std::vector<MockRule> rules;
+  MockFaults faults;
+  std::shared_ptr<Transport> cassette;
+  std::map<std::string, std::string> digests;  ///< /api/tags digests set by a test
+};
+
 struct MockServer::Impl {
   MockProfile shape = MockProfile::ollama;
   mock_detail::BoundedHttpServer server{max_body_bytes};
@@ -96,28 +110,33 @@ struct MockServer::Impl {
   std::deque<MockRequest> recorded;
   std::size_t recorded_bytes = 0;
   std::size_t log_limit = 1000;
-  std::vector<std::string> models = {"clef-flash", "clef-flash:latest"};
-  std::vector<std::string> other_models = {"llama3:latest"};  // pulled, not decision-capable
-  std::string version = "0.35.1";
   std::string token = "test-token";  // Workers AI expects this Bearer token
-  std::function<std::optional<MockReply>(const MockRequest&, int)> script;
-  std::vector<MockRule> rules;
-  MockFaults faults;
-  std::shared_ptr<Transport> cassette;
   std::unique_ptr<std::ofstream> log;
-  std::map<std::string, std::string> digests;  ///< /api/tags digests set by a test
+  std::shared_ptr<const MockSettings> settings = std::make_shared<MockSettings>();
+
+  std::shared_ptr<const MockSettings> snapshot() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return settings;
+  }
+  template <typename Change>
+  void change(Change&& apply) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto next = std::make_shared<MockSettings>(*settings);
+    apply(*next);
+    settings = std::move(next);
+  }
 
   /// Ollama names an untagged model NAME:latest; the other servers match names exactly.
   bool same_model(const std::string& a, const std::string& b) const {
     if (shape != MockProfile::ollama) return a == b;
     return mock_detail::ollama_name(a) == mock_detail::ollama_name(b);
   }
-  bool has_model(const std::string& name) const {
-    return std::any_of(models.begin(), models.end(),
+  bool has_model(const MockSettings& s, const std::string& name) const {
+    return std::any_of(s.models.begin(), s.models.end(),
                        [&](const std::string& m) { return same_model(m, name); });
   }
-  bool is_other_model(const std::string& name) const {
-    return std::any_of(other_models.begin(), other_models.end(),
+  bool is_other_model(const MockSettings& s, const std::string& name) const {
+    return std::any_of(s.other_models.begin(), s.other_models.end(),
                        [&](const std::string& m) { return same_model(m, name); });
   }
 
@@ -164,7 +183,8 @@ struct MockServer::Impl {
   }
 
   /// The fault for decision request `call`, if one is drawn.
-  std::optional<Reply> fault(int call) const {
+  std::optional<Reply> fault(const MockSettings& s, int call) const {
+    const MockFaults& faults = s.faults;
     if (faults.quota_exhausted) {
       return error_reply(shape, 429, "you have used up your daily free allocation", "4006");
     }
@@ -182,15 +202,16 @@ struct MockServer::Impl {
     return std::nullopt;
   }
 
-  bool drops(int call) const {
+  bool drops(const MockSettings& s, int call) const {
+    const MockFaults& faults = s.faults;
     if (faults.drop_rate <= 0) return false;
     return mock_detail::unit_draw(faults.seed, call, 1) < faults.drop_rate;
   }
 
   /// The first rule for this model and question whose pattern occurs in the state.
-  const MockRule* rule_for(const std::string& model, const std::string& question,
-                           const std::string& state) const {
-    for (const auto& rule : rules) {
+  const MockRule* rule_for(const MockSettings& s, const std::string& model,
+                           const std::string& question, const std::string& state) const {
+    for (const auto& rule : s.rules) {
       if (!rule.model.empty() &&
           mock_detail::ollama_name(rule.model) != mock_detail::ollama_name(model))
         continue;
@@ -201,17 +222,18 @@ struct MockServer::Impl {
   }
 
   /// True when a rule answers some question of this request: rules come before a cassette.
-  bool any_rule_covers(const Decoded& decoded) const {
-    if (rules.empty() || !decoded.body || !decoded.body->is_object()) return false;
+  bool any_rule_covers(const MockSettings& s, const Decoded& decoded) const {
+    if (s.rules.empty() || !decoded.body || !decoded.body->is_object()) return false;
     const auto questions = decoded.body->find("questions");
     if (questions == decoded.body->end() || !questions->is_object()) return false;
     for (const auto& item : questions->items()) {
-      if (rule_for(decoded.model, item.key(), decoded.state_text)) return true;
+      if (rule_for(s, decoded.model, item.key(), decoded.state_text)) return true;
     }
     return false;
   }
 
-  Reply simulate(const MockRequest& request, std::size_t body_bytes, const Decoded& decoded) const {
+  Reply simulate(const MockSettings& s, const MockRequest& request, std::size_t body_bytes,
+                 const Decoded& decoded) const {
     if (decoded.too_large) {
       return error_reply(shape, 413, "request body must not exceed 64 KiB without images");
     }
@@ -237,16 +259,16 @@ struct MockServer::Impl {
         return error_reply(shape, 401, "Authentication error", "10000");
       }
       const std::string path_model = request.path.substr(at + prefix.size());
-      if (!has_model(path_model)) return error_reply(shape, 400, "No such model", "5007");
+      if (!has_model(s, path_model)) return error_reply(shape, 400, "No such model", "5007");
       if (model != path_model) {
         return error_reply(shape, 400, "model in body must match the model in the URL", "5006");
       }
     }
     if (shape == MockProfile::ollama) {
-      if (is_other_model(model)) {
+      if (is_other_model(s, model)) {
         return error_reply(shape, 400, "\"" + model + "\" does not support decisions");
       }
-      if (!has_model(model)) {
+      if (!has_model(s, model)) {
         return error_reply(shape, 404, "model \"" + model + "\" not found, try pulling it first");
       }
       // Pulled, even decision-capable, yet not servable there (protocol.md; the card).
@@ -263,7 +285,7 @@ struct MockServer::Impl {
     Json answers = Json::object();
     for (const auto& [name, q] : questions.items()) {
       answers[name] = mock_detail::answer_for(shape, decoded.state_json, name, q,
-                                              rule_for(model, name, decoded.state_text));
+                                              rule_for(s, model, name, decoded.state_text));
     }
     Json decision = {{"model", shape == MockProfile::typesafe ? "jev-1.13.0" : model},
                      {"answers", answers}};
@@ -300,11 +322,12 @@ struct MockServer::Impl {
   }
 
   /// A recorded answer for this request, when the cassette has one.
-  bool replay(const std::string& path, const std::string& body, httplib::Response& res) const {
+  bool replay(const MockSettings& s, const std::string& path, const std::string& body,
+              httplib::Response& res) const {
     HttpRequest asked;
     asked.url = "http://mock" + path;
     asked.body = body;
-    auto hit = cassette->send(asked);
+    auto hit = s.cassette->send(asked);
     if (!hit) return false;
     if (hit->status < 200 || hit->status > 599) {
       send(res, error_reply(shape, 500,
@@ -331,11 +354,9 @@ struct MockServer::Impl {
     for (const auto& [key, value] : req.headers) request.headers.emplace(key, value);
     record(request, req.body, decoded);
     add_request_id(res, call);
-    std::function<std::optional<MockReply>(const MockRequest&, int)> scripted_by;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      scripted_by = script;
-    }
+    const std::shared_ptr<const MockSettings> settings_now = snapshot();
+    const MockSettings& s = *settings_now;
+    const auto& scripted_by = s.script;
     if (scripted_by) {
       MockRequest whole = request;
       whole.body = req.body;
@@ -359,20 +380,20 @@ struct MockServer::Impl {
       }
     }
     if (latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency_ms));
-    if (auto failure = fault(call)) return send(res, *failure);
-    if (drops(call)) {
+    if (auto failure = fault(s, call)) return send(res, *failure);
+    if (drops(s, call)) {
       res.set_content_provider(
           64, "application/json",
           [](std::size_t, std::size_t, httplib::DataSink&) { return false; });  // no body
       return;
     }
-    if (shape == MockProfile::ollama && !version_at_least(version, 0, 35, 1)) {
+    if (shape == MockProfile::ollama && !version_at_least(s.version, 0, 35, 1)) {
       res.status = 404;  // an Ollama too old for System One: Go's plain-text not-found page
       res.set_content("404 page not found", "text/plain; charset=utf-8");
       return;
     }
-    if (cassette && !any_rule_covers(decoded) && replay(req.path, req.body, res)) return;
-    send(res, simulate(request, req.body.size(), decoded));
+    if (s.cassette && !any_rule_covers(s, decoded) && replay(s, req.path, req.body, res)) return;
+    send(res, simulate(s, request, req.body.size(), decoded));
   }
 
   void show(const httplib::Request& req, httplib::Response& res) const {
@@ -393,10 +414,11 @@ struct MockServer::Impl {
     std::string model = detail::string_field(*body, "model");
     if (model.empty()) model = detail::string_field(*body, "name");
     model = mock_detail::ollama_name(model);
+    const auto settings_now = snapshot();
     Json capabilities;
-    if (has_model(model)) {
+    if (has_model(*settings_now, model)) {
       capabilities = {"completion", "decision", "vision"};
-    } else if (is_other_model(model)) {
+    } else if (is_other_model(*settings_now, model)) {
       capabilities = {"completion"};
     } else {
       res.status = 404;
@@ -413,7 +435,8 @@ struct MockServer::Impl {
 
   /// Ollama's /api/tags: every model under its full name (NAME:TAG), once.
   void tags(httplib::Response& res) const {
-    std::lock_guard<std::mutex> lock(mutex);
+    const auto settings_now = snapshot();
+    const auto& digests = settings_now->digests;
     Json list = Json::array();
     std::set<std::string> listed;
     auto add = [&](const std::string& model) {
@@ -429,8 +452,8 @@ struct MockServer::Impl {
                       {"digest", digest != digests.end() ? digest->second
                                                          : std::string(fallback) + fallback}});
     };
-    for (const auto& m : models) add(m);
-    for (const auto& m : other_models) add(m);
+    for (const auto& m : settings_now->models) add(m);
+    for (const auto& m : settings_now->other_models) add(m);
     res.set_content(detail::dump_compact({{"models", list}}), "application/json");
   }
 };
@@ -477,7 +500,8 @@ MockServer::MockServer(MockProfile shape, int port) : m_impl(std::make_unique<Im
     impl.server.Get("/api/tags",
                     [&impl](const httplib::Request&, httplib::Response& res) { impl.tags(res); });
     impl.server.Get("/api/version", [&impl](const httplib::Request&, httplib::Response& res) {
-      res.set_content(detail::dump_compact({{"version", impl.version}}), "application/json");
+      res.set_content(detail::dump_compact({{"version", impl.snapshot()->version}}),
+                      "application/json");
     });
   }
 
@@ -492,17 +516,16 @@ MockServer::~MockServer() {
 }
 
 void MockServer::set_models(std::vector<std::string> models) {
-  std::lock_guard<std::mutex> lock(m_impl->mutex);
-  m_impl->models = std::move(models);
+  m_impl->change([&](MockSettings& s) { s.models = std::move(models); });
 }
 
 void MockServer::set_model_digest(const std::string& name, std::string digest) {
-  std::lock_guard<std::mutex> lock(m_impl->mutex);
-  m_impl->digests[mock_detail::ollama_name(name)] = std::move(digest);
+  m_impl->change(
+      [&](MockSettings& s) { s.digests[mock_detail::ollama_name(name)] = std::move(digest); });
 }
 
 void MockServer::set_faults(MockFaults faults) {
-  m_impl->faults = std::move(faults);
+  m_impl->change([&](MockSettings& s) { s.faults = std::move(faults); });
 }
 
 bool MockServer::set_cassette(const std::string& path, std::string& problem) {
@@ -511,7 +534,7 @@ bool MockServer::set_cassette(const std::string& path, std::string& problem) {
     problem = replay.error().to_string();
     return false;
   }
-  m_impl->cassette = std::move(replay).value();
+  m_impl->change([&](MockSettings& s) { s.cassette = std::move(replay).value(); });
   return true;
 }
 
@@ -535,17 +558,16 @@ const char* cassette_tag(MockProfile profile) noexcept {
 }
 
 void MockServer::set_rules(std::vector<MockRule> rules) {
-  m_impl->rules = std::move(rules);
+  m_impl->change([&](MockSettings& s) { s.rules = std::move(rules); });
 }
 
 void MockServer::set_script(
     std::function<std::optional<MockReply>(const MockRequest&, int)> script) {
-  std::lock_guard<std::mutex> lock(m_impl->mutex);
-  m_impl->script = std::move(script);
+  m_impl->change([&](MockSettings& s) { s.script = std::move(script); });
 }
 
 void MockServer::set_version(std::string version) {
-  m_impl->version = std::move(version);
+  m_impl->change([&](MockSettings& s) { s.version = std::move(version); });
 }
 
 std::vector<MockRequest> MockServer::requests() const {
@@ -597,18 +619,41 @@ std::function<std::optional<MockReply>(const MockRequest&, int)> first_attempt_f
   };
 }
 
-int unused_port() {
-  // Bind without listening, read the port, close: connecting there is refused.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+namespace {
+
+/// A TCP socket bound to 127.0.0.1 on a free port; -1 when that fails.
+int bound_socket(int& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
   socklen_t length = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  port = ntohs(address.sin_port);
+  return fd;
+}
+
+}  // namespace
+
+int unused_port() {
+  int port = 0;
+  const int fd = bound_socket(port);
+  if (fd >= 0) ::close(fd);
+  return port;
+}
+
+int refusing_port() {
+  // Bound without listen(): the kernel answers every SYN with a reset. The descriptor is never
+  // closed, so the port stays this process's until it exits.
+  int port = 0;
+  (void)bound_socket(port);
+  return port;
 }
 
 }  // namespace clef
