@@ -56,6 +56,38 @@ TEST(Cassette, RecordedDecisionsReplayWithNoServer) {
   EXPECT_FALSE(miss.error().retryable());
 }
 
+TEST(Cassette, TheLaterRecordingOfARequestWins) {
+  // README: "a retry's success replaces the 503 before it".
+  const std::string path = ::testing::TempDir() + "later_wins.cassette.jsonl";
+  std::remove(path.c_str());
+  {
+    clef::testing::FakeServer server;
+    server.set_script([](const clef::MockRequest&, int call) -> std::optional<clef::MockReply> {
+      if (call == 0)
+        return clef::MockReply{
+            503, R"({"error":"busy"})", "application/json", {{"Retry-After", "0"}}};
+      return std::nullopt;
+    });
+    auto recording = clef::make_recording_transport(clef::make_curl_transport(), path, "ollama");
+    ASSERT_TRUE(recording);
+    auto client = client_over(recording.value(), server.base_url());
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(client->decide(ticket("charged twice")));  // a 503, then its retry's 200
+    ASSERT_EQ(server.request_count(), 2);
+  }
+  std::ifstream lines(path);
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_NE(first.find("\"status\":503"), std::string::npos) << first;
+  EXPECT_NE(second.find("\"status\":200"), std::string::npos) << second;
+  auto replay = clef::make_replay_transport(path, "ollama");
+  ASSERT_TRUE(replay);
+  auto client = client_over(replay.value(), "http://127.0.0.1:1");
+  auto replayed = client->decide(ticket("charged twice"));
+  EXPECT_TRUE(replayed) << replayed.error().to_string();
+}
+
 TEST(Cassette, KeyIgnoresHostAndHeadersButNotPathOrBody) {
   clef::HttpRequest a;
   a.url = "http://127.0.0.1:1111/v1/systemone";

@@ -158,7 +158,7 @@ TEST(CliBatch, UnreachableServerStopsEarlyWithExitFive) {
   const std::string output = fresh_path("down.jsonl");
   auto r = run_clef({"batch", write_temp_file("t5.jsonl", jsonl_tickets(500)), "-o", output,
                      "--yes-no", "u: U?", "--retries", "0", "--host",
-                     "127.0.0.1:" + std::to_string(clef::testing::unused_port())});
+                     "127.0.0.1:" + std::to_string(clef::testing::refusing_port())});
   EXPECT_EQ(r.code, 5) << r.err;
   // The sink stops the engine itself after 2 x concurrency (4) unreachable results: at most the
   // 4 items then in flight are written after it, however loaded the machine.

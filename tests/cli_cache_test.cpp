@@ -274,7 +274,7 @@ TEST(CliCache, ARecordingWithAWarmCacheHoldsTheHits) {
   ASSERT_EQ(hit.code, 0) << hit.err;
   EXPECT_EQ(Json::parse(hit.out)["cached"], true);
   EXPECT_EQ(decisions_sent(server), 1);
-  const std::string dead = "http://127.0.0.1:" + std::to_string(clef::testing::unused_port());
+  const std::string dead = "http://127.0.0.1:" + std::to_string(clef::testing::refusing_port());
   auto replayed = run_clef(ask_args(dead, "", {"--replay", cassette}));
   ASSERT_EQ(replayed.code, 0) << replayed.err;
   Json live = Json::parse(warm.out);
@@ -383,6 +383,53 @@ TEST(CliCache, AnUnusableCacheSaysWhyAndStatsOfNothingFails) {
   EXPECT_EQ(clear.code, 2) << clear.out;
   auto of_file = run_clef({"cache", "stats", "--cache", file});
   EXPECT_EQ(of_file.code, 2) << of_file.out;
+}
+
+// Issue 16, promise 5, through the command line: CLEF_CACHE_DIR turns the cache on, an image
+// request is sent (not cached) unless --cache-images, and a name ending in "latest" expires
+// after 10 minutes where a pinned one never does.
+TEST(CliCache, EnvironmentImagesAndExpiryAsTheReadmeSays) {
+  FakeServer server;
+  const std::string cache = fresh_cache("cli_cache_promises");
+  {
+    ScopedEnv env("CLEF_CACHE_DIR", cache);
+    ASSERT_EQ(run_clef(ask_args(server.base_url(), "")).code, 0);
+    auto hit = run_clef(ask_args(server.base_url(), ""));
+    ASSERT_EQ(hit.code, 0) << hit.err;
+    EXPECT_EQ(Json::parse(hit.out)["cached"], true);
+  }
+  EXPECT_EQ(decisions_sent(server), 1);
+  EXPECT_EQ(entry_paths(cache).size(), 1u);
+
+  // clef recognises an image by its first bytes; the mock takes any raw base64.
+  const std::string png =
+      write_temp_file("cli_cache_pixel.png", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
+  for (int i = 0; i < 2; ++i) run_clef(ask_args(server.base_url(), cache, {"--image", png}));
+  EXPECT_EQ(decisions_sent(server), 3) << "an image request is sent each time";
+  EXPECT_EQ(entry_paths(cache).size(), 1u);
+  for (int i = 0; i < 2; ++i)
+    run_clef(ask_args(server.base_url(), cache, {"--image", png, "--cache-images"}));
+  EXPECT_EQ(decisions_sent(server), 4) << "with --cache-images the second is a hit";
+
+  // Expiry: a systemone server (the model name is the version), entries aged by 11 minutes.
+  const std::string aged = fresh_cache("cli_cache_expiry");
+  auto ask_model = [&](const std::string& model) {
+    return run_clef({"ask", "--backend", "systemone", "--host", server.base_url(), "--cache", aged,
+                     "--json", "-m", model, "--yes-no", "refund: Money back?", "x"});
+  };
+  server.set_models({"clef-flash", "clef-flash-latest", "clef-flash-9b"});
+  ASSERT_EQ(ask_model("clef-flash-latest").code, 0);
+  ASSERT_EQ(ask_model("clef-flash-9b").code, 0);
+  for (const auto& path : entry_paths(aged)) {
+    auto entry = Json::parse(read_file(path));
+    entry["created"] = entry["created"].get<long long>() - 660;
+    std::ofstream(path, std::ios::trunc) << entry.dump();
+  }
+  const int before = decisions_sent(server);
+  EXPECT_EQ(Json::parse(ask_model("clef-flash-9b").out)["cached"], true) << "pinned: never expires";
+  EXPECT_EQ(Json::parse(ask_model("clef-flash-latest").out).count("cached"), 0u)
+      << "an alias is asked again after 10 minutes";
+  EXPECT_EQ(decisions_sent(server) - before, 1);
 }
 
 }  // namespace

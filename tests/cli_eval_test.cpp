@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -164,10 +165,11 @@ TEST(CliEval, AnswersAreKeptAndRescoredWithoutSendingAgain) {
   EXPECT_EQ(read_file(first), read_file(second)) << "same input, same bytes";
   // --from-results scores the same file with no server at all.
   const std::string third = fresh_path("eval_third.json");
-  auto offline = run_clef(
-      {"eval", files.data, "-q", files.questions, "--label", "team=team", "--label",
-       "refund=refund", "--from-results", answers, "-m", "m", "--host",
-       "http://127.0.0.1:" + std::to_string(clef::testing::unused_port()), "--report-json", third});
+  auto offline =
+      run_clef({"eval", files.data, "-q", files.questions, "--label", "team=team", "--label",
+                "refund=refund", "--from-results", answers, "-m", "m", "--host",
+                "http://127.0.0.1:" + std::to_string(clef::testing::refusing_port()),
+                "--report-json", third});
   ASSERT_EQ(offline.code, 0) << offline.err;
   EXPECT_EQ(read_file(first), read_file(third));
   // Answers of another run (here: another server) are never mixed in.
@@ -448,25 +450,164 @@ TEST(CliEval, HtmlAndMarkdownReportsAreSelfContained) {
 }
 
 TEST(CliEval, ContradictoryFlagsAreRefused) {
+  // Every file these name exists, so exit 2 comes from the contradiction, and each message
+  // says which one (issue 16: the files were missing, so exit 2 came whatever the flags did).
+  FakeServer server;
+  script_model_m(server);
   EvalFiles files;
+  const std::string results = fresh_path("eval_contradiction_results.jsonl");
+  ASSERT_EQ(run_clef(eval_args(server, files, {"-m", "m", "--answers", results})).code, 0);
+  const std::string results_copy =
+      write_temp_file("eval_contradiction_copy.jsonl", read_file(results));
+  const std::string answers = fresh_path("eval_contradiction_answers.jsonl");
+  const std::string policy = fresh_path("eval_contradiction_policy.json");
   auto base = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = {"eval",          files.data, "-q",
                                      files.questions, "--label",  "team=team"};
     args.insert(args.end(), extra.begin(), extra.end());
     return run_clef(args);
   };
-  EXPECT_EQ(base({"--policy-out", "p.json"}).code, 2);
-  EXPECT_EQ(base({"--fit-thresholds", "--policy-out", "p.json", "-m", "a", "-m", "b"}).code, 2);
-  EXPECT_EQ(base({"--answers", "a.jsonl", "--from-results", "b.jsonl"}).code, 2);
-  EXPECT_EQ(base({"--from-results", "a.jsonl", "--from-results", "b.jsonl", "-m", "a"}).code, 2);
-  EXPECT_EQ(base({"-m", "a", "-m", "a"}).code, 2);
-  EXPECT_EQ(run_clef({"eval", "-", "-q", files.questions, "--label", "team=team"}).code, 2);
-  EXPECT_EQ(base({"--label", "team"}).code, 2);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--from-results", results, "--policy-out", policy},
+       "--policy-out writes fitted thresholds: add --fit-thresholds"},
+      {{"--fit-thresholds", "--policy-out", policy, "--from-results", results, "--from-results",
+        results_copy, "-m", "a", "-m", "b"},
+       "a policy holds for one model"},
+      {{"--answers", answers, "--from-results", results}, "not both"},
+      {{"--from-results", results, "--from-results", results_copy, "-m", "a"},
+       "give one --model per --from-results file"},
+      {{"--from-results", results, "--from-results", results_copy, "-m", "a", "-m", "a"},
+       "\"a\" is given twice"},
+      {{"--from-results", results, "--label", "team"}, "write --label QUESTION=FIELD"},
+  };
+  for (const auto& [extra, message] : cases) {
+    auto r = base(extra);
+    EXPECT_EQ(r.code, 2) << message << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  auto from_stdin = run_clef({"eval", "-", "-q", files.questions, "--label", "team=team"});
+  EXPECT_EQ(from_stdin.code, 2);
+  EXPECT_NE(from_stdin.err.find("reads DATA twice"), std::string::npos) << from_stdin.err;
+  // Each of those refused before anything was sent or written.
+  EXPECT_FALSE(std::ifstream(policy).good());
+  EXPECT_FALSE(std::ifstream(answers).good());
+  // And the same files without the contradiction are fine: the refusals were the flags'.
+  EXPECT_EQ(base({"--from-results", results, "-m", "m"}).code, 0);
 }
 
-}  // namespace
+TEST(CliEval, ABaselineCatchesRisesPerMetricToleranceAndOtherQuestions) {
+  // Issue 16, promise 3: Brier, log loss, ECE rising is the regression; --tolerance METRIC=DELTA
+  // excuses one metric only; a baseline of other questions is refused; overall.* and
+  // latency_ms.p95 gates work.
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  const std::string other_answers = fresh_path("eval_rise_other.jsonl");
+  ASSERT_EQ(run_clef(eval_args(server, files, {"-m", "other", "--answers", other_answers})).code,
+            0);
+  const std::string baseline = fresh_path("eval_rise_baseline.json");
+  ASSERT_EQ(run_clef({"eval", files.data, "-q", files.questions, "--label", "team=team", "--label",
+                      "refund=refund", "--from-results", other_answers, "-m", "m", "--report-json",
+                      baseline})
+                .code,
+            0);
+  const std::string answers = fresh_path("eval_rise_m.jsonl");
+  // Every metric that falls is excused, so only the rises can fail the gate.
+  std::vector<std::string> falls_excused = {"-m",    "m",          "--answers",
+                                            answers, "--baseline", baseline};
+  for (const char* metric :
+       {"accuracy", "accuracy_answered", "coverage", "macro_f1", "auroc", "within_1"}) {
+    falls_excused.push_back("--tolerance");
+    falls_excused.push_back(std::string(metric) + "=1");
+  }
+  auto rises = run_clef(eval_args(server, files, falls_excused));
+  EXPECT_EQ(rises.code, 1) << rises.err;
+  EXPECT_NE(rises.err.find("m: team.brier went from"), std::string::npos) << rises.err;
+  EXPECT_NE(rises.err.find("m: team.log_loss went from"), std::string::npos) << rises.err;
+  EXPECT_EQ(rises.err.find("team.accuracy went from"), std::string::npos) << rises.err;
+  std::vector<std::string> all_excused = falls_excused;
+  for (const char* metric : {"brier", "log_loss", "ece", "mae", "rps"}) {
+    all_excused.push_back("--tolerance");
+    all_excused.push_back(std::string(metric) + "=10");
+  }
+  auto excused = run_clef(eval_args(server, files, all_excused));
+  EXPECT_EQ(excused.code, 0) << excused.err;
 
-namespace {
+  const std::string other_questions =
+      write_temp_file("eval_rise_questions.json",
+                      R"({"team": {"type": "choice", "instructions": "Which team, really?",
+                   "criteria": {"billing": "Money", "technical": "Bugs"}},
+          "refund": {"type": "noul", "instructions": "Asks for money back?"}})");
+  auto refused =
+      run_clef({"eval", files.data, "-q", other_questions, "--label", "team=team", "--label",
+                "refund=refund", "--host", server.base_url(), "-m", "m", "--baseline", baseline});
+  EXPECT_EQ(refused.code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("other questions (its questions_sha256 differs)"), std::string::npos)
+      << refused.err;
+
+  auto gates =
+      run_clef(eval_args(server, files,
+                         {"-m", "m", "--answers", answers, "--require",
+                          "overall.mean_accuracy >= 0.5", "--require", "latency_ms.p95 < 60000"}));
+  EXPECT_EQ(gates.code, 0) << gates.err;
+  auto too_slow = run_clef(eval_args(
+      server, files, {"-m", "m", "--answers", answers, "--require", "latency_ms.p95 < 0"}));
+  EXPECT_EQ(too_slow.code, 1) << too_slow.err;
+  EXPECT_NE(too_slow.err.find("latency_ms.p95 < 0"), std::string::npos) << too_slow.err;
+}
+
+TEST(CliEval, AnAnswersFileCutShortIsResumedSendingOnlyWhatIsMissing) {
+  // Issue 16, promise 7: "sends only what is missing", from a file an interruption left partial.
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  const std::string answers = fresh_path("eval_partial.jsonl");
+  const std::string full_report = fresh_path("eval_partial_full.json");
+  ASSERT_EQ(run_clef(eval_args(server, files,
+                               {"-m", "m", "--answers", answers, "--report-json", full_report}))
+                .code,
+            0);
+  const auto lines = lines_of(read_file(answers));
+  ASSERT_EQ(lines.size(), 10u);
+  std::string first_four;
+  for (int i = 0; i < 4; ++i) first_four += lines[static_cast<std::size_t>(i)].dump() + "\n";
+  write_temp_file("eval_partial.jsonl", first_four);
+  const int before = server.request_count();
+  const std::string resumed_report = fresh_path("eval_partial_resumed.json");
+  auto resumed = run_clef(
+      eval_args(server, files, {"-m", "m", "--answers", answers, "--report-json", resumed_report}));
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(server.request_count() - before, 6);
+  EXPECT_EQ(lines_of(read_file(answers)).size(), 10u);
+  auto without_latency = [](Json report) {
+    for (auto& [model, body] : report["models"].items()) body.erase("latency_ms");
+    return report;
+  };
+  EXPECT_EQ(without_latency(report_at(resumed_report)), without_latency(report_at(full_report)));
+}
+
+TEST(CliEval, RecordsAndReplaysWithNoServer) {
+  // Issue 16, promise 6: clef eval --record, then --replay with nothing listening.
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  const std::string cassette = fresh_path("eval_cassette.jsonl");
+  const std::string live = fresh_path("eval_recorded.json");
+  ASSERT_EQ(
+      run_clef(eval_args(server, files, {"-m", "m", "--record", cassette, "--report-json", live}))
+          .code,
+      0);
+  const std::string replayed = fresh_path("eval_replayed.json");
+  auto replay = run_clef({"eval", files.data, "-q", files.questions, "--label", "team=team",
+                          "--label", "refund=refund", "--host",
+                          "http://127.0.0.1:" + std::to_string(clef::refusing_port()), "-m", "m",
+                          "--replay", cassette, "--report-json", replayed});
+  EXPECT_EQ(replay.code, 0) << replay.err;
+  Json a = report_at(live), b = report_at(replayed);
+  for (Json* report : {&a, &b})
+    for (auto& [model, body] : (*report)["models"].items()) body.erase("latency_ms");
+  EXPECT_EQ(a, b);
+}
 
 TEST(CliEval, ResultsFilesAreReadAsHostileInput) {
   EvalFiles files;

@@ -28,7 +28,7 @@ using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
 
 std::string dead_host() {
-  return "http://127.0.0.1:" + std::to_string(clef::testing::unused_port());
+  return "http://127.0.0.1:" + std::to_string(clef::testing::refusing_port());
 }
 
 std::vector<std::string> ask_args(const std::string& host, const std::string& state,

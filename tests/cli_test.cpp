@@ -372,7 +372,7 @@ TEST(CliAsk, EveryErrorClassHasItsExitCode) {
   EXPECT_NE(model_missing.err.find("ollama pull clef"), std::string::npos);
 
   auto refused = run_clef({"ask", "x", "--yes-no", "u: U?", "--retries", "0", "--host",
-                           "127.0.0.1:" + std::to_string(clef::testing::unused_port())});
+                           "127.0.0.1:" + std::to_string(clef::testing::refusing_port())});
   EXPECT_EQ(refused.code, 5);
   EXPECT_NE(refused.err.find("clef: error: connection_failed"), std::string::npos);
   EXPECT_NE(refused.err.find("`ollama serve`"), std::string::npos);
@@ -422,7 +422,7 @@ TEST(CliDoctor, SaysExactlyWhatToFix) {
   EXPECT_NE(old.out.find("upgrade Ollama to 0.35.1"), std::string::npos);
 
   auto down =
-      run_clef({"doctor", "--host", "127.0.0.1:" + std::to_string(clef::testing::unused_port())});
+      run_clef({"doctor", "--host", "127.0.0.1:" + std::to_string(clef::testing::refusing_port())});
   EXPECT_EQ(down.code, 5);
   EXPECT_NE(down.out.find("`ollama serve`"), std::string::npos);
 

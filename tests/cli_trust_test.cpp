@@ -23,8 +23,8 @@ using clef::testing::fresh_path;
 using clef::testing::jsonl_tickets;
 using clef::testing::lines_of;
 using clef::testing::read_file;
+using clef::testing::refusing_port;
 using clef::testing::run_clef;
-using clef::testing::unused_port;
 using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
 
@@ -85,7 +85,7 @@ TEST(CliTrust, APasswordInTheHostIsBasicAuthAndIsNeverShownOrWritten) {
   EXPECT_EQ(batch.code, 0) << batch.err;
 
   auto down = run_clef({"ask", "x", "--choice", card_choice, "--host",
-                        "http://alice:S3cretPW@127.0.0.1:" + std::to_string(unused_port()),
+                        "http://alice:S3cretPW@127.0.0.1:" + std::to_string(refusing_port()),
                         "--retries", "0"});
   EXPECT_EQ(down.code, 5) << down.err;
   EXPECT_NE(down.err.find("http://127.0.0.1:"), std::string::npos) << down.err;
@@ -106,7 +106,7 @@ TEST(CliTrust, ALocalServerIsNeverReachedThroughTheEnvironmentsProxy) {
   // Issue 15, item 25: with http_proxy set, requests for 127.0.0.1 went to the proxy and failed
   // with "is Ollama running…?" while Ollama was running.
   FakeServer server;
-  const std::string dead_proxy = "http://127.0.0.1:" + std::to_string(unused_port());
+  const std::string dead_proxy = "http://127.0.0.1:" + std::to_string(refusing_port());
   ScopedEnvironment env({{"http_proxy", dead_proxy}, {"ALL_PROXY", dead_proxy}});
   auto local = run_clef({"ask", "x", "--yes-no", "u: Urgent?", "--host", server.base_url()});
   EXPECT_EQ(local.code, 0) << local.err;

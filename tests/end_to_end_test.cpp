@@ -246,7 +246,7 @@ TEST(EndToEnd, ServerErrorsOfEachShape) {
 
 TEST(EndToEnd, ConnectionRefused) {
   clef::ClientOptions options;
-  options.base_url = "http://127.0.0.1:" + std::to_string(clef::testing::unused_port());
+  options.base_url = "http://127.0.0.1:" + std::to_string(clef::testing::refusing_port());
   options.retry.max_attempts = 2;
   options.retry.initial_backoff = 1ms;
   auto error = clef::Client::create(options).value().decide(three_questions()).error();

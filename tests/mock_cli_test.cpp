@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "clef/cassette.hpp"
 #include "clef/mock.hpp"
 #include "clef/transport.hpp"
 
@@ -160,6 +161,115 @@ TEST(MockCli, ServesAnUntaggedModelAsLatest) {
   EXPECT_EQ(json["models"][0]["name"], "clef:latest");
   mock.terminate();
   EXPECT_EQ(mock.exit_code(10s), 0) << mock.err();
+}
+
+/// POSTs `body` to `url` + `path` (with `token` as a Bearer token when given).
+clef::Result<clef::HttpResponse> post(const std::string& url, const std::string& body,
+                                      const std::string& path = "/v1/systemone",
+                                      const std::string& token = {}) {
+  clef::HttpRequest request;
+  request.url = url + path;
+  request.body = body;
+  request.headers = {{"Content-Type", "application/json"}};
+  if (!token.empty()) request.headers.emplace_back("Authorization", "Bearer " + token);
+  return clef::make_curl_transport()->send(request);
+}
+
+std::string decision_body(int n) {
+  return R"({"model":"clef-flash","state":"ticket )" + std::to_string(n) +
+         R"(","questions":{"u":{"type":"noul","instructions":"Urgent?"}}})";
+}
+
+/// What 40 decisions got from `clef mock ARGS`: '.' a 200, '5' a 503, '4' a 429, 'x' no response.
+std::string outcomes(const std::vector<std::string>& args, std::string* retry_after = nullptr) {
+  std::vector<std::string> all = {"--port", "0"};
+  all.insert(all.end(), args.begin(), args.end());
+  MockProcess mock(all);
+  const std::string url = mock.first_line(10s);
+  EXPECT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << url << mock.err();
+  std::string pattern;
+  for (int i = 0; i < 40; ++i) {
+    auto response = post(url, decision_body(i));
+    if (!response) {
+      pattern += 'x';
+      continue;
+    }
+    pattern += response->status == 200 ? '.' : response->status == 503 ? '5' : '4';
+    if (retry_after && response->status != 200) *retry_after = response->header("retry-after");
+  }
+  mock.terminate();
+  EXPECT_EQ(mock.exit_code(10s), 0) << mock.err();
+  return pattern;
+}
+
+// Issue 16, promise 1: the fault flags as a CI job passes them, through the executable.
+TEST(MockCli, FaultFlagsFromTheCommandLine) {
+  std::string retry_after;
+  const std::string seeded = outcomes(
+      {"--fail-rate", "503:0.4,429:0.2", "--retry-after", "7", "--seed", "11"}, &retry_after);
+  EXPECT_EQ(seeded,
+            outcomes({"--fail-rate", "503:0.4,429:0.2", "--retry-after", "7", "--seed", "11"}))
+      << "the same seed fails the same requests";
+  EXPECT_NE(seeded, outcomes({"--fail-rate", "503:0.4,429:0.2", "--seed", "12"}));
+  EXPECT_NE(seeded.find('5'), std::string::npos) << seeded;
+  EXPECT_NE(seeded.find('4'), std::string::npos) << seeded;
+  EXPECT_NE(seeded.find('.'), std::string::npos) << seeded;
+  EXPECT_EQ(retry_after, "7");
+  const std::string dropped = outcomes({"--drop-rate", "0.5", "--seed", "3"});
+  EXPECT_NE(dropped.find('x'), std::string::npos) << dropped;
+  EXPECT_NE(dropped.find('.'), std::string::npos) << dropped;
+  EXPECT_EQ(outcomes({}), std::string(40, '.'));
+  MockProcess bad({"--fail-rate", "503:0.9,429:0.9"});  // shares past 1
+  EXPECT_EQ(bad.exit_code(10s), 2) << bad.err();
+}
+
+TEST(MockCli, ProfilesQuotaLatencyAndCassetteFromTheCommandLine) {
+  // --profile workers-ai with --quota-exhausted: Workers AI's envelope and code 4006.
+  MockProcess workers({"--port", "0", "--profile", "workers-ai", "--quota-exhausted"});
+  const std::string workers_url = workers.first_line(10s);
+  auto quota = post(workers_url, decision_body(1),
+                    "/client/v4/accounts/acc/ai/run/@cf/cloudflare/clef-flash", "test-token");
+  ASSERT_TRUE(quota) << quota.error().to_string();
+  EXPECT_EQ(quota->status, 429);
+  const auto envelope = nlohmann::json::parse(quota->body);
+  EXPECT_EQ(envelope["success"], false);
+  EXPECT_EQ(envelope["errors"][0]["code"], 4006);
+  workers.terminate();
+  EXPECT_EQ(workers.exit_code(10s), 0);
+
+  // --latency: the answer comes no sooner than asked.
+  MockProcess slow({"--port", "0", "--latency", "300"});
+  const std::string slow_url = slow.first_line(10s);
+  const auto started = Clock::now();
+  auto answered = post(slow_url, decision_body(2));
+  ASSERT_TRUE(answered);
+  EXPECT_EQ(answered->status, 200);
+  EXPECT_GE(Clock::now() - started, 300ms);
+  slow.terminate();
+  EXPECT_EQ(slow.exit_code(10s), 0);
+
+  // --cassette: a recorded answer comes back for its request, byte for byte.
+  const std::string body = decision_body(3);
+  clef::HttpRequest request;
+  request.url = "http://mock/v1/systemone";
+  request.body = body;
+  const std::string cassette = write_file(
+      "mock_cli_cassette.jsonl",
+      nlohmann::json(
+          {{"key", clef::exchange_key("ollama", request)},
+           {"status", 200},
+           {"headers", nlohmann::json::array({{"content-type", "application/json"}})},
+           {"body", R"({"model":"clef-flash","answers":{"u":{"type":"noul","noul":0.125}}})"}})
+              .dump() +
+          "\n");
+  MockProcess replaying({"--port", "0", "--cassette", cassette});
+  const std::string replay_url = replaying.first_line(10s);
+  auto replayed = post(replay_url, body);
+  ASSERT_TRUE(replayed);
+  EXPECT_EQ(replayed->body,
+            R"({"model":"clef-flash","answers":{"u":{"type":"noul","noul":0.125}}})");
+  replaying.terminate();
+  EXPECT_EQ(replaying.exit_code(10s), 0);
 }
 
 #endif  // CLEF_MOCK_EXE

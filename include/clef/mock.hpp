@@ -186,7 +186,13 @@ class MockServer {
 std::function<std::optional<MockReply>(const MockRequest&, int)> first_attempt_faults(
     int every, std::shared_ptr<std::atomic<int>> faults);
 
-/// A port on 127.0.0.1 that nothing listens on (bound, then closed).
+/// A free port on 127.0.0.1 to listen on yourself (bound, then closed: another process may take
+/// it before you do; MockServer(profile, port) then throws).
 int unused_port();
+
+/// A port on 127.0.0.1 where every connection is refused: bound and never listening, and held
+/// for the rest of the process, so no other server can take it meanwhile ("is the server
+/// down?" tests).
+int refusing_port();
 
 }  // namespace clef

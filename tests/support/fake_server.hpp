@@ -12,6 +12,7 @@ using RecordedRequest = clef::MockRequest;
 using Scripted = clef::MockReply;
 using AnswerRule = clef::MockRule;
 using clef::first_attempt_faults;
+using clef::refusing_port;
 using clef::unused_port;
 
 }  // namespace clef::testing
