@@ -1,4 +1,5 @@
 #include "clef/cassette.hpp"
+#include "ascii.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -55,15 +56,10 @@ std::string describe(const std::string& body) {
          state + "\"";
 }
 
-std::string lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 /// A header whose value is a credential: Authorization, or a name that says key, token or
 /// secret (X-Api-Key, Api-Key, X-Auth-Token…).
 bool is_credential_header(const std::string& name) {
-  const std::string n = lower(name);
+  const std::string n = detail::ascii_lower(name);
   return n == "authorization" || n == "proxy-authorization" || n.find("key") != std::string::npos ||
          n.find("token") != std::string::npos || n.find("secret") != std::string::npos;
 }

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ascii.hpp"
 #include "clef/backend.hpp"
 #include "clef/transport.hpp"
 
@@ -51,8 +52,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   }
   const auto colon = line.find(':');
   if (colon == std::string::npos) return bytes;
-  std::string name = line.substr(0, colon);
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string name = detail::ascii_lower(std::string_view(line).substr(0, colon));
   std::string value = line.substr(colon + 1);
   const auto first = value.find_first_not_of(" \t");
   const auto last = value.find_last_not_of(" \t\r\n");

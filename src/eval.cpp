@@ -1,4 +1,5 @@
 #include "clef/eval.hpp"
+#include "ascii.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -8,12 +9,6 @@
 
 namespace clef {
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string trimmed(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r\n");
@@ -135,7 +130,7 @@ Result<std::string> gold_label(const Question& question, std::string_view writte
       return not_a_gold(question, text, valid);
     }
     case QuestionType::noul: {
-      const std::string word = lower(text);
+      const std::string word = detail::ascii_lower(text);
       if (word == "true" || word == "yes" || word == "1") return std::string("yes");
       if (word == "false" || word == "no" || word == "0") return std::string("no");
       return not_a_gold(question, text, "true/false, yes/no or 1/0");

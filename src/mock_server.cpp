@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ascii.hpp"
 #include "clef/cassette.hpp"
 #include "clef/mock.hpp"
 
@@ -167,8 +168,7 @@ struct MockServer::Impl {
     if (!log) return;
     Json headers = Json::object();
     for (const auto& [name, value] : request.headers) {
-      std::string lower = name;
-      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const std::string lower = detail::ascii_lower(name);
       if (lower != "authorization") headers[lower] = value;
     }
     Json line = {{"method", request.method}, {"path", request.path}};

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "ascii.hpp"
 #include "http_errors.hpp"
 #include "json_text.hpp"
 #include "options_check.hpp"
@@ -49,14 +50,12 @@ bool OllamaModel::can_decide() const noexcept {
 bool is_mlx_or_safetensors_tag(std::string_view model) noexcept {
   const auto colon = model.rfind(':');
   if (colon == std::string_view::npos) return false;
-  std::string tag(model.substr(colon + 1));
-  for (char& c : tag) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string tag = detail::ascii_lower(model.substr(colon + 1));
   return tag.find("mlx") != std::string::npos || tag.find("safetensors") != std::string::npos;
 }
 
 bool OllamaModel::serves_systemone() const noexcept {
-  std::string lower = format;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = detail::ascii_lower(format);
   return lower != "mlx" && lower != "safetensors" && !is_mlx_or_safetensors_tag(name);
 }
 

@@ -7,16 +7,11 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "ascii.hpp"
 #include "clef/transport.hpp"
 
 namespace clef {
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 struct UrlHost {
   std::string scheme;  ///< Lower case.
@@ -28,7 +23,7 @@ UrlHost host_of(std::string_view url) {
   const auto scheme_end = url.find("://");
   std::size_t begin = 0;
   if (scheme_end != std::string_view::npos) {
-    out.scheme = lower(url.substr(0, scheme_end));
+    out.scheme = detail::ascii_lower(url.substr(0, scheme_end));
     begin = scheme_end + 3;
   }
   const auto end = url.find_first_of("/?#", begin);
@@ -38,10 +33,10 @@ UrlHost host_of(std::string_view url) {
     authority = authority.substr(at + 1);
   if (!authority.empty() && authority.front() == '[') {
     const auto close = authority.find(']');
-    out.host = lower(
+    out.host = detail::ascii_lower(
         authority.substr(1, close == std::string_view::npos ? std::string_view::npos : close - 1));
   } else {
-    out.host = lower(authority.substr(0, authority.find(':')));
+    out.host = detail::ascii_lower(authority.substr(0, authority.find(':')));
   }
   while (!out.host.empty() && out.host.back() == '.') out.host.pop_back();
   return out;
@@ -101,8 +96,8 @@ bool no_proxy_matches(std::string_view list, const std::string& host) {
   bool any = false;
   while (at < list.size()) {
     const auto end = list.find_first_of(", \t", at);
-    std::string token =
-        lower(list.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at));
+    std::string token = detail::ascii_lower(
+        list.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at));
     at = end == std::string_view::npos ? list.size() : end + 1;
     if (token.empty()) continue;
     any = true;

@@ -25,6 +25,7 @@ using clef::testing::batch_args;
 using clef::testing::FakeServer;
 using clef::testing::fresh_path;
 using clef::testing::jsonl_tickets;
+using clef::testing::lines_by_id;
 using clef::testing::lines_of;
 using clef::testing::read_file;
 using clef::testing::run_clef;
@@ -34,12 +35,6 @@ using clef::testing::wait_until;
 using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
 using namespace std::chrono_literals;
-
-std::map<std::string, Json> by_id(const std::string& path) {
-  std::map<std::string, Json> out;
-  for (auto& line : lines_of(read_file(path))) out[line["id"].get<std::string>()] = line;
-  return out;
-}
 
 TEST(CliHostile, APoisonedAnswerIsThatItemsErrorAndResumeRedoesIt) {
   FakeServer server;
@@ -58,7 +53,7 @@ TEST(CliHostile, APoisonedAnswerIsThatItemsErrorAndResumeRedoesIt) {
   const std::string output = fresh_path("poison_out.jsonl");
   auto r = run_clef(batch_args(server.base_url(), input, output));
   ASSERT_EQ(r.code, 6) << r.err;  // the run went on past both
-  auto lines = by_id(output);
+  auto lines = lines_by_id(output);
   ASSERT_EQ(lines.size(), 8u);
   EXPECT_EQ(lines["T2"]["error"]["kind"], "invalid_response");
   EXPECT_NE(lines["T2"]["error"]["message"].get<std::string>().find("outside the range"),
@@ -72,7 +67,8 @@ TEST(CliHostile, APoisonedAnswerIsThatItemsErrorAndResumeRedoesIt) {
   auto resumed = run_clef(batch_args(server.base_url(), input, output, {"--resume"}));
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   EXPECT_EQ(server.request_count() - before, 3);  // T2, T4 and the invalid T6
-  for (auto& [id, line] : by_id(output)) EXPECT_EQ(line["answers"]["urgent"]["status"], "ok") << id;
+  for (auto& [id, line] : lines_by_id(output))
+    EXPECT_EQ(line["answers"]["urgent"]["status"], "ok") << id;
 }
 
 TEST(CliHostile, HostileInputFilesAndFlagsAreUsageErrors) {
@@ -171,7 +167,7 @@ TEST(CliHostile, WorkersDailyAllocationStopsTheBatchAndResumeFinishesIt) {
   args.push_back("--resume");
   auto resumed = run_clef(args);
   ASSERT_EQ(resumed.code, 0) << resumed.err;
-  EXPECT_EQ(by_id(output).size(), 50u);
+  EXPECT_EQ(lines_by_id(output).size(), 50u);
   EXPECT_EQ(lines_of(read_file(output)).size(), 50u);
 }
 

@@ -21,6 +21,7 @@ using clef::testing::batch_args;
 using clef::testing::FakeServer;
 using clef::testing::fresh_path;
 using clef::testing::jsonl_tickets;
+using clef::testing::lines_by_id;
 using clef::testing::lines_of;
 using clef::testing::read_file;
 using clef::testing::run_clef;
@@ -32,12 +33,6 @@ using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-std::map<std::string, Json> by_id(const std::string& path) {
-  std::map<std::string, Json> out;
-  for (auto& line : lines_of(read_file(path))) out[line["id"].get<std::string>()] = line;
-  return out;
-}
 
 TEST(CliPromises, DedupeCopiesAFailedFirstAndResumeRedoesBoth) {
   // "a duplicate's line is the first's line under its own id": an error line too, counted as a
@@ -55,7 +50,7 @@ TEST(CliPromises, DedupeCopiesAFailedFirstAndResumeRedoesBoth) {
   auto first = run_clef(batch_args(server.base_url(), input, output, {"--dedupe", "--ordered"}));
   EXPECT_EQ(first.code, 6) << first.err;
   EXPECT_NE(first.err.find("2 written, 0 ok, 2 failed"), std::string::npos) << first.err;
-  auto lines = by_id(output);
+  auto lines = lines_by_id(output);
   EXPECT_EQ(lines["a"]["error"]["kind"], "server_error");
   EXPECT_EQ(lines["b"]["duplicate_of"], "a");
   EXPECT_EQ(lines["b"]["error"], lines["a"]["error"]);
@@ -66,7 +61,7 @@ TEST(CliPromises, DedupeCopiesAFailedFirstAndResumeRedoesBoth) {
       run_clef(batch_args(server.base_url(), input, output, {"--dedupe", "--ordered", "--resume"}));
   EXPECT_EQ(resumed.code, 0) << resumed.err;
   EXPECT_EQ(server.request_count(), 5);  // the state once more, not once per id
-  lines = by_id(output);
+  lines = lines_by_id(output);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines["a"]["answers"]["urgent"]["status"], "ok");
   EXPECT_EQ(lines["b"]["answers"], lines["a"]["answers"]);
@@ -103,7 +98,7 @@ TEST(CliPromises, ASecondSignalAbortsTheItemsInFlightAndResumeRedoesThem) {
   slow = false;
   auto resumed = run_clef(batch_args(server.base_url(), input, output, {"-j", "4", "--resume"}));
   EXPECT_EQ(resumed.code, 0) << resumed.err;
-  const auto lines = by_id(output);
+  const auto lines = lines_by_id(output);
   EXPECT_EQ(lines.size(), static_cast<std::size_t>(n));
   for (const auto& [id, line] : lines) EXPECT_EQ(line["answers"]["urgent"]["status"], "ok") << id;
 }
@@ -152,13 +147,13 @@ TEST(CliPromises, ThrottlingPastItsBudgetIsARateLimitedLineAndResumeRedoesIt) {
   auto r = run_clef(
       batch_args(server.base_url(), input, output, {"--throttle-budget", "0.2", "--ordered"}));
   EXPECT_EQ(r.code, 6) << r.err;
-  auto lines = by_id(output);
+  auto lines = lines_by_id(output);
   ASSERT_EQ(lines.size(), 3u);
   for (const auto& [id, line] : lines) EXPECT_EQ(line["error"]["kind"], "rate_limited") << id;
   throttling = false;
   auto resumed = run_clef(batch_args(server.base_url(), input, output, {"--resume"}));
   EXPECT_EQ(resumed.code, 0) << resumed.err;
-  for (const auto& [id, line] : by_id(output))
+  for (const auto& [id, line] : lines_by_id(output))
     EXPECT_EQ(line["answers"]["urgent"]["status"], "ok") << id;
 }
 

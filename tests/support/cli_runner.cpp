@@ -73,6 +73,12 @@ std::vector<nlohmann::ordered_json> lines_of(const std::string& text) {
   return lines;
 }
 
+std::map<std::string, nlohmann::ordered_json> lines_by_id(const std::string& path) {
+  std::map<std::string, nlohmann::ordered_json> out;
+  for (auto& line : lines_of(read_file(path))) out[line["id"].get<std::string>()] = line;
+  return out;
+}
+
 std::vector<std::string> batch_args(const std::string& base_url, const std::string& input,
                                     const std::string& output, std::vector<std::string> extra) {
   std::vector<std::string> args = {"batch",     input,    "-o",       output,

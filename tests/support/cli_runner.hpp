@@ -1,6 +1,7 @@
 // Runs the clef command in-process (clef::cli::run) or as a child process, capturing output.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ std::string read_file(const std::string& path);
 std::string jsonl_tickets(int n, int start = 0);
 /// Each line of `text` parsed as JSON (the test fails on a line that does not parse).
 std::vector<nlohmann::ordered_json> lines_of(const std::string& text);
+/// The JSON lines of the file at `path` by their string "id" (the last line of an id wins).
+std::map<std::string, nlohmann::ordered_json> lines_by_id(const std::string& path);
 /// `clef batch INPUT -o OUTPUT --host BASE_URL --yes-no 'urgent: …' --retries 3` plus `extra`.
 std::vector<std::string> batch_args(const std::string& base_url, const std::string& input,
                                     const std::string& output, std::vector<std::string> extra = {});
