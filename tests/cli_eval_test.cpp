@@ -853,9 +853,9 @@ TEST(CliEvalGates, LongMalformedRequirementIsRefusedPromptly) {
     EXPECT_TRUE(contains(r.error().message, "malformed requirement")) << r.error().message;
     EXPECT_LT(r.error().message.size(), 600u) << "the quote of a long flag is cut";
   }
-  // Microseconds each now; the bound is for a machine under any load, far below the seconds
-  // the backtracking took.
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+  // Microseconds each now: the bound only tells "answers" from "hangs" (the old regex took
+  // 6.4 s on the 996-character text alone, and would not end on the others).
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
 }
 
 TEST(CliEvalGates, RequirementSyntaxIsUnchanged) {
