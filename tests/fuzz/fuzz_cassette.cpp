@@ -32,9 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!client) __builtin_trap();
   clef::DecisionRequest request;
   request.state = clef::State::text("I was charged twice.");
-  request.questions = {clef::Question::yes_no("refund", "Money back?"),
-                       clef::Question::choice("team", "Which team?",
-                                              {{"billing", "Money"}, {"technical", "Bugs"}})};
+  request.questions = {
+      clef::Question::yes_no("refund", "Money back?"),
+      clef::Question::choice("team", "Which team?", {{"billing", "Money"}, {"technical", "Bugs"}})};
   auto decision = client->decide(request);
   if (decision) {
     for (const auto& answer : decision->answers) (void)answer.winner();
