@@ -20,6 +20,7 @@
 #include "clef/json.hpp"
 #include "error_report.hpp"
 #include "exit_codes.hpp"
+#include "files.hpp"
 #include "output_json.hpp"
 #include "policy_flag.hpp"
 #include "request_builder.hpp"
@@ -324,7 +325,7 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
   add_question_flags(batch, flags.questions);
   batch.add_option("-j,--concurrency", flags.concurrency, "Requests in flight")
       ->capture_default_str()
-      ->check(CLI::Range(1, 256));
+      ->check(CLI::Range(1, 10000));
   batch.add_option("--rate", flags.rate, "At most this many requests per second (0 = no cap)")
       ->check(CLI::NonNegativeNumber);
   batch
@@ -466,7 +467,8 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   if (!prototype) return report(context, prototype.error(), flags.connection);
   auto policy = load_policy(flags.policy, questions.value(), flags.connection.model, context);
   if (!policy) return report(context, policy.error(), flags.connection);
-  auto client = make_client(flags.connection, context, false);
+  raise_open_file_limit(flags.concurrency);
+  auto client = make_client(flags.connection, context, false, flags.concurrency);
   if (!client) return report(context, client.error(), flags.connection);
   auto record = describe_run(flags, format.value(), client.value(), prototype.value());
   if (!record) return report(context, record.error(), flags.connection);

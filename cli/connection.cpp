@@ -199,12 +199,14 @@ Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context
   return options;
 }
 
-Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline) {
+Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline,
+                           std::size_t in_flight) {
   auto options = base_options(flags, context);
   if (!options) return options.error();
   auto source = source_transport(flags, context);
   if (!source) return source.error();
   options->transport = std::move(source).value();
+  bool decorated = flags.verbose || !flags.replay.empty() || !flags.record.empty();
   // A replay sends nothing either: a CI job replaying a Workers AI cassette needs no token.
   if ((offline || !flags.replay.empty()) && options->backend == Backend::workers_ai &&
       options->api_token.empty()) {
@@ -218,6 +220,7 @@ Result<Client> make_client(const ConnectionFlags& flags, const Context& context,
       auto caching = make_caching_transport(options->transport, *cache, flags.backend);
       if (caching) {
         options->transport = std::move(caching).value();
+        decorated = true;
       } else {
         context.err << "clef: warning: the cache is off for this run: "
                     << terminal_safe(caching.error().message) << "\n";
@@ -226,7 +229,13 @@ Result<Client> make_client(const ConnectionFlags& flags, const Context& context,
   }
   auto transport = recorded(flags, options->transport);
   if (!transport) return transport.error();
-  options->transport = std::move(transport).value();
+  if (decorated) {
+    options->transport = std::move(transport).value();
+    options->async_transport = make_async_transport(options->transport, in_flight);
+  } else {
+    // Plain network: the client's own curl transport, and its event loop for batches.
+    options->transport = nullptr;
+  }
   return Client::create(std::move(options).value());
 }
 

@@ -39,7 +39,11 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags);
 Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context& context);
 
 /// The client for these flags. `offline` (dry runs) lets a missing token through, since
-/// nothing is sent and the token is never printed.
-Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline);
+/// nothing is sent and the token is never printed. `in_flight`: how many requests a batch
+/// keeps going at once. Plain network runs use the curl event loop whatever the number; with
+/// -v, --cache, --record or --replay the decorators are blocking, so they run on a pool of
+/// that many threads.
+Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline,
+                           std::size_t in_flight = 1);
 
 }  // namespace clef::cli

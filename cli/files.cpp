@@ -1,5 +1,8 @@
 #include "files.hpp"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <fstream>
 
 namespace clef::cli {
@@ -30,6 +33,16 @@ Result<std::string> read_file(const std::string& path, const std::string& what, 
   std::ifstream file(path, std::ios::binary);
   if (!file) return make_error(ErrorKind::invalid_input, "cannot open " + what, path);
   return read_stream(file, what, path, max_bytes);
+}
+
+void raise_open_file_limit(std::size_t connections) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  const rlim_t wanted = static_cast<rlim_t>(connections) + 256;  // files, pipes, the loop's own
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
+    limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
 }
 
 }  // namespace clef::cli

@@ -17,4 +17,9 @@ inline constexpr std::size_t max_input_file_bytes = 64u * 1024u * 1024u;
 Result<std::string> read_file(const std::string& path, const std::string& what, std::istream& in,
                               std::size_t max_bytes = max_input_file_bytes);
 
+/// Lets the process open about `connections` sockets beyond its usual files: the soft limit on
+/// open files (often 1024) is raised toward the hard one, never past it. Best effort: when the
+/// hard limit is lower, connections past it fail with a clear error of their own.
+void raise_open_file_limit(std::size_t connections);
+
 }  // namespace clef::cli

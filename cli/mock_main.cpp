@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "clef/mock.hpp"
+#include "files.hpp"
 
 namespace {
 
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   int retry_after = -1;
   bool quota = false;
   std::uint64_t seed = 1;
+  std::size_t max_connections = 1024;
   app.add_option("--port", port, "Port on 127.0.0.1 (0: a free one; a port in use: exit 2)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--profile", profile, "The server it imitates")
@@ -86,6 +88,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 86400));
   app.add_flag("--quota-exhausted", quota, "Every decision gets the daily-allocation 429 (4006)");
   app.add_option("--log", log_path, "Append each request as a JSON line to FILE");
+  app.add_option("--max-connections", max_connections,
+                 "Connections served at once, each on its own thread; more wait")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
   app.add_option("--seed", seed, "Seed of the fault draws")->capture_default_str();
   try {
     app.parse(argc, argv);
@@ -132,6 +138,8 @@ int main(int argc, char** argv) {
     // A server that runs for a whole CI job keeps nothing per request: --log is the record.
     server.set_request_log_limit(0);
     server.set_latency(std::chrono::milliseconds(latency_ms));
+    server.set_max_connections(max_connections);
+    clef::cli::raise_open_file_limit(max_connections);
     if (!models.empty()) server.set_models(models);
     server.set_rules(std::move(rules));
     server.set_faults(faults);

@@ -4,10 +4,11 @@
 #include <array>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
-#include <thread>
 #include <unordered_map>
 #include <variant>
 
@@ -28,6 +29,9 @@ struct FirstSeen {
 /// A result held back for ordered delivery: a result, or "same as item N".
 using Held = std::variant<Result<Decision>, std::size_t>;
 
+/// The batch on the client's event loop: the calling thread pulls items, starts them with
+/// Client::submit and delivers what comes back; the transfers, their retries and timeouts run
+/// on the loop. No thread per request in flight, and the sink runs on the caller's thread.
 class BatchRun {
  public:
   BatchRun(const Client& client, const RequestSource& source, const ResultSink& sink,
@@ -37,131 +41,154 @@ class BatchRun {
         m_sink(sink),
         m_options(options),
         m_dedupe(options.dedupe && options.on_duplicate),
-        m_window(std::max<std::size_t>(options.concurrency, 1) * 8),
+        m_limit(std::max<std::size_t>(options.concurrency, 1)),
+        m_window(m_limit * 8),
         m_retry(without_throttling(client.options().retry)) {}
 
   BatchSummary run() {
-    const std::size_t workers = std::max<std::size_t>(m_options.concurrency, 1);
-    std::vector<std::thread> threads;
-    threads.reserve(workers);
-    for (std::size_t i = 0; i < workers; ++i) threads.emplace_back([this] { work(); });
-    for (auto& thread : threads) thread.join();
+    std::vector<Landed> landed;
+    for (;;) {
+      for (Landed& item : landed) settle(std::move(item));
+      landed.clear();
+      check_stop();
+      Clock::time_point wake = start_what_may_start();
+      if (m_stopping) cancel_waiting();
+      if (m_in_flight == 0 && m_waiting_to_resend.empty() && (m_exhausted || m_stopping)) break;
+      std::unique_lock<std::mutex> lock(m_mutex);
+      const auto arrived = [&] { return !m_landed.empty(); };
+      if (wake == Clock::time_point::max()) {
+        m_arrived.wait(lock, arrived);
+      } else {
+        // A pause may be long (Retry-After): look at should_stop meanwhile.
+        wake = std::min(wake, Clock::now() + std::chrono::milliseconds(20));
+        m_arrived.wait_until(lock, wake, arrived);
+      }
+      landed.swap(m_landed);
+    }
     return m_summary;
   }
 
  private:
-  /// Called with m_mutex held.
-  bool stop_requested() const {
-    return m_summary.quota_exhausted || (m_options.should_stop && m_options.should_stop());
-  }
+  /// One item between its start and its delivery.
+  struct Flight {
+    std::size_t index = 0;
+    DecisionRequest request;
+    std::optional<detail::Sha256> key;  ///< With dedupe: its body's digest.
+    Clock::time_point first_sent{};
+    int throttled = 0;  ///< 429/503 answers so far.
+  };
+  /// A flight back from the loop with its result.
+  struct Landed {
+    std::unique_ptr<Flight> flight;
+    Result<Decision> result;
+  };
 
-  void work() {
-    for (;;) {
-      std::unique_lock<std::mutex> lock(m_mutex);
-      // Ordered output holds finished results back; bound how far ahead workers may run.
-      m_changed.wait(lock, [&] {
-        return stop_requested() || m_exhausted || !m_options.ordered ||
-               m_summary.started < m_next_to_deliver + m_window;
-      });
-      if (stop_requested()) {
-        m_summary.stopped = !m_summary.quota_exhausted;
-        return;
-      }
-      if (m_exhausted) return;
-      std::optional<Result<DecisionRequest>> item = m_source();
-      if (!item) {
-        m_exhausted = true;
-        m_changed.notify_all();
-        return;
-      }
-      const std::size_t index = m_summary.started++;
-      if (!*item) {
-        deliver_locked(index, item->error());
-        continue;
-      }
-      const DecisionRequest* request = &item->value();
-      std::optional<detail::Sha256> key;
-      if (m_dedupe) {
-        auto body = m_client.request_body(*request);
-        if (!body) {
-          deliver_locked(index, body.error());
-          continue;
-        }
-        key = detail::sha256(body.value());
-        auto [it, inserted] = m_first_seen.try_emplace(*key, FirstSeen{index, false});
-        if (!inserted) {
-          ++m_summary.deduplicated;
-          if (it->second.delivered)
-            deliver_locked(index, it->second.index);
-          else
-            m_waiting[it->second.index].push_back(index);
-          continue;
-        }
-      }
-      lock.unlock();
-      Result<Decision> result = send(*request);
-      lock.lock();
-      if (!result && result.error().kind == ErrorKind::quota_exhausted) {
-        m_summary.quota_exhausted = true;
-        m_changed.notify_all();
-      }
-      deliver_locked(index, std::move(result));
-      if (key) {
-        m_first_seen[*key].delivered = true;
-        if (auto waiting = m_waiting.find(index); waiting != m_waiting.end()) {
-          const std::vector<std::size_t> duplicates = std::move(waiting->second);
-          m_waiting.erase(waiting);
-          for (std::size_t duplicate : duplicates) deliver_locked(duplicate, index);
-        }
-      }
+  /// Asks should_stop (and the quota) once more; true once the batch is stopping.
+  bool check_stop() {
+    if (!m_stopping &&
+        (m_summary.quota_exhausted || (m_options.should_stop && m_options.should_stop()))) {
+      m_stopping = true;
+      m_summary.stopped = !m_summary.quota_exhausted;
     }
+    return m_stopping;
   }
 
-  void pace() {
-    if (m_options.max_requests_per_second <= 0) return;
-    const auto interval = std::chrono::duration_cast<Clock::duration>(
+  /// Starts items while the limits allow; returns when to look again if only time stands in
+  /// the way (a pause, the rate cap), else Clock::time_point::max().
+  Clock::time_point start_what_may_start() {
+    while (m_in_flight < m_limit && !check_stop()) {
+      const Clock::time_point now = Clock::now();
+      if (now < m_paused_until) return m_paused_until;
+      const bool resend = !m_waiting_to_resend.empty();
+      if (!resend && (m_exhausted ||
+                      (m_options.ordered && m_summary.started >= m_next_to_deliver + m_window))) {
+        break;
+      }
+      if (m_options.max_requests_per_second > 0) {
+        if (now < m_next_slot) return m_next_slot;
+        m_next_slot = std::max(m_next_slot, now) + rate_interval();
+      }
+      std::unique_ptr<Flight> flight;
+      if (resend) {
+        flight = std::move(m_waiting_to_resend.front());
+        m_waiting_to_resend.pop_front();
+      } else {
+        flight = next_item();
+        if (!flight) continue;
+        flight->first_sent = now;
+      }
+      send(std::move(flight));
+    }
+    return Clock::time_point::max();
+  }
+
+  Clock::duration rate_interval() const {
+    return std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(1.0 / m_options.max_requests_per_second));
-    Clock::time_point slot;
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      const auto now = Clock::now();
-      m_next_slot = std::max(m_next_slot, now);
-      slot = m_next_slot;
-      m_next_slot += interval;
-    }
-    std::this_thread::sleep_until(slot);
   }
 
-  /// Waits out a pause another worker's 429/503 started; false when stopped meanwhile.
-  bool wait_for_gate() {
-    for (;;) {
-      Clock::time_point until;
-      {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        if (stop_requested()) return false;
-        until = m_paused_until;
+  /// The next item to send, or null when there is none to send now (the input ended, the
+  /// item was bad, or a duplicate was answered without sending).
+  std::unique_ptr<Flight> next_item() {
+    std::optional<Result<DecisionRequest>> item = m_source();
+    if (!item) {
+      m_exhausted = true;
+      return nullptr;
+    }
+    const std::size_t index = m_summary.started++;
+    if (!*item) {
+      deliver(index, item->error());
+      return nullptr;
+    }
+    auto flight = std::make_unique<Flight>();
+    flight->index = index;
+    flight->request = std::move(item->value());
+    if (m_dedupe) {
+      auto body = m_client.request_body(flight->request);
+      if (!body) {
+        deliver(index, body.error());
+        return nullptr;
       }
-      if (Clock::now() >= until) return true;
-      std::this_thread::sleep_for(
-          std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(20)));
+      flight->key = detail::sha256(body.value());
+      auto [it, inserted] = m_first_seen.try_emplace(*flight->key, FirstSeen{index, false});
+      if (!inserted) {
+        ++m_summary.deduplicated;
+        if (it->second.delivered)
+          deliver(index, it->second.index);
+        else
+          m_duplicates_waiting[it->second.index].push_back(index);
+        return nullptr;
+      }
     }
+    return flight;
   }
 
-  Result<Decision> send(const DecisionRequest& request) {
-    const auto first = Clock::now();
-    const RetryPolicy& policy = m_client.options().retry;
-    for (int pause = 1;; ++pause) {
-      if (!wait_for_gate()) return make_error(ErrorKind::cancelled, "the batch was stopped");
-      pace();
-      Result<Decision> result = m_client.decide(request, m_retry);
-      if (result || !detail::is_throttling(result.error())) return result;
-      if (Clock::now() - first >= m_options.throttle_budget) return result;
-      // The server asked for less traffic: pause every worker, not only this one, for as long
+  void send(std::unique_ptr<Flight> flight) {
+    ++m_in_flight;
+    Flight* raw = flight.release();
+    // The request is copied, not moved: a 429 sends it again.
+    m_client.submit(raw->request, m_retry, [this, raw](Result<Decision> result) {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_landed.push_back(Landed{std::unique_ptr<Flight>(raw), std::move(result)});
+      // Notified under the lock: run() cannot return (and destroy this) before it is released.
+      m_arrived.notify_one();
+    });
+  }
+
+  /// A result back from the loop: delivered, or, for a 429/503 within the throttle budget,
+  /// queued to be sent again once the batch-wide pause is over.
+  void settle(Landed&& landed) {
+    --m_in_flight;
+    Flight& flight = *landed.flight;
+    Result<Decision>& result = landed.result;
+    if (!result && detail::is_throttling(result.error()) && !m_stopping &&
+        Clock::now() - flight.first_sent < m_options.throttle_budget) {
+      // The server asked for less traffic: pause every request, not only this one, for as long
       // as it asked but never past the policy's cap.
+      const RetryPolicy& policy = m_client.options().retry;
       std::optional<std::chrono::milliseconds> asked = result.error().retry_after;
       if (asked) asked = std::min(*asked, policy.max_retry_after);
-      std::lock_guard<std::mutex> lock(m_mutex);
-      const auto delay = detail::backoff_delay(policy, pause, asked, m_random);
+      const auto delay = detail::backoff_delay(policy, ++flight.throttled, asked, m_random);
       ++m_summary.throttled;
       const auto until = Clock::now() + delay;
       if (until > m_paused_until) {
@@ -170,6 +197,32 @@ class BatchRun {
           m_options.on_pause(std::chrono::system_clock::now() + delay, result.error());
         }
       }
+      m_waiting_to_resend.push_back(std::move(landed.flight));
+      return;
+    }
+    if (!result && result.error().kind == ErrorKind::quota_exhausted)
+      m_summary.quota_exhausted = true;
+    finish(flight, std::move(result));
+  }
+
+  /// Items waiting out a pause when the batch stops end as the old workers' did.
+  void cancel_waiting() {
+    while (!m_waiting_to_resend.empty()) {
+      std::unique_ptr<Flight> flight = std::move(m_waiting_to_resend.front());
+      m_waiting_to_resend.pop_front();
+      finish(*flight, make_error(ErrorKind::cancelled, "the batch was stopped"));
+    }
+  }
+
+  void finish(const Flight& flight, Result<Decision>&& result) {
+    deliver(flight.index, std::move(result));
+    if (!flight.key) return;
+    m_first_seen[*flight.key].delivered = true;
+    if (auto waiting = m_duplicates_waiting.find(flight.index);
+        waiting != m_duplicates_waiting.end()) {
+      const std::vector<std::size_t> duplicates = std::move(waiting->second);
+      m_duplicates_waiting.erase(waiting);
+      for (std::size_t duplicate : duplicates) deliver(duplicate, flight.index);
     }
   }
 
@@ -180,7 +233,7 @@ class BatchRun {
       m_sink(index, std::get<Result<Decision>>(std::move(held)));
   }
 
-  void deliver_locked(std::size_t index, Held&& held) {
+  void deliver(std::size_t index, Held&& held) {
     if (const auto* result = std::get_if<Result<Decision>>(&held))
       ++(result->ok() ? m_summary.succeeded : m_summary.failed);
     if (!m_options.ordered) return hand_over(index, std::move(held));
@@ -190,10 +243,9 @@ class BatchRun {
       m_held.erase(m_held.begin());
       ++m_next_to_deliver;
     }
-    m_changed.notify_all();
   }
 
-  /// The client's policy, but 429s and 503s come back here at once: send() pauses every worker.
+  /// The client's policy, but 429s and 503s come back here at once: settle() pauses the batch.
   static RetryPolicy without_throttling(RetryPolicy policy) {
     policy.retry_throttling = false;
     return policy;
@@ -204,21 +256,29 @@ class BatchRun {
   const ResultSink& m_sink;
   const BatchOptions& m_options;
   const bool m_dedupe;
+  const std::size_t m_limit;
   const std::size_t m_window;
   const RetryPolicy m_retry;
 
-  std::mutex m_mutex;
-  std::condition_variable m_changed;
+  // Touched by the caller's thread only.
   BatchSummary m_summary;
+  std::size_t m_in_flight = 0;
   bool m_exhausted = false;
+  bool m_stopping = false;
   std::size_t m_next_to_deliver = 0;
   std::map<std::size_t, Held> m_held;
   std::unordered_map<detail::Sha256, FirstSeen, detail::Sha256Hash> m_first_seen;
   /// Duplicates of first items still in flight, by the first item's index.
-  std::unordered_map<std::size_t, std::vector<std::size_t>> m_waiting;
+  std::unordered_map<std::size_t, std::vector<std::size_t>> m_duplicates_waiting;
+  std::deque<std::unique_ptr<Flight>> m_waiting_to_resend;
   Clock::time_point m_paused_until{};
   Clock::time_point m_next_slot{};
   std::mt19937_64 m_random{std::random_device{}()};
+
+  // Shared with the loop's callbacks.
+  std::mutex m_mutex;
+  std::condition_variable m_arrived;
+  std::vector<Landed> m_landed;
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "clef/client.hpp"
 
+#include <future>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -8,6 +10,7 @@
 #include "options_check.hpp"
 #include "redact.hpp"
 #include "retry.hpp"
+#include "timer_queue.hpp"
 #include "wire_request.hpp"
 #include "wire_response.hpp"
 #include "workers_ai.hpp"
@@ -22,6 +25,73 @@ struct Client::Impl {
   std::string secret;         ///< Scrubbed from everything the server says.
   mutable std::mutex random_mutex;
   mutable std::mt19937_64 random{std::random_device{}()};
+  /// submit()'s transport: options.async_transport, else made on the first submit (a curl
+  /// loop, or options.transport on a pool), so a blocking-only user starts no thread.
+  mutable std::once_flag async_made;
+  mutable std::shared_ptr<AsyncTransport> async;
+
+  const std::shared_ptr<AsyncTransport>& async_transport() const {
+    std::call_once(async_made, [this] {
+      if (options.async_transport)
+        async = options.async_transport;
+      else if (options.transport)
+        async = make_async_transport(options.transport);
+      else
+        async = make_curl_loop();
+    });
+    return async;
+  }
+
+  /// The HTTP request for `request`'s body, with the options' timeouts, caps, CA and proxy.
+  HttpRequest http_request(std::string url, std::string body) const {
+    HttpRequest http;
+    http.url = std::move(url);
+    http.headers = headers();
+    http.body = std::move(body);
+    http.connect_timeout = options.connect_timeout;
+    http.total_timeout = options.request_timeout;
+    http.max_response_bytes = options.max_response_bytes;
+    http.cancel = options.cancel;
+    http.ca_file = options.ca_file;
+    http.proxy = options.proxy;
+    return http;
+  }
+
+  /// After a failed attempt: how long to wait before the next, or nullopt when there is none
+  /// (then `error` says why: past the cap, out of attempts, past the budget).
+  std::optional<std::chrono::milliseconds> next_wait(Error& error, int attempt,
+                                                     std::chrono::steady_clock::time_point started,
+                                                     const RetryPolicy& policy) const {
+    if (error.retryable() && error.retry_after && *error.retry_after > policy.max_retry_after) {
+      // Never a silent hour: a wait past the cap is the caller's decision, not ours.
+      // Retry-After is read saturated at a day: a value at the cap was a day or more.
+      const std::string asked = *error.retry_after >= detail::max_retry_after_value
+                                    ? std::string("a day or more")
+                                    : std::to_string(error.retry_after->count()) + " ms";
+      error.message += " (the server asked to wait " + asked + ", more than the " +
+                       std::to_string(policy.max_retry_after.count()) + " ms clef waits)";
+      return std::nullopt;
+    }
+    if (!error.retryable() || attempt >= policy.max_attempts ||
+        (!policy.retry_throttling && detail::is_throttling(error))) {
+      if (attempt > 1) error.message += " (after " + std::to_string(attempt) + " attempts)";
+      return std::nullopt;
+    }
+    std::chrono::milliseconds delay;
+    {
+      std::lock_guard<std::mutex> lock(random_mutex);
+      delay = detail::backoff_delay(policy, attempt, error.retry_after, random);
+    }
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    if (elapsed + delay > policy.total_budget) {
+      error.message += " (after " + std::to_string(attempt) +
+                       (attempt == 1 ? " attempt" : " attempts") +
+                       "; the next wait would pass the retry budget)";
+      return std::nullopt;
+    }
+    return delay;
+  }
 
   const std::string& model(const DecisionRequest& request) const {
     return request.model.empty() ? options.model : request.model;
@@ -69,14 +139,65 @@ struct Client::Impl {
     return decision;
   }
 
-  Result<Decision> attempt(const HttpRequest& http, const DecisionRequest& request) const {
-    auto response = transport->send(http);
+  Result<Decision> outcome(Result<HttpResponse>&& response, const HttpRequest& http,
+                           const DecisionRequest& request) const {
     if (!response) return response.error();
     auto decision = interpret(response.value(), http, request);
     if (decision) decision.value().cached = response->from_cache;
     return decision;
   }
+
+  Result<Decision> attempt(const HttpRequest& http, const DecisionRequest& request) const {
+    return outcome(transport->send(http), http, request);
+  }
 };
+
+namespace detail {
+
+/// One submitted decision between its attempts: everything the next one needs, kept alive by
+/// the handlers that carry it.
+struct Submission {
+  std::shared_ptr<const Client::Impl> impl;
+  std::shared_ptr<AsyncTransport> transport;
+  DecisionRequest request;
+  HttpRequest http;
+  RetryPolicy policy;
+  std::function<void(Result<Decision>)> done;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  int attempt = 0;
+
+  static void send_attempt(const std::shared_ptr<Submission>& submission);
+};
+
+void Submission::send_attempt(const std::shared_ptr<Submission>& submission) {
+  ++submission->attempt;
+  if (submission->http.cancel && submission->http.cancel->load()) {
+    detail::call_handler(submission->done, Result<Decision>(make_error(
+                                               ErrorKind::cancelled, "cancelled before sending")));
+    return;
+  }
+  submission->transport->start(submission->http, [submission](Result<HttpResponse> response) {
+    Submission& s = *submission;
+    auto result = s.impl->outcome(std::move(response), s.http, s.request);
+    if (result) {
+      result.value().latency = std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::steady_clock::now() - s.started);
+      return detail::call_handler(s.done, std::move(result));
+    }
+    Error error = result.error();
+    const auto delay = s.impl->next_wait(error, s.attempt, s.started, s.policy);
+    if (!delay) return detail::call_handler(s.done, Result<Decision>(std::move(error)));
+    s.transport->after(*delay, [submission](bool shutting_down) {
+      if (!shutting_down) return send_attempt(submission);
+      detail::call_handler(
+          submission->done,
+          Result<Decision>(make_error(ErrorKind::cancelled,
+                                      "the transport shut down while a retry was waiting")));
+    });
+  });
+}
+
+}  // namespace detail
 
 Client::Client(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
 
@@ -129,17 +250,7 @@ Result<Decision> Client::decide(const DecisionRequest& request, const RetryPolic
   auto body = request_body(request);
   if (!body) return body.error();
 
-  HttpRequest http;
-  http.url = endpoint(request);
-  http.headers = impl.headers();
-  http.body = std::move(body).value();
-  http.connect_timeout = impl.options.connect_timeout;
-  http.total_timeout = impl.options.request_timeout;
-  http.max_response_bytes = impl.options.max_response_bytes;
-  http.cancel = impl.options.cancel;
-  http.ca_file = impl.options.ca_file;
-  http.proxy = impl.options.proxy;
-
+  const HttpRequest http = impl.http_request(endpoint(request), std::move(body).value());
   const auto started = std::chrono::steady_clock::now();
   for (int attempt = 1;; ++attempt) {
     if (impl.cancelled()) return make_error(ErrorKind::cancelled, "cancelled before sending");
@@ -150,36 +261,48 @@ Result<Decision> Client::decide(const DecisionRequest& request, const RetryPolic
       return result;
     }
     Error error = result.error();
-    if (error.retryable() && error.retry_after && *error.retry_after > policy.max_retry_after) {
-      // Never a silent hour: a wait past the cap is the caller's decision, not ours.
-      // Retry-After is read saturated at a day: a value at the cap was a day or more.
-      const std::string asked = *error.retry_after >= detail::max_retry_after_value
-                                    ? std::string("a day or more")
-                                    : std::to_string(error.retry_after->count()) + " ms";
-      error.message += " (the server asked to wait " + asked + ", more than the " +
-                       std::to_string(policy.max_retry_after.count()) + " ms clef waits)";
-      return error;
-    }
-    if (!error.retryable() || attempt >= policy.max_attempts ||
-        (!policy.retry_throttling && detail::is_throttling(error))) {
-      if (attempt > 1) error.message += " (after " + std::to_string(attempt) + " attempts)";
-      return error;
-    }
-    std::chrono::milliseconds delay;
-    {
-      std::lock_guard<std::mutex> lock(impl.random_mutex);
-      delay = detail::backoff_delay(policy, attempt, error.retry_after, impl.random);
-    }
-    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - started);
-    if (elapsed + delay > policy.total_budget) {
-      error.message += " (after " + std::to_string(attempt) +
-                       (attempt == 1 ? " attempt" : " attempts") +
-                       "; the next wait would pass the retry budget)";
-      return error;
-    }
-    impl.wait(delay);
+    const auto delay = impl.next_wait(error, attempt, started, policy);
+    if (!delay) return error;
+    impl.wait(*delay);
   }
+}
+
+void Client::submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
+                    const std::atomic<bool>* cancel) const {
+  submit(std::move(request), m_impl->options.retry, std::move(done), cancel);
+}
+
+void Client::submit(DecisionRequest request, const RetryPolicy& retry,
+                    std::function<void(Result<Decision>)> done,
+                    const std::atomic<bool>* cancel) const {
+  auto body = request_body(request);
+  if (!body) {
+    // Refused before anything was sent: still reported through `done`, once.
+    auto transport = m_impl->async_transport();
+    auto error = std::make_shared<Error>(body.error());
+    transport->after(std::chrono::milliseconds(0), [done = std::move(done), error](bool) mutable {
+      detail::call_handler(done, Result<Decision>(std::move(*error)));
+    });
+    return;
+  }
+  auto submission = std::make_shared<detail::Submission>();
+  submission->impl = m_impl;
+  submission->transport = m_impl->async_transport();
+  submission->http = m_impl->http_request(endpoint(request), std::move(body).value());
+  if (cancel) submission->http.cancel = cancel;
+  submission->request = std::move(request);
+  submission->policy = retry;
+  if (submission->policy.max_attempts < 1) submission->policy.max_attempts = 1;
+  submission->done = std::move(done);
+  detail::Submission::send_attempt(submission);
+}
+
+std::future<Result<Decision>> Client::decide_async(DecisionRequest request) const {
+  auto promise = std::make_shared<std::promise<Result<Decision>>>();
+  auto future = promise->get_future();
+  submit(std::move(request),
+         [promise](Result<Decision> result) { promise->set_value(std::move(result)); });
+  return future;
 }
 
 }  // namespace clef

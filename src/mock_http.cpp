@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -37,18 +38,21 @@ thread_local bool t_close_connection = false;
 /// a while exits, so a burst of connections does not leave its threads behind.
 class ConnectionThreads final : public httplib::TaskQueue {
  public:
-  explicit ConnectionThreads(std::size_t max_threads) : m_state(std::make_shared<State>()) {
-    m_state->max_threads = max_threads;
-  }
+  explicit ConnectionThreads(const std::atomic<std::size_t>& max_threads)
+      : m_state(std::make_shared<State>()), m_max_threads(max_threads) {}
   ~ConnectionThreads() override { shutdown(); }
 
   void enqueue(std::function<void()> job) override {
     std::lock_guard<std::mutex> lock(m_state->mutex);
     m_state->jobs.push_back(std::move(job));
-    if (m_state->jobs.size() > m_state->idle && m_state->threads < m_state->max_threads) {
+    if (m_state->jobs.size() > m_state->idle && m_state->threads < m_max_threads.load()) {
       ++m_state->threads;
       // Detached, owning the shared state: shutdown() waits for every thread to leave it.
-      std::thread([state = m_state] { work(*state); }).detach();
+      std::thread([state = m_state] {
+        // Named, so a process that hosts the mock can tell its threads from its own.
+        pthread_setname_np(pthread_self(), "clef-mock-conn");
+        work(*state);
+      }).detach();
     }
     m_state->ready.notify_one();
   }
@@ -66,7 +70,6 @@ class ConnectionThreads final : public httplib::TaskQueue {
     std::condition_variable ready;
     std::condition_variable gone;
     std::deque<std::function<void()>> jobs;
-    std::size_t max_threads = 0;
     std::size_t threads = 0;
     std::size_t idle = 0;
     bool stopping = false;
@@ -92,6 +95,7 @@ class ConnectionThreads final : public httplib::TaskQueue {
   }
 
   std::shared_ptr<State> m_state;
+  const std::atomic<std::size_t>& m_max_threads;
 };
 
 /// Waits until `sock` is ready for `events` or `until` passes; false on timeout, on a poll
@@ -224,7 +228,7 @@ class DeadlineStream final : public httplib::Stream {
 
 BoundedHttpServer::BoundedHttpServer(std::size_t max_body_bytes)
     : m_max_request_bytes(max_body_bytes + max_head_bytes) {
-  new_task_queue = [] { return new ConnectionThreads(max_connections); };
+  new_task_queue = [this] { return new ConnectionThreads(m_max_connections); };
   set_payload_max_length(max_body_bytes);
   // A body announced larger than the cap is refused from its headers, before any of it is read
   // (cpp-httplib would read it all to skip it), and before "100 Continue" invites it.

@@ -14,8 +14,9 @@ namespace clef::mock_detail {
 
 class BoundedHttpServer : public httplib::Server {
  public:
-  /// Connections served at once; more wait for a thread.
-  static constexpr std::size_t max_connections = 1024;
+  /// Connections served at once unless set_max_connections() says otherwise; more wait for a
+  /// thread.
+  static constexpr std::size_t default_max_connections = 1024;
   /// Request line and headers, on top of the body cap.
   static constexpr std::size_t max_head_bytes = 1u << 20;
 
@@ -29,6 +30,7 @@ class BoundedHttpServer : public httplib::Server {
   void set_request_deadline(std::chrono::milliseconds deadline) {
     m_deadline_ms = deadline.count();
   }
+  void set_max_connections(std::size_t connections) { m_max_connections = connections; }
 
  private:
   // cpp-httplib's per-connection loop, with DeadlineStream in place of its SocketStream (whose
@@ -39,6 +41,7 @@ class BoundedHttpServer : public httplib::Server {
 
   std::size_t m_max_request_bytes;
   std::atomic<long long> m_deadline_ms{10'000};
+  std::atomic<std::size_t> m_max_connections{default_max_connections};
 };
 
 }  // namespace clef::mock_detail

@@ -588,6 +588,10 @@ void MockServer::set_request_deadline(std::chrono::milliseconds deadline) {
   m_impl->server.set_request_deadline(deadline);
 }
 
+void MockServer::set_max_connections(std::size_t connections) {
+  m_impl->server.set_max_connections(std::max<std::size_t>(connections, 1));
+}
+
 std::function<std::optional<MockReply>(const MockRequest&, int)> first_attempt_faults(
     int every, std::shared_ptr<std::atomic<int>> faults) {
   struct Seen {

@@ -13,6 +13,7 @@
 //     if (decision) std::cout << decision->answers[0].winner() << "\n";
 #pragma once
 
+#include "clef/async_transport.hpp"
 #include "clef/backend.hpp"
 #include "clef/batch.hpp"
 #include "clef/cache.hpp"

@@ -2,6 +2,9 @@
 // What it can be told is in <clef/options.hpp>; the backends in <clef/backend.hpp>.
 #pragma once
 
+#include <atomic>
+#include <functional>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -12,6 +15,10 @@
 #include "clef/transport.hpp"
 
 namespace clef {
+
+namespace detail {
+struct Submission;
+}
 
 /// A System One client. Cheap to share across threads; decide() may be called concurrently.
 ///
@@ -32,6 +39,29 @@ class Client {
   /// decide() with `retry` instead of the options' retry policy.
   Result<Decision> decide(const DecisionRequest& request, const RetryPolicy& retry) const;
 
+  /// Starts `request` and returns at once. `done` runs exactly once, on a loop thread of the
+  /// client's AsyncTransport (async_transport.hpp: what it may and may not do there), with the
+  /// decision or the error — after the same checks, retries and validation as decide(), the
+  /// waits between attempts being timers, not sleeping threads. `cancel` (which must outlive
+  /// the call; default ClientOptions::cancel) ends it with ErrorKind::cancelled, in flight or
+  /// between attempts. Requests still running when the last Client copy goes are completed all the
+  /// same.
+  ///
+  ///     client.submit(request, [](clef::Result<clef::Decision> decision) {
+  ///       if (decision) std::cout << decision->answers[0].winner() << "\n";
+  ///     });
+  void submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
+              const std::atomic<bool>* cancel = nullptr) const;
+  /// submit() with `retry` instead of the options' retry policy.
+  void submit(DecisionRequest request, const RetryPolicy& retry,
+              std::function<void(Result<Decision>)> done,
+              const std::atomic<bool>* cancel = nullptr) const;
+  /// submit() with a future: for code that waits somewhere else.
+  ///
+  ///     std::future<clef::Result<clef::Decision>> pending = client.decide_async(request);
+  ///     clef::Result<clef::Decision> decision = pending.get();
+  std::future<Result<Decision>> decide_async(DecisionRequest request) const;
+
   /// The exact request body decide() would send (validation included), for --dry-run.
   Result<std::string> request_body(const DecisionRequest& request) const;
   /// The URL decide() posts to (no secrets are ever part of it).
@@ -43,6 +73,7 @@ class Client {
   const ClientOptions& options() const noexcept;
 
  private:
+  friend struct detail::Submission;
   struct Impl;
   explicit Client(std::shared_ptr<const Impl> impl);
   std::shared_ptr<const Impl> m_impl;

@@ -168,9 +168,12 @@ class MockServer {
   int request_count() const { return m_calls.load(); }
   /// How long a client has to send one request whole (request line, headers and body), from
   /// its first byte; default 10 s. A slower client's connection is closed, so slow or stalled
-  /// clients cannot hold the server. Each connection is served by its own thread (up to 1024 at
-  /// once), so they cannot starve other clients in the meantime either.
+  /// clients cannot hold the server. Each connection is served by its own thread (up to
+  /// set_max_connections() at once), so they cannot starve other clients in the meantime either.
   void set_request_deadline(std::chrono::milliseconds deadline);
+  /// Connections served at once (default 1024); more wait for a thread. A load test of 2,000
+  /// requests in flight against --latency needs 2,000.
+  void set_max_connections(std::size_t connections);
 
  private:
   struct Impl;

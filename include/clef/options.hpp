@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "clef/async_transport.hpp"
 #include "clef/backend.hpp"
 #include "clef/transport.hpp"
 
@@ -78,6 +79,11 @@ struct ClientOptions {
 
   /// Empty: libcurl (make_curl_transport). Tests pass their own.
   std::shared_ptr<Transport> transport;
+  /// What Client::submit, decide_async, run_batch and decide_all run on. Empty: a curl loop of
+  /// one thread (make_curl_loop), made on the first submit — or, when `transport` is set, that
+  /// transport on a pool of up to 256 threads (make_async_transport), so a test's transport or
+  /// a decorator chain serves both paths.
+  std::shared_ptr<AsyncTransport> async_transport;
   /// How the client waits between retries; tests pass a fake that records the delays.
   std::function<void(std::chrono::milliseconds)> sleep;
   /// Stops in-flight and pending calls with ErrorKind::cancelled when it turns true.

@@ -1,30 +1,19 @@
-// The libcurl transport. The only file in clef that sees curl.
-#include <curl/curl.h>
+#include "curl_transfer.hpp"
 
 #include <cctype>
 #include <mutex>
-#include <vector>
 
 #include "ascii.hpp"
 #include "clef/backend.hpp"
-#include "clef/transport.hpp"
 
-namespace clef {
+namespace clef::detail {
 namespace {
 
 /// Response headers past this many bytes end the transfer: no real System One server sends
 /// more than a few hundred, and curl's own limit (100 KiB) says nothing useful when hit.
 constexpr std::size_t max_header_bytes = 64u * 1024u;
 
-struct Transfer {
-  std::string body;
-  Headers headers;
-  std::size_t max_bytes = 0;
-  std::size_t header_bytes = 0;
-  bool too_large = false;
-  bool headers_too_large = false;
-  const std::atomic<bool>* cancel = nullptr;
-};
+using Transfer = CurlTransfer::Collected;
 
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
@@ -141,118 +130,78 @@ Error transfer_error(CURLcode code, const char* detail, const HttpRequest& reque
   return error;
 }
 
-class CurlTransport final : public Transport {
- public:
-  CurlTransport() {
-    static std::once_flag init;
-    std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  }
-  ~CurlTransport() override {
-    for (CURL* handle : m_idle) curl_easy_cleanup(handle);
-  }
-
-  Result<HttpResponse> send(const HttpRequest& request) override {
-    CURL* handle = acquire();
-    if (!handle) return make_error(ErrorKind::connection_failed, "cannot create a curl handle");
-    auto result = perform(handle, request);
-    release(handle);
-    return result;
-  }
-
- private:
-  // One handle per concurrent caller, kept for reuse: each keeps its connection alive.
-  CURL* acquire() {
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      if (!m_idle.empty()) {
-        CURL* handle = m_idle.back();
-        m_idle.pop_back();
-        return handle;
-      }
-    }
-    return curl_easy_init();
-  }
-
-  void release(CURL* handle) {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    m_idle.push_back(handle);
-  }
-
-  static Result<HttpResponse> perform(CURL* handle, const HttpRequest& request) {
-    Transfer transfer;
-    transfer.max_bytes = request.max_response_bytes;
-    transfer.cancel = request.cancel;
-    char detail[CURL_ERROR_SIZE] = {0};
-
-    curl_slist* headers = nullptr;
-    for (const auto& [name, value] : request.headers) {
-      headers = curl_slist_append(headers, (name + ": " + value).c_str());
-    }
-    headers = curl_slist_append(headers, "Expect:");  // never wait for 100 Continue
-
-    curl_easy_reset(handle);  // keeps the connection cache, clears per-request options
-    curl_easy_setopt(handle, CURLOPT_URL, request.url.c_str());
-    // clef chose the proxy (proxy_route); "" stops libcurl from reading the environment itself.
-    const std::optional<ProxyRoute> proxy = proxy_route(request);
-    curl_easy_setopt(handle, CURLOPT_PROXY, proxy ? proxy->url.c_str() : "");
-    curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 2L);
-    // Added to, not replacing, the system's trust: libcurl keeps its default CA directory.
-    if (!request.ca_file.empty()) curl_easy_setopt(handle, CURLOPT_CAINFO, request.ca_file.c_str());
-    curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(request.connect_timeout.count()));
-    curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(request.total_timeout.count()));
-    curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-    if (request.method == "POST" || !request.body.empty()) {
-      curl_easy_setopt(handle, CURLOPT_POSTFIELDS, request.body.data());
-      curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE,
-                       static_cast<curl_off_t>(request.body.size()));
-    } else {
-      curl_easy_setopt(handle, CURLOPT_HTTPGET, 1L);
-    }
-    curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &transfer);
-    curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(handle, CURLOPT_HEADERDATA, &transfer);
-    curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, detail);
-    if (request.cancel) {
-      curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
-      curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
-      curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &transfer);
-    }
-
-    const CURLcode code = curl_easy_perform(handle);
-    curl_slist_free_all(headers);
-    curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
-    curl_easy_setopt(handle, CURLOPT_HTTPHEADER, nullptr);
-    if (code != CURLE_OK) {
-      long proxy_status = 0;
-      curl_easy_getinfo(handle, CURLINFO_HTTP_CONNECTCODE, &proxy_status);
-      return transfer_error(code, detail, request, transfer, proxy_status, proxy);
-    }
-
-    long status = 0;
-    curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
-    HttpResponse response;
-    response.status = static_cast<int>(status);
-    response.headers = std::move(transfer.headers);
-    response.body = std::move(transfer.body);
-    return response;
-  }
-
-  std::mutex m_mutex;
-  std::vector<CURL*> m_idle;
-};
-
 }  // namespace
 
-std::shared_ptr<Transport> make_curl_transport() {
-  return std::make_shared<CurlTransport>();
+void curl_global_once() {
+  static std::once_flag init;
+  std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-}  // namespace clef
+CurlTransfer::~CurlTransfer() {
+  curl_slist_free_all(m_headers);
+}
+
+void CurlTransfer::prepare(CURL* handle, const HttpRequest& request) {
+  m_request = &request;
+  m_collected.max_bytes = request.max_response_bytes;
+  m_collected.cancel = request.cancel;
+  for (const auto& [name, value] : request.headers) {
+    m_headers = curl_slist_append(m_headers, (name + ": " + value).c_str());
+  }
+  m_headers = curl_slist_append(m_headers, "Expect:");  // never wait for 100 Continue
+
+  curl_easy_reset(handle);  // keeps the connection cache, clears per-request options
+  curl_easy_setopt(handle, CURLOPT_URL, request.url.c_str());
+  // clef chose the proxy (proxy_route); "" stops libcurl from reading the environment itself.
+  m_proxy = proxy_route(request);
+  curl_easy_setopt(handle, CURLOPT_PROXY, m_proxy ? m_proxy->url.c_str() : "");
+  curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 2L);
+  // Added to, not replacing, the system's trust: libcurl keeps its default CA directory.
+  if (!request.ca_file.empty()) curl_easy_setopt(handle, CURLOPT_CAINFO, request.ca_file.c_str());
+  curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(request.connect_timeout.count()));
+  curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(request.total_timeout.count()));
+  curl_easy_setopt(handle, CURLOPT_HTTPHEADER, m_headers);
+  curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  if (request.method == "POST" || !request.body.empty()) {
+    curl_easy_setopt(handle, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.body.size()));
+  } else {
+    curl_easy_setopt(handle, CURLOPT_HTTPGET, 1L);
+  }
+  curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(handle, CURLOPT_WRITEDATA, &m_collected);
+  curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(handle, CURLOPT_HEADERDATA, &m_collected);
+  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, m_detail);
+  if (request.cancel) {
+    curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &m_collected);
+  }
+}
+
+Result<HttpResponse> CurlTransfer::finish(CURL* handle, CURLcode code) {
+  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
+  curl_easy_setopt(handle, CURLOPT_HTTPHEADER, nullptr);
+  if (code != CURLE_OK) {
+    long proxy_status = 0;
+    curl_easy_getinfo(handle, CURLINFO_HTTP_CONNECTCODE, &proxy_status);
+    return transfer_error(code, m_detail, *m_request, m_collected, proxy_status, m_proxy);
+  }
+  long status = 0;
+  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+  HttpResponse response;
+  response.status = static_cast<int>(status);
+  response.headers = std::move(m_collected.headers);
+  response.body = std::move(m_collected.body);
+  return response;
+}
+
+}  // namespace clef::detail

@@ -1,0 +1,62 @@
+// clef: the HTTP seam without waiting — a request is started, and a handler runs when it ends.
+// Client::submit and Client::decide_async (client.hpp) run on it; so can an application's own
+// event-driven code.
+//
+//     auto loop = clef::make_curl_loop();  // one thread, one libcurl multi handle
+//     clef::HttpRequest request;
+//     request.method = "GET";
+//     request.url = "http://127.0.0.1:11434/api/version";
+//     loop->start(request, [](clef::Result<clef::HttpResponse> response) {
+//       // runs on the loop thread, exactly once
+//       if (response) std::cout << response->status << "\n";
+//     });
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+#include "clef/transport.hpp"
+
+namespace clef {
+
+/// Receives the outcome of one exchange.
+using ResponseHandler = std::function<void(Result<HttpResponse>)>;
+
+/// Starts requests and returns at once; each one's handler runs later, exactly once, on a loop
+/// thread of the transport — with the response, or with the error (ErrorKind::cancelled when
+/// request.cancel turned true or the transport shut down with it in flight).
+///
+/// What a handler may do there: read the result, hand it on, start() or after() more work.
+/// What it must not do: block (wait on a future of this transport, sleep, read a slow file):
+/// every other request on that thread waits with it. An exception escaping a handler is
+/// caught and discarded, so the loop goes on serving the other requests; catch your own.
+///
+/// Safe to call from any thread, a handler included. Destroying the last reference ends the
+/// loop: work still queued or in flight is completed as cancelled, and pending after() tasks
+/// run with `shutting_down` true.
+class AsyncTransport {
+ public:
+  virtual ~AsyncTransport() = default;
+  virtual void start(HttpRequest request, ResponseHandler done) = 0;
+  /// Runs `task` on a loop thread once `delay` has passed: retries, backoff and pauses wait
+  /// this way, never by holding a thread asleep.
+  virtual void after(std::chrono::milliseconds delay,
+                     std::function<void(bool shutting_down)> task) = 0;
+};
+
+/// libcurl's multi interface on `threads` loop threads (1 to the number of cores), each owning
+/// one multi handle and its connection pool, woken by curl_multi_wakeup when work arrives.
+/// Every guarantee of make_curl_transport() holds: TLS verification, no redirects, the size
+/// caps, the timeouts, the proxy rules, cancellation.
+std::shared_ptr<AsyncTransport> make_curl_loop(std::size_t threads = 1);
+
+/// A blocking Transport (a test's, a decorator chain) behind the asynchronous interface: each
+/// request runs on a pool thread, started when a request finds none idle (up to `max_threads`,
+/// so at most that many are sent at once) and gone after a few idle seconds; timers run on one
+/// more. Destroying it completes queued requests as cancelled; one being sent ends on its own.
+std::shared_ptr<AsyncTransport> make_async_transport(std::shared_ptr<Transport> blocking,
+                                                     std::size_t max_threads = 256);
+
+}  // namespace clef

@@ -1,0 +1,266 @@
+// The asynchronous path (Client::submit, decide_async, the curl loop and the pool adapter):
+// every callback exactly once — on success, error, timeout, cancellation and shutdown — waits
+// as timers rather than threads, and a loop that outlives a throwing callback.
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "clef/clef.hpp"
+#include "fake_server.hpp"
+#include "wait_until.hpp"
+
+namespace {
+
+using clef::ErrorKind;
+using clef::testing::FakeServer;
+using clef::testing::Scripted;
+using clef::testing::wait_until;
+using namespace std::chrono_literals;
+
+clef::DecisionRequest ticket(int n) {
+  clef::DecisionRequest request;
+  request.state = clef::State::text("ticket " + std::to_string(n));
+  request.questions = {clef::Question::yes_no("urgent", "Is it urgent?")};
+  return request;
+}
+
+clef::Client client_for(const FakeServer& server, int attempts = 1) {
+  clef::ClientOptions options;
+  options.base_url = server.base_url();
+  options.retry.max_attempts = attempts;
+  return clef::Client::create(options).value();
+}
+
+/// Counts each request's callbacks and keeps its outcome.
+struct Outcomes {
+  std::mutex mutex;
+  std::map<int, int> calls;
+  std::map<int, clef::Result<clef::Decision>> results;
+  std::atomic<int> total{0};
+  std::function<void(clef::Result<clef::Decision>)> for_request(int n) {
+    return [this, n](clef::Result<clef::Decision> result) {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++calls[n];
+      results.insert_or_assign(n, std::move(result));
+      ++total;
+    };
+  }
+  void expect_each_once(int n) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ASSERT_EQ(calls.size(), static_cast<std::size_t>(n));
+    for (const auto& [request, count] : calls) EXPECT_EQ(count, 1) << "request " << request;
+  }
+};
+
+/// Threads of this process, less the in-process mock's connection threads (named so), which
+/// come and go with its load.
+int thread_count() {
+  int n = 0;
+  if (DIR* tasks = ::opendir("/proc/self/task")) {
+    while (dirent* entry = ::readdir(tasks)) {
+      if (entry->d_name[0] == '.') continue;
+      std::ifstream comm(std::string("/proc/self/task/") + entry->d_name + "/comm");
+      std::string name;
+      std::getline(comm, name);
+      n += name != "clef-mock-conn";
+    }
+    ::closedir(tasks);
+  }
+  return n;
+}
+
+TEST(Async, EachSubmitCallsBackOnceWithWhatDecideGives) {
+  FakeServer server;
+  auto client = client_for(server);
+  Outcomes outcomes;
+  const auto caller = std::this_thread::get_id();
+  std::atomic<bool> on_caller{false};
+  for (int i = 0; i < 300; ++i) {
+    client.submit(ticket(i), [&, i, done = outcomes.for_request(i)](auto result) mutable {
+      if (std::this_thread::get_id() == caller) on_caller = true;
+      done(std::move(result));
+    });
+  }
+  ASSERT_TRUE(wait_until([&] { return outcomes.total == 300; }, "300 callbacks"));
+  outcomes.expect_each_once(300);
+  EXPECT_FALSE(on_caller) << "callbacks run on the loop thread";
+  auto blocking = client.decide(ticket(7));
+  ASSERT_TRUE(blocking);
+  std::lock_guard<std::mutex> lock(outcomes.mutex);
+  ASSERT_TRUE(outcomes.results.at(7)) << outcomes.results.at(7).error().to_string();
+  EXPECT_EQ(outcomes.results.at(7)->raw_json, blocking->raw_json);
+}
+
+TEST(Async, DecideAsyncGivesAFuture) {
+  FakeServer server;
+  auto client = client_for(server);
+  auto pending = client.decide_async(ticket(1));
+  ASSERT_EQ(pending.wait_for(60s), std::future_status::ready);
+  auto decision = pending.get();
+  ASSERT_TRUE(decision) << decision.error().to_string();
+  EXPECT_TRUE(decision->answers[0].ok());
+  // A request refused before sending still comes back through the future.
+  clef::DecisionRequest empty;
+  auto refused = client.decide_async(empty).get();
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::invalid_input);
+}
+
+TEST(Async, RetriesWaitAsTimersNotAsSleepingThreads) {
+  // 200 requests each answered 503 with Retry-After: 1 first: a thread per waiting retry would
+  // be 200 threads for a second; the loop holds them all as timers.
+  FakeServer server;
+  std::mutex mutex;
+  std::map<std::string, int> seen;
+  server.set_script([&](const clef::MockRequest& request, int) -> std::optional<Scripted> {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (seen[request.body]++ > 0) return std::nullopt;
+    return Scripted{503, R"({"error":"busy"})", "application/json", {{"Retry-After", "1"}}};
+  });
+  auto client = client_for(server, 2);
+  (void)client.decide_async(ticket(-1)).get();  // the loop thread exists before counting
+  const int before = thread_count();
+  Outcomes outcomes;
+  for (int i = 0; i < 200; ++i) client.submit(ticket(i), outcomes.for_request(i));
+  ASSERT_TRUE(wait_until([&] { return server.request_count() >= 201; }, "the first attempts"));
+  const int waiting = thread_count();
+  ASSERT_TRUE(wait_until([&] { return outcomes.total == 200; }, "200 callbacks"));
+  outcomes.expect_each_once(200);
+  for (auto& [n, result] : outcomes.results) EXPECT_TRUE(result) << n;
+  // The client adds no thread per request (the mock's are not counted).
+  EXPECT_LE(waiting - before, 2) << "threads while 200 retries waited";
+}
+
+TEST(Async, CancelOneRequestAmongMany) {
+  FakeServer server;
+  server.set_script([&](const clef::MockRequest& request, int) -> std::optional<Scripted> {
+    if (request.body.find("ticket 5\"") == std::string::npos) return std::nullopt;
+    return Scripted{200, "{}", "application/json", {}, 3000ms};
+  });
+  auto client = client_for(server);
+  std::atomic<bool> cancel_five{false};
+  Outcomes outcomes;
+  for (int i = 0; i < 20; ++i)
+    client.submit(ticket(i), outcomes.for_request(i), i == 5 ? &cancel_five : nullptr);
+  ASSERT_TRUE(wait_until([&] { return outcomes.total == 19; }, "the other 19"));
+  EXPECT_EQ(outcomes.calls.count(5), 0u) << "5 is still at the server";
+  cancel_five = true;
+  ASSERT_TRUE(wait_until([&] { return outcomes.total == 20; }, "the cancelled one"));
+  outcomes.expect_each_once(20);
+  std::lock_guard<std::mutex> lock(outcomes.mutex);
+  ASSERT_FALSE(outcomes.results.at(5));
+  EXPECT_EQ(outcomes.results.at(5).error().kind, ErrorKind::cancelled);
+  for (auto& [n, result] : outcomes.results) {
+    if (n != 5) {
+      EXPECT_TRUE(result) << n;
+    }
+  }
+}
+
+TEST(Async, TimeoutsAndRefusedConnectionsCallBackOnce) {
+  FakeServer server;
+  server.set_script([](const clef::MockRequest&, int) {
+    return Scripted{200, "{}", "application/json", {}, 2000ms};
+  });
+  clef::ClientOptions slow;
+  slow.base_url = server.base_url();
+  slow.request_timeout = 100ms;
+  slow.retry.max_attempts = 1;
+  auto timed_out = clef::Client::create(slow).value().decide_async(ticket(1)).get();
+  ASSERT_FALSE(timed_out);
+  EXPECT_EQ(timed_out.error().kind, ErrorKind::timeout);
+  clef::ClientOptions down;
+  down.base_url = "http://127.0.0.1:" + std::to_string(clef::testing::refusing_port());
+  down.retry.max_attempts = 1;
+  auto refused = clef::Client::create(down).value().decide_async(ticket(1)).get();
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::connection_failed);
+}
+
+TEST(Async, RequestsInFlightWhenTheClientGoesStillCallBackOnce) {
+  FakeServer server;
+  server.set_latency(200ms);
+  Outcomes outcomes;
+  {
+    auto client = client_for(server);
+    for (int i = 0; i < 50; ++i) client.submit(ticket(i), outcomes.for_request(i));
+  }  // the last Client copy is gone, the requests are not
+  ASSERT_TRUE(wait_until([&] { return outcomes.total == 50; }, "50 callbacks"));
+  outcomes.expect_each_once(50);
+  for (auto& [n, result] : outcomes.results) EXPECT_TRUE(result) << n;
+}
+
+TEST(Async, ALoopThatShutsDownCompletesEverythingAsCancelled) {
+  FakeServer server;
+  server.set_script([](const clef::MockRequest&, int) {
+    return Scripted{200, "{}", "application/json", {}, 3000ms};
+  });
+  std::atomic<int> cancelled{0}, other{0}, timers_shut{0};
+  {
+    auto loop = clef::make_curl_loop();
+    for (int i = 0; i < 10; ++i) {
+      clef::HttpRequest request;
+      request.url = server.base_url() + "/v1/systemone";
+      request.body = "{}";
+      loop->start(request, [&](clef::Result<clef::HttpResponse> response) {
+        ++(!response && response.error().kind == ErrorKind::cancelled ? cancelled : other);
+      });
+    }
+    loop->after(1h, [&](bool shutting_down) { timers_shut += shutting_down ? 1 : 100; });
+    wait_until([&] { return server.request_count() >= 10; }, "10 requests at the server");
+  }  // destroyed with all ten in flight and the timer pending
+  EXPECT_EQ(cancelled, 10);
+  EXPECT_EQ(other, 0);
+  EXPECT_EQ(timers_shut, 1);
+}
+
+TEST(Async, ACallbackThatThrowsDoesNotStopTheLoop) {
+  FakeServer server;
+  auto client = client_for(server);
+  std::atomic<int> after_throw{0};
+  client.submit(ticket(0), [](clef::Result<clef::Decision>) { throw std::runtime_error("bug"); });
+  for (int i = 1; i <= 10; ++i) client.submit(ticket(i), [&](auto) { ++after_throw; });
+  ASSERT_TRUE(wait_until([&] { return after_throw == 10; }, "the requests after the throw"));
+  EXPECT_TRUE(client.decide_async(ticket(11)).get());
+}
+
+TEST(Async, AThousandInFlightFromOneThread) {
+  FakeServer server;
+  server.set_latency(300ms);
+  auto client = client_for(server);
+  Outcomes outcomes;
+  for (int i = 0; i < 1000; ++i) client.submit(ticket(i), outcomes.for_request(i));
+  ASSERT_TRUE(wait_until([&] { return outcomes.total == 1000; }, "1000 callbacks", 120s));
+  outcomes.expect_each_once(1000);
+  int ok = 0;
+  for (auto& [n, result] : outcomes.results) ok += result.ok();
+  EXPECT_EQ(ok, 1000);
+}
+
+TEST(Async, ABlockingTransportRunsOnThePool) {
+  // A user's own Transport (here the cassette recorder around curl) serves submit() too.
+  FakeServer server;
+  const std::string cassette = ::testing::TempDir() + "async_pool.cassette.jsonl";
+  std::remove(cassette.c_str());
+  clef::ClientOptions options;
+  options.base_url = server.base_url();
+  options.transport =
+      clef::make_recording_transport(clef::make_curl_transport(), cassette, "ollama").value();
+  auto client = clef::Client::create(options).value();
+  Outcomes outcomes;
+  for (int i = 0; i < 20; ++i) client.submit(ticket(i), outcomes.for_request(i));
+  ASSERT_TRUE(wait_until([&] { return outcomes.total == 20; }, "20 callbacks"));
+  outcomes.expect_each_once(20);
+  std::ifstream recorded(cassette);
+  int lines = 0;
+  for (std::string line; std::getline(recorded, line);) ++lines;
+  EXPECT_EQ(lines, 20);
+}
+
+}  // namespace
