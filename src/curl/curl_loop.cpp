@@ -51,6 +51,7 @@ class Loop {
       } else {
         m_refused.push_back(std::move(done));
       }
+      if (!take_sleeping()) return;
     }
     curl_multi_wakeup(m_multi);
   }
@@ -59,6 +60,7 @@ class Loop {
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_new_timers.emplace_back(Clock::now() + delay, std::move(task));
+      if (!take_sleeping()) return;
     }
     curl_multi_wakeup(m_multi);
   }
@@ -79,6 +81,15 @@ class Loop {
   }
 
  private:
+  /// Whether the loop is in (or about to enter) curl_multi_poll, cleared so that one wakeup
+  /// serves every submission until it polls again: a busy loop takes new work at its next
+  /// turn without a wakeup's write and read per request. Called with m_mutex held.
+  bool take_sleeping() {
+    const bool sleeping = m_sleeping;
+    m_sleeping = false;
+    return sleeping;
+  }
+
   struct Incoming {
     HttpRequest request;
     ResponseHandler done;
@@ -134,8 +145,13 @@ class Loop {
       if (m_queued > 0 || !m_new_timers.empty() || !m_refused.empty() || m_stopping) {
         wait = std::chrono::milliseconds(0);
       }
+      m_sleeping = wait.count() > 0;
     }
     curl_multi_poll(m_multi, nullptr, 0, static_cast<int>(wait.count()), nullptr);
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_sleeping = false;
+    }
     return true;
   }
 
@@ -247,6 +263,7 @@ class Loop {
   std::vector<ResponseHandler> m_refused;                             // guarded by m_mutex
   std::size_t m_queued = 0;                                           // guarded by m_mutex
   bool m_stopping = false;                                            // guarded by m_mutex
+  bool m_sleeping = false;                                            // guarded by m_mutex
   // The loop thread's own:
   std::unordered_map<CURL*, std::unique_ptr<Active>> m_active;
   std::vector<CURL*> m_idle;
