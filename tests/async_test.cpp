@@ -1,18 +1,17 @@
 // The asynchronous path (Client::submit, decide_async, the curl loop and the pool adapter):
 // every callback exactly once — on success, error, timeout, cancellation and shutdown — waits
 // as timers rather than threads, and a loop that outlives a throwing callback.
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
+#include "thread_count.hpp"
 #include "wait_until.hpp"
 
 namespace {
@@ -58,23 +57,6 @@ struct Outcomes {
   }
 };
 
-/// Threads of this process, less the in-process mock's connection threads (named so), which
-/// come and go with its load.
-int thread_count() {
-  int n = 0;
-  if (DIR* tasks = ::opendir("/proc/self/task")) {
-    while (dirent* entry = ::readdir(tasks)) {
-      if (entry->d_name[0] == '.') continue;
-      std::ifstream comm(std::string("/proc/self/task/") + entry->d_name + "/comm");
-      std::string name;
-      std::getline(comm, name);
-      n += name != "clef-mock-conn";
-    }
-    ::closedir(tasks);
-  }
-  return n;
-}
-
 TEST(Async, EachSubmitCallsBackOnceWithWhatDecideGives) {
   FakeServer server;
   auto client = client_for(server);
@@ -115,9 +97,10 @@ TEST(Async, DecideAsyncGivesAFuture) {
 TEST(Async, RetriesWaitAsTimersNotAsSleepingThreads) {
   // 200 requests each answered 503 with Retry-After: 1 first: a thread per waiting retry would
   // be 200 threads for a second; the loop holds them all as timers.
-  FakeServer server;
+  // Declared before the server, whose destructor ends the threads that write into them.
   std::mutex mutex;
   std::map<std::string, int> seen;
+  FakeServer server;
   server.set_script([&](const clef::MockRequest& request, int) -> std::optional<Scripted> {
     std::lock_guard<std::mutex> lock(mutex);
     if (seen[request.body]++ > 0) return std::nullopt;
@@ -125,11 +108,11 @@ TEST(Async, RetriesWaitAsTimersNotAsSleepingThreads) {
   });
   auto client = client_for(server, 2);
   (void)client.decide_async(ticket(-1)).get();  // the loop thread exists before counting
-  const int before = thread_count();
+  const int before = clef::testing::client_threads();
   Outcomes outcomes;
   for (int i = 0; i < 200; ++i) client.submit(ticket(i), outcomes.for_request(i));
   ASSERT_TRUE(wait_until([&] { return server.request_count() >= 201; }, "the first attempts"));
-  const int waiting = thread_count();
+  const int waiting = clef::testing::client_threads();
   ASSERT_TRUE(wait_until([&] { return outcomes.total == 200; }, "200 callbacks"));
   outcomes.expect_each_once(200);
   for (auto& [n, result] : outcomes.results) EXPECT_TRUE(result) << n;

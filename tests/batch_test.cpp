@@ -6,6 +6,7 @@
 
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
+#include "thread_count.hpp"
 
 namespace {
 
@@ -134,3 +135,34 @@ TEST(Batch, StopFlagEndsTheRunEarly) {
 }
 
 }  // namespace
+
+TEST(Batch, RunsOnTheLoopWithNoWorkerThreads) {
+  // 300 items, 150 in flight, each answered after 200 ms: worker threads would be 150 of them.
+  FakeServer server;
+  server.set_latency(200ms);
+  const auto requests = tickets(300);
+  auto client = client_for(server);
+  const int before = clef::testing::client_threads();
+  std::size_t next = 0;
+  std::vector<int> seen(requests.size(), 0);
+  int most_threads = 0;
+  clef::BatchOptions options;
+  options.concurrency = 150;
+  auto summary = clef::run_batch(
+      client,
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        if (next == requests.size()) return std::nullopt;
+        return clef::Result<clef::DecisionRequest>(requests[next++]);
+      },
+      [&](std::size_t index, clef::Result<clef::Decision>&& result) {
+        EXPECT_TRUE(result.ok()) << index;
+        ++seen.at(index);
+        most_threads = std::max(most_threads, clef::testing::client_threads());
+      },
+      options);
+  EXPECT_EQ(summary.succeeded, 300u);
+  for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 1) << i;
+  // The loop's thread is the only one the batch adds.
+  EXPECT_LE(most_threads - before, 1);
+  EXPECT_EQ(server.request_count(), 300);
+}

@@ -34,19 +34,20 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
     transfer->headers_too_large = true;
     return 0;  // makes curl stop with CURLE_WRITE_ERROR
   }
-  std::string line(data, bytes);
+  // Read in place: only the name and the trimmed value are copied out.
+  const std::string_view line(data, bytes);
   if (line.rfind("HTTP/", 0) == 0) {
     transfer->headers.clear();  // a new response (after 100 Continue) starts afresh
     return bytes;
   }
   const auto colon = line.find(':');
-  if (colon == std::string::npos) return bytes;
-  std::string name = detail::ascii_lower(std::string_view(line).substr(0, colon));
-  std::string value = line.substr(colon + 1);
+  if (colon == std::string_view::npos) return bytes;
+  std::string_view value = line.substr(colon + 1);
   const auto first = value.find_first_not_of(" \t");
   const auto last = value.find_last_not_of(" \t\r\n");
-  value = first == std::string::npos ? std::string() : value.substr(first, last - first + 1);
-  transfer->headers.emplace_back(std::move(name), std::move(value));
+  value =
+      first == std::string_view::npos ? std::string_view() : value.substr(first, last - first + 1);
+  transfer->headers.emplace_back(detail::ascii_lower(line.substr(0, colon)), std::string(value));
   return bytes;
 }
 

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""clef against wrk, in one run, against clef mock on 127.0.0.1 (issue 17's yardstick).
+
+  python3 bench/wrk_bench.py [--build build] [--quick]     (wrk: apt-get install -y wrk)
+
+1. 0 ms model time, 16 in flight: wrk posting the card's body (one thread, 16 connections) for
+   a few seconds; `clef batch -j 16` over 40,000 tickets; the library alone (decide_all_bench,
+   decide_all with 16 in flight, no file I/O). Throughput and client CPU per request, as ratios
+   to wrk's.
+2. 2,000 in flight against a server that takes 1 s: `clef batch -j 2000`; threads of the clef
+   process sampled from /proc/PID/task during the run, its peak RSS, every id exactly once, and
+   the rate against the ideal 2,000/s.
+3. 20 ms model time, `-j 64`: the rate against the ideal 3,200/s.
+
+Client CPU is user + system time of the client process (os.wait4); the server runs in its own
+process and is not counted. The machine is noisy: read the ratios, measured in the same run.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+QUESTION = ("team: Which team should handle this ticket? | billing=Payments and refunds | "
+            "technical=Bugs and integrations | other=None of the above")
+CRITERIA = {"billing": "Payments and refunds", "technical": "Bugs and integrations",
+            "other": "None of the above"}
+
+
+def start_mock(build, latency_ms, max_connections=1024):
+    mock = subprocess.Popen([os.path.join(build, "cli", "clef-mock"), "--latency", str(latency_ms),
+                             "--max-connections", str(max_connections)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, text=True)
+    url = mock.stdout.readline().strip()
+    if not url.startswith("http://127.0.0.1:"):
+        sys.exit("clef mock did not start: " + url)
+    return mock, url
+
+
+def stop(process):
+    process.terminate()
+    process.wait()
+
+
+def write_tickets(path, n):
+    with open(path, "w") as tickets:
+        for i in range(n):
+            state = {"ticket": f"I was charged twice for order {i}. Please refund the extra payment."}
+            tickets.write(json.dumps({"id": f"T{i}", "state": state}) + "\n")
+
+
+def write_wrk_script(path):
+    state = {"ticket": "I was charged twice for order 1. Please refund the extra payment."}
+    body = {"model": "clef-flash", "state": state,
+            "questions": {"team": {"type": "choice",
+                                   "instructions": "Which team should handle this ticket?",
+                                   "criteria": CRITERIA}}}
+    with open(path, "w") as script:
+        script.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n')
+        script.write("wrk.body = " + json.dumps(json.dumps(body, separators=(",", ":"))) + "\n")
+
+
+def run(command, watch=None):
+    """Runs command; returns (wall s, CPU s, peak RSS MiB, stdout). `watch(pid)` runs meanwhile."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    watcher = None
+    if watch:
+        watcher = threading.Thread(target=watch, args=(child.pid,), daemon=True)
+        watcher.start()
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"{command[0]} exited with {code}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, out
+
+
+def clef_batch(build, url, tickets, out, jobs):
+    if os.path.exists(out):
+        os.remove(out)
+    return [os.path.join(build, "cli", "clef"), "batch", tickets, "-o", out, "--host", url,
+            "--choice", QUESTION, "-j", str(jobs)]
+
+
+def ids_exactly_once(out, n):
+    seen = {}
+    with open(out) as lines:
+        for line in lines:
+            record = json.loads(line)
+            if "answers" not in record:
+                sys.exit("a failed item: " + line[:200])
+            seen[record["id"]] = seen.get(record["id"], 0) + 1
+    return len(seen) == n and all(count == 1 for count in seen.values())
+
+
+def section_zero_latency(args, work):
+    n = 8000 if args.quick else 40000
+    seconds = 2 if args.quick else 5
+    tickets = os.path.join(work, "zero.jsonl")
+    write_tickets(tickets, n)
+    script = os.path.join(work, "post.lua")
+    write_wrk_script(script)
+    print(f"## 0 ms model time, 16 in flight ({n} decisions; wrk for {seconds} s)")
+    mock, url = start_mock(args.build, 0)
+    try:
+        wall, cpu, _, out = run(["wrk", "-t", "1", "-c", "16", "-d", f"{seconds}s", "-s", script,
+                                 url + "/v1/systemone"])
+        done = int(re.search(r"(\d+) requests in", out).group(1))
+        if "Non-2xx" in out or "Socket errors" in out:
+            sys.exit("wrk saw errors:\n" + out)
+        rows = [("wrk -t 1 -c 16 (the card's body)", done / wall, cpu / done)]
+        out_file = os.path.join(work, "zero.out.jsonl")
+        wall, cpu, _, _ = run(clef_batch(args.build, url, tickets, out_file, 16))
+        assert ids_exactly_once(out_file, n)
+        rows.append(("clef batch -j 16", n / wall, cpu / n))
+        wall, cpu, _, out = run([os.path.join(args.build, "bench", "decide_all_bench"), url,
+                                 str(n), "16"])
+        assert out.strip() == f"{n} ok", out
+        rows.append(("library: decide_all, 16 in flight", n / wall, cpu / n))
+    finally:
+        stop(mock)
+    wrk_rate, wrk_cpu = rows[0][1], rows[0][2]
+    print(f"{'client':36} {'requests/s':>11} {'CPU µs/request':>15} {'rate vs wrk':>12} "
+          f"{'CPU vs wrk':>11}")
+    for name, rate, per in rows:
+        print(f"{name:36} {rate:11.0f} {per * 1e6:15.1f} {rate / wrk_rate:11.2f}x "
+              f"{per / wrk_cpu:10.2f}x")
+
+
+def section_two_thousand(args, work):
+    in_flight = 500 if args.quick else 2000
+    n = in_flight * (3 if args.quick else 10)
+    tickets = os.path.join(work, "slow.jsonl")
+    write_tickets(tickets, n)
+    print(f"\n## {in_flight} in flight, the server takes 1 s ({n} decisions, "
+          f"clef mock --latency 1000 --max-connections {in_flight + 100})")
+    mock, url = start_mock(args.build, 1000, in_flight + 100)
+    peak_threads = [0]
+
+    def count_threads(pid):
+        while True:
+            try:
+                peak_threads[0] = max(peak_threads[0], len(os.listdir(f"/proc/{pid}/task")))
+            except OSError:
+                return
+            time.sleep(0.1)
+
+    try:
+        out_file = os.path.join(work, "slow.out.jsonl")
+        wall, _, rss, _ = run(clef_batch(args.build, url, tickets, out_file, in_flight),
+                              count_threads)
+        once = ids_exactly_once(out_file, n)
+    finally:
+        stop(mock)
+    ideal = in_flight / 1.0
+    print(f"clef batch -j {in_flight}: {n / wall:.0f} decisions/s = {n / wall / ideal:.1%} of the "
+          f"ideal {ideal:.0f}/s; peak {peak_threads[0]} threads; peak RSS {rss:.1f} MiB; "
+          f"every id exactly once: {'yes' if once else 'NO'}")
+
+
+def section_twenty_ms(args, work):
+    n = 3200 if args.quick else 16000
+    tickets = os.path.join(work, "twenty.jsonl")
+    write_tickets(tickets, n)
+    print(f"\n## 20 ms model time, -j 64 ({n} decisions)")
+    mock, url = start_mock(args.build, 20)
+    try:
+        out_file = os.path.join(work, "twenty.out.jsonl")
+        wall, _, _, _ = run(clef_batch(args.build, url, tickets, out_file, 64))
+        assert ids_exactly_once(out_file, n)
+    finally:
+        stop(mock)
+    ideal = 64 / 0.020
+    print(f"clef batch -j 64: {n / wall:.0f} decisions/s = {n / wall / ideal:.1%} of the ideal "
+          f"{ideal:.0f}/s (64 / 20 ms)")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--quick", action="store_true", help="smaller runs (a smoke test)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        section_zero_latency(args, work)
+        section_two_thousand(args, work)
+        section_twenty_ms(args, work)
+
+
+if __name__ == "__main__":
+    main()
