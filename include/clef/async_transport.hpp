@@ -47,7 +47,8 @@ class AsyncTransport {
 };
 
 /// libcurl's multi interface on `threads` loop threads (1 to the number of cores), each owning
-/// one multi handle and its connection pool, woken by curl_multi_wakeup when work arrives.
+/// one multi handle and its connection pool, driven by curl_multi_socket_action on an epoll
+/// set and woken through an eventfd when work arrives.
 /// Every guarantee of make_curl_transport() holds: TLS verification, no redirects, the size
 /// caps, the timeouts, the proxy rules, cancellation.
 std::shared_ptr<AsyncTransport> make_curl_loop(std::size_t threads = 1);
