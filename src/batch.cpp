@@ -46,6 +46,20 @@ class BatchRun {
         m_retry(without_throttling(client.options().retry)) {}
 
   BatchSummary run() {
+    try {
+      return drive();
+    } catch (...) {
+      // The source, the sink or a callback of the options threw: transfers still in flight will
+      // call back into this object, so it must outlive every one of them before the exception
+      // goes on to the caller.
+      std::unique_lock<std::mutex> lock(m_mutex);
+      m_arrived.wait(lock, [&] { return m_called_back == m_submitted; });
+      throw;
+    }
+  }
+
+ private:
+  BatchSummary drive() {
     std::vector<Landed> landed;
     for (;;) {
       for (Landed& item : landed) settle(std::move(item));
@@ -68,7 +82,6 @@ class BatchRun {
     return m_summary;
   }
 
- private:
   /// One item between its start and its delivery.
   struct Flight {
     std::size_t index = 0;
@@ -165,11 +178,16 @@ class BatchRun {
 
   void send(std::unique_ptr<Flight> flight) {
     ++m_in_flight;
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      ++m_submitted;
+    }
     Flight* raw = flight.release();
     // The request is copied, not moved: a 429 sends it again.
     m_client.submit(raw->request, m_retry, [this, raw](Result<Decision> result) {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_landed.push_back(Landed{std::unique_ptr<Flight>(raw), std::move(result)});
+      ++m_called_back;
       // Notified under the lock: run() cannot return (and destroy this) before it is released.
       m_arrived.notify_one();
     });
@@ -279,6 +297,8 @@ class BatchRun {
   std::mutex m_mutex;
   std::condition_variable m_arrived;
   std::vector<Landed> m_landed;
+  std::size_t m_submitted = 0;    ///< Transfers handed to submit().
+  std::size_t m_called_back = 0;  ///< Of those, the ones whose callback has run.
 };
 
 }  // namespace

@@ -171,3 +171,31 @@ TEST(Batch, RunsOnTheLoopWithNoWorkerThreads) {
   EXPECT_LE(most_threads - before, 1);
   EXPECT_EQ(server.request_count(), 450);
 }
+
+TEST(Batch, ASinkThatThrowsLetsTheTransfersInFlightFinishFirst) {
+  // The sink throws at the first result while nine more are at the server: run_batch passes the
+  // exception on only once their callbacks have run, which write into the batch's own state
+  // (ASan, which CI runs this under, sees any write after it is gone).
+  FakeServer server;
+  server.set_script([](const clef::MockRequest& request, int) -> std::optional<Scripted> {
+    if (request.body.find("ticket 0\"") != std::string::npos) return std::nullopt;
+    return Scripted{400, R"({"error":"bad request"})", "application/json", {}, 300ms};
+  });
+  const auto requests = tickets(10);
+  auto client = client_for(server);
+  std::size_t next = 0;
+  clef::BatchOptions options;
+  options.concurrency = 10;
+  EXPECT_THROW(clef::run_batch(
+                   client,
+                   [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+                     if (next == requests.size()) return std::nullopt;
+                     return clef::Result<clef::DecisionRequest>(requests[next++]);
+                   },
+                   [&](std::size_t, clef::Result<clef::Decision>&&) {
+                     throw std::runtime_error("the sink's disk is full");
+                   },
+                   options),
+               std::runtime_error);
+  EXPECT_EQ(server.request_count(), 10);
+}

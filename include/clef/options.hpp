@@ -84,7 +84,8 @@ struct ClientOptions {
   /// transport on a pool of up to 256 threads (make_async_transport), so a test's transport or
   /// a decorator chain serves both paths.
   std::shared_ptr<AsyncTransport> async_transport;
-  /// How the client waits between retries; tests pass a fake that records the delays.
+  /// How decide() waits between retries; tests pass a fake that records the delays. submit(),
+  /// decide_async() and the batch engine wait on their transport's timers instead.
   std::function<void(std::chrono::milliseconds)> sleep;
   /// Stops in-flight and pending calls with ErrorKind::cancelled when it turns true.
   const std::atomic<bool>* cancel = nullptr;
