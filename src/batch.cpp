@@ -178,10 +178,7 @@ class BatchRun {
 
   void send(std::unique_ptr<Flight> flight) {
     ++m_in_flight;
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      ++m_submitted;
-    }
+    ++m_submitted;
     Flight* raw = flight.release();
     // The request is copied, not moved: a 429 sends it again.
     m_client.submit(raw->request, m_retry, [this, raw](Result<Decision> result) {
@@ -297,7 +294,7 @@ class BatchRun {
   std::mutex m_mutex;
   std::condition_variable m_arrived;
   std::vector<Landed> m_landed;
-  std::size_t m_submitted = 0;    ///< Transfers handed to submit().
+  std::size_t m_submitted = 0;    ///< Transfers handed to submit() (the caller's thread only).
   std::size_t m_called_back = 0;  ///< Of those, the ones whose callback has run.
 };
 

@@ -48,12 +48,7 @@ struct Client::Impl {
     http.url = std::move(url);
     http.headers = headers();
     http.body = std::move(body);
-    http.connect_timeout = options.connect_timeout;
-    http.total_timeout = options.request_timeout;
-    http.max_response_bytes = options.max_response_bytes;
-    http.cancel = options.cancel;
-    http.ca_file = options.ca_file;
-    http.proxy = options.proxy;
+    detail::apply_transfer_options(options, http);
     return http;
   }
 

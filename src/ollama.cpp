@@ -83,12 +83,7 @@ struct OllamaApi::Impl {
     if (!body.empty()) request.headers.emplace_back("Content-Type", "application/json");
     if (!authorization.empty()) request.headers.emplace_back("Authorization", authorization);
     request.body = std::move(body);
-    request.connect_timeout = options.connect_timeout;
-    request.total_timeout = options.request_timeout;
-    request.max_response_bytes = options.max_response_bytes;
-    request.ca_file = options.ca_file;
-    request.proxy = options.proxy;
-    request.cancel = options.cancel;
+    detail::apply_transfer_options(options, request);
     auto response = transport->send(request);
     if (!response) return response.error();
     if (response->status < 200 || response->status > 299) {

@@ -159,5 +159,14 @@ std::string user_agent() {
   return std::string("clef/") + clef::version;
 }
 
+void apply_transfer_options(const ClientOptions& options, HttpRequest& request) {
+  request.connect_timeout = options.connect_timeout;
+  request.total_timeout = options.request_timeout;
+  request.max_response_bytes = options.max_response_bytes;
+  request.ca_file = options.ca_file;
+  request.proxy = options.proxy;
+  request.cancel = options.cancel;
+}
+
 }  // namespace detail
 }  // namespace clef

@@ -5,6 +5,7 @@
 
 #include "clef/options.hpp"
 #include "clef/result.hpp"
+#include "clef/transport.hpp"
 
 namespace clef::detail {
 
@@ -25,5 +26,9 @@ Result<ApiRoot> checked_api_root(const ClientOptions& options);
 
 /// "clef/<version>", the User-Agent of every request clef sends.
 std::string user_agent();
+
+/// Gives `request` what every request built from `options` carries: the connect and total
+/// timeouts, the response size cap, the CA file, the proxy and the cancel flag.
+void apply_transfer_options(const ClientOptions& options, HttpRequest& request);
 
 }  // namespace clef::detail

@@ -69,7 +69,6 @@ class Loop {
       std::lock_guard<std::mutex> lock(m_mutex);
       if (!m_stopping) {
         m_incoming.push_back(Incoming{std::move(request), std::move(done)});
-        ++m_queued;
       } else {
         m_refused.push_back(std::move(done));
       }
@@ -159,30 +158,38 @@ class Loop {
     detail::CurlTransfer transfer;
   };
 
-  /// One turn of the loop; false once it is stopping and has taken what was queued.
-  bool turn() {
+  /// What other threads queued since the loop last looked.
+  struct Queued {
     std::vector<Incoming> incoming;
     std::vector<std::pair<Clock::time_point, TimerTask>> timers;
     std::vector<ResponseHandler> refused;
     bool stopping = false;
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      incoming.swap(m_incoming);
-      timers.swap(m_new_timers);
-      refused.swap(m_refused);
-      stopping = m_stopping;
-      m_queued = 0;
-    }
-    for (auto& [when, task] : timers) m_timers.add(when, std::move(task));
-    for (auto& done : refused) complete(done, shut_down_error());
-    for (auto& item : incoming) {
-      if (stopping) {
+    bool empty() const { return incoming.empty() && timers.empty() && refused.empty(); }
+  };
+
+  Queued take_queued() {
+    Queued queued;
+    std::lock_guard<std::mutex> lock(m_mutex);
+    queued.incoming.swap(m_incoming);
+    queued.timers.swap(m_new_timers);
+    queued.refused.swap(m_refused);
+    queued.stopping = m_stopping;
+    return queued;
+  }
+
+  /// One turn of the loop; false once it is stopping and has taken what was queued.
+  bool turn() {
+    Queued queued = take_queued();
+    for (auto& [when, task] : queued.timers) m_timers.add(when, std::move(task));
+    for (auto& done : queued.refused) complete(done, shut_down_error());
+    for (auto& item : queued.incoming) {
+      if (queued.stopping) {
         complete(item.done, shut_down_error());
         continue;
       }
       begin(std::move(item));
     }
-    if (stopping) return false;
+    if (queued.stopping) return false;
 
     for (auto& task : m_timers.take_due(Clock::now())) detail::call_handler(task, false);
     int running = 0;
@@ -203,7 +210,7 @@ class Loop {
     if (m_cancellable > 0) wait = std::min(wait, cancel_check_interval);
     {
       std::lock_guard<std::mutex> lock(m_mutex);
-      if (m_queued > 0 || !m_new_timers.empty() || !m_refused.empty() || m_stopping) {
+      if (!m_incoming.empty() || !m_new_timers.empty() || !m_refused.empty() || m_stopping) {
         wait = std::chrono::milliseconds(0);
       }
       m_sleeping = wait.count() > 0;
@@ -312,20 +319,10 @@ class Loop {
     }
     for (auto& task : m_timers.take_all()) detail::call_handler(task, true);
     // Work queued by those last handlers, or by other threads meanwhile, is refused too.
-    for (;;) {
-      std::vector<Incoming> incoming;
-      std::vector<std::pair<Clock::time_point, TimerTask>> timers;
-      std::vector<ResponseHandler> refused;
-      {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        incoming.swap(m_incoming);
-        timers.swap(m_new_timers);
-        refused.swap(m_refused);
-      }
-      if (incoming.empty() && timers.empty() && refused.empty()) break;
-      for (auto& item : incoming) complete(item.done, shut_down_error());
-      for (auto& done : refused) complete(done, shut_down_error());
-      for (auto& [when, task] : timers) detail::call_handler(task, true);
+    for (Queued queued = take_queued(); !queued.empty(); queued = take_queued()) {
+      for (auto& item : queued.incoming) complete(item.done, shut_down_error());
+      for (auto& done : queued.refused) complete(done, shut_down_error());
+      for (auto& [when, task] : queued.timers) detail::call_handler(task, true);
     }
   }
 
@@ -353,7 +350,6 @@ class Loop {
   std::vector<Incoming> m_incoming;                                   // guarded by m_mutex
   std::vector<std::pair<Clock::time_point, TimerTask>> m_new_timers;  // guarded by m_mutex
   std::vector<ResponseHandler> m_refused;                             // guarded by m_mutex
-  std::size_t m_queued = 0;                                           // guarded by m_mutex
   bool m_stopping = false;                                            // guarded by m_mutex
   bool m_sleeping = false;                                            // guarded by m_mutex
   // The loop thread's own:
