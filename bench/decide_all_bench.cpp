@@ -1,28 +1,24 @@
-// The library alone, for bench/wrk_bench.py: N decisions through decide_all with a number in
-// flight, no file I/O. Prints "N ok" so the script can check nothing failed.
+// The library alone, for bench/wrk_bench.py: N decisions with a number in flight, no file I/O.
+// Prints "N ok" so the script can check nothing failed.
 //
-//   decide_all_bench URL N IN_FLIGHT [LOOP_THREADS]
+//   decide_all_bench URL N IN_FLIGHT [decide_all|submit]
+//
+// decide_all: the batch engine (the calling thread feeds the loop and collects the results).
+// submit: IN_FLIGHT chains of Client::submit, each callback starting the next decision on the
+// loop thread, so no other thread takes part: what the asynchronous API costs by itself.
 #include <clef/clef.hpp>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <mutex>
 #include <string>
 
-int main(int argc, char** argv) {
-  if (argc != 4 && argc != 5) {
-    std::cerr << "usage: decide_all_bench URL N IN_FLIGHT [LOOP_THREADS]\n";
-    return 2;
-  }
-  clef::ClientOptions options;
-  options.backend = clef::Backend::ollama;
-  options.base_url = argv[1];
-  if (argc == 5) options.async_transport = clef::make_curl_loop(std::strtoul(argv[4], nullptr, 10));
-  auto client = clef::Client::create(options);
-  if (!client) {
-    std::cerr << client.error().to_string() << "\n";
-    return 2;
-  }
-  const std::size_t n = std::strtoul(argv[2], nullptr, 10);
+namespace {
+
+std::vector<clef::DecisionRequest> tickets(std::size_t n) {
   std::vector<clef::DecisionRequest> requests(n);
   for (std::size_t i = 0; i < n; ++i) {
     requests[i].state =
@@ -35,10 +31,63 @@ int main(int argc, char** argv) {
                                                             {"technical", "Bugs and integrations"},
                                                             {"other", "None of the above"}}));
   }
-  clef::BatchOptions batch;
-  batch.concurrency = std::strtoul(argv[3], nullptr, 10);
+  return requests;
+}
+
+/// Keeps `in_flight` decisions going with submit alone until every request has an answer.
+std::size_t run_submit_chains(const clef::Client& client, std::vector<clef::DecisionRequest>& all,
+                              std::size_t in_flight) {
+  std::atomic<std::size_t> next{0};
+  std::size_t finished = 0;
   std::size_t ok = 0;
-  for (const auto& result : clef::decide_all(client.value(), requests, batch)) ok += result.ok();
+  std::mutex mutex;
+  std::condition_variable all_done;
+  std::function<void()> start_next = [&] {
+    const std::size_t index = next.fetch_add(1);
+    if (index >= all.size()) return;
+    client.submit(std::move(all[index]), [&](clef::Result<clef::Decision> result) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ok += result.ok();
+        if (++finished == all.size()) all_done.notify_one();
+      }
+      start_next();
+    });
+  };
+  for (std::size_t i = 0; i < in_flight; ++i) start_next();
+  std::unique_lock<std::mutex> lock(mutex);
+  all_done.wait(lock, [&] { return finished == all.size(); });
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool submit_mode = argc == 5 && std::strcmp(argv[4], "submit") == 0;
+  if ((argc != 4 && argc != 5) ||
+      (argc == 5 && !submit_mode && std::strcmp(argv[4], "decide_all"))) {
+    std::cerr << "usage: decide_all_bench URL N IN_FLIGHT [decide_all|submit]\n";
+    return 2;
+  }
+  clef::ClientOptions options;
+  options.backend = clef::Backend::ollama;
+  options.base_url = argv[1];
+  auto client = clef::Client::create(options);
+  if (!client) {
+    std::cerr << client.error().to_string() << "\n";
+    return 2;
+  }
+  const std::size_t n = std::strtoul(argv[2], nullptr, 10);
+  const std::size_t in_flight = std::strtoul(argv[3], nullptr, 10);
+  auto requests = tickets(n);
+  std::size_t ok = 0;
+  if (submit_mode) {
+    ok = run_submit_chains(client.value(), requests, in_flight);
+  } else {
+    clef::BatchOptions batch;
+    batch.concurrency = in_flight;
+    for (const auto& result : clef::decide_all(client.value(), requests, batch)) ok += result.ok();
+  }
   std::cout << ok << " ok\n";
   return ok == n ? 0 : 1;
 }
