@@ -80,6 +80,11 @@ class JsonlReader final : public InputReader {
       if (!parsed) {
         Error error = parsed.error();
         error.where = where + ", " + error.where;
+        // Text piped to `clef batch -` is read as JSONL: say how to read it as text instead.
+        if (line[line.find_first_not_of(" \t")] != '{')
+          error.message +=
+              " (a JSONL line is a JSON object; for plain text, one state per line, "
+              "add --input-format text)";
         item.state = std::move(error);
         return item;
       }
@@ -179,13 +184,16 @@ class DelimitedReader final : public InputReader {
     for (const auto& column : m_state_columns)
       m_last_needed = std::max(m_last_needed, column.second);
     if (m_state_column < 0) {
-      return make_error(ErrorKind::invalid_input,
-                        "the header has no \"" + fields.state + "\" column (--state-field)",
-                        "line 1");
+      return make_error(
+          ErrorKind::invalid_input,
+          "the header has no \"" + fields.state + "\" column (--state-field); " + columns_found(),
+          "line 1");
     }
     if (m_id_column < 0) {
-      return make_error(ErrorKind::invalid_input,
-                        "the header has no \"" + fields.id + "\" column (--id-field)", "line 1");
+      return make_error(
+          ErrorKind::invalid_input,
+          "the header has no \"" + fields.id + "\" column (--id-field); " + columns_found(),
+          "line 1");
     }
     return {};
   }
@@ -219,6 +227,21 @@ class DelimitedReader final : public InputReader {
   }
 
   std::vector<std::string> header() const override { return m_header; }
+
+  /// What the header has, for an error about a column it lacks (the first few, each cut short:
+  /// a header row may be anything).
+  std::string columns_found() const {
+    constexpr std::size_t shown = 12;
+    constexpr std::size_t longest = 40;
+    std::string list;
+    for (std::size_t i = 0; i < m_header.size() && i < shown; ++i) {
+      const std::string& name = m_header[i];
+      list += (i ? ", \"" : "\"") +
+              (name.size() > longest ? name.substr(0, longest) + "..." : name) + "\"";
+    }
+    if (m_header.size() > shown) list += ", ... (" + std::to_string(m_header.size()) + " in all)";
+    return "the header has " + (m_header.empty() ? std::string("no columns") : list);
+  }
 
  private:
   std::optional<std::vector<std::string>> record() {

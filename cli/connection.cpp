@@ -32,11 +32,23 @@ std::chrono::milliseconds to_ms(double seconds) {
 }  // namespace
 
 void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
-  const std::map<std::string, Backend> backends = {{"ollama", Backend::ollama},
-                                                   {"workers-ai", Backend::workers_ai},
-                                                   {"systemone", Backend::systemone}};
+  // CLI11's CheckedTransformer would show its map ({ollama->0,...} OR {0,2,1}) in the help and
+  // in the error, and take the enum's numbers: this one knows the three names only.
+  const CLI::Validator backend_name(
+      [](std::string& value) -> std::string {
+        const std::map<std::string, Backend> backends = {{"ollama", Backend::ollama},
+                                                         {"workers-ai", Backend::workers_ai},
+                                                         {"systemone", Backend::systemone}};
+        const auto found = backends.find(value);
+        if (found == backends.end())
+          return "unknown backend '" + value + "': use ollama, workers-ai or systemone";
+        value = std::to_string(static_cast<int>(found->second));
+        return std::string();
+      },
+      "", "backend");
   command.add_option("--backend", flags.backend, "ollama | workers-ai | systemone")
-      ->transform(CLI::CheckedTransformer(backends))
+      ->transform(backend_name)
+      ->type_name("NAME")
       ->default_str("ollama");
   command.add_option("--host", flags.host,
                      "Server base URL. Defaults: ollama: OLLAMA_HOST, else http://localhost:11434; "

@@ -34,6 +34,10 @@ int exec_mock(char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "mock") return exec_mock(argv);
+  if (argc == 3 && std::string(argv[1]) == "help" && std::string(argv[2]) == "mock") {
+    char* help_argv[] = {argv[0], const_cast<char*>("mock"), const_cast<char*>("--help"), nullptr};
+    return exec_mock(help_argv);
+  }
   std::ios::sync_with_stdio(false);
   auto& interrupts = clef::cli::install_interrupt_handlers();
   clef::cli::RunOptions options;

@@ -20,9 +20,17 @@ const char* cyan = "\x1b[36m";
 const char* dim = "\x1b[2m";
 const char* reset = "\x1b[0m";
 
+/// For columns: padded to five characters so the rows line up.
 std::string percent(double p) {
   char buffer[16];
   std::snprintf(buffer, sizeof buffer, "%5.1f%%", p * 100.0);
+  return buffer;
+}
+
+/// For a sentence: no padding.
+std::string percent_in_text(double p) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", p * 100.0);
   return buffer;
 }
 
@@ -109,8 +117,8 @@ void print_human(std::ostream& out, const Decision& decision,
     if (color) out << reset;
     if (answer.status == AnswerStatus::abstained) {
       out << "  ABSTAINED ("
-          << (answer.threshold ? percent(trusted_probability(answer)) + " is below the policy's " +
-                                     percent(*answer.threshold)
+          << (answer.threshold ? percent_in_text(trusted_probability(answer)) +
+                                     " is below the policy's " + percent_in_text(*answer.threshold)
                                : std::string("the policy trusts no answer here"))
           << ")";
     }

@@ -1,10 +1,13 @@
 #include "run.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "ask_command.hpp"
 #include "batch_command.hpp"
@@ -34,6 +37,83 @@ bool use_color(const std::string& choice, bool stdout_is_tty) {
   if (choice == "always") return true;
   if (choice == "never") return false;
   return stdout_is_tty && !env_set("NO_COLOR") && !env_is("TERM", "dumb");
+}
+
+/// Edit distance between two short names (command names: a handful of letters).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The command a mistyped name was most likely meant to be, or "" when none is close.
+std::string closest_command(const CLI::App& app, const std::string& typed) {
+  std::string best;
+  std::size_t best_distance = 3;  // more than two edits away is another word, not a typo
+  for (const CLI::App* command : app.get_subcommands({})) {
+    const std::size_t distance = edit_distance(typed, command->get_name());
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = command->get_name();
+    }
+  }
+  return best;
+}
+
+const CLI::App* find_command(const CLI::App& app, const std::string& name) {
+  for (const CLI::App* command : app.get_subcommands({})) {
+    if (command->check_name(name)) return command;
+  }
+  return nullptr;
+}
+
+/// `clef help` and `clef help COMMAND` (`clef help mock` is clef-mock's, run by main()).
+int run_help(const CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> names;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--color")
+      ++i;
+    else if (arg != "help" && (arg.empty() || arg[0] != '-'))
+      names.push_back(arg);
+  }
+  if (names.empty()) {
+    out << app.help();
+    return as_int(ExitCode::ok);
+  }
+  const CLI::App* command = names.size() == 1 ? find_command(app, names[0]) : nullptr;
+  if (command == nullptr) {
+    const std::string near = names.size() == 1 ? closest_command(app, names[0]) : std::string();
+    err << "clef: error: `clef help` takes one command name"
+        << (names.size() == 1 ? ", and '" + names[0] + "' is not one" : std::string())
+        << (near.empty() ? std::string() : " (did you mean `" + near + "`?)") << "\n";
+    return as_int(ExitCode::usage);
+  }
+  out << command->help();
+  return as_int(ExitCode::ok);
+}
+
+/// The first argument that is not a global option: the command's name as typed, or "".
+std::string typed_command(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--color") {
+      ++i;  // its value
+      continue;
+    }
+    if (!arg.empty() && arg[0] == '-') continue;
+    return arg;
+  }
+  return std::string();
 }
 
 }  // namespace
@@ -69,6 +149,17 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
 
   if (argc <= 1) {  // `clef` alone: say what there is, as a usage error
     err << app.help();
+    return as_int(ExitCode::usage);
+  }
+  const std::string command_name = typed_command(argc, argv);
+  if (command_name == "help") return run_help(app, argc, argv, out, err);
+  if (!command_name.empty() && find_command(app, command_name) == nullptr) {
+    // CLI11 would only say "A subcommand is required".
+    const std::string near = closest_command(app, command_name);
+    err << "clef: error: '" << command_name << "' is not a clef command"
+        << (near.empty() ? std::string() : " (did you mean `" + near + "`?)") << "\n";
+    err << "clef: commands: ask, batch, eval, mock, cache, models, doctor; `clef help COMMAND` "
+           "shows one\n";
     return as_int(ExitCode::usage);
   }
   try {

@@ -398,6 +398,12 @@ TEST(CliEval, FittedPolicyMakesAskAndBatchAbstain) {
   EXPECT_EQ(json["answers"]["team"]["winner"], "technical");
   EXPECT_DOUBLE_EQ(json["answers"]["team"]["threshold"].get<double>(), 0.75);
   EXPECT_NE(unsure.err.find("abstained: team"), std::string::npos) << unsure.err;
+  // The human view says why in a sentence, its numbers not padded for a column.
+  auto unsure_human = run_clef({"ask", "-q", files.questions, "--host", server.base_url(), "-m",
+                                "m", "--policy", strict_path, "money ticket 5"});
+  EXPECT_NE(unsure_human.out.find("ABSTAINED (60.0% is below the policy's 75.0%)"),
+            std::string::npos)
+      << unsure_human.out;
   // batch: the abstained answer is written with its status, and the run is not a failure.
   const std::string out = fresh_path("eval_policy_batch.jsonl");
   auto batch = run_clef({"batch", files.data, "-o", out, "-q", files.questions, "--host",

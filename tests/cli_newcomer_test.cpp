@@ -317,4 +317,80 @@ TEST(CliNewcomer, HostHelpSaysWhichDefaultIsWhose) {
   EXPECT_NE(help.find("ollama: OLLAMA_HOST"), std::string::npos) << help;
 }
 
+TEST(CliNewcomer, HelpNamesACommandAndATypoGetsASuggestion) {
+  auto help_batch = run_clef({"help", "batch"});
+  EXPECT_EQ(help_batch.code, 0) << help_batch.err;
+  EXPECT_NE(help_batch.out.find("Decide every state"), std::string::npos) << help_batch.out;
+  EXPECT_NE(help_batch.out.find("Usage: batch [OPTIONS] INPUT"), std::string::npos);
+  auto help = run_clef({"help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_EQ(help.out, run_clef({"--help"}).out);
+
+  auto typo = run_clef({"bach", "tickets.jsonl"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("'bach' is not a clef command (did you mean `batch`?)"),
+            std::string::npos)
+      << typo.err;
+  auto after_color = run_clef({"--color", "never", "evl"});
+  EXPECT_EQ(after_color.code, 2);
+  EXPECT_NE(after_color.err.find("did you mean `eval`?"), std::string::npos) << after_color.err;
+  auto far = run_clef({"frobnicate"});
+  EXPECT_EQ(far.code, 2);
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+  auto help_typo = run_clef({"help", "bach"});
+  EXPECT_EQ(help_typo.code, 2);
+  EXPECT_NE(help_typo.err.find("did you mean `batch`?"), std::string::npos) << help_typo.err;
+}
+
+TEST(CliNewcomer, BackendHelpAndErrorsNameTheBackendsOnly) {
+  const std::string help = run_clef({"batch", "--help"}).out;
+  EXPECT_NE(help.find("--backend NAME=ollama"), std::string::npos) << help;
+  EXPECT_EQ(help.find("->"), std::string::npos) << help;  // CLI11's map, shown before
+  for (const std::string name : {"bogus", "0", "2"}) {
+    auto r = run_clef({"ask", "--backend", name, "--yes-no", "u: U?", "x", "--dry-run"});
+    EXPECT_EQ(r.code, 2) << name;
+    EXPECT_NE(r.err.find("unknown backend '" + name + "': use ollama, workers-ai or systemone"),
+              std::string::npos)
+        << r.err;
+  }
+  auto named = run_clef({"ask", "--backend", "workers-ai", "--account-id", "a", "--yes-no", "u: U?",
+                         "x", "--dry-run"});
+  EXPECT_EQ(named.code, 0) << named.err;
+  EXPECT_NE(named.err.find("/accounts/a/ai/run/"), std::string::npos) << named.err;
+}
+
+TEST(CliNewcomer, PipedTextReadAsJsonlSaysHowToReadText) {
+  FakeServer server;
+  const std::string out = fresh_path("piped_text.jsonl");
+  auto r = run_clef({"batch", "-", "-o", out, "--host", server.base_url(), "--yes-no", "u: U?"},
+                    "my printer is on fire\nit still is\n", true);
+  EXPECT_EQ(r.code, 6) << r.err;
+  EXPECT_EQ(server.request_count(), 0);
+  const std::string written = read_file(out);
+  EXPECT_NE(written.find("for plain text, one state per line, add --input-format text"),
+            std::string::npos)
+      << written;
+  // A line that looks like JSON but is broken gets no such hint.
+  auto broken = run_clef({"batch", "-", "-o", fresh_path("piped_broken.jsonl"), "--host",
+                          server.base_url(), "--yes-no", "u: U?"},
+                         "{\"id\": 1, \"state\": \n", true);
+  EXPECT_EQ(broken.code, 6) << broken.err;
+  auto text = run_clef({"batch", "-", "-o", fresh_path("piped_text_ok.jsonl"), "--host",
+                        server.base_url(), "--yes-no", "u: U?", "--input-format", "text"},
+                       "my printer is on fire\nit still is\n", true);
+  EXPECT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(server.request_count(), 2);
+}
+
+TEST(CliNewcomer, ACsvWithoutTheIdColumnListsTheColumnsItHas) {
+  const std::string csv = write_temp_file("no_id.csv", "ident,state\nA1,hello\n");
+  auto r = run_clef({"batch", csv, "-o", fresh_path("no_id.jsonl"), "--host", "http://127.0.0.1:9",
+                     "--yes-no", "u: U?"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("the header has no \"id\" column (--id-field); the header has \"ident\", "
+                       "\"state\""),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
