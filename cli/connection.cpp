@@ -51,7 +51,7 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
       ->type_name("NAME")
       ->default_str("ollama");
   command.add_option("--host", flags.host,
-                     "Server base URL. Defaults: ollama: OLLAMA_HOST, else http://localhost:11434; "
+                     "Server base URL. Defaults: ollama: OLLAMA_HOST, else http://127.0.0.1:11434; "
                      "workers-ai: https://api.cloudflare.com/client/v4 (/client/v4 is added to a "
                      "bare host); systemone: none, required");
   command.add_option("-m,--model", flags.model, "Model name")->capture_default_str();

@@ -1,6 +1,6 @@
 // Routes the ticket from the Clef-Flash card to a team.
 //
-//   route_ticket                 # asks the Ollama at OLLAMA_HOST (default localhost:11434)
+//   route_ticket                 # asks the Ollama at OLLAMA_HOST (default 127.0.0.1:11434)
 //   route_ticket --dry-run       # prints the request body and sends nothing
 #include <clef/clef.hpp>
 

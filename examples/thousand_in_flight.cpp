@@ -2,7 +2,7 @@
 // No thread per request: the transfers, their retries and timeouts run on the client's event
 // loop, and this thread only starts work and prints what comes back.
 //
-//   thousand_in_flight [COUNT]   # asks the Ollama at OLLAMA_HOST (default localhost:11434)
+//   thousand_in_flight [COUNT]   # asks the Ollama at OLLAMA_HOST (default 127.0.0.1:11434)
 //
 // Against the mock, which holds 1,000 connections open for a second each:
 //

@@ -162,7 +162,7 @@ std::string not_found_hint(Backend backend, const ServerText& text, const std::s
                std::string(minimum_ollama_version) + " or newer (`clef doctor` checks)";
       }
       return "nothing answers at " + at +
-             ": give --host as Ollama's base URL, e.g. http://localhost:11434";
+             ": give --host as Ollama's base URL, e.g. http://127.0.0.1:11434";
     case Backend::workers_ai:
       if (mentions_model(text)) {
         return "Workers AI has no model \"" + model +

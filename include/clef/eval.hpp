@@ -84,7 +84,8 @@ ModelComparison compare_question(const Question& question, const std::vector<std
                                  const std::vector<const Answer*>& answers_b);
 
 /// The deterministic half of the items thresholds are fitted on: the first byte of SHA-256(id)
-/// is even. The other half verifies them.
+/// is even. The other half verifies them. `clef eval` passes the id as compact JSON text
+/// (`"x001"` with its quotes, `7` for a number).
 bool in_fit_half(std::string_view id);
 
 /// A confidence threshold on one question (label empty) or on one choice label: answers whose
