@@ -7,6 +7,7 @@
 
 #include "cassette_run.hpp"
 #include "clef/client.hpp"
+#include "clef/json.hpp"
 #include "error_report.hpp"
 #include "exit_codes.hpp"
 #include "flag_rules.hpp"
@@ -171,7 +172,7 @@ void print_decision(const AskFlags& flags, const Decision& decision,
                     const std::vector<Question>& questions, const Context& context) {
   const std::string format = flags.json ? "json" : flags.format;
   if (format == "json")
-    context.out << dump(decision_json(decision)) << "\n";
+    context.out << dump_json(decision_json(decision)) << "\n";
   else if (format == "jsonl")
     print_jsonl(context.out, decision);
   else if (format == "tsv")

@@ -163,7 +163,7 @@ class BatchJob {
       }
       ok = is_kept_result(line);
     }
-    if (write(index, pending.id, dump(line), ok)) m_progress.finished(ok, nullptr);
+    if (write(index, pending.id, dump_json(line), ok)) m_progress.finished(ok, nullptr);
   }
 
   bool should_stop() const {
@@ -220,7 +220,7 @@ class BatchJob {
     } else {
       line["error"] = error_json(result.error());
     }
-    return dump(line);
+    return dump_json(line);
   }
 
   /// The cells a table row repeats: the CSV/TSV row as read, else the id.
@@ -228,7 +228,7 @@ class BatchJob {
     if (!m_table) return {};
     if (!item.columns.empty()) return item.columns;
     if (item.id.is_string()) return {item.id.get<std::string>()};
-    return {item.id.is_null() ? std::string() : dump(item.id)};
+    return {item.id.is_null() ? std::string() : dump_json(item.id)};
   }
 
   Pending take(std::size_t index) {

@@ -24,22 +24,14 @@ Result<State> state_from_json(const Json& value, const std::string& where) {
       std::string("the state must be a string, object or array, not ") + value.type_name(), where);
 }
 
-/// One line without its '\n', holding at most max_input_line bytes: the rest of a longer line is
-/// read past, not kept, and `too_long` is set. False at the end of the input.
+/// One line without its '\n', holding at most max_input_line bytes (clef::read_line): the rest
+/// of a longer line is read past, not kept, and `too_long` is set. False at the end.
 bool bounded_getline(std::istream& in, std::string& line, bool& too_long) {
-  line.clear();
-  too_long = false;
-  std::streambuf* buffer = in.rdbuf();
-  bool any = false;
-  for (int c = buffer->sbumpc(); c != std::char_traits<char>::eof(); c = buffer->sbumpc()) {
-    any = true;
-    if (c == '\n') return true;
-    if (line.size() < max_input_line)
-      line += static_cast<char>(c);
-    else
-      too_long = true;
-  }
-  if (!any) in.setstate(std::ios::eofbit);
+  Line read;
+  read.text = std::move(line);
+  const bool any = read_line(in, read, max_input_line);
+  line = std::move(read.text);
+  too_long = read.too_long;
   return any;
 }
 
@@ -47,7 +39,7 @@ std::string field_text(const Json& object, const std::string& name) {
   const auto it = object.find(name);
   if (it == object.end() || it->is_null()) return "";
   if (it->is_string()) return it->get<std::string>();
-  return it->dump(-1, ' ', false, Json::error_handler_t::replace);
+  return dump_json(*it);
 }
 
 Error too_long_error(std::size_t line) {
@@ -344,10 +336,6 @@ void skip_byte_order_mark(std::istream& in) {
 }
 
 }  // namespace
-
-bool read_bounded_line(std::istream& in, std::string& line, bool& too_long) {
-  return bounded_getline(in, line, too_long);
-}
 
 InputFormat guess_input_format(const std::string& path) {
   const std::string ext = ends_with_any(path);

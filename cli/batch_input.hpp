@@ -20,10 +20,6 @@ enum class InputFormat { jsonl, csv, tsv, text };
 /// item, so a file without line breaks cannot fill memory.
 inline constexpr std::size_t max_input_line = 32u * 1024u * 1024u;
 
-/// One line without its newline; past max_input_line the rest is read but not kept and
-/// `too_long` is set. False at the end of the input.
-bool read_bounded_line(std::istream& in, std::string& line, bool& too_long);
-
 /// jsonl for .jsonl/.ndjson/.json and stdin, csv for .csv, tsv for .tsv, text otherwise.
 InputFormat guess_input_format(const std::string& path);
 Result<InputFormat> parse_input_format(const std::string& name);

@@ -146,7 +146,7 @@ bool is_kept_result(const Json& line) {
 }
 
 std::string id_key(const Json& id) {
-  return dump(id);
+  return dump_json(id);
 }
 
 Result<OutputFile> OutputFile::open(const std::string& path, const OutputOptions& options,

@@ -165,12 +165,12 @@ Result<BatchResults> read_batch_results(const std::string& path,
   std::istream& stream = path == "-" ? in : file;
   BatchResults results;
   std::vector<std::pair<std::string, std::string>> copies;  // id, duplicate_of
-  std::string text;
-  bool too_long = false;
-  for (std::size_t number = 1; read_bounded_line(stream, text, too_long); ++number) {
+  Line input;
+  const std::string& text = input.text;
+  for (std::size_t number = 1; read_line(stream, input, max_input_line); ++number) {
     const std::string where = path + ": line " + std::to_string(number);
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (too_long) return make_error(ErrorKind::invalid_input, "the line is too long", where);
+    if (input.too_long) return make_error(ErrorKind::invalid_input, "the line is too long", where);
     auto parsed = parse_json(text, "the results line");
     if (!parsed || !parsed->is_object()) {
       return make_error(ErrorKind::invalid_input,

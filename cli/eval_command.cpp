@@ -277,8 +277,7 @@ Result<nlohmann::json> read_report(const std::string& path, std::istream& in) {
     return error;
   }
   // The gates read sorted std::map objects, the same type the report is built as.
-  return nlohmann::json::parse(
-      parsed->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), nullptr, false);
+  return nlohmann::json::parse(dump_json(parsed.value()), nullptr, false);
 }
 
 Policy policy_from(const nlohmann::json& report, const EvalData& data, const ModelRun& run,

@@ -1,4 +1,5 @@
 #include "eval_report.hpp"
+#include "clef/json.hpp"
 
 #include <cmath>
 
@@ -344,7 +345,7 @@ std::vector<std::string> model_order(const Json& report) {
 }
 
 std::string report_text(const Json& report) {
-  return report.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  return dump_json(report, 2) + "\n";
 }
 
 }  // namespace clef::cli

@@ -4,10 +4,6 @@ namespace clef::cli {
 
 using Json = nlohmann::ordered_json;
 
-std::string dump(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 Json answer_json(const Answer& answer) {
   Json out;
   out["type"] = to_string(answer.asked);

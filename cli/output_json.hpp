@@ -20,7 +20,4 @@ nlohmann::ordered_json answer_json(const Answer& answer);
 /// {"kind", "status", "message", "server_message", "server_code", "request_id", "where"}.
 nlohmann::ordered_json error_json(const Error& error);
 
-/// Dumps JSON with invalid UTF-8 replaced rather than throwing.
-std::string dump(const nlohmann::ordered_json& value);
-
 }  // namespace clef::cli

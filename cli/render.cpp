@@ -1,5 +1,6 @@
 #include "render.hpp"
 
+#include "clef/json.hpp"
 #include "clef/policy.hpp"
 #include "context.hpp"
 #include "number_text.hpp"
@@ -164,7 +165,7 @@ void print_jsonl(std::ostream& out, const Decision& decision) {
     line["question"] = answer.question;
     const Json fields = answer_json(answer);
     for (const auto& item : fields.items()) line[item.key()] = item.value();
-    out << dump(line) << "\n";
+    out << dump_json(line) << "\n";
   }
 }
 

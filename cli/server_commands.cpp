@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "clef/json.hpp"
 #include "clef/ollama.hpp"
 #include "error_report.hpp"
 #include "exit_codes.hpp"
@@ -163,7 +164,7 @@ int run_models(const ModelsFlags& flags, const Context& context) {
                 << terminal_safe(joined(model->capabilities)) << "\n";
   }
   if (flags.json)
-    context.out << dump(json) << "\n";
+    context.out << dump_json(json) << "\n";
   else
     context.out << "Models without \"decision\" are refused by /v1/systemone (HTTP 400).\n";
   return as_int(ExitCode::ok);

@@ -64,10 +64,6 @@ class Fd {
   int m_fd;
 };
 
-std::string dump(const detail::Json& value) {
-  return value.dump(-1, ' ', false, detail::Json::error_handler_t::replace);
-}
-
 std::string octal_mode(mode_t mode) {
   char text[8];
   std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
@@ -267,7 +263,7 @@ struct Asked {
 /// Nothing when the body is not a decision request clef can read back: such a request is sent,
 /// never cached, since no answer to it could be checked.
 std::optional<Asked> read_asked(const std::string& body) {
-  auto parsed = detail::parse_json(body, ErrorKind::invalid_input, "the request");
+  auto parsed = clef::parse_json(body, "the request");
   if (!parsed || !parsed->is_object()) return std::nullopt;
   const auto text = detail::member_text(body, "questions");
   if (!text) return std::nullopt;
@@ -364,7 +360,7 @@ class CachingTransport final : public Transport {
 
   /// The stored response, or nothing when the text is not an entry for `key` with a 2xx status.
   std::optional<Entry> parse_entry(const std::string& text, const std::string& key) const {
-    auto parsed = detail::parse_json(text, ErrorKind::invalid_input, "a cache entry");
+    auto parsed = clef::parse_json(text, "a cache entry");
     if (!parsed || !parsed->is_object()) return std::nullopt;
     const detail::Json& entry = parsed.value();
     auto field = [&](const char* name) -> const detail::Json* {
@@ -413,7 +409,7 @@ class CachingTransport final : public Transport {
     }
     entry["headers"] = headers;
     entry["body"] = response.body;
-    const std::string text = dump(entry);
+    const std::string text = dump_json(entry);
     if (text.size() > max_entry_bytes) return;
     const std::string shard_name = key.substr(0, 2);
     if (::mkdirat(m_top.get(), shard_name.c_str(), 0700) != 0 && errno != EEXIST) return;

@@ -35,13 +35,9 @@ std::string path_of(const std::string& url) {
   return slash == std::string::npos ? "/" : url.substr(slash);
 }
 
-std::string dump(const detail::Json& value) {
-  return value.dump(-1, ' ', false, detail::Json::error_handler_t::replace);
-}
-
 /// "questions team, refund; state "I was charged twice…"" for a miss.
 std::string describe(const std::string& body) {
-  auto parsed = detail::parse_json(body, ErrorKind::invalid_input, "the request");
+  auto parsed = clef::parse_json(body, "the request");
   if (!parsed || !parsed->is_object()) return "a request that is not a decision";
   std::string questions;
   const auto q = parsed->find("questions");
@@ -50,7 +46,7 @@ std::string describe(const std::string& body) {
   }
   std::string state;
   const auto s = parsed->find("state");
-  if (s != parsed->end()) state = s->is_string() ? s->get<std::string>() : dump(*s);
+  if (s != parsed->end()) state = s->is_string() ? s->get<std::string>() : dump_json(*s);
   if (state.size() > 60) state = state.substr(0, 60) + "…";
   return "questions " + (questions.empty() ? std::string("(none)") : questions) + "; state \"" +
          state + "\"";
@@ -132,7 +128,7 @@ class Recorder final : public RecordingTransport {
     }
     line["headers"] = headers;
     line["body"] = scrubbed(response->body, secrets);
-    const std::string text = dump(line) + "\n";
+    const std::string text = dump_json(line) + "\n";
     std::lock_guard<std::mutex> lock(m_mutex);
     // After a failed write nothing more is appended: the torn line stays the last one.
     if (!m_failed.load() && !detail::write_all(m_fd, text)) {
@@ -190,29 +186,6 @@ class Replay final : public ReplayTransport {
 /// escaping can grow it a few times.
 constexpr std::size_t max_cassette_line = 128u * 1024u * 1024u;
 
-/// One line into `line`; false at the end, or (with `too_long`) past max_cassette_line.
-/// `ended` says whether the line had its newline: only a torn last line has none.
-bool next_line(std::istream& in, std::string& line, bool& too_long, bool& ended) {
-  line.clear();
-  too_long = false;
-  ended = false;
-  std::streambuf* buffer = in.rdbuf();
-  bool any = false;
-  for (int c = buffer->sbumpc(); c != std::char_traits<char>::eof(); c = buffer->sbumpc()) {
-    any = true;
-    if (c == '\n') {
-      ended = true;
-      return true;
-    }
-    if (line.size() >= max_cassette_line) {
-      too_long = true;
-      return true;
-    }
-    line += static_cast<char>(c);
-  }
-  return any;
-}
-
 Error bad_line(const std::string& path, std::size_t number, const std::string& why) {
   return make_error(ErrorKind::invalid_input, "not a cassette line: " + why,
                     path + ": line " + std::to_string(number));
@@ -220,7 +193,7 @@ Error bad_line(const std::string& path, std::size_t number, const std::string& w
 
 /// One recording: its key and response, or why the line is not one.
 Result<std::pair<std::string, HttpResponse>> read_recording(const std::string& text) {
-  auto parsed = detail::parse_json(text, ErrorKind::invalid_input, "the cassette line");
+  auto parsed = clef::parse_json(text, "the cassette line");
   if (!parsed || !parsed->is_object()) {
     return make_error(ErrorKind::invalid_input, "not a JSON object");
   }
@@ -240,7 +213,7 @@ Result<std::pair<std::string, HttpResponse>> read_recording(const std::string& t
           : status->get<std::int64_t>() >= 100 && status->get<std::int64_t>() <= 599;
   if (!in_range) {
     return make_error(ErrorKind::invalid_input,
-                      "\"status\" " + status->dump() + " is not an HTTP status (100 to 599)");
+                      "\"status\" " + dump_json(*status) + " is not an HTTP status (100 to 599)");
   }
   std::pair<std::string, HttpResponse> out;
   out.first = key->get<std::string>();
@@ -290,17 +263,16 @@ Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string
   if (!in) return make_error(ErrorKind::invalid_input, "cannot open the cassette", path);
   std::unordered_map<std::string, HttpResponse> recorded;
   std::vector<std::string> warnings;
-  std::string text;
+  Line line;
+  const std::string& text = line.text;
   std::size_t number = 0;
-  bool too_long = false;
-  bool ended = false;
-  while (next_line(in, text, too_long, ended)) {
+  while (read_line(in, line, max_cassette_line)) {
     ++number;
-    if (too_long) return bad_line(path, number, "longer than 128 MiB");
+    if (line.too_long) return bad_line(path, number, "longer than 128 MiB");
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto recording = read_recording(text);
     if (!recording) {
-      if (!ended) {
+      if (!line.has_newline) {
         warnings.push_back(path + ": line " + std::to_string(number) +
                            " has no newline and is not a whole recording (torn: the recorder "
                            "was stopped or the disk filled mid-line): skipped");

@@ -28,7 +28,7 @@ std::string bounded(std::string text) {
 
 std::string scalar_text(const Json& value) {
   if (value.is_string()) return value.get<std::string>();
-  if (value.is_number() || value.is_boolean()) return dump_compact(value);
+  if (value.is_number() || value.is_boolean()) return clef::dump_json(value);
   return {};
 }
 

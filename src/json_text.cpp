@@ -107,7 +107,7 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
 }
 
 std::string dump_compact(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return clef::dump_json(value);
 }
 
 std::optional<std::string_view> member_text(std::string_view text, std::string_view key) {
@@ -170,6 +170,10 @@ Result<nlohmann::ordered_json> parse_json(std::string_view text, std::string_vie
     message += " (it ends too early: truncated?)";
   }
   return make_error(kind, message, "byte " + std::to_string(std::min(offset, text.size())));
+}
+
+std::string dump_json(const nlohmann::ordered_json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace clef

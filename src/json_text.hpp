@@ -17,13 +17,8 @@ using Json = nlohmann::ordered_json;
 /// Appends `text` as a JSON string literal; fails on invalid UTF-8, naming `where`.
 Status append_json_string(std::string& out, std::string_view text, std::string_view where);
 
-/// clef::parse_json with the arguments in the order the library's call sites read best.
-inline Result<Json> parse_json(std::string_view text, ErrorKind kind, std::string_view what) {
-  return clef::parse_json(text, what, kind);
-}
-
-/// Compact text of a JSON value (strings with invalid UTF-8 replaced, never throwing).
-/// Only for values whose depth is bounded (everything parse_json returns).
+/// clef::dump_json, compact. (Kept for the mock's sources until they move; new code calls
+/// clef::dump_json.)
 std::string dump_compact(const Json& value);
 
 /// The exact text of member `key` of the JSON object in `object_text` (the last one, as the

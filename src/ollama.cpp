@@ -91,7 +91,7 @@ struct OllamaApi::Impl {
                                          request.url);
     }
     auto json =
-        detail::parse_json(response->body, ErrorKind::invalid_response, "the answer of " + path);
+        clef::parse_json(response->body, "the answer of " + path, ErrorKind::invalid_response);
     if (!json) return json.error();
     if (!json->is_object()) {
       return make_error(ErrorKind::invalid_response, "the answer is not a JSON object",

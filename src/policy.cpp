@@ -64,7 +64,7 @@ double trusted_probability(const Answer& answer) noexcept {
 }
 
 Result<Policy> Policy::parse(std::string_view text, const std::string& where) {
-  auto parsed = detail::parse_json(text, ErrorKind::invalid_input, "the policy");
+  auto parsed = clef::parse_json(text, "the policy");
   if (!parsed) {
     Error error = parsed.error();
     error.where = where + ": " + error.where;

@@ -71,7 +71,7 @@ Status validate_score(const Question& q) {
 }  // namespace
 
 Result<Guidance> Guidance::structured(std::string_view json_text) {
-  auto value = detail::parse_json(json_text, ErrorKind::invalid_input, "structured guidance");
+  auto value = clef::parse_json(json_text, "structured guidance");
   if (!value) return value.error();
   if (!value->is_object() && !value->is_array()) {
     return make_error(ErrorKind::invalid_input,
@@ -80,7 +80,7 @@ Result<Guidance> Guidance::structured(std::string_view json_text) {
                       "guidance");
   }
   Guidance guidance;
-  guidance.m_text = detail::dump_compact(value.value());
+  guidance.m_text = clef::dump_json(value.value());
   guidance.m_structured = true;
   return guidance;
 }

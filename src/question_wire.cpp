@@ -123,7 +123,7 @@ class QuestionReader {
   Result<Guidance> guidance(const Located& at) const {
     if (at.value.is_string()) return Guidance(at.value.get<std::string>());
     if (at.value.is_object() || at.value.is_array())
-      return Guidance::structured(dump_compact(at.value));
+      return Guidance::structured(clef::dump_json(at.value));
     return error(at, std::string("must be a string, or a JSON object or array, not ") +
                          at.value.type_name());
   }
@@ -243,7 +243,7 @@ Status append_questions(std::string& out, const std::vector<Question>& questions
 namespace clef {
 
 Result<std::vector<Question>> parse_questions(std::string_view json_text) {
-  auto parsed = detail::parse_json(json_text, ErrorKind::invalid_input, "the questions");
+  auto parsed = clef::parse_json(json_text, "the questions");
   if (!parsed) return parsed.error();
   const detail::Json root = std::move(parsed).value();
   const detail::QuestionReader reader(json_text);

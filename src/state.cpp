@@ -9,13 +9,13 @@ State State::text(std::string text) {
   std::string wire;
   // Invalid UTF-8 is refused when the request is serialized, where the error can say "state".
   if (!detail::append_json_string(wire, text, "state")) {
-    return State(detail::dump_compact(detail::Json(text)), true, blank, false);
+    return State(clef::dump_json(detail::Json(text)), true, blank, false);
   }
   return State(std::move(wire), true, blank);
 }
 
 Result<State> State::json(std::string_view json_text) {
-  auto parsed = detail::parse_json(json_text, ErrorKind::invalid_input, "state JSON");
+  auto parsed = clef::parse_json(json_text, "state JSON");
   if (!parsed) {
     Error error = parsed.error();
     error.where = "state, " + error.where;

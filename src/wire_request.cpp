@@ -38,12 +38,12 @@ Status append_extra_fields(std::string& out, const DecisionRequest& request) {
       return make_error(ErrorKind::invalid_input,
                         "extra field \"" + name + "\" would repeat a field of the request", name);
     }
-    auto value = parse_json(json_text, ErrorKind::invalid_input, "extra field \"" + name + "\"");
+    auto value = clef::parse_json(json_text, "extra field \"" + name + "\"");
     if (!value) return value.error();
     out += ',';
     if (auto s = append_json_string(out, name, name); !s) return s;
     out += ':';
-    out += dump_compact(value.value());
+    out += clef::dump_json(value.value());
   }
   return {};
 }

@@ -73,7 +73,7 @@ bool read_probabilities(const Json& answer_json, const std::vector<std::string>&
     }
     if (!p->is_number() || !in_unit_range(p->get<double>())) {
       mark(answer, AnswerStatus::invalid,
-           "probability of \"" + key + "\" is " + dump_compact(*p) + ", not in [0, 1]");
+           "probability of \"" + key + "\" is " + clef::dump_json(*p) + ", not in [0, 1]");
       return false;
     }
     out.push_back(p->get<double>());
@@ -185,7 +185,7 @@ Answer parse_answer(const Json& answers, std::optional<std::string_view> answers
     return a;
   }
   const auto sent = answers_text ? member_text(*answers_text, q.name) : std::nullopt;
-  a.raw_json = sent ? std::string(*sent) : dump_compact(*it);
+  a.raw_json = sent ? std::string(*sent) : clef::dump_json(*it);
   if (!it->is_object()) {
     mark(a, AnswerStatus::invalid, "the answer is not an object");
     return a;
@@ -269,7 +269,7 @@ Result<Decision> read_decision(Backend backend, const HttpResponse& response,
     error.request_id = request_id(response, secret);
     return error;
   };
-  auto body = parse_json(response.body, ErrorKind::invalid_response, "the response body");
+  auto body = clef::parse_json(response.body, "the response body", ErrorKind::invalid_response);
   if (!body) return unusable(body.error());
   Json json = std::move(body).value();
   std::string_view text = response.body;
@@ -283,7 +283,7 @@ Result<Decision> read_decision(Backend backend, const HttpResponse& response,
   auto decision = parse_decision(json, text, questions, validation);
   if (!decision) return unusable(decision.error());
   decision->request_id = request_id(response);
-  decision->raw_json = text.empty() ? dump_compact(json) : std::string(text);
+  decision->raw_json = text.empty() ? clef::dump_json(json) : std::string(text);
   return decision;
 }
 

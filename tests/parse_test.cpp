@@ -1,6 +1,8 @@
 // Parsing and validation of answers: published responses and malformed ones.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "clef/clef.hpp"
 #include "http_errors.hpp"
 #include "wire_response.hpp"
@@ -246,11 +248,38 @@ TEST(Parse, BodyLevelFailures) {
 }
 
 TEST(Parse, TruncatedJsonGivesByteOffset) {
-  auto parsed = clef::detail::parse_json(R"({"answers":{"team":{"ty)",
-                                         clef::ErrorKind::invalid_response, "the response body");
+  auto parsed = clef::parse_json(R"({"answers":{"team":{"ty)", "the response body",
+                                 clef::ErrorKind::invalid_response);
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.error().where, "byte 23");
   EXPECT_NE(parsed.error().message.find("truncated"), std::string::npos);
+}
+
+TEST(JsonEdge, DumpJsonReplacesInvalidUtf8InsteadOfThrowing) {
+  const Json bad = {{"text", std::string("caf\xc3")}, {"n", 1}};
+  EXPECT_THROW((void)bad.dump(), Json::type_error);  // what every call site used to guard
+  EXPECT_EQ(clef::dump_json(bad), "{\"text\":\"caf\xef\xbf\xbd\",\"n\":1}");
+  EXPECT_EQ(clef::dump_json(Json{{"a", 1}}, 2), "{\n  \"a\": 1\n}");
+}
+
+TEST(JsonEdge, ReadLineKeepsAtMostMaxBytesAndGoesOnAfterALongLine) {
+  std::istringstream in("abcdef\nxy\r\n\nlast");
+  clef::Line line;
+  ASSERT_TRUE(clef::read_line(in, line, 3));
+  EXPECT_EQ(line.text, "abc");
+  EXPECT_TRUE(line.too_long);
+  EXPECT_TRUE(line.has_newline);
+  ASSERT_TRUE(clef::read_line(in, line, 3));
+  EXPECT_EQ(line.text, "xy\r");  // a CR stays: each reader decides what it means
+  EXPECT_FALSE(line.too_long);
+  ASSERT_TRUE(clef::read_line(in, line, 3));
+  EXPECT_EQ(line.text, "");
+  EXPECT_TRUE(line.has_newline);
+  ASSERT_TRUE(clef::read_line(in, line, 8));
+  EXPECT_EQ(line.text, "last");
+  EXPECT_FALSE(line.has_newline);  // the input ended mid-line
+  EXPECT_FALSE(clef::read_line(in, line, 8));
+  EXPECT_TRUE(in.eof());
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
-// clef: reading JSON that came from outside the program (a server, a file, stdin, a flag).
+// clef: JSON at the program's edge: reading what came from outside (a server, a file, stdin, a
+// flag), writing it back out, and reading JSONL line by line with bounded memory.
 #pragma once
 
 #include <cstddef>
+#include <iosfwd>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
@@ -20,5 +23,28 @@ inline constexpr std::size_t max_json_depth = 256;
 /// message says which, naming `what`, and whose `where` is "byte N" (0-based) of the fault.
 Result<nlohmann::ordered_json> parse_json(std::string_view text, std::string_view what,
                                           ErrorKind kind = ErrorKind::invalid_input);
+
+/// The text of `value`: compact (indent -1), or pretty with `indent` spaces. Never throws: a
+/// string holding invalid UTF-8 (a server's, a file's) has each bad byte replaced with U+FFFD.
+/// For values of bounded depth (everything parse_json returns).
+std::string dump_json(const nlohmann::ordered_json& value, int indent = -1);
+
+/// One line of a line-oriented input (JSONL, CSV, text) as read_line left it.
+struct Line {
+  std::string text;          ///< Without its '\n'; at most the max_bytes asked for.
+  bool too_long = false;     ///< The line was longer: the rest was read past, not kept.
+  bool has_newline = false;  ///< False only for a last line the input cut off.
+};
+
+/// Reads the next line of `in` into `line`, keeping at most `max_bytes` of it, so a file with no
+/// newline (or /dev/zero) costs no more memory than that. False at the end of the input.
+///
+///     clef::Line line;
+///     std::size_t lines = 0, cut = 0;
+///     while (clef::read_line(std::cin, line, 1 << 20)) {
+///       ++lines;
+///       if (line.too_long) ++cut;  // say so, and go on: the next line starts where it should
+///     }
+bool read_line(std::istream& in, Line& line, std::size_t max_bytes);
 
 }  // namespace clef
