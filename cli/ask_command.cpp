@@ -15,6 +15,7 @@
 #include "policy_flag.hpp"
 #include "render.hpp"
 #include "request_builder.hpp"
+#include "terminal_text.hpp"
 
 namespace clef::cli {
 namespace {

@@ -5,6 +5,7 @@
 #include "clef/cache.hpp"
 #include "error_report.hpp"
 #include "exit_codes.hpp"
+#include "terminal_text.hpp"
 
 namespace clef::cli {
 

@@ -9,6 +9,7 @@
 #include "clef/cassette.hpp"
 #include "clef/ollama.hpp"
 #include "files.hpp"
+#include "terminal_text.hpp"
 #include "verbose_transport.hpp"
 
 namespace clef::cli {
@@ -36,13 +37,9 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
   // in the error, and take the enum's numbers: this one knows the three names only.
   const CLI::Validator backend_name(
       [](std::string& value) -> std::string {
-        const std::map<std::string, Backend> backends = {{"ollama", Backend::ollama},
-                                                         {"workers-ai", Backend::workers_ai},
-                                                         {"systemone", Backend::systemone}};
-        const auto found = backends.find(value);
-        if (found == backends.end())
-          return "unknown backend '" + value + "': use ollama, workers-ai or systemone";
-        value = std::to_string(static_cast<int>(found->second));
+        const std::optional<Backend> backend = backend_named(value);
+        if (!backend) return "unknown backend '" + value + "': use ollama, workers-ai or systemone";
+        value = std::to_string(static_cast<int>(*backend));
         return std::string();
       },
       "", "backend");

@@ -1,11 +1,9 @@
-// What a command needs from the process: streams, terminals, and the interrupt flags.
+// What a command needs from the process: streams, whether they are terminals, the interrupt flags.
 #pragma once
 
 #include <atomic>
 #include <istream>
 #include <ostream>
-#include <string>
-#include <string_view>
 
 namespace clef::cli {
 
@@ -21,9 +19,5 @@ struct Context {
   const std::atomic<bool>* stop = nullptr;
   const std::atomic<bool>* cancel = nullptr;
 };
-
-/// `text` with control characters (ANSI escapes, carriage returns...) but newline and tab
-/// replaced by '?': server text goes through it before it reaches a terminal.
-std::string terminal_safe(std::string_view text);
 
 }  // namespace clef::cli

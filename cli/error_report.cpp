@@ -1,6 +1,7 @@
 #include "error_report.hpp"
 
 #include "exit_codes.hpp"
+#include "terminal_text.hpp"
 
 namespace clef::cli {
 

@@ -6,6 +6,7 @@
 #include "clef/error.hpp"
 #include "connection.hpp"
 #include "context.hpp"
+#include "terminal_text.hpp"
 
 namespace clef::cli {
 

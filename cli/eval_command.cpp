@@ -23,6 +23,7 @@
 #include "eval_text.hpp"
 #include "exit_codes.hpp"
 #include "files.hpp"
+#include "terminal_text.hpp"
 
 namespace clef::cli {
 namespace {

@@ -8,15 +8,16 @@
 
 #include "context.hpp"
 #include "number_text.hpp"
+#include "terminal_text.hpp"
 
 namespace clef::cli {
 namespace {
 
 using Json = nlohmann::json;
 
-const char* const bold = "\x1b[1m";
-const char* const dim = "\x1b[2m";
-const char* const reset = "\x1b[0m";
+using ansi::bold;
+using ansi::dim;
+using ansi::reset;
 
 std::optional<double> num(const Json& object, const char* key) {
   return report_number(object, key);
@@ -103,10 +104,6 @@ std::string markdown_text(const std::string& text) {
       out += c;
   }
   return out;
-}
-
-std::string padded(const std::string& text, std::size_t width) {
-  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "policy_flag.hpp"
 
 #include "files.hpp"
+#include "terminal_text.hpp"
 
 namespace clef::cli {
 

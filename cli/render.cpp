@@ -5,6 +5,7 @@
 #include "context.hpp"
 #include "number_text.hpp"
 #include "output_json.hpp"
+#include "terminal_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,11 +16,11 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const char* bold = "\x1b[1m";
-const char* green = "\x1b[32m";
-const char* cyan = "\x1b[36m";
-const char* dim = "\x1b[2m";
-const char* reset = "\x1b[0m";
+using ansi::bold;
+using ansi::cyan;
+using ansi::dim;
+using ansi::green;
+using ansi::reset;
 
 /// For columns: padded to five characters so the rows line up.
 std::string percent(double p) {
@@ -48,10 +49,6 @@ std::string bar(double p, int width, int& cells) {
     cells = 1;
   }
   return out;
-}
-
-std::string padded(const std::string& text, std::size_t width) {
-  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
 }
 
 struct Row {

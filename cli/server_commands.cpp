@@ -7,6 +7,7 @@
 #include "error_report.hpp"
 #include "exit_codes.hpp"
 #include "output_json.hpp"
+#include "terminal_text.hpp"
 
 namespace clef::cli {
 namespace {

@@ -6,6 +6,7 @@
 
 #include "clef/backend.hpp"
 #include "context.hpp"
+#include "terminal_text.hpp"
 
 namespace clef::cli {
 namespace {

@@ -17,6 +17,7 @@
 #include "clef/digest.hpp"
 #include "json_text.hpp"
 #include "redact.hpp"
+#include "url_path.hpp"
 #include "write_all.hpp"
 
 namespace clef {
@@ -29,10 +30,10 @@ bool header_matters(const std::string& name) {
          name == "x-request-id";
 }
 
+/// The path a recording is keyed by: "/" for a URL without one.
 std::string path_of(const std::string& url) {
-  const auto scheme = url.find("://");
-  const auto slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  return slash == std::string::npos ? "/" : url.substr(slash);
+  const std::string_view path = detail::url_path(url);
+  return path.empty() ? std::string("/") : std::string(path);
 }
 
 /// "questions team, refund; state "I was charged twice…"" for a miss.

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "redact.hpp"
+#include "url_path.hpp"
 
 namespace clef::detail {
 namespace {
@@ -130,13 +131,6 @@ ServerText read_error_body(const std::string& body, std::string_view secret) {
   return text;
 }
 
-/// The path of `url` ("/v1/systemone"), or "" when it has none.
-std::string_view path_of(std::string_view url) {
-  const auto scheme = url.find("://");
-  const auto path = url.find('/', scheme == std::string_view::npos ? 0 : scheme + 3);
-  return path == std::string_view::npos ? std::string_view() : url.substr(path);
-}
-
 bool mentions_model(const ServerText& text) {
   return text.json && text.message.find("model") != std::string::npos;
 }
@@ -145,7 +139,7 @@ bool mentions_model(const ServerText& text) {
 /// server predates System One. The body and the URL's path tell them apart.
 std::string not_found_hint(Backend backend, const ServerText& text, const std::string& model,
                            std::string_view url) {
-  const std::string_view path = path_of(url);
+  const std::string_view path = url_path(url);
   const std::string at = url.empty() ? std::string("the server") : std::string(url);
   if (path.find("/v1/v1/") != std::string_view::npos) {
     return at + " repeats /v1: give --host as the base URL without /v1 (clef adds /v1/systemone)";

@@ -1,4 +1,5 @@
-#include "context.hpp"
+// Text meant for a terminal (see terminal_text.hpp).
+#include "terminal_text.hpp"
 
 namespace clef::cli {
 
@@ -15,6 +16,10 @@ std::string terminal_safe(std::string_view text) {
       out += c;
   }
   return out;
+}
+
+std::string padded(const std::string& text, std::size_t width) {
+  return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
 }
 
 }  // namespace clef::cli

@@ -1,0 +1,26 @@
+// Text meant for a terminal: what may reach it from outside, its colours, and column padding.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace clef::cli {
+
+/// `text` with control characters (ANSI escapes, carriage returns...) but newline and tab
+/// replaced by '?': server text goes through it before it reaches a terminal.
+std::string terminal_safe(std::string_view text);
+
+/// `text` followed by spaces up to `width` characters (longer text is left as it is).
+std::string padded(const std::string& text, std::size_t width);
+
+/// The few ANSI styles clef uses, written only when Context::color says so.
+namespace ansi {
+inline constexpr const char* bold = "\x1b[1m";
+inline constexpr const char* dim = "\x1b[2m";
+inline constexpr const char* green = "\x1b[32m";
+inline constexpr const char* cyan = "\x1b[36m";
+inline constexpr const char* reset = "\x1b[0m";
+}  // namespace ansi
+
+}  // namespace clef::cli
