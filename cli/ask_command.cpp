@@ -89,7 +89,7 @@ std::vector<std::string> winner_labels(const Question& question) {
     case QuestionType::choice:
       for (const auto& option : question.options) labels.push_back(option.label);
       break;
-    case QuestionType::noul:
+    case QuestionType::yes_no:
       labels = {"yes", "no", "unknown"};
       break;
     case QuestionType::score:

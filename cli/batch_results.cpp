@@ -72,10 +72,10 @@ Answer answer_from(const Question& question, const Json& json) {
     return invalid(answer, "the answer's type is not the question's");
   }
   const double confidence = number_or(json, "confidence", 0);
-  if (question.type == QuestionType::noul) {
+  if (question.type == QuestionType::yes_no) {
     auto p = probability_at(json, "p_true");
     if (!p) return invalid(answer, "no p_true in [0, 1]");
-    NoulAnswer noul;
+    YesNoAnswer noul;
     noul.p_true = *p;
     const std::string winner = string_or(json, "winner");
     noul.verdict =

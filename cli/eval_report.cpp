@@ -69,7 +69,7 @@ Json question_json(const QuestionEvaluation& e) {
       out["confusion"][gold][predicted.empty() ? no_answer_key : predicted] = count;
     }
   }
-  if (e.type == QuestionType::noul) {
+  if (e.type == QuestionType::yes_no) {
     out["auroc"] = number(e.auroc);
     // "yes" neither gold nor answered: its F1 is 0/0 as well.
     const auto yes = e.classes.find("yes");
@@ -176,7 +176,7 @@ Json overall_json(const ModelRun& run, const EvalData& data,
         continue;
       }
       std::string predicted = answer->winner();
-      if (const auto* n = answer->noul()) predicted = n->p_true >= 0.5 ? "yes" : "no";
+      if (const auto* n = answer->yes_no()) predicted = n->p_true >= 0.5 ? "yes" : "no";
       right = right && predicted == item.gold[q];
     }
     scored += any;

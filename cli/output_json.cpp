@@ -23,7 +23,7 @@ Json answer_json(const Answer& answer) {
     for (const auto& option : c->probabilities) p[option.label] = option.probability;
     out["probabilities"] = p;
     if (c->server_confidence) out["server_confidence"] = *c->server_confidence;
-  } else if (const auto* n = answer.noul()) {
+  } else if (const auto* n = answer.yes_no()) {
     out["p_true"] = n->p_true;
   } else if (const auto* s = answer.score()) {
     out["level"] = s->most_likely_level;

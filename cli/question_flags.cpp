@@ -37,7 +37,7 @@ Result<std::vector<Question>> collect_questions(const QuestionFlags& flags,
     if (option == flags.choice_option && next_choice < flags.choices.size()) {
       question = parse_shorthand(QuestionType::choice, flags.choices[next_choice++]);
     } else if (option == flags.yes_no_option && next_yes_no < flags.yes_nos.size()) {
-      question = parse_shorthand(QuestionType::noul, flags.yes_nos[next_yes_no++]);
+      question = parse_shorthand(QuestionType::yes_no, flags.yes_nos[next_yes_no++]);
     } else if (option == flags.score_option && next_score < flags.scores.size()) {
       question = parse_shorthand(QuestionType::score, flags.scores[next_score++]);
     } else {

@@ -45,9 +45,9 @@ Result<std::vector<Question>> read_questions_files(const std::vector<std::string
 }
 
 Result<Question> parse_shorthand(QuestionType type, const std::string& spec) {
-  const std::string flag = type == QuestionType::choice ? "--choice"
-                           : type == QuestionType::noul ? "--yes-no"
-                                                        : "--score";
+  const std::string flag = type == QuestionType::choice   ? "--choice"
+                           : type == QuestionType::yes_no ? "--yes-no"
+                                                          : "--score";
   const auto colon = spec.find(':');
   if (colon == std::string::npos) {
     return make_error(ErrorKind::invalid_input,
@@ -76,7 +76,7 @@ Result<Question> parse_shorthand(QuestionType type, const std::string& spec) {
       case QuestionType::choice:
         question.options.push_back({key, value});
         break;
-      case QuestionType::noul:
+      case QuestionType::yes_no:
         if (key == "true" && value)
           question.true_means = value;
         else if (key == "false" && value)

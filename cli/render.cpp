@@ -130,7 +130,7 @@ void print_human(std::ostream& out, const Decision& decision,
         rows.push_back({c->probabilities[i].label, c->probabilities[i].probability, description});
       }
       print_rows(out, rows, c->choice, color);
-    } else if (const auto* n = answer.noul()) {
+    } else if (const auto* n = answer.yes_no()) {
       out << "  P(true) " << percent(n->p_true) << "  confidence " << fixed(n->confidence, 2)
           << "\n";
       rows = {{"true", n->p_true, q && q->true_means ? *q->true_means : ""},

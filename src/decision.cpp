@@ -36,14 +36,14 @@ const char* to_string(AnswerStatus status) noexcept {
 
 std::string Answer::winner() const {
   if (auto* c = choice()) return c->choice;
-  if (auto* n = noul()) return to_string(n->verdict);
+  if (auto* n = yes_no()) return to_string(n->verdict);
   if (auto* s = score()) return s->most_likely_label;
   return {};
 }
 
 double Answer::winner_probability() const noexcept {
   if (auto* c = choice()) return c->probability;
-  if (auto* n = noul()) {
+  if (auto* n = yes_no()) {
     switch (n->verdict) {
       case Verdict::yes:
         return n->p_true;
@@ -59,7 +59,7 @@ double Answer::winner_probability() const noexcept {
 
 double Answer::confidence() const noexcept {
   if (auto* c = choice()) return c->confidence;
-  if (auto* n = noul()) return n->confidence;
+  if (auto* n = yes_no()) return n->confidence;
   if (auto* s = score()) return s->confidence;
   return 0;
 }

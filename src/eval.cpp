@@ -53,7 +53,7 @@ Scored score_choice(const ChoiceAnswer& c, const std::string& gold) {
   return s;
 }
 
-Scored score_noul(const NoulAnswer& n, const std::string& gold) {
+Scored score_yes_no(const YesNoAnswer& n, const std::string& gold) {
   Scored s;
   const bool yes = n.p_true >= 0.5;
   s.predicted = yes ? "yes" : "no";
@@ -86,7 +86,7 @@ Scored score_level(const ScoreAnswer& a, const Question& q, const std::string& g
 std::optional<Scored> score(const Question& q, const Answer* answer, const std::string& gold) {
   if (!answer || !answer->ok()) return std::nullopt;
   if (const auto* c = answer->choice()) return score_choice(*c, gold);
-  if (const auto* n = answer->noul()) return score_noul(*n, gold);
+  if (const auto* n = answer->yes_no()) return score_yes_no(*n, gold);
   if (const auto* s = answer->score()) return score_level(*s, q, gold);
   return std::nullopt;
 }
@@ -129,7 +129,7 @@ Result<std::string> gold_label(const Question& question, std::string_view writte
       }
       return not_a_gold(question, text, valid);
     }
-    case QuestionType::noul: {
+    case QuestionType::yes_no: {
       const std::string word = detail::ascii_lower(text);
       if (word == "true" || word == "yes" || word == "1") return std::string("yes");
       if (word == "false" || word == "no" || word == "0") return std::string("no");
@@ -177,7 +177,7 @@ QuestionEvaluation evaluate_question(const Question& question, const std::vector
   out.log_loss = metrics::bootstrap_mean(all.log_loss);
   out.ece = metrics::expected_calibration_error(all.confidence, all.right, 15, &out.reliability);
   if (out.answered > 0) out.ece_noise_floor = 1.0 / std::sqrt(static_cast<double>(out.answered));
-  if (question.type == QuestionType::noul) out.auroc = metrics::auroc(all.p_true, all.gold_yes);
+  if (question.type == QuestionType::yes_no) out.auroc = metrics::auroc(all.p_true, all.gold_yes);
   if (question.type == QuestionType::score) {
     out.mae = metrics::bootstrap_mean(all.absolute_error);
     out.within_1 = metrics::wilson(all.within_1, out.answered);

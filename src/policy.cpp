@@ -59,7 +59,7 @@ Result<std::string> questions_sha256(const std::vector<Question>& questions) {
 }
 
 double trusted_probability(const Answer& answer) noexcept {
-  if (const auto* n = answer.noul()) return std::max(n->p_true, 1.0 - n->p_true);
+  if (const auto* n = answer.yes_no()) return std::max(n->p_true, 1.0 - n->p_true);
   return answer.winner_probability();
 }
 

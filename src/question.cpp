@@ -44,7 +44,7 @@ Status validate_choice(const Question& q) {
   return {};
 }
 
-Status validate_noul(const Question& q) {
+Status validate_yes_no(const Question& q) {
   if (!q.options.empty() || !q.levels.empty()) {
     return question_error(q, "a noul question takes only true/false descriptions");
   }
@@ -94,7 +94,7 @@ const char* to_string(QuestionType type) noexcept {
   switch (type) {
     case QuestionType::choice:
       return "choice";
-    case QuestionType::noul:
+    case QuestionType::yes_no:
       return "noul";
     case QuestionType::score:
       return "score";
@@ -117,7 +117,7 @@ Question Question::yes_no(std::string name, Guidance instructions,
                           std::optional<std::string> false_means) {
   Question q;
   q.name = std::move(name);
-  q.type = QuestionType::noul;
+  q.type = QuestionType::yes_no;
   q.instructions = std::move(instructions);
   q.true_means = std::move(true_means);
   q.false_means = std::move(false_means);
@@ -146,8 +146,8 @@ Status validate(const Question& q) {
   switch (q.type) {
     case QuestionType::choice:
       return validate_choice(q);
-    case QuestionType::noul:
-      return validate_noul(q);
+    case QuestionType::yes_no:
+      return validate_yes_no(q);
     case QuestionType::score:
       return validate_score(q);
   }

@@ -37,7 +37,7 @@ Status append_choice_criteria(std::string& out, const Question& q, const std::st
   return {};
 }
 
-Status append_noul_criteria(std::string& out, const Question& q, const std::string& where) {
+Status append_yes_no_criteria(std::string& out, const Question& q, const std::string& where) {
   // Ollama refuses any criteria key but "true" and "false"; send only what was given.
   if (!q.true_means && !q.false_means) return {};
   out += ",\"criteria\":{";
@@ -76,8 +76,8 @@ Status append_question(std::string& out, const Question& q) {
     case QuestionType::choice:
       criteria = append_choice_criteria(out, q, where);
       break;
-    case QuestionType::noul:
-      criteria = append_noul_criteria(out, q, where);
+    case QuestionType::yes_no:
+      criteria = append_yes_no_criteria(out, q, where);
       break;
     case QuestionType::score:
       criteria = append_score_criteria(out, q, where);
@@ -154,8 +154,8 @@ class QuestionReader {
       question.type = QuestionType::choice;
       read = choice_criteria(criteria, question);
     } else if (type_name == "noul") {
-      question.type = QuestionType::noul;
-      read = noul_criteria(criteria, question);
+      question.type = QuestionType::yes_no;
+      read = yes_no_criteria(criteria, question);
     } else if (type_name == "score") {
       question.type = QuestionType::score;
       read = score_criteria(criteria, question);
@@ -191,7 +191,7 @@ class QuestionReader {
     return {};
   }
 
-  Status noul_criteria(const Located& criteria, Question& question) const {
+  Status yes_no_criteria(const Located& criteria, Question& question) const {
     if (criteria.value.is_null()) return {};
     if (!criteria.value.is_object()) {
       return error(criteria, "must be an object with \"true\" and/or \"false\"");

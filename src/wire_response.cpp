@@ -128,13 +128,13 @@ void parse_choice(const Json& json, const Question& q, const ValidationOptions& 
   a.value = std::move(choice);
 }
 
-void parse_noul(const Json& json, const ValidationOptions& v, Answer& a) {
+void parse_yes_no(const Json& json, const ValidationOptions& v, Answer& a) {
   auto p = number(json, "noul");
   if (!p) return mark(a, AnswerStatus::invalid, "no numeric \"noul\" (P(true))");
   if (!in_unit_range(*p)) {
     return mark(a, AnswerStatus::invalid, "noul is " + std::to_string(*p) + ", not in [0, 1]");
   }
-  NoulAnswer noul;
+  YesNoAnswer noul;
   noul.p_true = *p;
   noul.verdict = *p >= v.verdict.yes_at_least ? Verdict::yes
                  : *p <= v.verdict.no_at_most ? Verdict::no
@@ -207,8 +207,8 @@ Answer parse_answer(const Json& answers, std::optional<std::string_view> answers
     case QuestionType::choice:
       parse_choice(*it, q, v, a);
       break;
-    case QuestionType::noul:
-      parse_noul(*it, v, a);
+    case QuestionType::yes_no:
+      parse_yes_no(*it, v, a);
       break;
     case QuestionType::score:
       parse_score(*it, q, v, a);

@@ -46,7 +46,7 @@ TEST(Batch, OneResultPerRequestInOrderUnderFaults) {
   EXPECT_EQ(faults->load(), 40);
   EXPECT_EQ(server.request_count(), 160);
   auto single = client_for(server).decide(requests[17]);
-  EXPECT_EQ(results[17]->answers[0].noul()->p_true, single->answers[0].noul()->p_true);
+  EXPECT_EQ(results[17]->answers[0].yes_no()->p_true, single->answers[0].yes_no()->p_true);
 }
 
 TEST(Batch, OrderedDeliveryAndStreaming) {
@@ -100,7 +100,7 @@ TEST(Batch, DedupeSendsIdenticalStatesOnce) {
   auto results = clef::decide_all(client_for(server), tickets(50, 5), options);
   EXPECT_EQ(server.request_count(), 5);
   for (const auto& r : results) EXPECT_TRUE(r.ok());
-  EXPECT_EQ(results[0]->answers[0].noul()->p_true, results[45]->answers[0].noul()->p_true);
+  EXPECT_EQ(results[0]->answers[0].yes_no()->p_true, results[45]->answers[0].yes_no()->p_true);
 }
 
 TEST(Batch, RateCapSpacesRequests) {

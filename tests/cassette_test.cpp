@@ -49,7 +49,7 @@ TEST(Cassette, RecordedDecisionsReplayWithNoServer) {
   auto replayed = client->decide(ticket("I was charged twice. Please refund the extra payment."));
   ASSERT_TRUE(replayed) << replayed.error().to_string();
   EXPECT_EQ(replayed->raw_json, live.raw_json);
-  EXPECT_DOUBLE_EQ(replayed->answers[0].noul()->p_true, 0.9989);
+  EXPECT_DOUBLE_EQ(replayed->answers[0].yes_no()->p_true, 0.9989);
   auto miss = client->decide(ticket("something else"));
   ASSERT_FALSE(miss);
   EXPECT_EQ(miss.error().kind, clef::ErrorKind::not_recorded);

@@ -34,8 +34,8 @@ Answer choice(const std::vector<std::pair<std::string, double>>& p) {
 }
 
 Answer noul(double p_true) {
-  Answer a = ok_answer("refund", clef::QuestionType::noul);
-  clef::NoulAnswer n;
+  Answer a = ok_answer("refund", clef::QuestionType::yes_no);
+  clef::YesNoAnswer n;
   n.p_true = p_true;
   a.value = n;
   return a;

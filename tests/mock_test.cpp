@@ -125,12 +125,12 @@ TEST(Mock, RulesThenTheCassetteThenTheDefault) {
   ASSERT_TRUE(rules) << rule_problem;
   server.set_rules(*rules);
   auto client = client_for(server);
-  EXPECT_DOUBLE_EQ(client.decide(ticket("please refund"))->answers[0].noul()->p_true, 0.8);
-  EXPECT_DOUBLE_EQ(client.decide(ticket("from the cassette"))->answers[0].noul()->p_true, 0.123);
+  EXPECT_DOUBLE_EQ(client.decide(ticket("please refund"))->answers[0].yes_no()->p_true, 0.8);
+  EXPECT_DOUBLE_EQ(client.decide(ticket("from the cassette"))->answers[0].yes_no()->p_true, 0.123);
   auto fallback = client.decide(ticket("anything else"));
   ASSERT_TRUE(fallback);
-  EXPECT_EQ(client.decide(ticket("anything else"))->answers[0].noul()->p_true,
-            fallback->answers[0].noul()->p_true)
+  EXPECT_EQ(client.decide(ticket("anything else"))->answers[0].yes_no()->p_true,
+            fallback->answers[0].yes_no()->p_true)
       << "the default is deterministic";
   std::string bad;
   EXPECT_FALSE(clef::parse_mock_rules(

@@ -62,7 +62,7 @@ TEST(Parse, Tv5TypeSafeNoul) {
   const auto d = parse(R"({"model":"jev-1.13.0","answers":{"is_urgent":{"type":"noul","noul":0.95}},
       "usage":{"input_tokens":296,"output_tokens":20}})",
                        {Question::yes_no("is_urgent", "Does this convey urgency?")});
-  const auto* n = d.answers[0].noul();
+  const auto* n = d.answers[0].yes_no();
   ASSERT_NE(n, nullptr);
   EXPECT_DOUBLE_EQ(n->p_true, 0.95);
   EXPECT_EQ(n->verdict, clef::Verdict::yes);

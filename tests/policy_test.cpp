@@ -21,9 +21,9 @@ clef::Answer choice_answer(const std::string& winner, double p) {
 clef::Answer yes_no_answer(double p_true) {
   clef::Answer answer;
   answer.question = "refund";
-  answer.asked = clef::QuestionType::noul;
+  answer.asked = clef::QuestionType::yes_no;
   answer.status = clef::AnswerStatus::ok;
-  clef::NoulAnswer n;
+  clef::YesNoAnswer n;
   n.p_true = p_true;
   n.verdict = p_true >= 0.5 ? clef::Verdict::yes : clef::Verdict::no;
   answer.value = n;

@@ -32,12 +32,15 @@ enum class Verdict { yes, no, unknown };
 /// "yes", "no" or "unknown".
 const char* to_string(Verdict verdict) noexcept;
 
-/// Answer to a yes/no/unknown (noul) question.
-struct NoulAnswer {
+/// Answer to a yes/no/unknown question ("noul" on the wire).
+struct YesNoAnswer {
   double p_true = 0;
   Verdict verdict = Verdict::unknown;  ///< From p_true and VerdictThresholds (options.hpp).
   double confidence = 0;               ///< clef's own: 1 − H(p_true)/ln 2.
 };
+
+/// The name of YesNoAnswer before 0.2.
+using NoulAnswer [[deprecated("clef::YesNoAnswer")]] = YesNoAnswer;
 
 /// Answer to a score question.
 struct ScoreAnswer {
@@ -72,14 +75,15 @@ struct Answer {
   AnswerStatus status = AnswerStatus::missing;
   std::string problem;        ///< Why the status is not ok (the server's refusal text, ...).
   bool renormalized = false;  ///< Rounded probabilities were rescaled to sum to 1.
-  std::variant<std::monostate, ChoiceAnswer, NoulAnswer, ScoreAnswer> value;
+  std::variant<std::monostate, ChoiceAnswer, YesNoAnswer, ScoreAnswer> value;
   std::string raw_json;             ///< The answer object exactly as sent (empty when missing).
   std::optional<double> threshold;  ///< abstained: the Policy threshold it fell below.
 
   bool ok() const noexcept { return status == AnswerStatus::ok; }
   const ChoiceAnswer* choice() const noexcept { return std::get_if<ChoiceAnswer>(&value); }
-  const NoulAnswer* noul() const noexcept { return std::get_if<NoulAnswer>(&value); }
+  const YesNoAnswer* yes_no() const noexcept { return std::get_if<YesNoAnswer>(&value); }
   const ScoreAnswer* score() const noexcept { return std::get_if<ScoreAnswer>(&value); }
+  [[deprecated("Answer::yes_no()")]] const YesNoAnswer* noul() const noexcept { return yes_no(); }
 
   /// True when there is a valid value: ok, or abstained (valid but below its threshold).
   bool has_value() const noexcept { return !std::holds_alternative<std::monostate>(value); }
@@ -88,7 +92,7 @@ struct Answer {
   /// score level's label ("Urgent"; ScoreAnswer::most_likely_level has its index); empty
   /// without a value.
   std::string winner() const;
-  /// The winner's probability (for noul, P(verdict side)); 0 without a value.
+  /// The winner's probability (for yes/no, P(verdict side)); 0 without a value.
   double winner_probability() const noexcept;
   /// clef's confidence for any type; 0 without a value.
   double confidence() const noexcept;

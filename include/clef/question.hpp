@@ -13,11 +13,13 @@ namespace clef {
 
 enum class QuestionType {
   choice,  ///< Pick one of named options; the answer has a probability per option.
-  noul,    ///< Yes / no / unknown; the answer is P(true).
-  score,   ///< An ordered scale of 2–10 described levels; the answer is the expected level.
+  yes_no,  ///< Yes / no / unknown ("noul" on the wire); the answer is P(true).
+  noul [[deprecated("QuestionType::yes_no")]] = yes_no,
+  score,  ///< An ordered scale of 2–10 described levels; the answer is the expected level.
 };
 
-/// "choice", "noul" or "score" — the wire names.
+/// "choice", "noul" or "score": the wire names. (clef's own name for the yes/no/unknown type
+/// is yes_no everywhere in C++ and "yes/no" in text; "noul" is only what the wire calls it.)
 const char* to_string(QuestionType type) noexcept;
 
 /// What the model reads: a question's instructions or an option's description. Plain text, or
@@ -69,8 +71,8 @@ struct Question {
   Guidance instructions;
 
   std::vector<ChoiceOption> options;       ///< choice: in the order given (it breaks ties).
-  std::optional<std::string> true_means;   ///< noul: what "true" means (criteria.true).
-  std::optional<std::string> false_means;  ///< noul: what "false" means (criteria.false).
+  std::optional<std::string> true_means;   ///< yes/no: what "true" means (criteria.true).
+  std::optional<std::string> false_means;  ///< yes/no: what "false" means (criteria.false).
   std::vector<std::string> levels;         ///< score: lowest first; level i is levels[i].
 
   static Question choice(std::string name, Guidance instructions,

@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!again || written(again.value()) != once) __builtin_trap();  // the writer reads back
   }
   for (auto type :
-       {clef::QuestionType::choice, clef::QuestionType::noul, clef::QuestionType::score}) {
+       {clef::QuestionType::choice, clef::QuestionType::yes_no, clef::QuestionType::score}) {
     auto question = clef::cli::parse_shorthand(type, text);
     if (question && !clef::validate(question.value())) __builtin_trap();
   }

@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (score->probabilities.size() != request.questions[i].levels.size()) __builtin_trap();
       p = score->probabilities;
       winner = static_cast<std::size_t>(score->most_likely_level);
-    } else if (const auto* noul = answer.noul()) {
+    } else if (const auto* noul = answer.yes_no()) {
       p = {noul->p_true, 1 - noul->p_true};
     } else {
       __builtin_trap();  // ok without a value
@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     if (std::fabs(sum - 1) > tolerance) __builtin_trap();
     // The winner is the most likely option; a server may break an exact tie either way.
-    if (!answer.noul()) {
+    if (!answer.yes_no()) {
       for (double x : p) {
         if (x > p[winner] + 1e-6) __builtin_trap();
       }
