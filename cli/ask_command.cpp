@@ -1,3 +1,4 @@
+// The implementation of ask_command.hpp: `clef ask`.
 #include "ask_command.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// The implementation of batch_command.hpp: `clef batch`.
 #include "batch_command.hpp"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// The implementation of batch_input.hpp: clef batch's input readers.
 #include "batch_input.hpp"
 
 #include <algorithm>

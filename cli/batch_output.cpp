@@ -1,3 +1,4 @@
+// The implementation of batch_output.hpp: clef batch's output file.
 #include "batch_output.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// The implementation of batch_progress.hpp: clef batch's progress bar (on a terminal) and its final
+// summary on stderr.
 #include "batch_progress.hpp"
 
 #include <cstdio>

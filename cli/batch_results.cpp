@@ -1,3 +1,5 @@
+// The implementation of batch_results.hpp: a `clef batch` output read back (clef eval's --answers
+// and --from-results).
 #include "batch_results.hpp"
 
 #include <algorithm>

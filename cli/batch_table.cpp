@@ -1,3 +1,4 @@
+// The implementation of batch_table.hpp: clef batch --output-format csv|tsv.
 #include "batch_table.hpp"
 
 #include <cctype>

@@ -1,3 +1,4 @@
+// The implementation of cache_command.hpp: `clef cache stats|clear`.
 #include "cache_command.hpp"
 
 #include <cstdlib>

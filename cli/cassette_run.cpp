@@ -1,3 +1,4 @@
+// The implementation of cassette_run.hpp: what --record and --replay change in a command's run.
 #include "cassette_run.hpp"
 
 #include <sys/stat.h>

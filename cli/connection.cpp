@@ -1,3 +1,5 @@
+// The implementation of connection.hpp: flags shared by every command that talks to a server, and
+// the client they make.
 #include "connection.hpp"
 
 #include <cmath>

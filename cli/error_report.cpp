@@ -1,3 +1,5 @@
+// The implementation of error_report.hpp: how the clef command tells a person what went wrong and
+// what to do next.
 #include "error_report.hpp"
 
 #include "exit_codes.hpp"

@@ -1,3 +1,4 @@
+// The implementation of eval_command.hpp: `clef eval`.
 #include "eval_command.hpp"
 
 #include <stdlib.h>

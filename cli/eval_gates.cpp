@@ -1,3 +1,4 @@
+// The implementation of eval_gates.hpp: clef eval's CI gates.
 #include "eval_gates.hpp"
 
 #include <cctype>

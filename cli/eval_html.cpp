@@ -1,3 +1,4 @@
+// The implementation of eval_html.hpp: clef eval's HTML report.
 #include "eval_html.hpp"
 
 #include <algorithm>

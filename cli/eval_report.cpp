@@ -1,3 +1,4 @@
+// The implementation of eval_report.hpp: clef eval's report.
 #include "eval_report.hpp"
 #include "clef/json.hpp"
 

@@ -1,3 +1,4 @@
+// The implementation of eval_text.hpp: clef eval's report for people.
 #include "eval_text.hpp"
 
 #include <cctype>

@@ -1,3 +1,4 @@
+// The implementation of exit_codes.hpp: the one exit-code table of the clef command.
 #include "exit_codes.hpp"
 
 namespace clef::cli {

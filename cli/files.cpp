@@ -1,3 +1,5 @@
+// The implementation of files.hpp: reading a whole file the user named (questions, a state, a
+// token, the run record).
 #include "files.hpp"
 
 #include <sys/resource.h>

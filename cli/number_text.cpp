@@ -1,3 +1,5 @@
+// The implementation of number_text.hpp: numbers as clef prints them for people, and as people
+// write them in gate flags.
 #include "number_text.hpp"
 
 #include <cctype>

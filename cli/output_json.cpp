@@ -1,3 +1,4 @@
+// The implementation of output_json.hpp: the JSON clef prints.
 #include "output_json.hpp"
 
 namespace clef::cli {

@@ -1,3 +1,4 @@
+// The implementation of policy_flag.hpp: --policy FILE for ask and batch.
 #include "policy_flag.hpp"
 
 #include "files.hpp"

@@ -1,3 +1,5 @@
+// The implementation of question_flags.hpp: --questions FILE and the inline --choice / --yes-no /
+// --score flags, shared by ask and batch.
 #include "question_flags.hpp"
 
 #include <iostream>

@@ -1,3 +1,4 @@
+// The implementation of question_spec.hpp: questions from the command line.
 #include "question_spec.hpp"
 
 #include "files.hpp"

@@ -1,3 +1,4 @@
+// The implementation of render.hpp: how a decision is printed at the terminal.
 #include "render.hpp"
 
 #include "clef/json.hpp"

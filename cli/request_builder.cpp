@@ -1,3 +1,4 @@
+// The implementation of request_builder.hpp: turning validated command-line input into a request.
 #include "request_builder.hpp"
 
 namespace clef::cli {

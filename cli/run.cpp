@@ -1,3 +1,4 @@
+// The implementation of run.hpp: the clef command, as a function tests can call.
 #include "run.hpp"
 
 #include <CLI/CLI.hpp>

@@ -1,3 +1,4 @@
+// The implementation of server_commands.hpp: `clef models` and `clef doctor`.
 #include "server_commands.hpp"
 
 #include <nlohmann/json.hpp>

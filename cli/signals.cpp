@@ -1,3 +1,4 @@
+// The implementation of signals.hpp: SIGINT/SIGTERM for the clef executable.
 #include "signals.hpp"
 
 #include <csignal>

@@ -1,3 +1,4 @@
+// The implementation of state_input.hpp: where `clef ask` gets its state.
 #include "state_input.hpp"
 
 #include "files.hpp"

@@ -1,3 +1,4 @@
+// The implementation of verbose_transport.hpp: --verbose.
 #include "verbose_transport.hpp"
 
 #include <chrono>

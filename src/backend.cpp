@@ -1,3 +1,5 @@
+// The implementation of clef/backend.hpp: the kinds of server clef speaks to, their names,
+// environment variables and defaults.
 #include "clef/backend.hpp"
 
 #include <string>

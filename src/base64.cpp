@@ -1,3 +1,4 @@
+// The implementation of base64.hpp: standard base64 (RFC 4648, with padding).
 #include "base64.hpp"
 
 namespace clef::detail {

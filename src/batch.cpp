@@ -1,3 +1,5 @@
+// The implementation of clef/batch.hpp: many decisions with bounded concurrency over reused
+// connections.
 #include "clef/batch.hpp"
 
 #include <algorithm>
@@ -12,8 +14,8 @@
 #include <unordered_map>
 #include <variant>
 
-#include "digest.hpp"
 #include "retry.hpp"
+#include "sha256_bytes.hpp"
 
 namespace clef {
 namespace {

@@ -1,3 +1,6 @@
+// The implementation of clef/cache.hpp: a decision cache on disk that cannot give the wrong answer
+// — keyed by everything the answer depends on, including the model's resolved version — shared
+// safely by processes.
 #include "clef/cache.hpp"
 
 #include <dirent.h>

@@ -1,3 +1,5 @@
+// The implementation of clef/cassette.hpp: record exchanges with a server into a cassette file, and
+// replay them with no network — so an application's tests, and a CI job, run without a model.
 #include "clef/cassette.hpp"
 #include "ascii.hpp"
 

@@ -1,3 +1,5 @@
+// The implementation of clef/client.hpp: the client — one API for Ollama, Cloudflare Workers AI and
+// other System One servers.
 #include "clef/client.hpp"
 
 #include <future>

@@ -1,3 +1,4 @@
+// The implementation of clef/decision.hpp: the typed answers a decision model returns.
 #include "clef/decision.hpp"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-#include "digest.hpp"
+// SHA-256 over OpenSSL: clef/digest.hpp's hex forms and sha256_bytes.hpp's raw digest.
+#include "sha256_bytes.hpp"
 
 #include "clef/digest.hpp"
 

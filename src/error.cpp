@@ -1,3 +1,4 @@
+// The implementation of clef/error.hpp: the one error type every fallible call returns.
 #include "clef/error.hpp"
 
 #include "clef/result.hpp"

@@ -1,3 +1,5 @@
+// The implementation of clef/eval.hpp: how well a model answers one question on labelled items —
+// the typed report behind `clef eval`, for applications that gate themselves.
 #include "clef/eval.hpp"
 #include "ascii.hpp"
 

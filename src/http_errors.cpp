@@ -1,3 +1,5 @@
+// The implementation of http_errors.hpp: one documented mapping from (backend, HTTP status,
+// headers, body) to an Error.
 #include "http_errors.hpp"
 
 #include "clef/ollama.hpp"

@@ -1,3 +1,5 @@
+// The implementation of clef/image.hpp: images for vision models, recognised by their bytes, never
+// by file name.
 #include "clef/image.hpp"
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// The implementation of json_text.hpp: JSON text helpers shared by the serializer and the parsers.
 #include "json_text.hpp"
 
 #include <nlohmann/detail/input/json_sax.hpp>

@@ -1,3 +1,6 @@
+// The implementation of clef/metrics.hpp: the plain functions an evaluation is made of — rates with
+// their intervals, per-label scores, proper scores, calibration, ranking and the paired test
+// between two models.
 #include "clef/metrics.hpp"
 
 #include <algorithm>

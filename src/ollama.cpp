@@ -1,3 +1,5 @@
+// The implementation of clef/ollama.hpp: the parts of Ollama's own API a System One user needs —
+// which version is running, which models are pulled, and which of them can decide.
 #include "clef/ollama.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The implementation of clef/options.hpp: everything a Client can be told — where to connect, how
+// to retry, how strictly to read.
 #include "clef/options.hpp"
 
 #include <unistd.h>

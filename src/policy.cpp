@@ -1,3 +1,6 @@
+// The implementation of clef/policy.hpp: confidence thresholds fitted by
+// `clef eval --fit-thresholds`, applied to new answers so confident ones are routed and the rest
+// go to a person.
 #include "clef/policy.hpp"
 
 #include <algorithm>
@@ -51,12 +54,6 @@ std::string text_field(const detail::Json& root, const char* name) {
 }
 
 }  // namespace
-
-Result<std::string> questions_sha256(const std::vector<Question>& questions) {
-  std::string wire;
-  if (auto status = detail::append_questions(wire, questions); !status) return status.error();
-  return sha256_hex(wire);
-}
 
 double trusted_probability(const Answer& answer) noexcept {
   if (const auto* n = answer.yes_no()) return std::max(n->p_true, 1.0 - n->p_true);

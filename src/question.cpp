@@ -1,3 +1,4 @@
+// The implementation of clef/question.hpp: the three System One question types.
 #include "clef/question.hpp"
 
 #include <algorithm>

@@ -1,7 +1,10 @@
+// The implementation of question_wire.hpp: questions to and from their wire form, the `questions`
+// object of a request.
 #include "question_wire.hpp"
 
 #include <set>
 
+#include "clef/digest.hpp"
 #include "json_text.hpp"
 
 namespace clef::detail {
@@ -257,6 +260,12 @@ Result<std::vector<Question>> parse_questions(std::string_view json_text) {
   }
   if (auto status = validate(out); !status) return status.error();
   return out;
+}
+
+Result<std::string> questions_sha256(const std::vector<Question>& questions) {
+  std::string wire;
+  if (auto status = detail::append_questions(wire, questions); !status) return status.error();
+  return sha256_hex(wire);
 }
 
 }  // namespace clef

@@ -1,3 +1,4 @@
+// The implementation of redact.hpp: the one redaction helper.
 #include "redact.hpp"
 
 namespace clef::detail {

@@ -1,3 +1,4 @@
+// The implementation of retry.hpp: how long to wait before the next attempt.
 #include "retry.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The implementation of clef/state.hpp: the state a decision model judges — text, or JSON with the
+// caller's key order kept.
 #include "clef/state.hpp"
 
 #include "json_text.hpp"

@@ -1,3 +1,4 @@
+// The implementation of clef/transport.hpp: the HTTP seam.
 #include "clef/transport.hpp"
 
 namespace clef {

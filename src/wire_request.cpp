@@ -1,3 +1,5 @@
+// The implementation of wire_request.hpp: DecisionRequest -> the exact wire JSON one backend
+// expects.
 #include "wire_request.hpp"
 
 #include <set>

@@ -1,3 +1,4 @@
+// The implementation of wire_response.hpp: a decision response object -> typed, validated answers.
 #include "wire_response.hpp"
 
 #include <cmath>

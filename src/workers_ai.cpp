@@ -1,3 +1,5 @@
+// The implementation of workers_ai.hpp: what is particular to Cloudflare Workers AI — its URLs, its
+// model names and the {result, success, errors, messages} envelope around every answer.
 #include "workers_ai.hpp"
 
 #include "http_errors.hpp"

@@ -1,3 +1,5 @@
+// The implementation of write_all.hpp: writing a whole buffer to a file descriptor, across short
+// writes and EINTR.
 #include "write_all.hpp"
 
 #include <unistd.h>

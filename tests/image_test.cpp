@@ -1,3 +1,4 @@
+// Images: recognised by their bytes, size-capped, and encoded the way each backend expects.
 #include <gtest/gtest.h>
 
 #include <cstdio>

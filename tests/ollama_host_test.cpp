@@ -1,3 +1,5 @@
+// URLs from the environment: OLLAMA_HOST read as Ollama reads it, credentials in a URL, the proxy
+// variables, and keep-alive durations.
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -21,10 +21,6 @@
 
 namespace clef {
 
-/// SHA-256 (hex) of the questions as clef writes them on the wire (compact, in order): what a
-/// policy, an evaluation report and a batch run record name a question set by.
-Result<std::string> questions_sha256(const std::vector<Question>& questions);
-
 /// The probability an answer is held to: the winner's (for yes/no, max(P(true), 1 − P(true)),
 /// the side evaluation predicts); 0 for an answer without a value.
 double trusted_probability(const Answer& answer) noexcept;

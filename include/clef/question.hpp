@@ -110,4 +110,9 @@ Status validate(const std::vector<Question>& questions);
 /// validated as a request's would be.
 Result<std::vector<Question>> parse_questions(std::string_view json_text);
 
+/// The identity of a question set: SHA-256 (hex) of the questions as clef writes them on the wire
+/// (compact, in order). A policy, an evaluation report and a batch run record name the questions
+/// they were made for by it; an error when a question cannot be written.
+Result<std::string> questions_sha256(const std::vector<Question>& questions);
+
 }  // namespace clef

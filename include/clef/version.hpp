@@ -1,3 +1,4 @@
+// clef: the library's version.
 #pragma once
 
 namespace clef {

@@ -1,3 +1,5 @@
+// The implementation of curl_transfer.hpp: one HTTP exchange on one libcurl easy handle — its
+// options, its callbacks and what it comes to.
 #include "curl_transfer.hpp"
 
 #include <cctype>

@@ -1,3 +1,5 @@
+// The implementation of child_clef.hpp: runs the clef executable as a child process with a
+// deadline.
 #include "child_clef.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// The implementation of cli_runner.hpp: runs the clef command in-process (clef::cli::run) or as a
+// child process, capturing output.
 #include "cli_runner.hpp"
 
 #include <gtest/gtest.h>

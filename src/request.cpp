@@ -1,6 +1,8 @@
+// What request.hpp declares beyond plain data: KeepAlive's reading of Ollama's durations.
+#include "clef/request.hpp"
+
 #include <cctype>
 
-#include "clef/request.hpp"
 #include "json_text.hpp"
 
 namespace clef {

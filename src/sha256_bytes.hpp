@@ -1,4 +1,5 @@
-// Internal: SHA-256 (OpenSSL's libcrypto, already on every machine with libcurl's OpenSSL build).
+// Internal: SHA-256 as raw bytes, for keys held in memory (batch dedupe); clef/digest.hpp has the
+// public hex form. OpenSSL's libcrypto, already on every machine with libcurl's OpenSSL build.
 #pragma once
 
 #include <array>
