@@ -219,10 +219,7 @@ Result<Client> make_client(const ConnectionFlags& flags, const Context& context,
   options->transport = std::move(source).value();
   bool decorated = flags.verbose || !flags.replay.empty() || !flags.record.empty();
   // A replay sends nothing either: a CI job replaying a Workers AI cassette needs no token.
-  if ((offline || !flags.replay.empty()) && options->backend == Backend::workers_ai &&
-      options->api_token.empty()) {
-    options->api_token = "unused-offline";  // never sent, never printed (headers are redacted)
-  }
+  options->offline = offline || !flags.replay.empty();
   // Decisions only (not doctor or models), and never for a dry run, which contacts nothing, nor
   // a replay, which answers from its cassette only: a replay neither reads live entries nor
   // writes the cassette's answers under the live key.

@@ -68,7 +68,7 @@ Result<std::string> base_for_backend(const ClientOptions& options) {
         return make_error(ErrorKind::invalid_input, "the account id must be letters and digits",
                           "account_id");
       }
-      if (options.api_token.empty()) {
+      if (options.api_token.empty() && !options.offline) {
         return make_error(ErrorKind::authentication,
                           "Workers AI needs an API token: set CLOUDFLARE_API_TOKEN", "api_token");
       }

@@ -139,6 +139,29 @@ TEST(Client, CredentialsInTheBaseUrlAreBasicAuthAndNeverInTheUrl) {
       << scheme.error().to_string();
 }
 
+TEST(Credentials, AnOfflineWorkersAiClientNeedsNoToken) {
+  clef::ClientOptions options;
+  options.backend = clef::Backend::workers_ai;
+  options.account_id = "acc9";
+  auto live = clef::Client::create(options);
+  ASSERT_FALSE(live.ok());
+  EXPECT_EQ(live.error().kind, ErrorKind::authentication);
+  EXPECT_NE(live.error().message.find("CLOUDFLARE_API_TOKEN"), std::string::npos);
+
+  options.offline = true;  // a dry run or a replay: what it builds is the same, minus the token
+  auto offline = clef::Client::create(options);
+  ASSERT_TRUE(offline.ok()) << offline.error().to_string();
+  clef::DecisionRequest request;
+  request.state = clef::State::text("refund please");
+  request.questions.push_back(clef::Question::yes_no("refund", "Asks for a refund?"));
+  EXPECT_TRUE(offline->request_body(request).ok());
+  EXPECT_EQ(offline->endpoint(request),
+            "https://api.cloudflare.com/client/v4/accounts/acc9/ai/run/@cf/cloudflare/clef-flash");
+  for (const auto& [name, value] : offline->redacted_headers()) EXPECT_NE(name, "Authorization");
+  options.account_id.clear();  // every other check still holds
+  EXPECT_FALSE(clef::Client::create(options).ok());
+}
+
 TEST(Retry, NeverRetriesWhatRetryingCannotFix) {
   for (int status : {400, 401, 403, 404, 413, 422, 501}) {
     Fixture f;

@@ -59,6 +59,11 @@ struct ClientOptions {
   std::string base_url;
   std::string account_id;  ///< Workers AI only.
   std::string api_token;   ///< Workers AI (required) or systemone (optional). Never logged.
+  /// A client that never reaches a live server: a dry run (request_body, endpoint) or a
+  /// transport that answers from a cassette. Workers AI's token is then not required, since
+  /// nothing that needs it is sent; a request that does reach a server goes without one, and the
+  /// server's 401 says so. Every other check is the same.
+  bool offline = false;
   /// Used when a request names none. For Workers AI an Ollama-style tag is dropped:
   /// "clef-flash:latest" runs "@cf/cloudflare/clef-flash".
   std::string model = "clef-flash";
