@@ -33,10 +33,6 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::uint64_t not_written = std::numeric_limits<std::uint64_t>::max();
 
-bool unreachable(const Error& error) {
-  return error.kind == ErrorKind::connection_failed || error.kind == ErrorKind::tls;
-}
-
 std::string canonical_input(const std::string& path) {
   if (path == "-") return "-";
   char* resolved = ::realpath(path.c_str(), nullptr);
@@ -122,14 +118,7 @@ class BatchJob {
       return;
     }
     if (!result && result.error().kind == ErrorKind::not_recorded) ++m_not_recorded;
-    if (result) {
-      if (m_policy) m_policy->apply(result.value());
-      m_any_success = true;
-      m_consecutive_unreachable = 0;
-    } else if (unreachable(result.error()) && !m_any_success &&
-               ++m_consecutive_unreachable >= 2 * m_flags.concurrency) {
-      m_unreachable = result.error();  // the server is not there at all: stop, not fail all
-    }
+    if (result && m_policy) m_policy->apply(result.value());
     const std::string line =
         m_table ? m_table->row(pending.fields, result) : json_line(pending, result);
     const bool ok = result && all_answered(result.value());
@@ -168,7 +157,7 @@ class BatchJob {
   }
 
   bool should_stop() const {
-    return m_write_failed || m_unreachable || m_quota || (m_context.stop && m_context.stop->load());
+    return m_write_failed || m_quota || (m_context.stop && m_context.stop->load());
   }
 
   int finish(const BatchSummary& summary) {
@@ -185,7 +174,8 @@ class BatchJob {
                   "with --resume when it renews");
       return as_int(ExitCode::authentication);
     }
-    if (m_unreachable) return report(m_context, *m_unreachable, m_flags.connection);
+    // The server is not there at all: the run stopped instead of failing every item.
+    if (summary.unreachable) return report(m_context, *summary.unreachable, m_flags.connection);
     if (m_context.stop && m_context.stop->load()) {
       m_context.err << "clef: interrupted; run again with --resume to finish the rest\n";
       return as_int(ExitCode::interrupted);
@@ -300,12 +290,9 @@ class BatchJob {
     bool written = false;
   };
   std::vector<WrittenLine> m_firsts;
-  std::size_t m_consecutive_unreachable = 0;
   std::size_t m_not_recorded = 0;  ///< --replay: items the cassette has no recording of.
-  bool m_any_success = false;
   bool m_write_failed = false;
   int m_write_errno = 0;
-  std::optional<Error> m_unreachable;
   std::optional<Error> m_quota;
 };
 
@@ -434,6 +421,7 @@ BatchSummary run_job(const Client& client, const BatchFlags& flags, BatchJob& jo
   options.ordered = flags.ordered;
   options.dedupe = flags.dedupe;
   options.should_stop = [&] { return job.should_stop(); };
+  options.stop_when_unreachable = true;  // a batch against no server stops instead of failing all
   options.on_duplicate = [&](std::size_t index, std::size_t first) { job.duplicate(index, first); };
   options.on_pause = [&](std::chrono::system_clock::time_point until, const Error& why) {
     progress.paused(until, why);

@@ -100,10 +100,10 @@ class BatchRun {
 
   /// Asks should_stop (and the quota) once more; true once the batch is stopping.
   bool check_stop() {
-    if (!m_stopping &&
-        (m_summary.quota_exhausted || (m_options.should_stop && m_options.should_stop()))) {
+    if (!m_stopping && (m_summary.quota_exhausted || m_summary.unreachable ||
+                        (m_options.should_stop && m_options.should_stop()))) {
       m_stopping = true;
-      m_summary.stopped = !m_summary.quota_exhausted;
+      m_summary.stopped = !m_summary.quota_exhausted && !m_summary.unreachable;
     }
     return m_stopping;
   }
@@ -219,7 +219,22 @@ class BatchRun {
     }
     if (!result && result.error().kind == ErrorKind::quota_exhausted)
       m_summary.quota_exhausted = true;
+    note_reachability(result);
     finish(flight, std::move(result));
+  }
+
+  /// BatchOptions::stop_when_unreachable: counts connection failures in a row until a success.
+  void note_reachability(const Result<Decision>& result) {
+    if (!m_options.stop_when_unreachable || m_reached) return;
+    if (result) {
+      m_reached = true;
+      return;
+    }
+    const ErrorKind kind = result.error().kind;
+    if ((kind == ErrorKind::connection_failed || kind == ErrorKind::tls) &&
+        ++m_unreachable_in_a_row >= 2 * m_limit) {
+      m_summary.unreachable = result.error();
+    }
   }
 
   /// Items waiting out a pause when the batch stops end as the old workers' did.
@@ -282,6 +297,8 @@ class BatchRun {
   std::size_t m_in_flight = 0;
   bool m_exhausted = false;
   bool m_stopping = false;
+  bool m_reached = false;                  ///< stop_when_unreachable: a result has come back whole.
+  std::size_t m_unreachable_in_a_row = 0;  ///< stop_when_unreachable: failures to connect.
   std::size_t m_next_to_deliver = 0;
   std::map<std::size_t, Held> m_held;
   std::unordered_map<detail::Sha256, FirstSeen, detail::Sha256Hash> m_first_seen;

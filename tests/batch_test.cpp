@@ -136,6 +136,67 @@ TEST(Batch, StopFlagEndsTheRunEarly) {
 
 }  // namespace
 
+TEST(Batch, StopsWhenTheServerIsNotThereAtAll) {
+  clef::ClientOptions options;
+  options.base_url = "http://127.0.0.1:" + std::to_string(clef::testing::refusing_port());
+  options.retry.max_attempts = 1;
+  const auto client = clef::Client::create(options).value();
+  const auto requests = tickets(300);
+  std::size_t next = 0;
+  std::size_t delivered = 0;
+  std::size_t refused = 0;
+  clef::BatchOptions batch;
+  batch.concurrency = 3;
+  batch.stop_when_unreachable = true;
+  const auto source = [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+    if (next == requests.size()) return std::nullopt;
+    return clef::Result<clef::DecisionRequest>(requests[next++]);
+  };
+  const auto sink = [&](std::size_t, clef::Result<clef::Decision>&& result) {
+    ++delivered;
+    refused += !result && result.error().kind == clef::ErrorKind::connection_failed;
+  };
+  const clef::BatchSummary summary = clef::run_batch(client, source, sink, batch);
+  ASSERT_TRUE(summary.unreachable.has_value());
+  EXPECT_EQ(summary.unreachable->kind, clef::ErrorKind::connection_failed);
+  EXPECT_FALSE(summary.stopped);  // not should_stop's doing
+  // 2 x 3 refusals in a row stop it; at most the 3 then in flight come back after.
+  EXPECT_GE(refused, 6u);
+  EXPECT_LE(summary.started, 9u);
+  EXPECT_EQ(delivered, summary.started);
+
+  // Without the option every item is tried and fails on its own.
+  batch.stop_when_unreachable = false;
+  next = delivered = refused = 0;
+  const clef::BatchSummary all = clef::run_batch(client, source, sink, batch);
+  EXPECT_FALSE(all.unreachable.has_value());
+  EXPECT_EQ(all.started, 300u);
+  EXPECT_EQ(refused, 300u);
+}
+
+TEST(Batch, AServerThatAnsweredOnceIsNeverTakenForAbsent) {
+  FakeServer server;
+  // The first request is answered; every later one is cut off mid-body (connection_failed).
+  server.set_script([](const clef::MockRequest&, int call) -> std::optional<Scripted> {
+    if (call == 0) return std::nullopt;  // the simulated model answers
+    Scripted cut;
+    cut.body = R"({"model":"clef-flash","answers":{}})";
+    cut.truncate_at = 5;
+    return cut;
+  });
+  clef::ClientOptions options;
+  options.base_url = server.base_url();
+  options.retry.max_attempts = 1;
+  clef::BatchOptions batch;
+  batch.concurrency = 1;
+  batch.stop_when_unreachable = true;
+  const auto results = clef::decide_all(clef::Client::create(options).value(), tickets(40), batch);
+  ASSERT_EQ(results.size(), 40u);
+  EXPECT_TRUE(results[0].ok());
+  for (std::size_t i = 1; i < results.size(); ++i) EXPECT_FALSE(results[i].ok()) << i;
+  EXPECT_EQ(server.request_count(), 40);  // each tried: a flaky server fails items one by one
+}
+
 TEST(Batch, RunsOnTheLoopWithNoWorkerThreads) {
   // 300 items, 150 in flight, each answered after 200 ms: worker threads would be 150 of them.
   FakeServer server;

@@ -37,6 +37,11 @@ struct BatchOptions {
   /// under), so a sink that decides to stop is obeyed at once. Pair with
   /// ClientOptions::cancel to stop the items in flight too.
   std::function<bool()> should_stop;
+  /// Stop when the server is not there at all: once 2 × concurrency results in a row, before any
+  /// success, are connection failures or TLS errors (ErrorKind::connection_failed, tls), no new
+  /// item starts, as with should_stop, and BatchSummary::unreachable holds the last of them. A
+  /// run that has had a success never stops this way (a flaky server fails items, one by one).
+  bool stop_when_unreachable = false;
 };
 
 /// Pulls the next request; std::nullopt ends the input. An item that is already known to be bad
@@ -57,6 +62,9 @@ struct BatchSummary {
   /// A result was quota_exhausted (Workers AI's daily allocation): no item was started after
   /// it, since every one would fail the same way.
   bool quota_exhausted = false;
+  /// With BatchOptions::stop_when_unreachable: why the run stopped (the server could not be
+  /// reached), or nullopt.
+  std::optional<Error> unreachable;
 };
 
 /// The streaming engine behind decide_all and `clef batch`: memory stays flat however long
