@@ -3,16 +3,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <cstdlib>
 #include <optional>
 
 #include "cassette_run.hpp"
 #include "clef/client.hpp"
+#include "clef/decision_json.hpp"
 #include "clef/json.hpp"
 #include "error_report.hpp"
 #include "exit_codes.hpp"
 #include "flag_rules.hpp"
-#include "output_json.hpp"
 #include "policy_flag.hpp"
 #include "render.hpp"
 #include "request_builder.hpp"
@@ -174,7 +175,7 @@ void print_decision(const AskFlags& flags, const Decision& decision,
                     const std::vector<Question>& questions, const Context& context) {
   const std::string format = flags.json ? "json" : flags.format;
   if (format == "json")
-    context.out << dump_json(decision_json(decision)) << "\n";
+    context.out << dump_json(to_json(decision)) << "\n";
   else if (format == "jsonl")
     print_jsonl(context.out, decision);
   else if (format == "tsv")

@@ -17,12 +17,12 @@
 #include "batch_table.hpp"
 #include "cassette_run.hpp"
 #include "clef/batch.hpp"
+#include "clef/decision_json.hpp"
 #include "clef/digest.hpp"
 #include "clef/json.hpp"
 #include "error_report.hpp"
 #include "exit_codes.hpp"
 #include "files.hpp"
-#include "output_json.hpp"
 #include "policy_flag.hpp"
 #include "request_builder.hpp"
 
@@ -204,12 +204,12 @@ class BatchJob {
     line["id"] = pending.id;
     if (pending.id.is_null()) line["line"] = pending.line;
     if (result) {
-      Json decision = decision_json(result.value());
+      Json decision = to_json(result.value());
       for (auto& item : decision.items()) line[item.key()] = std::move(item.value());
       // Batch lines only: `ask --json` stays the same bytes for the same answer.
       line["latency_ms"] = static_cast<double>(result->latency.count()) / 1000.0;
     } else {
-      line["error"] = error_json(result.error());
+      line["error"] = to_json(result.error());
     }
     return dump_json(line);
   }

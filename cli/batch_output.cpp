@@ -13,7 +13,6 @@
 
 #include "clef/json.hpp"
 #include "files.hpp"
-#include "output_json.hpp"
 
 namespace clef::cli {
 namespace {
@@ -129,6 +128,13 @@ Json RunRecord::to_json() const {
 
 std::string run_record_path(const std::string& output_path) {
   return output_path + ".clef-run.json";
+}
+
+bool all_answered(const Decision& decision) {
+  for (const auto& answer : decision.answers) {
+    if (!answer.ok() && answer.status != AnswerStatus::abstained) return false;
+  }
+  return true;
 }
 
 bool is_kept_result(const Json& line) {

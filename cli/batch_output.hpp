@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "clef/decision.hpp"
 #include "clef/result.hpp"
 
 namespace clef::cli {
@@ -34,6 +35,9 @@ struct OutputOptions {
 /// error, and every answer's status "ok". Everything else (errors, invalid or missing answers;
 /// torn or unparsable lines never get this far) is redone.
 bool is_kept_result(const nlohmann::ordered_json& line);
+/// The same for a Decision about to be written: every answer ok or abstained (valid, below a
+/// --policy threshold).
+bool all_answered(const Decision& decision);
 
 /// Writes one complete line per write(2) to an O_APPEND file it holds an exclusive flock on
 /// for its whole life, so a killed run never leaves a half line and a second writer is refused;

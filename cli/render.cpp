@@ -1,16 +1,17 @@
 // The implementation of render.hpp: how a decision is printed at the terminal.
 #include "render.hpp"
 
+#include "clef/decision_json.hpp"
 #include "clef/json.hpp"
 #include "clef/policy.hpp"
 #include "context.hpp"
 #include "number_text.hpp"
-#include "output_json.hpp"
 #include "terminal_text.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace clef::cli {
 namespace {
@@ -161,7 +162,7 @@ void print_jsonl(std::ostream& out, const Decision& decision) {
   for (const auto& answer : decision.answers) {
     Json line;
     line["question"] = answer.question;
-    const Json fields = answer_json(answer);
+    const Json fields = to_json(answer);
     for (const auto& item : fields.items()) line[item.key()] = item.value();
     out << dump_json(line) << "\n";
   }

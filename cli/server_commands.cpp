@@ -7,7 +7,6 @@
 #include "clef/ollama.hpp"
 #include "error_report.hpp"
 #include "exit_codes.hpp"
-#include "output_json.hpp"
 #include "terminal_text.hpp"
 
 namespace clef::cli {

@@ -37,6 +37,13 @@ const char* to_string(ErrorKind kind) noexcept {
   return "unknown";
 }
 
+std::optional<ErrorKind> error_kind_named(std::string_view name) noexcept {
+  for (int kind = 0; kind <= static_cast<int>(ErrorKind::not_recorded); ++kind) {
+    if (name == to_string(static_cast<ErrorKind>(kind))) return static_cast<ErrorKind>(kind);
+  }
+  return std::nullopt;
+}
+
 bool Error::retryable() const noexcept {
   switch (kind) {
     case ErrorKind::connection_failed:

@@ -20,6 +20,7 @@
 #include "clef/cassette.hpp"
 #include "clef/client.hpp"
 #include "clef/decision.hpp"
+#include "clef/decision_json.hpp"
 #include "clef/digest.hpp"
 #include "clef/error.hpp"
 #include "clef/eval.hpp"

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace clef {
 
@@ -27,6 +28,8 @@ enum class ErrorKind {
 
 /// A stable lower_snake name for the kind, as printed in JSON output ("rate_limited").
 const char* to_string(ErrorKind kind) noexcept;
+/// The kind called `name` (as to_string spells it), or nullopt.
+std::optional<ErrorKind> error_kind_named(std::string_view name) noexcept;
 
 /// One failure, with everything known about where it happened.
 /// Never contains an API token: messages are built from server text and clef's own words,

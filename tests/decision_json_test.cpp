@@ -1,0 +1,166 @@
+// clef's JSON for a Decision and an Error (clef/decision_json.hpp): every decision the suite's
+// servers produce survives to_json -> decision_from_json -> to_json byte for byte, and what is
+// not clef's JSON reads as an answer that says why, never a crash.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "clef/clef.hpp"
+#include "clef/mock.hpp"
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::vector<clef::Question> questions() {
+  return {
+      clef::Question::choice("team", "Which team?",
+                             {{"billing", "Money"}, {"technical", "Bugs"}, {"account", "Login"}}),
+      clef::Question::yes_no("refund", "Asks for money back?"),
+      clef::Question::score("urgency", "How urgent?", {"Routine", "Soon", "Urgent"})};
+}
+
+clef::ClientOptions options_for(clef::MockProfile profile, const std::string& base_url) {
+  clef::ClientOptions options;
+  options.retry.max_attempts = 1;
+  if (profile == clef::MockProfile::ollama) {
+    options.base_url = base_url;
+  } else if (profile == clef::MockProfile::workers_ai) {
+    options.backend = clef::Backend::workers_ai;
+    options.base_url = base_url + "/client/v4";
+    options.account_id = "acc";
+    options.api_token = "test-token";
+  } else {
+    options.backend = clef::Backend::systemone;
+    options.base_url = base_url;
+  }
+  return options;
+}
+
+/// The round trip, byte for byte, and the typed fields a reader acts on.
+void expect_round_trip(const clef::Decision& decision, const std::string& where) {
+  const Json written = clef::to_json(decision);
+  const clef::Decision read = clef::decision_from_json(written, questions());
+  EXPECT_EQ(clef::dump_json(clef::to_json(read)), clef::dump_json(written)) << where;
+  ASSERT_EQ(read.answers.size(), decision.answers.size()) << where;
+  for (std::size_t i = 0; i < read.answers.size(); ++i) {
+    const clef::Answer& a = decision.answers[i];
+    const clef::Answer& b = read.answers[i];
+    EXPECT_EQ(b.status, a.status) << where << " " << a.question;
+    EXPECT_EQ(b.winner(), a.winner()) << where << " " << a.question;
+    EXPECT_EQ(b.winner_probability(), a.winner_probability()) << where << " " << a.question;
+    EXPECT_EQ(b.confidence(), a.confidence()) << where << " " << a.question;
+    EXPECT_EQ(b.renormalized, a.renormalized) << where << " " << a.question;
+    EXPECT_EQ(b.threshold, a.threshold) << where << " " << a.question;
+    if (a.score()) {
+      EXPECT_EQ(b.score()->score, a.score()->score) << where;
+    }
+  }
+  EXPECT_EQ(read.model, decision.model);
+  EXPECT_EQ(read.request_id, decision.request_id);
+  EXPECT_EQ(read.usage.input_tokens, decision.usage.input_tokens);
+  EXPECT_EQ(read.cached, decision.cached);
+}
+
+TEST(DecisionJson, EveryServersDecisionsSurviveTheRoundTrip) {
+  int checked = 0;
+  int profile_number = 0;
+  for (const auto profile :
+       {clef::MockProfile::ollama, clef::MockProfile::workers_ai, clef::MockProfile::typesafe,
+        clef::MockProfile::llamacpp, clef::MockProfile::laya, clef::MockProfile::ollaya}) {
+    clef::MockServer server(profile);
+    const auto client = clef::Client::create(options_for(profile, server.base_url())).value();
+    for (int i = 0; i < 12; ++i) {
+      clef::DecisionRequest request;
+      request.state = clef::State::text("ticket " + std::to_string(i) + ": charged twice?");
+      request.questions = questions();
+      auto decision = client.decide(request);
+      ASSERT_TRUE(decision.ok()) << decision.error().to_string();
+      const std::string where =
+          "profile " + std::to_string(profile_number) + " #" + std::to_string(i);
+      expect_round_trip(decision.value(), where);
+      // The same decision under a policy: some answers abstain, keeping their threshold.
+      clef::Policy policy;
+      policy.questions["team"].threshold = 0.6;
+      policy.questions["refund"].threshold = 0.9;
+      policy.questions["urgency"].threshold = 0.5;
+      clef::Decision judged = decision.value();
+      policy.apply(judged);
+      expect_round_trip(judged, where + " under a policy");
+      judged.cached = true;
+      expect_round_trip(judged, where + " cached");
+      ++checked;
+    }
+    ++profile_number;
+  }
+  EXPECT_EQ(checked, 72);
+}
+
+TEST(DecisionJson, AnswersWithoutAValueKeepTheirStatusAndProblem) {
+  clef::MockServer server;
+  server.set_script([](const clef::MockRequest&, int) -> std::optional<clef::MockReply> {
+    clef::MockReply reply;
+    reply.body =
+        R"({"model":"clef-flash","answers":{"team":{"type":"refusal","refusal":"I cannot"},)"
+        R"("refund":{"type":"noul","p_true":1.7}}})";
+    return reply;
+  });
+  const auto client =
+      clef::Client::create(options_for(clef::MockProfile::ollama, server.base_url())).value();
+  clef::DecisionRequest request;
+  request.state = clef::State::text("x");
+  request.questions = questions();
+  auto decision = client.decide(request);
+  ASSERT_TRUE(decision.ok()) << decision.error().to_string();
+  EXPECT_EQ(decision->answers[0].status, clef::AnswerStatus::refused);
+  EXPECT_EQ(decision->answers[1].status, clef::AnswerStatus::invalid);
+  EXPECT_EQ(decision->answers[2].status, clef::AnswerStatus::missing);
+  expect_round_trip(decision.value(), "refused, invalid, missing");
+  const clef::Decision read =
+      clef::decision_from_json(clef::to_json(decision.value()), questions());
+  EXPECT_EQ(read.answers[0].problem, decision->answers[0].problem);
+}
+
+TEST(DecisionJson, WhatIsNotClefsJsonReadsAsAnswersThatSayWhy) {
+  const auto read = [](const char* text) {
+    return clef::decision_from_json(Json::parse(text), questions());
+  };
+  for (const char* text : {"null", "[1,2]", R"({"answers": 5})", R"({"answers": {"team": 7}})"}) {
+    const clef::Decision decision = read(text);
+    ASSERT_EQ(decision.answers.size(), 3u) << text;
+    for (const auto& answer : decision.answers) EXPECT_FALSE(answer.has_value()) << text;
+  }
+  const clef::Decision wrong = read(
+      R"({"answers": {"team": {"type": "noul", "status": "ok", "p_true": 0.5},)"
+      R"("refund": {"type": "noul", "status": "ok", "p_true": "high"},)"
+      R"("urgency": {"type": "score", "status": "ok", "probabilities": {"0": 0.5, "1": 2}}}})");
+  EXPECT_EQ(wrong.answers[0].problem, "the answer's type is not the question's");
+  EXPECT_EQ(wrong.answers[1].problem, "no p_true in [0, 1]");
+  EXPECT_EQ(wrong.answers[2].problem, "probabilities missing or outside [0, 1]");
+  const clef::Decision choice_only =
+      read(R"({"answers": {"team": {"type": "choice", "status": "ok",)"
+           R"("probabilities": {"billing": 0.2, "technical": 0.7, "account": 0.1}}}})");
+  EXPECT_EQ(choice_only.answers[0].winner(), "technical");  // the argmax, as the client picks it
+}
+
+TEST(DecisionJson, AnErrorRoundTripsWhatItWrites) {
+  clef::Error error = clef::make_error(clef::ErrorKind::rate_limited, "slow down", "answers.team");
+  error.http_status = 429;
+  error.server_message = "Too many requests";
+  error.server_code = "3040";
+  error.request_id = "req-1";
+  const Json written = clef::to_json(error);
+  const clef::Error read = clef::error_from_json(written);
+  EXPECT_EQ(clef::dump_json(clef::to_json(read)), clef::dump_json(written));
+  EXPECT_EQ(read.kind, clef::ErrorKind::rate_limited);
+  EXPECT_EQ(read.http_status, 429);
+  EXPECT_EQ(read.where, "answers.team");
+  // Hostile or foreign: never a throw, a kind clef knows, a message to show.
+  const clef::Error odd = clef::error_from_json(Json::parse(R"({"kind": "weird", "status": 99})"));
+  EXPECT_EQ(odd.kind, clef::ErrorKind::invalid_response);
+  EXPECT_EQ(odd.http_status, 0);
+  EXPECT_EQ(odd.message, "failed");
+  EXPECT_EQ(clef::error_from_json(Json("boom")).message, "failed");
+}
+
+}  // namespace
