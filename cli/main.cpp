@@ -6,8 +6,8 @@
 #include <iostream>
 #include <string>
 
+#include "common/signals.hpp"
 #include "run.hpp"
-#include "signals.hpp"
 
 namespace {
 

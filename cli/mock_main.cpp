@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "clef/mock.hpp"
-#include "files.hpp"
+#include "common/files.hpp"
 
 namespace {
 

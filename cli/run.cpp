@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "ask_command.hpp"
-#include "batch_command.hpp"
-#include "cache_command.hpp"
+#include "batch/batch_command.hpp"
 #include "clef/version.hpp"
-#include "error_report.hpp"
-#include "eval_command.hpp"
-#include "exit_codes.hpp"
-#include "server_commands.hpp"
+#include "commands/ask_command.hpp"
+#include "commands/cache_command.hpp"
+#include "commands/server_commands.hpp"
+#include "common/exit_codes.hpp"
+#include "eval/eval_command.hpp"
+#include "output/error_report.hpp"
 
 namespace clef::cli {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "clef/metrics.hpp"
 #include "cli_runner.hpp"
-#include "eval_gates.hpp"
+#include "eval/eval_gates.hpp"
 #include "fake_server.hpp"
 
 namespace {

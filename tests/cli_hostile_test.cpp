@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "batch_input.hpp"
+#include "batch/batch_input.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
 #include "wait_until.hpp"

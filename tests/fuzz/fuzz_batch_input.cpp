@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "batch_input.hpp"
+#include "batch/batch_input.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));

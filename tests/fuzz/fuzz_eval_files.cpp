@@ -8,11 +8,11 @@
 #include <sstream>
 #include <string>
 
-#include "batch_results.hpp"
+#include "batch/batch_results.hpp"
 #include "clef/cassette.hpp"
 #include "clef/json.hpp"
 #include "clef/policy.hpp"
-#include "eval_gates.hpp"
+#include "eval/eval_gates.hpp"
 
 namespace {
 

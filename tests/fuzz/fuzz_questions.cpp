@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "question_spec.hpp"
+#include "flags/question_spec.hpp"
 #include "question_wire.hpp"
 
 namespace {

@@ -1,0 +1,500 @@
+// The implementation of batch_command.hpp: `clef batch`.
+#include "batch/batch_command.hpp"
+
+#include <stdlib.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "batch/batch_input.hpp"
+#include "batch/batch_output.hpp"
+#include "batch/batch_progress.hpp"
+#include "batch/batch_table.hpp"
+#include "clef/batch.hpp"
+#include "clef/decision_json.hpp"
+#include "clef/digest.hpp"
+#include "clef/json.hpp"
+#include "commands/cassette_run.hpp"
+#include "common/exit_codes.hpp"
+#include "common/files.hpp"
+#include "flags/policy_flag.hpp"
+#include "flags/request_builder.hpp"
+#include "output/error_report.hpp"
+
+namespace clef::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::uint64_t not_written = std::numeric_limits<std::uint64_t>::max();
+
+std::string canonical_input(const std::string& path) {
+  if (path == "-") return "-";
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (!resolved) return path;
+  std::string out = resolved;
+  ::free(resolved);
+  return out;
+}
+
+/// What this run is, for the record beside OUT that --resume checks.
+Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format, const Client& client,
+                               const DecisionRequest& prototype) {
+  DecisionRequest probe = prototype;
+  probe.state = State::text("x");
+  auto body = client.request_body(probe);
+  if (!body) return body.error();
+  auto questions_digest = questions_sha256(prototype.questions);
+  if (!questions_digest) return questions_digest.error();
+  static const char* format_names[] = {"jsonl", "csv", "tsv", "text"};
+  RunRecord record;
+  record.fields = {
+      {"backend", to_string(client.options().backend)},
+      {"endpoint", client.endpoint(prototype)},
+      {"model", client.options().model},
+      {"questions_sha256", questions_digest.value()},
+      {"request_sha256", sha256_hex(body.value())},
+      {"input", canonical_input(flags.input)},
+      {"input_format", format_names[static_cast<int>(format)]},
+      {"id_field", format == InputFormat::text ? "" : flags.id_field},
+      {"state_field", format == InputFormat::text ? "" : flags.state_field},
+  };
+  return record;
+}
+
+/// The source, the sink and the stop rule of one `clef batch` run. The engine calls all three
+/// under one lock, so nothing here needs its own.
+class BatchJob {
+ public:
+  BatchJob(const BatchFlags& flags, const Context& context, InputReader& reader, OutputFile& output,
+           Progress& progress, const std::unordered_set<std::string>& done,
+           const DecisionRequest& prototype, const ResultTable* table, const Policy* policy)
+      : m_flags(flags),
+        m_context(context),
+        m_reader(reader),
+        m_output(output),
+        m_progress(progress),
+        m_done(done),
+        m_prototype(prototype),
+        m_table(table),
+        m_policy(policy) {}
+
+  std::optional<Result<DecisionRequest>> next() {
+    for (;;) {
+      auto item = m_reader.next();
+      if (!item) return std::nullopt;
+      const bool readable = item->state.ok();
+      if (readable) {
+        const std::string key = id_key(item->id);
+        if (m_done.count(key)) {
+          m_progress.skipped();
+          continue;
+        }
+        // A 64-bit hash per id, not the id: a collision (odds ~1e-8 at a million ids) could
+        // only add a false count to the warning, never change a result.
+        if (!m_seen_ids.insert(std::hash<std::string>{}(key)).second && m_duplicate_ids++ == 0)
+          m_first_duplicate = key;
+      }
+      const std::size_t index = m_next_index++;
+      m_pending.emplace(index, Pending{item->id, item->line, table_fields(*item)});
+      if (!readable) return Result<DecisionRequest>(item->state.error());
+      DecisionRequest request = m_prototype;
+      request.state = std::move(item->state).value();
+      return Result<DecisionRequest>(std::move(request));
+    }
+  }
+
+  void deliver(std::size_t index, Result<Decision>&& result) {
+    const Pending pending = take(index);
+    if (!result && (result.error().kind == ErrorKind::cancelled ||
+                    result.error().kind == ErrorKind::quota_exhausted)) {
+      if (result.error().kind == ErrorKind::quota_exhausted && !m_quota) m_quota = result.error();
+      m_progress.not_done();  // left out of OUTPUT: --resume decides it
+      return;
+    }
+    if (!result && result.error().kind == ErrorKind::not_recorded) ++m_not_recorded;
+    if (result && m_policy) m_policy->apply(result.value());
+    const std::string line =
+        m_table ? m_table->row(pending.fields, result) : json_line(pending, result);
+    const bool ok = result && all_answered(result.value());
+    if (write(index, pending.id, line, ok))
+      m_progress.finished(ok, result ? &result.value() : nullptr);
+  }
+
+  /// Item `index` asked what item `first` asked: copy first's line under this item's id.
+  void duplicate(std::size_t index, std::size_t first) {
+    const Pending pending = take(index);
+    Json line = Json::object();
+    line["id"] = pending.id;
+    bool ok = false;
+    if (m_output.is_stdout()) {
+      if (first >= m_firsts.size() || !m_firsts[first].written) {
+        m_progress.not_done();  // the first was not written: --resume decides this one
+        return;
+      }
+      line["duplicate_of"] = m_firsts[first].id;
+      ok = m_firsts[first].ok;  // counted as its first was, as with -o FILE
+    } else {
+      const std::uint64_t offset = first < m_offsets.size() ? m_offsets[first] : not_written;
+      auto text = offset == not_written ? std::nullopt : m_output.read_line(offset);
+      auto copied = text ? parse_json(*text, "a written line") : Result<Json>(Json());
+      if (!copied || !copied->is_object()) {
+        m_progress.not_done();  // the first was not written: --resume decides this one
+        return;
+      }
+      line["duplicate_of"] = (*copied)["id"];
+      for (auto& item : copied->items()) {
+        if (item.key() != "id" && item.key() != "line") line[item.key()] = std::move(item.value());
+      }
+      ok = is_kept_result(line);
+    }
+    if (write(index, pending.id, dump_json(line), ok)) m_progress.finished(ok, nullptr);
+  }
+
+  bool should_stop() const {
+    return m_write_failed || m_quota || (m_context.stop && m_context.stop->load());
+  }
+
+  int finish(const BatchSummary& summary) {
+    m_progress.finish(summary);
+    if (m_duplicate_ids) {
+      m_context.err << "clef: warning: " << m_duplicate_ids
+                    << " input line(s) repeat an earlier id (first: " << m_first_duplicate
+                    << "); each has its own output line, and --resume treats them as one id\n";
+    }
+    if (m_write_failed) return report_write_failure();
+    if (m_quota) {
+      print_error(m_context, m_quota->to_string(),
+                  "the daily allocation is used up: nothing more was sent; run the same command "
+                  "with --resume when it renews");
+      return as_int(ExitCode::authentication);
+    }
+    // The server is not there at all: the run stopped instead of failing every item.
+    if (summary.unreachable) return report(m_context, *summary.unreachable, m_flags.connection);
+    if (m_context.stop && m_context.stop->load()) {
+      m_context.err << "clef: interrupted; run again with --resume to finish the rest\n";
+      return as_int(ExitCode::interrupted);
+    }
+    if (m_not_recorded) {
+      print_error(m_context,
+                  std::to_string(m_not_recorded) +
+                      " item(s) have no recording in the cassette (their "
+                      "lines say which questions and state)",
+                  "record them with --record against a server");
+      return as_int(ExitCode::not_recorded);
+    }
+    return as_int(m_progress.failures() > 0 ? ExitCode::partial_failure : ExitCode::ok);
+  }
+
+ private:
+  struct Pending {
+    Json id;
+    std::size_t line = 0;
+    std::vector<std::string> fields;  ///< --output-format csv|tsv: the input's own cells.
+  };
+
+  /// The JSONL line of one item: its id with the decision, or with the error.
+  static std::string json_line(const Pending& pending, const Result<Decision>& result) {
+    Json line = Json::object();
+    line["id"] = pending.id;
+    if (pending.id.is_null()) line["line"] = pending.line;
+    if (result) {
+      Json decision = to_json(result.value());
+      for (auto& item : decision.items()) line[item.key()] = std::move(item.value());
+      // Batch lines only: `ask --json` stays the same bytes for the same answer.
+      line["latency_ms"] = static_cast<double>(result->latency.count()) / 1000.0;
+    } else {
+      line["error"] = to_json(result.error());
+    }
+    return dump_json(line);
+  }
+
+  /// The cells a table row repeats: the CSV/TSV row as read, else the id.
+  std::vector<std::string> table_fields(const InputItem& item) const {
+    if (!m_table) return {};
+    if (!item.columns.empty()) return item.columns;
+    if (item.id.is_string()) return {item.id.get<std::string>()};
+    return {item.id.is_null() ? std::string() : dump_json(item.id)};
+  }
+
+  Pending take(std::size_t index) {
+    auto it = m_pending.find(index);
+    Pending pending = std::move(it->second);
+    m_pending.erase(it);
+    return pending;
+  }
+
+  bool write(std::size_t index, const Json& id, const std::string& line, bool ok) {
+    const auto offset = m_output.write_line(line);
+    if (!offset) {
+      if (!m_write_failed) m_write_errno = errno;
+      m_write_failed = true;
+      return false;
+    }
+    if (!m_flags.dedupe) return true;
+    if (m_output.is_stdout()) {
+      if (m_firsts.size() <= index) m_firsts.resize(index + 1);
+      m_firsts[index] = {id, ok, true};
+    } else {
+      if (m_offsets.size() <= index) m_offsets.resize(index + 1, not_written);
+      m_offsets[index] = *offset;
+    }
+    return true;
+  }
+
+  int report_write_failure() const {
+    if (m_output.is_stdout()) {
+      const std::string why = m_write_errno == EPIPE ? "its reader closed it (as `| head` does)"
+                                                     : std::string(std::strerror(m_write_errno));
+      print_error(m_context,
+                  "stopped: stdout cannot be written, " + why + "; " +
+                      std::to_string(m_progress.written()) +
+                      (m_progress.written() == 1 ? " line was" : " lines were") +
+                      " written before it, and no new request was started",
+                  "to keep every result, write to a file with -o FILE");
+    } else {
+      print_error(m_context,
+                  "cannot write to " + m_flags.output + ": " +
+                      std::string(std::strerror(m_write_errno)) +
+                      "; the results written so far are intact",
+                  "free space or fix the path, then run again with --resume");
+    }
+    return as_int(ExitCode::output);
+  }
+
+  const BatchFlags& m_flags;
+  const Context& m_context;
+  InputReader& m_reader;
+  OutputFile& m_output;
+  Progress& m_progress;
+  const std::unordered_set<std::string>& m_done;
+  const DecisionRequest& m_prototype;
+  const ResultTable* m_table;
+  const Policy* m_policy;
+
+  std::unordered_map<std::size_t, Pending> m_pending;  ///< Only the items in flight.
+  std::size_t m_next_index = 0;
+  std::unordered_set<std::size_t> m_seen_ids;  ///< Hashes of the ids read, for the warning.
+  std::size_t m_duplicate_ids = 0;
+  std::string m_first_duplicate;
+  std::vector<std::uint64_t> m_offsets;  ///< --dedupe to a file: where each item's line is.
+  /// --dedupe to stdout, where a line cannot be read back: what each item's line said.
+  struct WrittenLine {
+    Json id;
+    bool ok = false;
+    bool written = false;
+  };
+  std::vector<WrittenLine> m_firsts;
+  std::size_t m_not_recorded = 0;  ///< --replay: items the cassette has no recording of.
+  bool m_write_failed = false;
+  int m_write_errno = 0;
+  std::optional<Error> m_quota;
+};
+
+}  // namespace
+
+void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
+  batch.add_option("--input-format", flags.input_format,
+                   "jsonl | csv | tsv | text (default: from the name)");
+  batch.add_option("--id-field", flags.id_field, "Field or column holding the id")
+      ->capture_default_str();
+  batch.add_option("--state-field", flags.state_field, "Field or column holding the state")
+      ->capture_default_str();
+  batch
+      .add_option("--state-columns", flags.state_columns,
+                  "CSV/TSV: the state is a JSON object of these columns, in this order (a,b,c)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  add_question_flags(batch, flags.questions);
+  batch.add_option("-j,--concurrency", flags.concurrency, "Requests in flight")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  batch.add_option("--rate", flags.rate, "At most this many requests per second (0 = no cap)")
+      ->check(CLI::NonNegativeNumber);
+  batch
+      .add_option("--throttle-budget", flags.throttle_budget_seconds,
+                  "Seconds one item may spend throttled (429/503 pauses) before it is written as "
+                  "a rate_limited error")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  batch.add_flag("--dedupe", flags.dedupe, "Send identical states once");
+  batch.add_option("--keep-alive", flags.keep_alive,
+                   "Ollama: keep the model loaded (seconds or 5m)");
+  add_connection_flags(batch, flags.connection);
+}
+
+CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
+  CLI::App* batch =
+      app.add_subcommand("batch", "Decide every state in a JSONL, CSV/TSV or text file");
+  batch->add_option("INPUT", flags.input, "Input file ('-' = stdin)")->required();
+  batch->add_option("-o,--output", flags.output, "Output JSONL file ('-' = stdout)")
+      ->capture_default_str();
+  add_batch_run_flags(*batch, flags);
+  batch->add_flag("--ordered", flags.ordered, "Write results in input order");
+  batch->add_flag("--resume", flags.resume,
+                  "Keep OUTPUT's successful results and decide the rest (same run only)");
+  batch->add_flag("--force-resume", flags.force_resume,
+                  "With --resume: continue even if OUTPUT was written by a different run");
+  batch->add_flag("--overwrite", flags.overwrite, "Replace an existing OUTPUT");
+  batch
+      ->add_option("--output-format", flags.output_format,
+                   "jsonl | csv | tsv (csv/tsv: the input's columns, then per question its "
+                   "winner, probability and confidence)")
+      ->check(CLI::IsMember({"jsonl", "csv", "tsv"}))
+      ->capture_default_str();
+  batch->add_option("--policy", flags.policy,
+                    "Thresholds from `clef eval --fit-thresholds`: an answer below its "
+                    "threshold is written with status \"abstained\"");
+  return batch;
+}
+
+/// Flags that contradict each other are refused, never silently resolved.
+Status check_flags(const BatchFlags& flags) {
+  auto refuse = [](const std::string& message, const char* where) {
+    return make_error(ErrorKind::invalid_input, message, where);
+  };
+  if (flags.resume && flags.output == "-") {
+    return refuse("--resume needs -o FILE: results written to stdout cannot be read back",
+                  "--resume");
+  }
+  if (flags.resume && flags.overwrite) {
+    return refuse("--resume keeps OUTPUT and --overwrite replaces it: give one", "--resume");
+  }
+  if (flags.force_resume && !flags.resume) {
+    return refuse("--force-resume goes with --resume", "--force-resume");
+  }
+  return {};
+}
+
+namespace {
+
+/// Flags that only make sense with a CSV/TSV input, or with JSONL output, are refused elsewhere.
+Status check_format_flags(const BatchFlags& flags, const CLI::App& command, InputFormat format) {
+  const bool delimited = format == InputFormat::csv || format == InputFormat::tsv;
+  if (!flags.state_columns.empty() && !delimited) {
+    return make_error(ErrorKind::invalid_input, "--state-columns reads CSV or TSV input",
+                      "--state-columns");
+  }
+  if (!flags.state_columns.empty() && command.count("--state-field") > 0) {
+    return make_error(ErrorKind::invalid_input,
+                      "give the state one way: --state-field or --state-columns",
+                      "--state-columns");
+  }
+  if (flags.output_format != "jsonl" && (flags.resume || flags.dedupe)) {
+    return make_error(ErrorKind::invalid_input,
+                      std::string(flags.resume ? "--resume" : "--dedupe") +
+                          " reads OUTPUT back, which needs --output-format jsonl",
+                      "--output-format");
+  }
+  return {};
+}
+
+Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputFormat format,
+                                                 std::ifstream& file, std::istream& stdin_stream) {
+  if (flags.input != "-") {
+    file.open(flags.input, std::ios::binary);
+    if (!file) return make_error(ErrorKind::invalid_input, "cannot open the input", flags.input);
+  }
+  std::istream& in = flags.input == "-" ? stdin_stream : file;
+  auto reader =
+      make_reader(in, format, {flags.id_field, flags.state_field, flags.state_columns, {}});
+  if (!reader) {
+    Error error = reader.error();
+    error.where = flags.input + ": " + error.where;
+    return error;
+  }
+  return reader;
+}
+
+BatchSummary run_job(const Client& client, const BatchFlags& flags, BatchJob& job,
+                     Progress& progress) {
+  BatchOptions options;
+  options.concurrency = flags.concurrency;
+  options.max_requests_per_second = flags.rate;
+  options.throttle_budget =
+      std::chrono::milliseconds(static_cast<long long>(flags.throttle_budget_seconds * 1000));
+  options.ordered = flags.ordered;
+  options.dedupe = flags.dedupe;
+  options.should_stop = [&] { return job.should_stop(); };
+  options.stop_when_unreachable = true;  // a batch against no server stops instead of failing all
+  options.on_duplicate = [&](std::size_t index, std::size_t first) { job.duplicate(index, first); };
+  options.on_pause = [&](std::chrono::system_clock::time_point until, const Error& why) {
+    progress.paused(until, why);
+  };
+  adapt_batch_options(flags.connection, client, options);
+  return run_batch(
+      client, [&] { return job.next(); },
+      [&](std::size_t index, Result<Decision>&& result) { job.deliver(index, std::move(result)); },
+      options);
+}
+
+}  // namespace
+
+int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Context& context) {
+  if (auto status = check_flags(flags); !status) {
+    return report(context, status.error(), flags.connection);
+  }
+  if (auto status = check_record_path(flags.connection,
+                                      {{"the input", flags.input}, {"the output", flags.output}});
+      !status) {
+    return report(context, status.error(), flags.connection);
+  }
+  auto questions = collect_questions(flags.questions, command);
+  if (!questions) return report(context, questions.error(), flags.connection);
+  auto format = flags.input_format.empty() ? Result<InputFormat>(guess_input_format(flags.input))
+                                           : parse_input_format(flags.input_format);
+  if (!format) return report(context, format.error(), flags.connection);
+  if (auto status = check_format_flags(flags, command, format.value()); !status) {
+    return report(context, status.error(), flags.connection);
+  }
+  auto prototype = build_request(State::text(""), questions.value(), {}, flags.keep_alive);
+  if (!prototype) return report(context, prototype.error(), flags.connection);
+  auto policy = load_policy(flags.policy, questions.value(), flags.connection.model, context);
+  if (!policy) return report(context, policy.error(), flags.connection);
+  raise_open_file_limit(flags.concurrency);
+  auto client = make_client(flags.connection, context, false, flags.concurrency);
+  if (!client) return report(context, client.error(), flags.connection);
+  auto record = describe_run(flags, format.value(), client.value(), prototype.value());
+  if (!record) return report(context, record.error(), flags.connection);
+  std::ifstream file;
+  auto reader = open_reader(flags, format.value(), file, context.in);
+  if (!reader) return report(context, reader.error(), flags.connection);
+
+  std::unordered_set<std::string> done;
+  bool io_failed = false;
+  auto output = OutputFile::open(flags.output, {flags.resume, flags.overwrite, flags.force_resume},
+                                 record.value(), done, context.out, io_failed);
+  if (!output) {
+    print_error(context, output.error().message + " (" + output.error().where + ")");
+    return as_int(io_failed ? ExitCode::output : ExitCode::usage);
+  }
+  std::optional<ResultTable> table;
+  if (flags.output_format != "jsonl") {
+    std::vector<std::string> columns = reader.value()->header();
+    if (columns.empty()) columns = {"id"};
+    table.emplace(output_format_named(flags.output_format).value_or(OutputFormat::csv),
+                  std::move(columns), questions.value());
+    if (!output->write_line(table->header())) {
+      print_error(context, "cannot write the header row to " + flags.output);
+      return as_int(ExitCode::output);
+    }
+  }
+
+  std::optional<std::size_t> total = count_lines(flags.input);
+  if (total && format.value() != InputFormat::jsonl && format.value() != InputFormat::text &&
+      *total > 0)
+    --*total;
+  Progress progress(context.err, context.stderr_is_tty, total, done.size());
+  BatchJob job(flags, context, *reader.value(), output.value(), progress, done, prototype.value(),
+               table ? &*table : nullptr, policy->has_value() ? &**policy : nullptr);
+  const int code = job.finish(run_job(client.value(), flags, job, progress));
+  const int cassette = cassette_failure_exit(client.value(), context);
+  return cassette != 0 ? cassette : code;
+}
+
+}  // namespace clef::cli

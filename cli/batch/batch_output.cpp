@@ -1,0 +1,253 @@
+// The implementation of batch_output.hpp: clef batch's output file.
+#include "batch/batch_output.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+#include "clef/json.hpp"
+#include "common/files.hpp"
+
+namespace clef::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+/// A failure of the system (disk, permissions), told apart from refusals by its kind: the
+/// CLI maps it to ExitCode::output, never to a usage error.
+Error io_error(const std::string& what, const std::string& path) {
+  return make_error(ErrorKind::connection_failed, what + ": " + std::strerror(errno), path);
+}
+
+bool write_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+/// An fd open on `path`, holding its exclusive lock, or why not.
+Result<int> open_locked(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("cannot open the output file", path);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const bool busy = errno == EWOULDBLOCK;  // a refusal: usage, not a disk failure
+    Error error = busy ? make_error(ErrorKind::invalid_input,
+                                    "another clef batch is writing this file; wait for it to end, "
+                                    "or write to another -o",
+                                    path)
+                       : io_error("cannot lock the output file", path);
+    ::close(fd);
+    return error;
+  }
+  return fd;
+}
+
+/// Writes `text` to `path` through a temporary file and a rename, so it is whole or absent.
+Status write_atomically(const std::string& path, const std::string& text) {
+  const std::string temp = path + ".tmp";
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("cannot write", temp);
+  const bool written = write_all(fd, text) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) return io_error("cannot write", path);
+  return {};
+}
+
+/// What differs between the record on disk and this run's, one "name: was X, now Y" each.
+Result<std::vector<std::string>> record_differences(const std::string& path,
+                                                    const RunRecord& record) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    return std::vector<std::string>{"there is no run record (" + path +
+                                    "): the file was not written by this version of clef batch"};
+  }
+  auto text = read_file(path, "the run record", std::cin);
+  auto old = parse_json(text ? text.value() : std::string(), "the run record");
+  if (!old || !old->is_object()) {
+    return std::vector<std::string>{"the run record " + path + " is unreadable"};
+  }
+  std::vector<std::string> differences;
+  for (const auto& [name, value] : record.fields) {
+    auto it = old->find(name);
+    const std::string was = it != old->end() && it->is_string() ? it->get<std::string>() : "";
+    if (was != value) differences.push_back(name + ": was \"" + was + "\", now \"" + value + "\"");
+  }
+  return differences;
+}
+
+/// Keeps the result lines of the locked file `fd` at `path`: writes them to a locked temporary
+/// file that then replaces `path`, so the lock moves with the content and no second writer can
+/// slip in between. Returns the new fd.
+Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std::string>& done) {
+  const std::string temp = path + ".clef-resume";
+  auto kept_fd = open_locked(temp, O_RDWR | O_CREAT | O_TRUNC);
+  if (!kept_fd) return kept_fd.error();
+  std::ifstream old(path, std::ios::binary);
+  std::string line;
+  std::string kept;
+  bool ok = true;
+  while (ok && std::getline(old, line)) {
+    if (old.eof()) break;  // no newline: a torn last line
+    auto json = parse_json(line, "line");
+    if (!json || !is_kept_result(json.value())) continue;
+    if (!done.insert(id_key((*json)["id"])).second) continue;
+    kept += line;
+    kept += '\n';
+    if (kept.size() > (1u << 20)) {
+      ok = write_all(kept_fd.value(), kept);
+      kept.clear();
+    }
+  }
+  ok = ok && write_all(kept_fd.value(), kept) && ::fsync(kept_fd.value()) == 0;
+  if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
+    ::close(kept_fd.value());
+    return io_error("cannot rewrite", path);
+  }
+  ::close(fd);
+  return kept_fd.value();
+}
+
+}  // namespace
+
+Json RunRecord::to_json() const {
+  Json out = Json::object();
+  for (const auto& [name, value] : fields) out[name] = value;
+  return out;
+}
+
+std::string run_record_path(const std::string& output_path) {
+  return output_path + ".clef-run.json";
+}
+
+bool all_answered(const Decision& decision) {
+  for (const auto& answer : decision.answers) {
+    if (!answer.ok() && answer.status != AnswerStatus::abstained) return false;
+  }
+  return true;
+}
+
+bool is_kept_result(const Json& line) {
+  if (!line.is_object()) return false;
+  auto id = line.find("id");
+  if (id == line.end() || !(id->is_string() || id->is_number())) return false;
+  if (line.contains("error")) return false;
+  auto answers = line.find("answers");
+  if (answers == line.end() || !answers->is_object() || answers->empty()) return false;
+  for (const auto& answer : *answers) {
+    if (!answer.is_object()) return false;
+    auto status = answer.find("status");
+    if (status == answer.end() || (*status != "ok" && *status != "abstained")) return false;
+  }
+  return true;
+}
+
+std::string id_key(const Json& id) {
+  return dump_json(id);
+}
+
+Result<OutputFile> OutputFile::open(const std::string& path, const OutputOptions& options,
+                                    const RunRecord& record, std::unordered_set<std::string>& done,
+                                    std::ostream& stdout_stream, bool& io_failed) {
+  io_failed = false;
+  if (path == "-") return OutputFile(stdout_stream);
+  auto opened = open_file(path, options, record, done);
+  // Refusals are invalid_input; anything the system said no to carries its errno text.
+  if (!opened) io_failed = opened.error().kind != ErrorKind::invalid_input;
+  return opened;
+}
+
+Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOptions& options,
+                                         const RunRecord& record,
+                                         std::unordered_set<std::string>& done) {
+  auto fd = open_locked(path, O_RDWR | O_CREAT);
+  if (!fd) return fd.error();
+  OutputFile file(fd.value(), 0);  // closes the fd on every early return
+  struct stat info {};
+  if (::fstat(file.m_fd, &info) != 0) return io_error("cannot read", path);
+  const bool exists = info.st_size > 0;
+  const std::string record_file = run_record_path(path);
+  if (exists && !options.resume && !options.overwrite) {
+    return make_error(ErrorKind::invalid_input,
+                      "the output file exists: --resume continues it, --overwrite replaces it",
+                      path);
+  }
+  if (exists && options.resume) {
+    auto differences = record_differences(record_file, record);
+    if (!differences) return differences.error();
+    if (!differences->empty() && !options.force_resume) {
+      std::string message = "--resume would mix two different runs in one file:";
+      for (const auto& difference : differences.value()) message += "\n  " + difference;
+      message += "\nuse another -o, --overwrite to start again, or --force-resume if you mean it";
+      return make_error(ErrorKind::invalid_input, message, path);
+    }
+    auto kept = keep_results(file.m_fd, path, done);
+    if (!kept) return kept.error();  // the old fd is still ours: closed with `file`
+    file.m_fd = kept.value();        // keep_results closed the old one
+  } else if (exists && ::ftruncate(file.m_fd, 0) != 0) {
+    return io_error("cannot truncate", path);
+  }
+  if (auto status = write_atomically(record_file, record.to_json().dump(2) + "\n"); !status) {
+    return status.error();
+  }
+  const int flags = ::fcntl(file.m_fd, F_GETFL);
+  if (flags < 0 || ::fcntl(file.m_fd, F_SETFL, flags | O_APPEND) != 0) {
+    return io_error("cannot append to", path);
+  }
+  if (::fstat(file.m_fd, &info) != 0) return io_error("cannot read", path);
+  file.m_size = static_cast<std::uint64_t>(info.st_size);
+  return file;
+}
+
+OutputFile::OutputFile(OutputFile&& other) noexcept
+    : m_fd(other.m_fd), m_size(other.m_size), m_stream(other.m_stream) {
+  other.m_fd = -1;
+}
+
+OutputFile::~OutputFile() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+std::optional<std::uint64_t> OutputFile::write_line(const std::string& line) {
+  if (m_stream) {
+    if (!(*m_stream << line << '\n' << std::flush)) return std::nullopt;
+    return 0;
+  }
+  if (!write_all(m_fd, line + "\n")) {
+    // A short write (disk full, a file-size limit) must not leave half a line behind.
+    const int saved = errno;
+    (void)::ftruncate(m_fd, static_cast<off_t>(m_size));
+    errno = saved;
+    return std::nullopt;
+  }
+  const std::uint64_t at = m_size;
+  m_size += line.size() + 1;
+  return at;
+}
+
+std::optional<std::string> OutputFile::read_line(std::uint64_t offset) const {
+  if (m_fd < 0) return std::nullopt;
+  std::string line;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n =
+        ::pread(m_fd, buffer, sizeof buffer, static_cast<off_t>(offset + line.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    const auto end = std::find(buffer, buffer + n, '\n');
+    line.append(buffer, end);
+    if (end != buffer + n) return line;
+  }
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,93 @@
+// The implementation of batch_results.hpp: a `clef batch` output read back (clef eval's --answers
+// and --from-results).
+#include "batch/batch_results.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "batch/batch_input.hpp"
+#include "batch/batch_output.hpp"
+#include "clef/decision_json.hpp"
+#include "clef/json.hpp"
+
+namespace clef::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+double number_or(const Json& object, const char* key, double fallback) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+/// Whether `incoming` should replace `held` for the same id.
+bool replaces(const ResultRecord& held, const ResultRecord& incoming) {
+  return incoming.decision.has_value() || !held.decision.has_value();
+}
+
+}  // namespace
+
+Result<BatchResults> read_batch_results(const std::string& path,
+                                        const std::vector<Question>& questions, std::istream& in) {
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path, std::ios::binary);
+    if (!file) return make_error(ErrorKind::invalid_input, "cannot open the results", path);
+  }
+  std::istream& stream = path == "-" ? in : file;
+  BatchResults results;
+  std::vector<std::pair<std::string, std::string>> copies;  // id, duplicate_of
+  Line input;
+  const std::string& text = input.text;
+  for (std::size_t number = 1; read_line(stream, input, max_input_line); ++number) {
+    const std::string where = path + ": line " + std::to_string(number);
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (input.too_long) return make_error(ErrorKind::invalid_input, "the line is too long", where);
+    auto parsed = parse_json(text, "the results line");
+    if (!parsed || !parsed->is_object()) {
+      return make_error(ErrorKind::invalid_input,
+                        "not a `clef batch` result line (a JSON object with an id)", where);
+    }
+    const Json& line = parsed.value();
+    const auto id = line.find("id");
+    if (id == line.end() || !(id->is_string() || id->is_number())) continue;  // unreadable input
+    const std::string key = id_key(*id);
+    const auto copy_of = line.find("duplicate_of");
+    if (copy_of != line.end() && !line.contains("answers") && !line.contains("error")) {
+      copies.emplace_back(key, id_key(*copy_of));
+      continue;
+    }
+    ResultRecord record;
+    const auto error = line.find("error");
+    if (error != line.end()) {
+      record.error = error_from_json(*error).message;
+      // The kind as the file names it: a results file from another tool may use its own words.
+      if (error->is_object()) {
+        const auto kind = error->find("kind");
+        if (kind != error->end() && kind->is_string()) record.error_kind = kind->get<std::string>();
+      }
+    } else {
+      record.decision = decision_from_json(line, questions);
+      record.latency_ms = number_or(line, "latency_ms", 0);
+      record.sent = copy_of == line.end();
+    }
+    auto held = results.find(key);
+    if (held == results.end())
+      results.emplace(key, std::move(record));
+    else if (replaces(held->second, record))
+      held->second = std::move(record);
+  }
+  for (const auto& [key, first] : copies) {
+    const auto source = results.find(first);
+    if (source == results.end() || results.count(key)) continue;
+    ResultRecord copy = source->second;
+    copy.latency_ms = 0;
+    copy.sent = false;
+    results.emplace(key, std::move(copy));
+  }
+  return results;
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,312 @@
+// The implementation of ask_command.hpp: `clef ask`.
+#include "commands/ask_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "clef/client.hpp"
+#include "clef/decision_json.hpp"
+#include "clef/json.hpp"
+#include "commands/cassette_run.hpp"
+#include "common/exit_codes.hpp"
+#include "common/terminal_text.hpp"
+#include "flags/flag_rules.hpp"
+#include "flags/policy_flag.hpp"
+#include "flags/request_builder.hpp"
+#include "output/error_report.hpp"
+#include "output/render.hpp"
+
+namespace clef::cli {
+namespace {
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+/// Bodies above this go in a here-document: one argument may hold at most 128 KiB on Linux
+/// (MAX_ARG_STRLEN), and an image easily passes that.
+constexpr std::size_t inline_body_limit = 16u * 1024u;
+
+/// A shell command that sends the same request. The token is never in it: the shell reads it
+/// from where clef did (--api-token-file, else the backend's variable); a password given in
+/// the URL is asked for by curl (--user NAME).
+std::string curl_command(const Client& client, const DecisionRequest& request,
+                         const std::string& body, const ConnectionFlags& flags) {
+  std::string command = "curl -sS " + shell_quote(client.endpoint(request));
+  for (const auto& [name, value] : client.redacted_headers()) {
+    if (name == "Authorization" && value.rfind("Basic ", 0) == 0) {
+      // Credentials from the URL: curl asks for the password itself, so it is never printed.
+      const auto credentials = url_credentials(client.options().base_url);
+      command += " --user " + shell_quote(credentials ? credentials->user : std::string());
+    } else if (name == "Authorization") {
+      const char* variable = token_variable(client.options().backend);
+      const std::string token = !flags.api_token_file.empty()
+                                    ? "$(cat " + shell_quote(flags.api_token_file) + ")"
+                                    : std::string("$") + (variable ? variable : "CLEF_API_KEY");
+      command += " -H \"Authorization: Bearer " + token + "\"";
+    } else if (name == "Content-Type") {
+      command += " -H " + shell_quote(name + ": " + value);
+    }
+  }
+  // The same route as clef's: curl reads the proxy variables itself, loopback hosts included.
+  HttpRequest probe;
+  probe.url = client.endpoint(request);
+  probe.proxy = client.options().proxy;
+  if (const auto proxy = proxy_route(probe)) {
+    command += " --proxy " + shell_quote(url_without_credentials(proxy->url));
+  } else {
+    for (const char* name :
+         {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"}) {
+      const char* value = std::getenv(name);
+      if (value && *value) {
+        command += " --noproxy '*'";
+        break;
+      }
+    }
+  }
+  if (body.size() <= inline_body_limit) return command + " --data-binary " + shell_quote(body);
+  // A compact JSON body has no newline, so the delimiter line cannot occur inside it.
+  return command + " --data-binary @- <<'CLEF_BODY'\n" + body + "\nCLEF_BODY";
+}
+
+struct Gate {
+  std::string question;
+  std::string label;
+};
+
+/// The labels a gate on `question` may name, as Answer::winner() spells them.
+std::vector<std::string> winner_labels(const Question& question) {
+  std::vector<std::string> labels;
+  switch (question.type) {
+    case QuestionType::choice:
+      for (const auto& option : question.options) labels.push_back(option.label);
+      break;
+    case QuestionType::yes_no:
+      labels = {"yes", "no", "unknown"};
+      break;
+    case QuestionType::score:
+      labels = question.levels;
+      break;
+  }
+  return labels;
+}
+
+/// `wanted` as the winner label it names: itself, or for a score a level index ("2").
+std::optional<std::string> gate_label(const Question& question, const std::string& wanted) {
+  const std::vector<std::string> labels = winner_labels(question);
+  if (std::find(labels.begin(), labels.end(), wanted) != labels.end()) return wanted;
+  if (question.type == QuestionType::score && !wanted.empty() && wanted.size() < 3 &&
+      wanted.find_first_not_of("0123456789") == std::string::npos) {
+    const std::size_t index = std::stoul(wanted);
+    if (index < labels.size()) return labels[index];
+  }
+  return std::nullopt;
+}
+
+std::string quoted_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "\"" : ", \"") + item + "\"";
+  return out;
+}
+
+Result<std::vector<Gate>> parse_gates(const std::vector<std::string>& expects,
+                                      const std::vector<Question>& questions) {
+  std::vector<Gate> gates;
+  for (const auto& expect : expects) {
+    const auto equals = expect.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      return make_error(ErrorKind::invalid_input, "expected NAME=LABEL, got \"" + expect + "\"",
+                        "--expect");
+    }
+    const std::string name = expect.substr(0, equals);
+    const std::string wanted = expect.substr(equals + 1);
+    const auto question = std::find_if(questions.begin(), questions.end(),
+                                       [&](const Question& q) { return q.name == name; });
+    if (question == questions.end()) {
+      return make_error(ErrorKind::invalid_input, "no question named \"" + name + "\"", "--expect");
+    }
+    auto label = gate_label(*question, wanted);
+    if (!label) {
+      std::string valid = quoted_list(winner_labels(*question));
+      if (question->type == QuestionType::score)
+        valid += " (or a level index 0 to " + std::to_string(question->levels.size() - 1) + ")";
+      return make_error(ErrorKind::invalid_input,
+                        "\"" + wanted + "\" is not an answer of " + name + "; it can be " + valid,
+                        "--expect " + expect);
+    }
+    gates.push_back({name, std::move(label).value()});
+  }
+  return gates;
+}
+
+/// Reasons the gates failed; empty when all hold.
+std::vector<std::string> failed_gates(const Decision& decision, const std::vector<Gate>& gates,
+                                      std::optional<double> min_confidence) {
+  std::vector<std::string> failures;
+  for (const auto& gate : gates) {
+    const Answer* answer = decision.answer(gate.question);
+    const std::string winner = answer ? answer->winner() : "";
+    if (winner != gate.label) {
+      failures.push_back(gate.question + " is \"" + winner + "\", expected \"" + gate.label + "\"");
+    }
+  }
+  if (min_confidence) {
+    for (const auto& answer : decision.answers) {
+      if (answer.confidence() < *min_confidence) {
+        failures.push_back(answer.question + " confidence " + std::to_string(answer.confidence()) +
+                           " is below --min-confidence " + std::to_string(*min_confidence));
+      }
+    }
+  }
+  return failures;
+}
+
+void print_decision(const AskFlags& flags, const Decision& decision,
+                    const std::vector<Question>& questions, const Context& context) {
+  const std::string format = flags.json ? "json" : flags.format;
+  if (format == "json")
+    context.out << dump_json(to_json(decision)) << "\n";
+  else if (format == "jsonl")
+    print_jsonl(context.out, decision);
+  else if (format == "tsv")
+    print_tsv(context.out, decision);
+  else if (format == "values")
+    print_values(context.out, decision);
+  else
+    print_human(context.out, decision, questions, context.color);
+}
+
+}  // namespace
+
+CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
+  CLI::App* ask = app.add_subcommand("ask", "Ask a decision model about one state");
+  ask->add_option("STATE", flags.state.text,
+                  "The state as text (or use --state-file/--state-json, or pipe it)");
+  ask->add_option("--state-file", flags.state.file, "Read the state text from FILE ('-' = stdin)");
+  ask->add_option("--state-json", flags.state.json,
+                  "The state as a JSON object/array, or @FILE (key order is kept)");
+  add_question_flags(*ask, flags.questions);
+  one_value_each(
+      ask->add_option("--image", flags.images, "Attach a PNG, JPEG or WebP image (repeatable)"));
+  ask->add_option("--keep-alive", flags.keep_alive,
+                  "Ollama: keep the model loaded (seconds, or a duration like 5m; -1 = forever)");
+  CLI::Option* json =
+      ask->add_flag("--json", flags.json, "Print one JSON document (same as --format json)");
+  ask->add_option("--format", flags.format, "human | json | jsonl | tsv | values")
+      ->check(CLI::IsMember({"human", "json", "jsonl", "tsv", "values"}))
+      ->excludes(json);
+  CLI::Option* dry_run = ask->add_flag("--dry-run", flags.dry_run,
+                                       "Print the request body (URL on stderr) and send nothing");
+  ask->add_flag("--print-curl", flags.print_curl,
+                "Print a curl command that sends the same request (the token read from the same "
+                "file or variable) and send nothing")
+      ->excludes(dry_run);
+  one_value_each(ask->add_option("--expect", flags.expects,
+                                 "Gate: exit 1 unless NAME's winner is LABEL (a choice label, "
+                                 "yes/no/unknown, a score level or its index); repeatable"));
+  ask->add_option("--min-confidence", flags.min_confidence,
+                  "Gate: exit 1 if any answer's confidence (1 - H/ln N) is below X")
+      ->check(CLI::Range(0.0, 1.0));
+  ask->add_option("--policy", flags.policy,
+                  "Thresholds from `clef eval --fit-thresholds`: an answer below its threshold "
+                  "is abstained (exit 8: ask a person)");
+  add_connection_flags(*ask, flags.connection);
+  return ask;
+}
+
+namespace {
+
+/// --dry-run and --print-curl: everything but the sending.
+int print_without_sending(const AskFlags& flags, const Client& client,
+                          const DecisionRequest& request, const Context& context) {
+  auto body = client.request_body(request);
+  if (!body) return report(context, body.error(), flags.connection);
+  if (flags.print_curl) {
+    context.out << curl_command(client, request, body.value(), flags.connection) << "\n";
+    return as_int(ExitCode::ok);
+  }
+  context.err << "POST " << client.endpoint(request) << "\n";
+  for (const auto& [name, value] : client.redacted_headers())
+    context.err << name << ": " << value << "\n";
+  context.out << body.value() << "\n";
+  return as_int(ExitCode::ok);
+}
+
+/// Prints the decision and turns it into the exit code: unusable answers, then abstentions, then
+/// the gates.
+int conclude(const AskFlags& flags, const Decision& decision,
+             const std::vector<Question>& questions, const std::vector<Gate>& gates,
+             const Context& context) {
+  print_decision(flags, decision, questions, context);
+  bool all_ok = true;
+  bool abstained = false;
+  for (const auto& answer : decision.answers) {
+    if (answer.ok()) continue;
+    if (answer.status == AnswerStatus::abstained) {
+      abstained = true;
+      context.err << "clef: abstained: " << answer.question << " ("
+                  << terminal_safe(answer.winner())
+                  << ") is not confident enough for the policy: ask a person\n";
+      continue;
+    }
+    all_ok = false;
+    print_error(context, "no usable answer for \"" + answer.question + "\" (" +
+                             to_string(answer.status) + "): " + answer.problem);
+  }
+  if (!all_ok) return as_int(ExitCode::server);
+  if (abstained) return as_int(ExitCode::abstained);
+  const auto failures = failed_gates(decision, gates, flags.min_confidence);
+  for (const auto& failure : failures)
+    context.err << "clef: gate failed: " << terminal_safe(failure) << "\n";
+  return as_int(failures.empty() ? ExitCode::ok : ExitCode::gate_failed);
+}
+
+}  // namespace
+
+int run_ask(const AskFlags& flags, const CLI::App& command, const Context& process) {
+  // One decision has nothing to finish gracefully: the first interrupt cancels it.
+  Context context = process;
+  context.cancel = process.stop;
+  auto questions = collect_questions(flags.questions, command);
+  if (!questions) return report(context, questions.error(), flags.connection);
+  auto gates = parse_gates(flags.expects, questions.value());
+  if (!gates) return report(context, gates.error(), flags.connection);
+  auto state = read_state(flags.state, context.in, context.stdin_is_piped);
+  if (!state) return report(context, state.error(), flags.connection);
+  auto request =
+      build_request(std::move(state).value(), questions.value(), flags.images, flags.keep_alive);
+  if (!request) return report(context, request.error(), flags.connection);
+  auto policy = load_policy(flags.policy, questions.value(), flags.connection.model, context);
+  if (!policy) return report(context, policy.error(), flags.connection);
+
+  const bool offline = flags.dry_run || flags.print_curl;
+  auto client = make_client(flags.connection, context, offline);
+  if (!client) return report(context, client.error(), flags.connection);
+  if (offline) return print_without_sending(flags, client.value(), request.value(), context);
+
+  // -v: the transport shows each attempt; this adds the whole call's time, retries included.
+  const auto started = std::chrono::steady_clock::now();
+  auto decision = client->decide(request.value());
+  if (flags.connection.verbose) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    context.err << "clef: " << (decision ? "answered" : "failed") << " in " << ms.count()
+                << " ms\n";
+  }
+  if (int code = cassette_failure_exit(client.value(), context)) return code;
+  if (!decision) return report(context, decision.error(), flags.connection);
+  if (*policy) (*policy)->apply(decision.value());
+  return conclude(flags, decision.value(), questions.value(), gates.value(), context);
+}
+
+}  // namespace clef::cli

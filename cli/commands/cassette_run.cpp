@@ -1,0 +1,66 @@
+// The implementation of cassette_run.hpp: what --record and --replay change in a command's run.
+#include "commands/cassette_run.hpp"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "clef/cassette.hpp"
+#include "common/exit_codes.hpp"
+#include "output/error_report.hpp"
+
+namespace clef::cli {
+namespace {
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat first {};
+  struct stat second {};
+  if (::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0) {
+    return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+  }
+  std::error_code error_a;
+  std::error_code error_b;
+  const auto canonical_a = std::filesystem::weakly_canonical(a, error_a);
+  const auto canonical_b = std::filesystem::weakly_canonical(b, error_b);
+  return !error_a && !error_b && canonical_a == canonical_b;
+}
+
+std::optional<Error> recording_failure(const Client& client) {
+  const auto recording = std::dynamic_pointer_cast<RecordingTransport>(client.options().transport);
+  return recording ? recording->failure() : std::nullopt;
+}
+
+}  // namespace
+
+Status check_record_path(const ConnectionFlags& flags,
+                         const std::vector<std::pair<std::string, std::string>>& files) {
+  if (flags.record.empty()) return {};
+  for (const auto& [role, path] : files) {
+    if (path.empty() || path == "-" || !same_file(flags.record, path)) continue;
+    return make_error(ErrorKind::invalid_input,
+                      "--record " + flags.record + " is " + role +
+                          ": the recording would be appended to it; record to a file of its own",
+                      "--record");
+  }
+  return {};
+}
+
+void adapt_batch_options(const ConnectionFlags& flags, const Client& client,
+                         BatchOptions& options) {
+  if (!flags.replay.empty()) options.throttle_budget = std::chrono::milliseconds(0);
+  options.should_stop = [stop = std::move(options.should_stop), &client] {
+    return (stop && stop()) || recording_failure(client).has_value();
+  };
+}
+
+int cassette_failure_exit(const Client& client, const Context& context) {
+  const auto failure = recording_failure(client);
+  if (!failure) return 0;
+  print_error(context, failure->message + " (" + failure->where + ")",
+              "no request was sent after it (answers already received are not in the "
+              "cassette): free space or fix the path, then record again");
+  return as_int(ExitCode::output);
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,193 @@
+// The implementation of server_commands.hpp: `clef models` and `clef doctor`.
+#include "commands/server_commands.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "clef/json.hpp"
+#include "clef/ollama.hpp"
+#include "common/exit_codes.hpp"
+#include "common/terminal_text.hpp"
+#include "output/error_report.hpp"
+
+namespace clef::cli {
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+/// Ollama's API for these flags (always the Ollama backend, whatever --backend says).
+Result<OllamaApi> ollama_api(ConnectionFlags flags, const Context& context) {
+  flags.backend = Backend::ollama;
+  auto options = client_options(flags, context);
+  if (!options) return options.error();
+  return OllamaApi::create(std::move(options).value());
+}
+
+/// One doctor line; returns `code` so a failed check can be returned directly.
+int check_line(const Context& context, bool ok, const std::string& what,
+               const std::string& fix = {}, ExitCode code = ExitCode::ok) {
+  context.out << (ok ? "ok    " : "FAIL  ") << terminal_safe(what) << "\n";
+  if (!ok && !fix.empty()) context.out << "      fix: " << terminal_safe(fix) << "\n";
+  return as_int(ok ? ExitCode::ok : code);
+}
+
+int failed_check(const Context& context, const std::string& what, const Error& error,
+                 const std::string& fix = {}) {
+  return check_line(context, false, what + ": " + error.to_string(), fix,
+                    exit_code_for(error.kind));
+}
+
+/// Sends one minimal real decision: the only proof that the URL, the token and the model work.
+int probe_decision(const ConnectionFlags& flags, const Context& context) {
+  auto client = make_client(flags, context, false);
+  if (!client) return failed_check(context, "cannot make a client", client.error());
+  DecisionRequest probe;
+  probe.state = State::text("clef doctor");
+  probe.questions = {Question::yes_no("reachable", "Is this a test?")};
+  auto decision = client->decide(probe);
+  if (!decision) {
+    const std::string fix = decision.error().kind == ErrorKind::authentication
+                                ? "check the token's Workers AI permission and the account id"
+                                : "";
+    return failed_check(context, "a test decision to " + client->endpoint(probe) + " failed",
+                        decision.error(), fix);
+  }
+  std::string what = "a test decision succeeded (model " + decision->model;
+  if (!decision->request_id.empty()) what += ", request id " + decision->request_id;
+  return check_line(context, true, what + ")");
+}
+
+int doctor_ollama(ConnectionFlags flags, const Context& context) {
+  if (flags.timeout_seconds > 15) flags.timeout_seconds = 15;
+  auto api = ollama_api(flags, context);
+  if (!api) return failed_check(context, "cannot reach Ollama", api.error());
+  auto version = api->version();
+  if (!version) {
+    return failed_check(context, "Ollama at " + api->base_url(), version.error(),
+                        "start it with `ollama serve`, or point --host / OLLAMA_HOST at it");
+  }
+  check_line(context, true,
+             "Ollama at " + api->base_url() + " answers (version " + version.value() + ")");
+  const std::string minimum = minimum_ollama_version;
+  if (!version_at_least(version.value(), minimum)) {
+    return check_line(context, false, "Ollama " + version.value() + " has no /v1/systemone",
+                      "upgrade Ollama to " + minimum + " or newer", ExitCode::server);
+  }
+  check_line(context, true, "Ollama " + version.value() + " is new enough (>= " + minimum + ")");
+  auto model = api->show(flags.model);
+  if (!model) {
+    if (model.error().kind == ErrorKind::not_found) {
+      return check_line(context, false, "model " + flags.model + " is not pulled",
+                        "run `ollama pull " + flags.model + "`", ExitCode::server);
+    }
+    return failed_check(context, "cannot read model " + flags.model, model.error());
+  }
+  if (!model->can_decide()) {
+    return check_line(
+        context, false,
+        "model " + flags.model +
+            " is not a decision model (capabilities: " + joined(model->capabilities) + ")",
+        "use a decision model such as clef-flash (`clef models` lists them)", ExitCode::server);
+  }
+  if (!model->serves_systemone()) {
+    return check_line(context, false,
+                      "model " + flags.model + " is an MLX or Safetensors build" +
+                          (model->format.empty() ? "" : " (format " + model->format + ")") +
+                          ", which Ollama does not serve on /v1/systemone",
+                      "use the default tag: `ollama pull clef-flash` and --model clef-flash",
+                      ExitCode::server);
+  }
+  return check_line(context, true, "model " + flags.model + " is pulled and decision-capable");
+}
+
+int doctor_workers(const ConnectionFlags& flags, const Context& context) {
+  auto options = client_options(flags, context);
+  if (!options) return failed_check(context, "the options", options.error());
+  int code = as_int(ExitCode::ok);
+  if (options->account_id.empty()) {
+    code = check_line(context, false, "no Workers AI account id",
+                      "export CLOUDFLARE_ACCOUNT_ID=<your account id> (or --account-id)",
+                      ExitCode::authentication);
+  } else {
+    check_line(context, true, "account id is set");
+  }
+  if (options->api_token.empty()) {
+    code = check_line(context, false, "no Workers AI API token",
+                      "export CLOUDFLARE_API_TOKEN=<a token with Workers AI permission> (or "
+                      "--api-token-file FILE)",
+                      ExitCode::authentication);
+  } else {
+    check_line(context, true,
+               "API token is present (" + std::to_string(options->api_token.size()) +
+                   " characters; not shown)");
+  }
+  if (code != as_int(ExitCode::ok)) return code;
+  return probe_decision(flags, context);
+}
+
+}  // namespace
+
+CLI::App* add_models_command(CLI::App& app, ModelsFlags& flags) {
+  CLI::App* models =
+      app.add_subcommand("models", "List the models on an Ollama host and which can decide");
+  models->add_option("--host", flags.connection.host, "Ollama base URL (default: OLLAMA_HOST)");
+  models->add_option("--timeout", flags.connection.timeout_seconds, "Seconds per call")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  models->add_flag("--json", flags.json, "Print JSON");
+  models->add_flag("-v,--verbose", flags.connection.verbose, "Print each HTTP call on stderr");
+  return models;
+}
+
+int run_models(const ModelsFlags& flags, const Context& context) {
+  auto api = ollama_api(flags.connection, context);
+  if (!api) return report(context, api.error(), flags.connection);
+  auto models = api->models();
+  if (!models) return report(context, models.error(), flags.connection);
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  if (!flags.json) context.out << "MODEL                          DECISION  CAPABILITIES\n";
+  for (const auto& listed : models.value()) {
+    auto model = api->show(listed.name);
+    if (!model) return report(context, model.error(), flags.connection);
+    if (flags.json) {
+      json.push_back({{"name", listed.name},
+                      {"digest", listed.digest},
+                      {"decision", model->can_decide()},
+                      {"capabilities", model->capabilities}});
+      continue;
+    }
+    std::string padded = terminal_safe(listed.name);
+    if (padded.size() < 30) padded.resize(30, ' ');
+    context.out << padded << " " << (model->can_decide() ? "yes     " : "no      ") << "  "
+                << terminal_safe(joined(model->capabilities)) << "\n";
+  }
+  if (flags.json)
+    context.out << dump_json(json) << "\n";
+  else
+    context.out << "Models without \"decision\" are refused by /v1/systemone (HTTP 400).\n";
+  return as_int(ExitCode::ok);
+}
+
+CLI::App* add_doctor_command(CLI::App& app, ConnectionFlags& flags) {
+  CLI::App* doctor = app.add_subcommand(
+      "doctor", "Check the server, the model and the credentials, and say what to fix");
+  add_connection_flags(*doctor, flags);
+  return doctor;
+}
+
+int run_doctor(const ConnectionFlags& flags, const Context& context) {
+  switch (flags.backend) {
+    case Backend::ollama:
+      return doctor_ollama(flags, context);
+    case Backend::workers_ai:
+      return doctor_workers(flags, context);
+    case Backend::systemone:
+      return probe_decision(flags, context);
+  }
+  return as_int(ExitCode::usage);
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,50 @@
+// The implementation of files.hpp: reading a whole file the user named (questions, a state, a
+// token, the run record).
+#include "common/files.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <fstream>
+
+namespace clef::cli {
+namespace {
+
+Result<std::string> read_stream(std::istream& stream, const std::string& what,
+                                const std::string& path, std::size_t max_bytes) {
+  std::string text;
+  char buffer[65536];
+  while (stream) {
+    stream.read(buffer, sizeof buffer);
+    text.append(buffer, static_cast<std::size_t>(stream.gcount()));
+    if (text.size() > max_bytes) {
+      const std::string limit = max_bytes >= (1u << 20) ? std::to_string(max_bytes >> 20) + " MiB"
+                                                        : std::to_string(max_bytes >> 10) + " KiB";
+      return make_error(ErrorKind::invalid_input, what + " is larger than " + limit, path);
+    }
+  }
+  if (stream.bad()) return make_error(ErrorKind::invalid_input, "cannot read " + what, path);
+  return text;
+}
+
+}  // namespace
+
+Result<std::string> read_file(const std::string& path, const std::string& what, std::istream& in,
+                              std::size_t max_bytes) {
+  if (path == "-") return read_stream(in, what, "stdin", max_bytes);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error(ErrorKind::invalid_input, "cannot open " + what, path);
+  return read_stream(file, what, path, max_bytes);
+}
+
+void raise_open_file_limit(std::size_t connections) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  const rlim_t wanted = static_cast<rlim_t>(connections) + 256;  // files, pipes, the loop's own
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
+    limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,251 @@
+// The implementation of eval_html.hpp: clef eval's HTML report.
+#include "eval/eval_html.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "common/number_text.hpp"
+#include "eval/eval_report.hpp"
+
+namespace clef::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+/// Labels, ids and model names come from the user's files: everything is escaped.
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::optional<double> num(const Json& object, const char* key) {
+  return report_number(object, key);
+}
+
+/// "85.9% [75.4–92.4]", or "n/a" for an undefined rate.
+std::string interval(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_object()) return undefined_text;
+  const auto value = num(*it, "value"), low = num(*it, "low"), high = num(*it, "high");
+  if (!value || !low || !high) return undefined_text;
+  return fixed(100 * *value, 1) + "% <small>[" + fixed(100 * *low, 1) + "–" +
+         fixed(100 * *high, 1) + "]</small>";
+}
+
+std::string milliseconds(const std::optional<double>& value) {
+  return value ? fixed(*value, 1) + " ms" : std::string(undefined_text);
+}
+
+std::string ece_cell(const Json& q) {
+  const auto value = num(q, "ece");
+  if (!value) return undefined_text;
+  return fixed(value, 3) + " (" + fixed(num(q, "ece_noise_floor"), 2) + ")";
+}
+
+std::string f1_bars(const Json& classes) {
+  const int row = 22, label_width = 130, bar_width = 260;
+  const int height = row * static_cast<int>(classes.size()) + 10;
+  std::ostringstream svg;
+  svg << "<svg role=\"img\" aria-label=\"F1 per label\" width=\"" << label_width + bar_width + 60
+      << "\" height=\"" << height << "\" viewBox=\"0 0 " << label_width + bar_width + 60 << " "
+      << height << "\">";
+  int y = 5;
+  for (const auto& [label, scores] : classes.items()) {
+    const double f1 = num(scores, "f1").value_or(0);
+    svg << "<text x=\"" << label_width - 6 << "\" y=\"" << y + 15
+        << "\" text-anchor=\"end\" class=\"label\">" << escape(label) << "</text>"
+        << "<rect x=\"" << label_width << "\" y=\"" << y + 3 << "\" width=\"" << bar_width
+        << "\" height=\"16\" class=\"track\"/>"
+        << "<rect x=\"" << label_width << "\" y=\"" << y + 3 << "\" width=\""
+        << fixed(f1 * bar_width, 1) << "\" height=\"16\" class=\"bar\"><title>" << escape(label)
+        << ": F1 " << fixed(f1, 3) << "</title></rect>"
+        << "<text x=\"" << label_width + bar_width + 6 << "\" y=\"" << y + 15 << "\">"
+        << fixed(f1, 2) << "</text>";
+    y += row;
+  }
+  svg << "</svg>";
+  return svg.str();
+}
+
+std::string confusion_matrix(const Json& confusion) {
+  std::set<std::string> predicted_set;
+  for (const auto& [gold, row] : confusion.items()) {
+    for (const auto& [predicted, count] : row.items()) predicted_set.insert(predicted);
+    predicted_set.insert(gold);
+  }
+  const std::vector<std::string> columns(predicted_set.begin(), predicted_set.end());
+  std::vector<std::string> rows;
+  for (const auto& [gold, row] : confusion.items()) rows.push_back(gold);
+  const int cell = 44, left = 130, top = 110;
+  const int width =
+      left + cell * static_cast<int>(columns.size()) + 60;  // room for the slanted last label
+  const int height = top + cell * static_cast<int>(rows.size()) + 10;
+  std::ostringstream svg;
+  svg << "<svg role=\"img\" aria-label=\"Confusion matrix\" width=\"" << width << "\" height=\""
+      << height << "\" viewBox=\"0 0 " << width << " " << height << "\">";
+  svg << "<text x=\"" << left << "\" y=\"14\" class=\"axis\">predicted →</text>";
+  svg << "<text x=\"4\" y=\"" << top - 8 << "\" class=\"axis\">gold ↓</text>";
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const int x = left + cell * static_cast<int>(c) + cell / 2;
+    svg << "<text transform=\"translate(" << x << "," << top - 6
+        << ") rotate(-45)\" class=\"label\">" << escape(columns[c]) << "</text>";
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const Json& row = confusion[rows[r]];
+    double total = 0;
+    for (const auto& [predicted, count] : row.items()) total += count.get<double>();
+    const int y = top + cell * static_cast<int>(r);
+    svg << "<text x=\"" << left - 6 << "\" y=\"" << y + cell / 2 + 5
+        << "\" text-anchor=\"end\" class=\"label\">" << escape(rows[r]) << "</text>";
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const double count = row.contains(columns[c]) ? row[columns[c]].get<double>() : 0;
+      const double share = total > 0 ? count / total : 0;
+      const int x = left + cell * static_cast<int>(c);
+      const bool diagonal = columns[c] == rows[r];
+      svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << cell - 2 << "\" height=\""
+          << cell - 2 << "\" class=\"" << (diagonal ? "hit" : "miss") << "\" fill-opacity=\""
+          << fixed(0.08 + 0.92 * share, 3) << "\"><title>gold " << escape(rows[r]) << ", predicted "
+          << escape(columns[c]) << ": " << count << "</title></rect>"
+          << "<text x=\"" << x + cell / 2 - 1 << "\" y=\"" << y + cell / 2 + 4
+          << "\" text-anchor=\"middle\" class=\"count\">" << count << "</text>";
+    }
+  }
+  svg << "</svg>";
+  return svg.str();
+}
+
+/// Accuracy against mean confidence per bin; the diagonal is perfect calibration.
+std::string reliability_diagram(const Json& bins) {
+  const int size = 240, pad = 36;
+  std::ostringstream svg;
+  svg << "<svg role=\"img\" aria-label=\"Reliability diagram\" width=\"" << size + 2 * pad
+      << "\" height=\"" << size + 2 * pad << "\" viewBox=\"0 0 " << size + 2 * pad << " "
+      << size + 2 * pad << "\">";
+  svg << "<rect x=\"" << pad << "\" y=\"" << pad << "\" width=\"" << size << "\" height=\"" << size
+      << "\" class=\"frame\"/>";
+  svg << "<line x1=\"" << pad << "\" y1=\"" << pad + size << "\" x2=\"" << pad + size << "\" y2=\""
+      << pad << "\" class=\"ideal\"/>";
+  for (const auto& bin : bins) {
+    const auto measured_accuracy = num(bin, "accuracy"),
+               measured_confidence = num(bin, "confidence");
+    if (!measured_accuracy || !measured_confidence) continue;  // an empty bin
+    const double low = num(bin, "low").value_or(0), high = num(bin, "high").value_or(0);
+    const double accuracy = *measured_accuracy, confidence = *measured_confidence;
+    const double x = pad + low * size, w = (high - low) * size;
+    svg << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(pad + (1 - accuracy) * size, 1)
+        << "\" width=\"" << fixed(w - 1, 1) << "\" height=\"" << fixed(accuracy * size, 1)
+        << "\" class=\"bar\"><title>confidence " << fixed(low, 2) << "–" << fixed(high, 2) << ": "
+        << bin.value("n", 0) << " answers, accuracy " << fixed(accuracy, 3) << ", mean confidence "
+        << fixed(confidence, 3) << "</title></rect>";
+    svg << "<circle cx=\"" << fixed(pad + confidence * size, 1) << "\" cy=\""
+        << fixed(pad + (1 - accuracy) * size, 1) << "\" r=\"3\" class=\"dot\"/>";
+  }
+  svg << "<text x=\"" << pad + size / 2 << "\" y=\"" << size + 2 * pad - 8
+      << "\" text-anchor=\"middle\" class=\"axis\">winner probability</text>";
+  svg << "<text transform=\"translate(12," << pad + size / 2
+      << ") rotate(-90)\" text-anchor=\"middle\" class=\"axis\">accuracy</text>";
+  svg << "<text x=\"" << pad << "\" y=\"" << pad + size + 14 << "\" class=\"tick\">0</text>";
+  svg << "<text x=\"" << pad + size << "\" y=\"" << pad + size + 14
+      << "\" text-anchor=\"end\" class=\"tick\">1</text>";
+  svg << "</svg>";
+  return svg.str();
+}
+
+std::string difference(const ComparisonRow& row) {
+  if (!row.difference || !row.low || !row.high) return undefined_text;
+  return fixed(100 * *row.difference, 1) + " pts <small>[" + fixed(100 * *row.low, 1) + ", " +
+         fixed(100 * *row.high, 1) + "]</small>";
+}
+
+const char* const style = R"(
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1100px}
+h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:1px solid #ccc;padding-bottom:.2em}
+h3{font-size:1.05em;margin-top:1.5em}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
+.charts{display:flex;flex-wrap:wrap;gap:2em;align-items:flex-start}
+.charts figure{margin:0}figcaption{font-weight:600;margin-bottom:.3em}
+.label,.count,.tick,.axis{font-size:12px;fill:#222}.axis{fill:#666}
+.track{fill:#eee}.bar{fill:#3b6ea8}.hit{fill:#2e7d32}.miss{fill:#c62828}
+.frame{fill:none;stroke:#999}.ideal{stroke:#999;stroke-dasharray:4 3}.dot{fill:#f9a825}
+code{background:#f4f4f4;padding:0 3px}.failed{color:#c62828}
+)";
+
+}  // namespace
+
+std::string report_html(const Json& report) {
+  std::ostringstream out;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clef eval "
+         "report</title><style>"
+      << style << "</style></head><body>\n<h1>clef eval</h1>\n<p>" << report.value("items", 0)
+      << " items · dataset <code>" << escape(report.value("dataset_sha256", "")) << "</code>"
+      << " · questions <code>" << escape(report.value("questions_sha256", "")) << "</code></p>\n";
+  for (const std::string& name : model_order(report)) {
+    const Json& model = report["models"][name];
+    const Json& latency = model["latency_ms"];
+    out << "<h2>" << escape(name) << "</h2>\n<p>latency p50 " << milliseconds(num(latency, "p50"))
+        << ", p95 " << milliseconds(num(latency, "p95")) << " · "
+        << model["tokens"].value("input", 0) << " input tokens</p>\n";
+    const std::string failures = failure_summary(model);
+    if (!failures.empty()) out << "<p class=\"failed\">" << escape(failures) << "</p>\n";
+    out << "<table><tr><th>question</th><th>type</th><th>n</th><th>coverage</th>"
+           "<th>accuracy</th><th>macro-F1</th><th>Brier</th><th>log loss</th><th>ECE "
+           "(noise floor)</th></tr>\n";
+    for (const auto& [question, q] : model["questions"].items()) {
+      out << "<tr><td>" << escape(question) << "</td><td>" << escape(q.value("type", ""))
+          << "</td><td>" << q.value("n", 0) << "</td><td>" << interval(q, "coverage") << "</td><td>"
+          << interval(q, "accuracy") << "</td><td>" << fixed(num(q, "macro_f1"), 3) << "</td><td>"
+          << fixed(num(q, "brier"), 3) << "</td><td>" << fixed(num(q, "log_loss"), 3) << "</td><td>"
+          << ece_cell(q) << "</td></tr>\n";
+    }
+    out << "</table>\n";
+    for (const auto& [question, q] : model["questions"].items()) {
+      out << "<h3>" << escape(name) << " · " << escape(question) << "</h3>\n<div class=\"charts\">"
+          << "<figure><figcaption>F1 per label</figcaption>" << f1_bars(q["classes"])
+          << "</figure><figure><figcaption>Confusion matrix</figcaption>"
+          << confusion_matrix(q["confusion"])
+          << "</figure><figure><figcaption>Reliability</figcaption>"
+          << reliability_diagram(q["reliability"]) << "</figure></div>\n";
+    }
+  }
+  const auto rows = comparison_rows(report);
+  if (!rows.empty()) {
+    out << "<h2>Comparison</h2>\n<table><tr><th>A</th><th>B</th><th>question</th><th>accuracy A − "
+           "B</th><th>McNemar p</th><th>flip rate</th></tr>\n";
+  }
+  for (const auto& row : rows) {
+    out << "<tr><td>" << escape(row.a) << "</td><td>" << escape(row.b) << "</td><td>"
+        << escape(row.question) << "</td><td>" << difference(row) << "</td><td>"
+        << fixed(row.mcnemar_p, 4) << "</td><td>"
+        << (row.flip_rate ? fixed(100 * *row.flip_rate, 1) + "%" : std::string(undefined_text))
+        << "</td></tr>\n";
+  }
+  if (!rows.empty()) out << "</table>\n";
+  out << "</body></html>\n";
+  return out.str();
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,250 @@
+// The implementation of connection.hpp: flags shared by every command that talks to a server, and
+// the client they make.
+#include "flags/connection.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include "clef/cache.hpp"
+#include "clef/cassette.hpp"
+#include "clef/ollama.hpp"
+#include "common/files.hpp"
+#include "common/terminal_text.hpp"
+#include "flags/verbose_transport.hpp"
+
+namespace clef::cli {
+namespace {
+
+Result<std::string> read_token_file(const std::string& path) {
+  auto text = read_file(path, "the token file", std::cin, 64u * 1024u);
+  if (!text) return text.error();
+  std::string token = std::move(text).value();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
+    token.pop_back();
+  }
+  if (token.empty()) return make_error(ErrorKind::authentication, "the token file is empty", path);
+  return token;
+}
+
+std::chrono::milliseconds to_ms(double seconds) {
+  return std::chrono::milliseconds(std::llround(seconds * 1000.0));
+}
+
+}  // namespace
+
+void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
+  // CLI11's CheckedTransformer would show its map ({ollama->0,...} OR {0,2,1}) in the help and
+  // in the error, and take the enum's numbers: this one knows the three names only.
+  const CLI::Validator backend_name(
+      [](std::string& value) -> std::string {
+        const std::optional<Backend> backend = backend_named(value);
+        if (!backend) return "unknown backend '" + value + "': use ollama, workers-ai or systemone";
+        value = std::to_string(static_cast<int>(*backend));
+        return std::string();
+      },
+      "", "backend");
+  command.add_option("--backend", flags.backend, "ollama | workers-ai | systemone")
+      ->transform(backend_name)
+      ->type_name("NAME")
+      ->default_str("ollama");
+  command.add_option("--host", flags.host,
+                     "Server base URL. Defaults: ollama: OLLAMA_HOST, else http://127.0.0.1:11434; "
+                     "workers-ai: https://api.cloudflare.com/client/v4 (/client/v4 is added to a "
+                     "bare host); systemone: none, required");
+  command.add_option("-m,--model", flags.model, "Model name")->capture_default_str();
+  command.add_option("--account-id", flags.account_id,
+                     "Workers AI account id (default: CLOUDFLARE_ACCOUNT_ID)");
+  command.add_option("--api-token-file", flags.api_token_file,
+                     "Read the API token from FILE (default: CLOUDFLARE_API_TOKEN for workers-ai, "
+                     "CLEF_API_KEY for systemone)");
+  command
+      .add_option("--timeout", flags.timeout_seconds,
+                  "Seconds per attempt (a cold model load "
+                  "takes many)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  command.add_option("--connect-timeout", flags.connect_timeout_seconds, "Seconds to connect")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  command.add_option("--ca-cert", flags.ca_cert,
+                     "Also trust the CA certificates in this PEM file (default: CURL_CA_BUNDLE, "
+                     "else SSL_CERT_FILE); verification is never turned off");
+  command.add_option("--proxy", flags.proxy,
+                     "Send every request through this proxy, local servers too (default: "
+                     "https_proxy / http_proxy / all_proxy, minus no_proxy, never for localhost)");
+  command.add_option("--retries", flags.retries, "Retries for retryable failures")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 20));
+  command
+      .add_option("--max-retry-after", flags.max_retry_after_seconds,
+                  "Longest Retry-After to wait out, in seconds (batch pauses at most this long)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  command.add_flag("-v,--verbose", flags.verbose, "Print the request and each attempt on stderr");
+  CLI::Option* record = command.add_option(
+      "--record", flags.record, "Append every exchange with the server to this cassette (JSONL)");
+  command
+      .add_option("--replay", flags.replay,
+                  "Answer from this cassette with no network; a request it lacks fails (exit 9)")
+      ->excludes(record);
+  command
+      .add_option("--cache", flags.cache,
+                  "Answer repeated requests from this directory (default: CLEF_CACHE_DIR; off "
+                  "when neither is set, and under --replay); keyed by the whole request and the "
+                  "model's version")
+      ->excludes("--replay");
+  command.add_flag("--cache-images", flags.cache_images,
+                   "With --cache: cache requests with images too");
+}
+
+namespace {
+
+/// What the model's answers depend on beyond its name: Ollama's digest of the tag (looked up
+/// once), else the name itself, kept briefly when it is a moving alias.
+std::optional<CacheOptions> cache_options(const ConnectionFlags& flags,
+                                          const ClientOptions& options, const Context& context) {
+  std::string directory = flags.cache;
+  if (directory.empty()) {
+    const char* from_environment = std::getenv("CLEF_CACHE_DIR");
+    if (from_environment) directory = from_environment;
+  }
+  if (directory.empty()) return std::nullopt;
+  CacheOptions cache;
+  cache.directory = directory;
+  cache.include_images = flags.cache_images;
+  cache.validation = options.validation;
+  cache.model_version = flags.model;
+  if (flags.backend != Backend::ollama) {
+    if (is_moving_alias(flags.model)) cache.ttl = moving_alias_ttl;
+    return cache;
+  }
+  auto ollama = OllamaApi::create(options);
+  auto models = ollama ? ollama->models() : Result<std::vector<OllamaModel>>(ollama.error());
+  if (models) {
+    for (const auto& model : models.value()) {
+      if (model.name == flags.model || model.name == flags.model + ":latest")
+        cache.model_version = model.name + "@" + model.digest;
+    }
+  }
+  if (!models || cache.model_version == flags.model) {
+    context.err << "clef: warning: the cache is off for this run: cannot learn the digest of "
+                << flags.model << " from " << options.base_url << "/api/tags"
+                << (models ? std::string(" (no such model)") : " (" + models.error().message + ")")
+                << "\n";
+    return std::nullopt;
+  }
+  return cache;
+}
+
+}  // namespace
+
+namespace {
+
+/// The options for these flags, without a transport.
+Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& context) {
+  ClientOptions options = ClientOptions::from_environment(flags.backend);
+  if (!flags.host.empty()) {
+    options.base_url = flags.backend == Backend::ollama ? ollama_base_url(flags.host) : flags.host;
+  }
+  if (!flags.account_id.empty()) options.account_id = flags.account_id;
+  if (!flags.api_token_file.empty()) {
+    auto token = read_token_file(flags.api_token_file);
+    if (!token) return token.error();
+    options.api_token = std::move(token).value();
+  }
+  if (!flags.ca_cert.empty()) options.ca_file = flags.ca_cert;
+  if (!flags.proxy.empty()) options.proxy = flags.proxy;
+  options.model = flags.model;
+  options.request_timeout = to_ms(flags.timeout_seconds);
+  options.connect_timeout = to_ms(flags.connect_timeout_seconds);
+  options.retry.max_attempts = flags.retries + 1;
+  options.retry.max_retry_after = to_ms(flags.max_retry_after_seconds);
+  // A replayed error is the recording's last word: sending it again replays it again, and its
+  // Retry-After would only be slept through.
+  if (!flags.replay.empty()) options.retry.max_attempts = 1;
+  options.cancel = context.cancel;
+  return options;
+}
+
+/// The cassette (--replay) or the network, shown with -v.
+Result<std::shared_ptr<Transport>> source_transport(const ConnectionFlags& flags,
+                                                    const Context& context) {
+  std::shared_ptr<Transport> transport;
+  if (!flags.replay.empty()) {
+    auto replay = make_replay_transport(flags.replay, to_string(flags.backend));
+    if (!replay) return replay.error();
+    for (const auto& warning : replay.value()->warnings()) {
+      context.err << "clef: warning: " << terminal_safe(warning) << "\n";
+    }
+    transport = std::move(replay).value();
+  } else {
+    transport = make_curl_transport();
+  }
+  if (flags.verbose) transport = make_verbose_transport(std::move(transport), context.err);
+  return transport;
+}
+
+/// `transport` recorded into --record's cassette, when given. Outermost, so what the cache
+/// answers is recorded too: the replay then has every answer the run gave.
+Result<std::shared_ptr<Transport>> recorded(const ConnectionFlags& flags,
+                                            std::shared_ptr<Transport> transport) {
+  if (flags.record.empty()) return transport;
+  auto recording =
+      make_recording_transport(std::move(transport), flags.record, to_string(flags.backend));
+  if (!recording) return recording.error();
+  return std::shared_ptr<Transport>(std::move(recording).value());
+}
+
+}  // namespace
+
+Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context& context) {
+  auto options = base_options(flags, context);
+  if (!options) return options.error();
+  auto source = source_transport(flags, context);
+  if (!source) return source.error();
+  auto transport = recorded(flags, std::move(source).value());
+  if (!transport) return transport.error();
+  options->transport = std::move(transport).value();
+  return options;
+}
+
+Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline,
+                           std::size_t in_flight) {
+  auto options = base_options(flags, context);
+  if (!options) return options.error();
+  auto source = source_transport(flags, context);
+  if (!source) return source.error();
+  options->transport = std::move(source).value();
+  bool decorated = flags.verbose || !flags.replay.empty() || !flags.record.empty();
+  // A replay sends nothing either: a CI job replaying a Workers AI cassette needs no token.
+  options->offline = offline || !flags.replay.empty();
+  // Decisions only (not doctor or models), and never for a dry run, which contacts nothing, nor
+  // a replay, which answers from its cassette only: a replay neither reads live entries nor
+  // writes the cassette's answers under the live key.
+  if (!offline && flags.replay.empty()) {
+    if (auto cache = cache_options(flags, options.value(), context)) {
+      auto caching = make_caching_transport(options->transport, *cache, flags.backend);
+      if (caching) {
+        options->transport = std::move(caching).value();
+        decorated = true;
+      } else {
+        context.err << "clef: warning: the cache is off for this run: "
+                    << terminal_safe(caching.error().message) << "\n";
+      }
+    }
+  }
+  auto transport = recorded(flags, options->transport);
+  if (!transport) return transport.error();
+  if (decorated) {
+    options->transport = std::move(transport).value();
+    options->async_transport = make_async_transport(options->transport, in_flight);
+  } else {
+    // Plain network: the client's own curl transport, and its event loop for batches.
+    options->transport = nullptr;
+  }
+  return Client::create(std::move(options).value());
+}
+
+}  // namespace clef::cli

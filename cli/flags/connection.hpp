@@ -1,0 +1,49 @@
+// Flags shared by every command that talks to a server, and the client they make.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <string>
+
+#include "clef/client.hpp"
+#include "common/context.hpp"
+
+namespace clef::cli {
+
+struct ConnectionFlags {
+  Backend backend = Backend::ollama;
+  std::string host;  ///< Empty: OLLAMA_HOST (ollama), Cloudflare's API (workers-ai).
+  std::string model = "clef-flash";
+  std::string account_id;  ///< Empty: CLOUDFLARE_ACCOUNT_ID.
+  std::string api_token_file;
+  std::string ca_cert;  ///< Empty: CURL_CA_BUNDLE, else SSL_CERT_FILE, else the system's only.
+  std::string proxy;    ///< Empty: the environment's proxy (never for loopback hosts).
+  double timeout_seconds = 120;
+  double connect_timeout_seconds = 10;
+  int retries = 2;
+  double max_retry_after_seconds = 60;
+  bool verbose = false;
+  std::string record;  ///< --record FILE: append every exchange to this cassette.
+  std::string replay;  ///< --replay FILE: answer from this cassette, with no network.
+  std::string cache;   ///< --cache DIR (else CLEF_CACHE_DIR): answer repeats from disk.
+  bool cache_images = false;
+};
+
+/// Adds --backend, --host, --model, --account-id, --api-token-file, --timeout,
+/// --connect-timeout, --retries and --verbose to `command`.
+void add_connection_flags(CLI::App& command, ConnectionFlags& flags);
+
+/// Builds the client options: flags first, then the environment. Tokens come only from the
+/// environment (CLOUDFLARE_API_TOKEN, CLEF_API_KEY) or --api-token-file, never from argv.
+/// `context` gives the cancel flag and, with --verbose, the stream each HTTP call is shown on.
+Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context& context);
+
+/// The client for these flags. `offline` (dry runs) lets a missing token through, since
+/// nothing is sent and the token is never printed. `in_flight`: how many requests a batch
+/// keeps going at once. Plain network runs use the curl event loop whatever the number; with
+/// -v, --cache, --record or --replay the decorators are blocking, so they run on a pool of
+/// that many threads.
+Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline,
+                           std::size_t in_flight = 1);
+
+}  // namespace clef::cli

@@ -1,0 +1,72 @@
+// The implementation of verbose_transport.hpp: --verbose.
+#include "flags/verbose_transport.hpp"
+
+#include <chrono>
+#include <mutex>
+#include <sstream>
+
+#include "clef/backend.hpp"
+#include "common/context.hpp"
+#include "common/terminal_text.hpp"
+
+namespace clef::cli {
+namespace {
+
+class VerboseTransport : public Transport {
+ public:
+  VerboseTransport(std::shared_ptr<Transport> inner, std::ostream& log)
+      : m_inner(std::move(inner)), m_log(log) {}
+
+  Result<HttpResponse> send(const HttpRequest& request) override {
+    std::ostringstream out;
+    out << "clef: > " << request.method << " " << request.url << " (" << request.body.size()
+        << " bytes)\n";
+    for (const auto& [name, value] : request.headers) {
+      // Only the scheme of a credential is shown ("Bearer", "Basic"), never the value.
+      const bool secret = name == "Authorization" || name == "Proxy-Authorization";
+      out << "clef: >   " << name << ": "
+          << (secret ? value.substr(0, value.find(' ')) + " <redacted>" : value) << "\n";
+    }
+    if (const auto proxy = proxy_route(request)) {
+      out << "clef: >   through the proxy " << url_without_credentials(proxy->url) << " (from "
+          << proxy->source << ")\n";
+    }
+    print(out.str());
+    const auto started = std::chrono::steady_clock::now();
+    auto response = m_inner->send(request);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - started)
+                        .count();
+    std::ostringstream back;
+    if (response) {
+      back << "clef: < HTTP " << response->status << ", " << response->body.size() << " bytes, "
+           << ms << " ms";
+      const std::string id = response->header("cf-ai-req-id");
+      if (!id.empty()) back << ", cf-ai-req-id " << terminal_safe(id);
+      back << "\n";
+    } else {
+      back << "clef: < failed after " << ms << " ms: " << response.error().to_string() << "\n";
+    }
+    print(back.str());
+    return response;
+  }
+
+ private:
+  void print(const std::string& text) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_log << text << std::flush;
+  }
+
+  std::shared_ptr<Transport> m_inner;
+  std::ostream& m_log;
+  std::mutex m_mutex;
+};
+
+}  // namespace
+
+std::shared_ptr<Transport> make_verbose_transport(std::shared_ptr<Transport> inner,
+                                                  std::ostream& log) {
+  return std::make_shared<VerboseTransport>(std::move(inner), log);
+}
+
+}  // namespace clef::cli
