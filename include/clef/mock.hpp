@@ -25,6 +25,10 @@
 
 namespace clef {
 
+namespace mock_detail {
+struct ServerState;  // src/mock/server_state.hpp
+}  // namespace mock_detail
+
 enum class MockProfile {
   ollama,      ///< No rounding, Go-sorted probability keys, entropy confidence, {"error": "..."}.
   workers_ai,  ///< {result, success, errors, messages}; 4 decimals, JS integers; cf-ai-req-id.
@@ -136,7 +140,7 @@ class MockServer {
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
 
   /// Simulated model time before each answer.
-  void set_latency(std::chrono::milliseconds latency) { m_latency_ms = latency.count(); }
+  void set_latency(std::chrono::milliseconds latency);
   /// Models this server has pulled / serves (Ollama: others get 404). Default: clef-flash. As
   /// Ollama does, the Ollama profile names a model without a tag NAME:latest ("clef" is listed
   /// in /api/tags, and served, as "clef:latest"; a request may say either).
@@ -165,7 +169,7 @@ class MockServer {
   /// How many requests requests() keeps (0: none). Older ones are dropped first.
   void set_request_log_limit(std::size_t requests);
   /// Every decision request received, including those requests() no longer holds.
-  int request_count() const { return m_calls.load(); }
+  int request_count() const;
   /// How long a client has to send one request whole (request line, headers and body), from
   /// its first byte; default 10 s. A slower client's connection is closed, so slow or stalled
   /// clients cannot hold the server. Each connection is served by its own thread (up to
@@ -176,11 +180,8 @@ class MockServer {
   void set_max_connections(std::size_t connections);
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> m_impl;
+  std::unique_ptr<mock_detail::ServerState> m_state;
   int m_port = 0;
-  std::atomic<int> m_calls{0};
-  std::atomic<long long> m_latency_ms{0};
 };
 
 /// A script for MockServer::set_script: the first attempt of every `every`-th distinct request

@@ -1,8 +1,7 @@
-#include "mock_checks.hpp"
+// The checks each imitated server makes on a decision body, and the first problem they find.
+#include "mock/checks.hpp"
 
 #include <set>
-
-#include "clef/json.hpp"
 
 namespace clef::mock_detail {
 namespace {
@@ -80,15 +79,6 @@ std::string check_images(MockProfile shape, const Json& images) {
 
 }  // namespace
 
-std::optional<Json> parse_body(std::string_view text, std::string& problem) {
-  auto parsed = clef::parse_json(text, "the request body");
-  if (!parsed) {
-    problem = parsed.error().message + " (" + parsed.error().where + ")";
-    return std::nullopt;
-  }
-  return std::move(parsed).value();
-}
-
 std::string check_body(MockProfile shape, const Json& body) {
   if (!body.is_object()) return "request body must be a JSON object";
   static const std::set<std::string> known = {"model", "state", "questions", "images",
@@ -124,10 +114,6 @@ std::string check_body(MockProfile shape, const Json& body) {
   }
   if (const Json* images = member(body, "images")) return check_images(shape, *images);
   return {};
-}
-
-std::string ollama_name(const std::string& name) {
-  return name.find(':') == std::string::npos ? name + ":latest" : name;
 }
 
 }  // namespace clef::mock_detail

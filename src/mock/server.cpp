@@ -1,0 +1,88 @@
+// clef::MockServer, the public face of the mock: starting it, and the settings tests and flags
+// change while it runs.
+#include <algorithm>
+#include <stdexcept>
+
+#include "clef/cassette.hpp"
+#include "clef/mock.hpp"
+#include "mock/profile.hpp"
+#include "mock/server_state.hpp"
+
+namespace clef {
+
+using mock_detail::MockSettings;
+
+MockServer::MockServer(MockProfile shape, int port)
+    : m_state(std::make_unique<mock_detail::ServerState>(shape)) {
+  auto bound = m_state->serve(port);
+  if (!bound) throw std::runtime_error(bound.error().message);
+  m_port = *bound;
+}
+
+MockServer::~MockServer() = default;
+
+void MockServer::set_latency(std::chrono::milliseconds latency) {
+  m_state->latency_ms = latency.count();
+}
+
+void MockServer::set_models(std::vector<std::string> models) {
+  m_state->settings.change([&](MockSettings& s) { s.models = std::move(models); });
+}
+
+void MockServer::set_model_digest(const std::string& name, std::string digest) {
+  m_state->settings.change(
+      [&](MockSettings& s) { s.digests[mock_detail::ollama_name(name)] = std::move(digest); });
+}
+
+void MockServer::set_faults(MockFaults faults) {
+  m_state->settings.change([&](MockSettings& s) { s.faults = std::move(faults); });
+}
+
+bool MockServer::set_cassette(const std::string& path, std::string& problem) {
+  auto replay = make_replay_transport(path, cassette_tag(m_state->profile));
+  if (!replay) {
+    problem = replay.error().to_string();
+    return false;
+  }
+  m_state->settings.change([&](MockSettings& s) { s.cassette = std::move(replay).value(); });
+  return true;
+}
+
+bool MockServer::set_log(const std::string& path) {
+  return m_state->log.open_file(path);
+}
+
+void MockServer::set_rules(std::vector<MockRule> rules) {
+  m_state->settings.change([&](MockSettings& s) { s.rules = std::move(rules); });
+}
+
+void MockServer::set_script(
+    std::function<std::optional<MockReply>(const MockRequest&, int)> script) {
+  m_state->settings.change([&](MockSettings& s) { s.script = std::move(script); });
+}
+
+void MockServer::set_version(std::string version) {
+  m_state->settings.change([&](MockSettings& s) { s.version = std::move(version); });
+}
+
+std::vector<MockRequest> MockServer::requests() const {
+  return m_state->log.requests();
+}
+
+void MockServer::set_request_log_limit(std::size_t requests) {
+  m_state->log.set_limit(requests);
+}
+
+int MockServer::request_count() const {
+  return m_state->calls.load();
+}
+
+void MockServer::set_request_deadline(std::chrono::milliseconds deadline) {
+  m_state->http.set_request_deadline(deadline);
+}
+
+void MockServer::set_max_connections(std::size_t connections) {
+  m_state->http.set_max_connections(std::max<std::size_t>(connections, 1));
+}
+
+}  // namespace clef
