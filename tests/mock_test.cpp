@@ -116,13 +116,11 @@ TEST(Mock, RulesThenTheCassetteThenTheDefault) {
     ASSERT_TRUE(clef::Client::create(options).value().decide(ticket("from the cassette")));
   }
   clef::MockServer server;
-  std::string problem;
-  ASSERT_TRUE(server.set_cassette(cassette, problem)) << problem;
-  std::string rule_problem;
+  const clef::Status replaying = server.set_cassette(cassette);
+  ASSERT_TRUE(replaying) << replaying.error().to_string();
   auto rules = clef::parse_mock_rules(
-      R"({"rules": [{"question": "refund", "match": "refund", "answer": "yes", "probability": 0.8}]})",
-      rule_problem);
-  ASSERT_TRUE(rules) << rule_problem;
+      R"({"rules": [{"question": "refund", "match": "refund", "answer": "yes", "probability": 0.8}]})");
+  ASSERT_TRUE(rules) << rules.error().to_string();
   server.set_rules(*rules);
   auto client = client_for(server);
   EXPECT_DOUBLE_EQ(client.decide(ticket("please refund"))->answers[0].noul()->p_true, 0.8);
@@ -132,14 +130,16 @@ TEST(Mock, RulesThenTheCassetteThenTheDefault) {
   EXPECT_EQ(client.decide(ticket("anything else"))->answers[0].noul()->p_true,
             fallback->answers[0].noul()->p_true)
       << "the default is deterministic";
-  std::string bad;
-  EXPECT_FALSE(clef::parse_mock_rules(
-      R"({"rules": [{"question": "q", "match": "(", "answer": "a"}]})", bad));
-  EXPECT_NE(bad.find("not an RE2 regular expression"), std::string::npos) << bad;
+  auto bad =
+      clef::parse_mock_rules(R"({"rules": [{"question": "q", "match": "(", "answer": "a"}]})");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("not an RE2 regular expression"), std::string::npos)
+      << bad.error().message;
   const int port = clef::unused_port();
-  clef::MockServer fixed(clef::MockProfile::ollama, port);
-  EXPECT_EQ(fixed.port(), port);
-  EXPECT_TRUE(client_for(fixed).decide(ticket("x")));
+  auto fixed = clef::MockServer::start(clef::MockProfile::ollama, port);
+  ASSERT_TRUE(fixed) << fixed.error().to_string();
+  EXPECT_EQ(fixed->port(), port);
+  EXPECT_TRUE(client_for(*fixed).decide(ticket("x")));
 }
 
 }  // namespace

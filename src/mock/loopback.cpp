@@ -57,6 +57,11 @@ Error cannot_listen(int port, int error) {
 }  // namespace
 
 Result<int> listen_on_loopback(int port) {
+  if (port < 0 || port > 65535) {
+    return make_error(ErrorKind::invalid_input,
+                      "cannot listen on 127.0.0.1:" + std::to_string(port) +
+                          ": a port is a number from 0 to 65535");
+  }
   const int sock = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (sock < 0) {
     return make_error(ErrorKind::connection_failed,

@@ -6,8 +6,10 @@
 
 namespace clef::mock_detail {
 
-/// A socket listening on 127.0.0.1:`port` (0: a free one), or why not. A port anything already
-/// listens on is refused (ErrorKind::invalid_input), never shared: no SO_REUSEPORT.
+/// A socket listening on 127.0.0.1:`port` (0: a free one), or why not. A port outside 0..65535,
+/// one this process may not take, and one anything already listens on are refused
+/// (ErrorKind::invalid_input), never shared: no SO_REUSEPORT. Running out of sockets is
+/// ErrorKind::connection_failed.
 Result<int> listen_on_loopback(int port);
 
 /// The port a bound socket has.

@@ -11,20 +11,23 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-/// Rule `r` of a rules file, or nullopt and why not (`where` names it: "rules[3]").
-std::optional<MockRule> parse_rule(const Json& r, const std::string& where, std::string& problem) {
+/// A rule's fault: `where` names it ("rules[3]").
+Error rule_error(const std::string& where, std::string message) {
+  return make_error(ErrorKind::invalid_input, std::move(message), where);
+}
+
+/// Rule `r` of a rules file, or why not.
+Result<MockRule> parse_rule(const Json& r, const std::string& where) {
   auto string_member = [&](const char* key) -> const std::string* {
     const auto it = r.find(key);
     return it != r.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
   };
   if (!r.is_object() || !string_member("question") || !string_member("match") ||
       !string_member("answer")) {
-    problem = where + ": needs string \"question\", \"match\" and \"answer\"";
-    return std::nullopt;
+    return rule_error(where, "needs string \"question\", \"match\" and \"answer\"");
   }
   if (r.contains("model") && !string_member("model")) {
-    problem = where + ": \"model\" must be a string";
-    return std::nullopt;
+    return rule_error(where, "\"model\" must be a string");
   }
   MockRule rule;
   if (const auto* model = string_member("model")) rule.model = *model;
@@ -33,51 +36,44 @@ std::optional<MockRule> parse_rule(const Json& r, const std::string& where, std:
   if (const auto p = r.find("probability"); p != r.end()) {
     const double value = p->is_number() ? p->get<double>() : -1;
     if (!(value >= 0 && value <= 1)) {
-      problem = where + ": \"probability\" must be a number in [0, 1]";
-      return std::nullopt;
+      return rule_error(where, "\"probability\" must be a number in [0, 1]");
     }
     rule.probability = value;
   }
-  std::string why;
-  auto pattern = MockPattern::compile(*string_member("match"), why);
+  auto pattern = MockPattern::compile(*string_member("match"));
   if (!pattern) {
-    problem = where + ": \"match\" is not an RE2 regular expression (" + why + ")";
-    return std::nullopt;
+    return rule_error(
+        where, "\"match\" is not an RE2 regular expression (" + pattern.error().message + ")");
   }
-  rule.pattern = std::move(*pattern);
+  rule.pattern = std::move(pattern).value();
   return rule;
 }
 
 }  // namespace
 
-std::optional<std::vector<MockRule>> parse_mock_rules(const std::string& text,
-                                                      std::string& problem) {
+Result<std::vector<MockRule>> parse_mock_rules(const std::string& text) {
   if (text.size() > max_mock_rules_bytes) {
-    problem = "the rules file is " + std::to_string(text.size()) + " bytes; at most " +
-              std::to_string(max_mock_rules_bytes) + " are accepted";
-    return std::nullopt;
+    return make_error(ErrorKind::invalid_input,
+                      "the rules file is " + std::to_string(text.size()) + " bytes; at most " +
+                          std::to_string(max_mock_rules_bytes) + " are accepted");
   }
   auto parsed = parse_json(text, "the rules file");
-  if (!parsed) {
-    problem = parsed.error().message + " (" + parsed.error().where + ")";
-    return std::nullopt;
-  }
+  if (!parsed) return parsed.error();
   const auto& root = parsed.value();
   const auto list = root.is_object() ? root.find("rules") : root.end();
   if (!root.is_object() || list == root.end() || !list->is_array()) {
-    problem = "expected {\"rules\": [...]}";
-    return std::nullopt;
+    return make_error(ErrorKind::invalid_input, "expected {\"rules\": [...]}");
   }
   if (list->size() > max_mock_rules) {
-    problem = "it has " + std::to_string(list->size()) + " rules; at most " +
-              std::to_string(max_mock_rules) + " are accepted";
-    return std::nullopt;
+    return make_error(ErrorKind::invalid_input,
+                      "it has " + std::to_string(list->size()) + " rules; at most " +
+                          std::to_string(max_mock_rules) + " are accepted");
   }
   std::vector<MockRule> rules;
   for (std::size_t i = 0; i < list->size(); ++i) {
-    auto rule = parse_rule((*list)[i], "rules[" + std::to_string(i) + "]", problem);
-    if (!rule) return std::nullopt;
-    rules.push_back(std::move(*rule));
+    auto rule = parse_rule((*list)[i], "rules[" + std::to_string(i) + "]");
+    if (!rule) return rule.error();
+    rules.push_back(std::move(rule).value());
   }
   return rules;
 }

@@ -1,7 +1,8 @@
 // clef::MockServer, the public face of the mock: starting it, and the settings tests and flags
 // change while it runs.
 #include <algorithm>
-#include <stdexcept>
+#include <cstdio>
+#include <cstdlib>
 
 #include "clef/cassette.hpp"
 #include "clef/mock.hpp"
@@ -11,14 +12,33 @@
 namespace clef {
 
 using mock_detail::MockSettings;
+using mock_detail::ServerState;
 
-MockServer::MockServer(MockProfile shape, int port)
-    : m_state(std::make_unique<mock_detail::ServerState>(shape)) {
-  auto bound = m_state->serve(port);
-  if (!bound) throw std::runtime_error(bound.error().message);
-  m_port = *bound;
+Result<MockServer> MockServer::start(MockProfile profile, int port) {
+  auto state = std::make_unique<ServerState>(profile);
+  auto bound = state->serve(port);
+  if (!bound) return bound.error();
+  MockServer server(std::move(state));
+  server.m_port = *bound;
+  return Result<MockServer>(std::move(server));
 }
 
+MockServer::MockServer(MockProfile profile) noexcept {
+  // An ephemeral port on the loopback interface is refused only to a process out of
+  // descriptors, threads or ports: nothing a test could carry on from.
+  auto started = start(profile, 0);
+  if (!started) {
+    std::fprintf(stderr, "clef::MockServer: %s (MockServer::start reports this instead)\n",
+                 started.error().message.c_str());
+    std::abort();
+  }
+  *this = std::move(started).value();
+}
+
+MockServer::MockServer(std::unique_ptr<ServerState> state) noexcept : m_state(std::move(state)) {}
+
+MockServer::MockServer(MockServer&& other) noexcept = default;
+MockServer& MockServer::operator=(MockServer&& other) noexcept = default;
 MockServer::~MockServer() = default;
 
 void MockServer::set_latency(std::chrono::milliseconds latency) {
@@ -38,18 +58,18 @@ void MockServer::set_faults(MockFaults faults) {
   m_state->settings.change([&](MockSettings& s) { s.faults = std::move(faults); });
 }
 
-bool MockServer::set_cassette(const std::string& path, std::string& problem) {
+Status MockServer::set_cassette(const std::string& path) {
   auto replay = make_replay_transport(path, cassette_tag(m_state->profile));
-  if (!replay) {
-    problem = replay.error().to_string();
-    return false;
-  }
+  if (!replay) return replay.error();
   m_state->settings.change([&](MockSettings& s) { s.cassette = std::move(replay).value(); });
-  return true;
+  return {};
 }
 
-bool MockServer::set_log(const std::string& path) {
-  return m_state->log.open_file(path);
+Status MockServer::set_log(const std::string& path) {
+  if (!m_state->log.open_file(path)) {
+    return make_error(ErrorKind::invalid_input, "cannot open " + path);
+  }
+  return {};
 }
 
 void MockServer::set_rules(std::vector<MockRule> rules) {
