@@ -6,6 +6,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -31,6 +32,7 @@ struct MockFlags {
   bool quota = false;
   std::uint64_t seed = 1;
   std::size_t max_connections = 1024;
+  std::optional<std::string> token;  ///< --token: the one Bearer token workers-ai accepts
 };
 
 void add_flags(CLI::App& app, MockFlags& flags) {
@@ -59,6 +61,10 @@ void add_flags(CLI::App& app, MockFlags& flags) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
   app.add_option("--seed", flags.seed, "Seed of the fault draws")->capture_default_str();
+  app.add_option_function<std::string>(
+         "--token", [&flags](const std::string& token) { flags.token = token; },
+         "workers-ai: the only Bearer token accepted (default: any; a wrong one gets 401)")
+      ->type_name("TOKEN");
 }
 
 clef::MockProfile profile_named(const std::string& name) {
@@ -141,6 +147,11 @@ bool rules_from(const MockFlags& flags, std::vector<clef::MockRule>& rules) {
 /// `server` set up as the flags say; false (having said why) when a file cannot be used.
 bool configure(clef::MockServer& server, const MockFlags& flags, std::vector<clef::MockRule> rules,
                const clef::MockFaults& faults) {
+  if (auto token = server.set_token(flags.token); !token) {
+    std::cerr << "clef mock: error: --token: " << token.error().message
+              << " (--profile workers-ai)\n";
+    return false;
+  }
   // A server that runs for a whole CI job keeps nothing per request: --log is the record.
   server.set_request_log_limit(0);
   server.set_latency(std::chrono::milliseconds(flags.latency_ms));

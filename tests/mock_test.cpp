@@ -8,6 +8,7 @@
 #include "clef/cassette.hpp"
 #include "clef/client.hpp"
 #include "clef/mock.hpp"
+#include "clef/transport.hpp"
 
 namespace {
 
@@ -140,6 +141,97 @@ TEST(Mock, RulesThenTheCassetteThenTheDefault) {
   ASSERT_TRUE(fixed) << fixed.error().to_string();
   EXPECT_EQ(fixed->port(), port);
   EXPECT_TRUE(client_for(*fixed).decide(ticket("x")));
+}
+
+/// Workers AI's route on `server`, with `authorization` as the Authorization header (none when
+/// empty).
+clef::HttpResponse workers_post(const clef::MockServer& server, const std::string& authorization) {
+  clef::HttpRequest request;
+  request.url = server.base_url() + "/client/v4/accounts/acc/ai/run/@cf/cloudflare/clef-flash";
+  request.headers = {{"Content-Type", "application/json"}};
+  if (!authorization.empty()) request.headers.emplace_back("Authorization", authorization);
+  request.body =
+      R"({"model":"clef-flash","state":"x","questions":{"u":{"type":"noul","instructions":"U?"}}})";
+  auto response = clef::make_curl_transport()->send(request);
+  EXPECT_TRUE(response) << response.error().to_string();
+  return response ? response.value() : clef::HttpResponse{};
+}
+
+/// True when `response` is Workers AI's 401: its envelope with code 10000.
+::testing::AssertionResult is_workers_401(const clef::HttpResponse& response) {
+  if (response.status != 401) {
+    return ::testing::AssertionFailure() << "status " << response.status << ": " << response.body;
+  }
+  const auto body = nlohmann::json::parse(response.body, nullptr, false);
+  const auto expected = nlohmann::json::parse(
+      R"({"errors":[{"message":"Authentication error","code":10000}],"success":false,"result":{},"messages":[]})");
+  if (body != expected) return ::testing::AssertionFailure() << "body " << response.body;
+  return ::testing::AssertionSuccess();
+}
+
+clef::ClientOptions workers_options(const clef::MockServer& server, std::string token) {
+  clef::ClientOptions options;
+  options.backend = clef::Backend::workers_ai;
+  options.base_url = server.base_url() + "/client/v4";
+  options.account_id = "acc";
+  options.api_token = std::move(token);
+  options.retry.max_attempts = 1;
+  return options;
+}
+
+// Issue 18: the Workers AI profile took only the Bearer token "test-token", which nothing said:
+// a user's first call with their own token got 401.
+TEST(Mock, WorkersAiTakesAnyBearerTokenByDefault) {
+  clef::MockServer server(clef::MockProfile::workers_ai);
+  EXPECT_EQ(workers_post(server, "Bearer cf-user-token-1234").status, 200);
+  EXPECT_EQ(workers_post(server, "Bearer x").status, 200);
+  auto decision = clef::Client::create(workers_options(server, "whatever-the-user-has"))
+                      .value()
+                      .decide(ticket("charged twice"));
+  EXPECT_TRUE(decision) << decision.error().to_string();
+  // No token at all is still Workers AI's 401, as are a blank one and another scheme.
+  EXPECT_TRUE(is_workers_401(workers_post(server, "")));
+  EXPECT_TRUE(is_workers_401(workers_post(server, "Bearer ")));
+  EXPECT_TRUE(is_workers_401(workers_post(server, "Bearer   ")));
+  EXPECT_TRUE(is_workers_401(workers_post(server, "Basic dXNlcjpwYXNz")));
+  EXPECT_EQ(server.request_count(), 7);
+}
+
+TEST(Mock, SetTokenRefusesEveryOtherToken) {
+  clef::MockServer server(clef::MockProfile::workers_ai);
+  const clef::Status set = server.set_token("s3cret");
+  ASSERT_TRUE(set) << set.error().to_string();
+  EXPECT_TRUE(is_workers_401(workers_post(server, "Bearer other")));
+  EXPECT_TRUE(is_workers_401(workers_post(server, "")));
+  EXPECT_EQ(workers_post(server, "Bearer s3cret").status, 200);
+  auto refused = clef::Client::create(workers_options(server, "other")).value().decide(ticket("x"));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, clef::ErrorKind::authentication);
+  EXPECT_EQ(refused.error().server_code, "10000");
+  EXPECT_TRUE(clef::Client::create(workers_options(server, "s3cret")).value().decide(ticket("x")));
+  // nullopt: any token again.
+  ASSERT_TRUE(server.set_token(std::nullopt));
+  EXPECT_EQ(workers_post(server, "Bearer other").status, 200);
+}
+
+TEST(Mock, OnlyWorkersAiTakesAToken) {
+  clef::MockServer ollama;
+  const clef::Status on_ollama = ollama.set_token("s3cret");
+  ASSERT_FALSE(on_ollama);
+  EXPECT_EQ(on_ollama.error().kind, clef::ErrorKind::invalid_input);
+  EXPECT_EQ(on_ollama.error().where, "token");
+  EXPECT_NE(on_ollama.error().message.find("Workers AI"), std::string::npos)
+      << on_ollama.error().message;
+  EXPECT_TRUE(ollama.set_token(std::nullopt)) << "no token is every profile's default";
+  EXPECT_TRUE(client_for(ollama).decide(ticket("x")));
+
+  clef::MockServer workers(clef::MockProfile::workers_ai);
+  for (const char* blank : {"", "  "}) {
+    const clef::Status refused = workers.set_token(std::string(blank));
+    ASSERT_FALSE(refused) << "token \"" << blank << "\"";
+    EXPECT_EQ(refused.error().kind, clef::ErrorKind::invalid_input);
+  }
+  EXPECT_EQ(workers_post(workers, "Bearer any").status, 200) << "a refused token changes nothing";
 }
 
 }  // namespace

@@ -180,6 +180,15 @@ class MockServer {
   /// Answers from rules before the default deterministic model (see MockRule).
   void set_rules(std::vector<MockRule> rules);
   void set_faults(MockFaults faults);
+  /// Workers AI's token check (the Workers AI profile only). By default (nullopt) any Bearer
+  /// token that is not blank is accepted; set to a token, only `Authorization: Bearer TOKEN` is.
+  /// Either way a request with none gets Workers AI's 401 (code 10000, "Authentication error").
+  /// ErrorKind::invalid_input for a blank token, or for a token on another profile (the other
+  /// servers it imitates check none).
+  ///
+  ///     clef::MockServer workers(clef::MockProfile::workers_ai);
+  ///     if (!workers.set_token("s3cret")) return 1;  // "Bearer other" now gets the 401
+  Status set_token(std::optional<std::string> token);
   /// Answer decisions no rule covers from this cassette (`clef ask --record`'s file) before
   /// the deterministic default. The cassette's Error (make_replay_transport's) when it cannot
   /// be read.

@@ -1,4 +1,5 @@
-// The checks each imitated server makes on a decision body, and the first problem they find.
+// The checks each imitated server makes on a decision request: Workers AI's token, and the
+// first problem in a decision body.
 #include "mock/checks.hpp"
 
 #include <set>
@@ -78,6 +79,14 @@ std::string check_images(MockProfile shape, const Json& images) {
 }
 
 }  // namespace
+
+bool authorized(const std::string& authorization, const std::optional<std::string>& token) {
+  const std::string scheme = "Bearer ";
+  if (authorization.compare(0, scheme.size(), scheme) != 0) return false;
+  const std::string given = authorization.substr(scheme.size());
+  if (token) return given == *token;
+  return given.find_first_not_of(" \t") != std::string::npos;
+}
 
 std::string check_body(MockProfile shape, const Json& body) {
   if (!body.is_object()) return "request body must be a JSON object";

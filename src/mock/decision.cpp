@@ -25,7 +25,7 @@ std::optional<Reply> workers_ai_refusal(const MockSettings& s, const MockRequest
   if (request.path.rfind("/client/v4/accounts/", 0) != 0 || at == std::string::npos) {
     return error_reply(shape, 404, "No route for that URI", "7000");
   }
-  if (request.header("Authorization") != "Bearer test-token") {
+  if (!authorized(request.header("Authorization"), s.token)) {
     return error_reply(shape, 401, "Authentication error", "10000");
   }
   const std::string path_model = request.path.substr(at + prefix.size());

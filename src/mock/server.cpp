@@ -58,6 +58,18 @@ void MockServer::set_faults(MockFaults faults) {
   m_state->settings.change([&](MockSettings& s) { s.faults = std::move(faults); });
 }
 
+Status MockServer::set_token(std::optional<std::string> token) {
+  if (token && m_state->profile != MockProfile::workers_ai) {
+    return make_error(ErrorKind::invalid_input, "only the Workers AI profile checks a token",
+                      "token");
+  }
+  if (token && token->find_first_not_of(" \t") == std::string::npos) {
+    return make_error(ErrorKind::invalid_input, "the token is empty", "token");
+  }
+  m_state->settings.change([&](MockSettings& s) { s.token = std::move(token); });
+  return {};
+}
+
 Status MockServer::set_cassette(const std::string& path) {
   auto replay = make_replay_transport(path, cassette_tag(m_state->profile));
   if (!replay) return replay.error();

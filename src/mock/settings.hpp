@@ -1,5 +1,5 @@
 // Internal: what tests and flags may change while the mock runs — models, version, script,
-// rules, faults, cassette, digests — replaced whole and read through consistent snapshots.
+// rules, faults, cassette, digests, token — replaced whole and read through consistent snapshots.
 #pragma once
 
 #include <functional>
@@ -24,6 +24,8 @@ struct MockSettings {
   MockFaults faults;
   std::shared_ptr<Transport> cassette;
   std::map<std::string, std::string> digests;  ///< /api/tags digests set by a test
+  /// Workers AI's Bearer token: any non-empty one when unset (see authorized()).
+  std::optional<std::string> token;
 };
 
 /// The settings, replaced whole under a mutex and read through a snapshot: a request sees one
