@@ -234,4 +234,39 @@ TEST(Mock, OnlyWorkersAiTakesAToken) {
   EXPECT_EQ(workers_post(workers, "Bearer any").status, 200) << "a refused token changes nothing";
 }
 
+// Issue 18: MockServer(profile, port) threw; start() returns the server or why not, and the
+// server it returns moves like any value.
+TEST(Mock, StartReturnsAServerOrWhyNot) {
+  for (int port : {-1, 65536, 70000}) {
+    auto refused = clef::MockServer::start(clef::MockProfile::ollama, port);
+    ASSERT_FALSE(refused) << port << " became " << refused->base_url();
+    EXPECT_EQ(refused.error().kind, clef::ErrorKind::invalid_input);
+    EXPECT_NE(refused.error().message.find("from 0 to 65535"), std::string::npos)
+        << refused.error().message;
+  }
+
+  auto started = clef::MockServer::start(clef::MockProfile::workers_ai);
+  ASSERT_TRUE(started) << started.error().to_string();
+  EXPECT_GT(started->port(), 0);
+  clef::MockServer moved = std::move(started).value();
+  EXPECT_EQ(workers_post(moved, "Bearer t").status, 200) << "it serves once moved";
+
+  clef::MockServer replaced;
+  const clef::ClientOptions replaced_options = [&] {
+    clef::ClientOptions options;
+    options.base_url = replaced.base_url();
+    options.retry.max_attempts = 1;
+    return options;
+  }();
+  const std::string moved_url = moved.base_url();
+  replaced = std::move(moved);  // the server `replaced` held stops
+  EXPECT_EQ(replaced.base_url(), moved_url);
+  EXPECT_EQ(workers_post(replaced, "Bearer t").status, 200) << "still the Workers AI profile";
+  EXPECT_EQ(replaced.request_count(), 2) << "the count travels with the server";
+  auto stopped = clef::Client::create(replaced_options).value().decide(ticket("x"));
+  ASSERT_FALSE(stopped);
+  EXPECT_EQ(stopped.error().kind, clef::ErrorKind::connection_failed)
+      << stopped.error().to_string();
+}
+
 }  // namespace
