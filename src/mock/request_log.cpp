@@ -29,7 +29,7 @@ void RequestLog::record(const MockRequest& request, const std::string& body,
   if (!decoded.too_large) m_recorded.back().body = body;
   m_recorded_bytes += m_recorded.back().body.size();
   while (m_recorded.size() > m_limit ||
-         (m_recorded.size() > 1 && m_recorded_bytes > max_body_bytes)) {
+         (m_recorded.size() > 1 && m_recorded_bytes > max_kept_body_bytes)) {
     m_recorded_bytes -= m_recorded.front().body.size();
     m_recorded.pop_front();
   }

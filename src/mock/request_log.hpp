@@ -18,7 +18,7 @@ namespace clef::mock_detail {
 class RequestLog {
  public:
   /// requests() holds bodies up to this many bytes in all; the oldest requests go first.
-  static constexpr std::size_t max_body_bytes = 256u * 1024u * 1024u;
+  static constexpr std::size_t max_kept_body_bytes = 256u * 1024u * 1024u;
 
   /// `request` (without its body) and `body` into the log file and the list; a body refused as
   /// too large is kept in neither.
