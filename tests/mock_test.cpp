@@ -1,6 +1,7 @@
 // clef::MockServer as an application's tests use it: faults on demand, a request log, answers
 // from rules and from a cassette.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -267,6 +268,26 @@ TEST(Mock, StartReturnsAServerOrWhyNot) {
   ASSERT_FALSE(stopped);
   EXPECT_EQ(stopped.error().kind, clef::ErrorKind::connection_failed)
       << stopped.error().to_string();
+}
+
+/// Constructs a MockServer in a process with no file descriptor left to open.
+void construct_without_descriptors() {
+  rlimit no_files{};
+  ::setrlimit(RLIMIT_NOFILE, &no_files);
+  clef::MockServer server;
+}
+
+// The constructor cannot return an error: when no port can be taken (here, no descriptor is
+// left) it says why on stderr, pointing at start(), and aborts rather than throw.
+TEST(MockDeathTest, TheConstructorSaysWhyAndAbortsWhenNoPortCanBeTaken) {
+#ifdef __SANITIZE_ADDRESS__  // CLEF_SANITIZE: ASan with UBSan
+  GTEST_SKIP() << "UBSan checks each vptr through a pipe, which a process with no descriptor "
+                  "left cannot open: it reports an invalid vptr before the mock can say why";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the process runs other tests' threads
+  EXPECT_DEATH(construct_without_descriptors(),
+               "clef::MockServer: cannot open a socket: Too many open files \\(MockServer::start "
+               "reports this instead\\)");
 }
 
 }  // namespace
