@@ -6,6 +6,7 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -17,6 +18,62 @@ namespace {
 volatile std::sig_atomic_t g_stop = 0;
 extern "C" void on_signal(int) {
   g_stop = 1;
+}
+
+/// Every flag of `clef mock`, as given.
+struct MockFlags {
+  int port = 0;
+  std::string profile = "ollama";
+  std::string rules_path, cassette_path, log_path, fail_rates;
+  std::vector<std::string> models;
+  long latency_ms = 0;
+  double drop_rate = 0;
+  int retry_after = -1;
+  bool quota = false;
+  std::uint64_t seed = 1;
+  std::size_t max_connections = 1024;
+  std::optional<std::string> token;  ///< --token: the one Bearer token workers-ai accepts
+};
+
+void add_flags(CLI::App& app, MockFlags& flags) {
+  app.add_option("--port", flags.port, "Port on 127.0.0.1 (0: a free one; a port in use: exit 2)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--profile", flags.profile, "The server it imitates")
+      ->check(CLI::IsMember({"ollama", "workers-ai", "typesafe", "llamacpp", "laya", "ollaya"}))
+      ->capture_default_str();
+  app.add_option("--models", flags.models, "Models it serves (default: clef-flash)")
+      ->delimiter(',');
+  app.add_option("--rules", flags.rules_path, "Answer rules (JSON, see the README)");
+  app.add_option("--cassette", flags.cassette_path, "Answer from a --record cassette");
+  app.add_option("--latency", flags.latency_ms, "Milliseconds before each answer")
+      ->check(CLI::Range(0L, 600000L));
+  app.add_option("--fail-rate", flags.fail_rates,
+                 "STATUS:SHARE,… of decisions that fail (503:0.05)");
+  app.add_option("--drop-rate", flags.drop_rate, "Share of decisions whose connection drops")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--retry-after", flags.retry_after, "Retry-After seconds on 429/503 answers")
+      ->check(CLI::Range(0, 86400));
+  app.add_flag("--quota-exhausted", flags.quota,
+               "Every decision gets the daily-allocation 429 (4006)");
+  app.add_option("--log", flags.log_path, "Append each request as a JSON line to FILE");
+  app.add_option("--max-connections", flags.max_connections,
+                 "Connections served at once, each on its own thread; more wait")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+  app.add_option("--seed", flags.seed, "Seed of the fault draws")->capture_default_str();
+  app.add_option_function<std::string>(
+         "--token", [&flags](const std::string& token) { flags.token = token; },
+         "workers-ai: the only Bearer token accepted (default: any; a wrong one gets 401)")
+      ->type_name("TOKEN");
+}
+
+clef::MockProfile profile_named(const std::string& name) {
+  return name == "workers-ai" ? clef::MockProfile::workers_ai
+         : name == "typesafe" ? clef::MockProfile::typesafe
+         : name == "llamacpp" ? clef::MockProfile::llamacpp
+         : name == "laya"     ? clef::MockProfile::laya
+         : name == "ollaya"   ? clef::MockProfile::ollaya
+                              : clef::MockProfile::ollama;
 }
 
 /// "503:0.05,429:0.02" → {{503, 0.05}, {429, 0.02}}.
@@ -39,21 +96,82 @@ bool parse_fail_rates(const std::string& text, std::vector<std::pair<int, double
   return total <= 1;
 }
 
-/// At most `limit` bytes of the file at `path` (parse_mock_rules refuses more than it takes).
-bool read_bounded(const std::string& path, std::size_t limit, std::string& text,
-                  std::string& problem) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    problem = "cannot read it";
+/// The faults the flags ask for; false (having said why) when --fail-rate is malformed.
+bool faults_from(const MockFlags& flags, clef::MockFaults& faults) {
+  faults.drop_rate = flags.drop_rate;
+  faults.quota_exhausted = flags.quota;
+  faults.seed = flags.seed;
+  if (flags.retry_after >= 0) faults.retry_after_seconds = flags.retry_after;
+  if (!flags.fail_rates.empty() && !parse_fail_rates(flags.fail_rates, faults.fail_rates)) {
+    std::cerr << "clef mock: error: --fail-rate is STATUS:SHARE,… with shares summing to at most 1"
+              << " (503:0.05,429:0.02)\n";
     return false;
   }
+  return true;
+}
+
+/// At most `limit` bytes of the file at `path` (parse_mock_rules refuses more than it takes).
+bool read_bounded(const std::string& path, std::size_t limit, std::string& text) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return false;
   text.resize(limit);
   file.read(text.data(), static_cast<std::streamsize>(limit));
-  if (file.bad()) {
-    problem = "cannot read it";
+  if (file.bad()) return false;
+  text.resize(static_cast<std::size_t>(file.gcount()));
+  return true;
+}
+
+/// A rules file's fault as one line: "rules[3]: …" for a rule, "… (byte 17)" for broken JSON.
+std::string rules_problem(const clef::Error& error) {
+  if (error.where.rfind("rules[", 0) == 0) return error.where + ": " + error.message;
+  return error.where.empty() ? error.message : error.message + " (" + error.where + ")";
+}
+
+/// The rules of --rules (none without it); false (having said why) when they cannot be read.
+bool rules_from(const MockFlags& flags, std::vector<clef::MockRule>& rules) {
+  if (flags.rules_path.empty()) return true;
+  std::string text;
+  std::string problem = "cannot read it";
+  if (read_bounded(flags.rules_path, clef::max_mock_rules_bytes + 1, text)) {
+    auto parsed = clef::parse_mock_rules(text);
+    if (parsed) {
+      rules = std::move(parsed).value();
+      return true;
+    }
+    problem = rules_problem(parsed.error());
+  }
+  std::cerr << "clef mock: error: " << flags.rules_path << ": " << problem << "\n";
+  return false;
+}
+
+/// `server` set up as the flags say; false (having said why) when a file cannot be used.
+bool configure(clef::MockServer& server, const MockFlags& flags, std::vector<clef::MockRule> rules,
+               const clef::MockFaults& faults) {
+  if (auto token = server.set_token(flags.token); !token) {
+    std::cerr << "clef mock: error: --token: " << token.error().message
+              << " (--profile workers-ai)\n";
     return false;
   }
-  text.resize(static_cast<std::size_t>(file.gcount()));
+  // A server that runs for a whole CI job keeps nothing per request: --log is the record.
+  server.set_request_log_limit(0);
+  server.set_latency(std::chrono::milliseconds(flags.latency_ms));
+  server.set_max_connections(flags.max_connections);
+  clef::cli::raise_open_file_limit(flags.max_connections);
+  if (!flags.models.empty()) server.set_models(flags.models);
+  server.set_rules(std::move(rules));
+  server.set_faults(faults);
+  if (!flags.cassette_path.empty()) {
+    if (auto cassette = server.set_cassette(flags.cassette_path); !cassette) {
+      std::cerr << "clef mock: error: " << cassette.error().to_string() << "\n";
+      return false;
+    }
+  }
+  if (!flags.log_path.empty()) {
+    if (auto log = server.set_log(flags.log_path); !log) {
+      std::cerr << "clef mock: error: " << log.error().message << "\n";
+      return false;
+    }
+  }
   return true;
 }
 
@@ -61,71 +179,16 @@ bool read_bounded(const std::string& path, std::size_t limit, std::string& text,
 
 int main(int argc, char** argv) {
   CLI::App app{"clef mock: a System One server on 127.0.0.1 for tests and CI", "clef mock"};
-  int port = 0;
-  std::string profile = "ollama";
-  std::string rules_path, cassette_path, log_path, fail_rates;
-  std::vector<std::string> models;
-  long latency_ms = 0;
-  double drop_rate = 0;
-  int retry_after = -1;
-  bool quota = false;
-  std::uint64_t seed = 1;
-  std::size_t max_connections = 1024;
-  app.add_option("--port", port, "Port on 127.0.0.1 (0: a free one; a port in use: exit 2)")
-      ->check(CLI::Range(0, 65535));
-  app.add_option("--profile", profile, "The server it imitates")
-      ->check(CLI::IsMember({"ollama", "workers-ai", "typesafe", "llamacpp", "laya", "ollaya"}))
-      ->capture_default_str();
-  app.add_option("--models", models, "Models it serves (default: clef-flash)")->delimiter(',');
-  app.add_option("--rules", rules_path, "Answer rules (JSON, see the README)");
-  app.add_option("--cassette", cassette_path, "Answer from a --record cassette");
-  app.add_option("--latency", latency_ms, "Milliseconds before each answer")
-      ->check(CLI::Range(0L, 600000L));
-  app.add_option("--fail-rate", fail_rates, "STATUS:SHARE,… of decisions that fail (503:0.05)");
-  app.add_option("--drop-rate", drop_rate, "Share of decisions whose connection drops")
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--retry-after", retry_after, "Retry-After seconds on 429/503 answers")
-      ->check(CLI::Range(0, 86400));
-  app.add_flag("--quota-exhausted", quota, "Every decision gets the daily-allocation 429 (4006)");
-  app.add_option("--log", log_path, "Append each request as a JSON line to FILE");
-  app.add_option("--max-connections", max_connections,
-                 "Connections served at once, each on its own thread; more wait")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
-  app.add_option("--seed", seed, "Seed of the fault draws")->capture_default_str();
+  MockFlags flags;
+  add_flags(app, flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  const clef::MockProfile shape = profile == "workers-ai" ? clef::MockProfile::workers_ai
-                                  : profile == "typesafe" ? clef::MockProfile::typesafe
-                                  : profile == "llamacpp" ? clef::MockProfile::llamacpp
-                                  : profile == "laya"     ? clef::MockProfile::laya
-                                  : profile == "ollaya"   ? clef::MockProfile::ollaya
-                                                          : clef::MockProfile::ollama;
   clef::MockFaults faults;
-  faults.drop_rate = drop_rate;
-  faults.quota_exhausted = quota;
-  faults.seed = seed;
-  if (retry_after >= 0) faults.retry_after_seconds = retry_after;
-  if (!fail_rates.empty() && !parse_fail_rates(fail_rates, faults.fail_rates)) {
-    std::cerr << "clef mock: error: --fail-rate is STATUS:SHARE,… with shares summing to at most 1"
-              << " (503:0.05,429:0.02)\n";
-    return 2;
-  }
   std::vector<clef::MockRule> rules;
-  if (!rules_path.empty()) {
-    std::string text, problem;
-    auto parsed = read_bounded(rules_path, clef::max_mock_rules_bytes + 1, text, problem)
-                      ? clef::parse_mock_rules(text, problem)
-                      : std::nullopt;
-    if (!parsed) {
-      std::cerr << "clef mock: error: " << rules_path << ": " << problem << "\n";
-      return 2;
-    }
-    rules = std::move(*parsed);
-  }
+  if (!faults_from(flags, faults) || !rules_from(flags, rules)) return 2;
   // Bodies of up to 64 MiB are read on many threads: with glibc's sliding mmap threshold, freed
   // ones stay in per-thread arenas (eight 50 MB bodies left 220 MB resident). A fixed threshold
   // keeps large buffers in mmap, returned to the system as soon as each request is answered.
@@ -133,31 +196,15 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   std::signal(SIGPIPE, SIG_IGN);
-  try {
-    clef::MockServer server(shape, port);
-    // A server that runs for a whole CI job keeps nothing per request: --log is the record.
-    server.set_request_log_limit(0);
-    server.set_latency(std::chrono::milliseconds(latency_ms));
-    server.set_max_connections(max_connections);
-    clef::cli::raise_open_file_limit(max_connections);
-    if (!models.empty()) server.set_models(models);
-    server.set_rules(std::move(rules));
-    server.set_faults(faults);
-    std::string problem;
-    if (!cassette_path.empty() && !server.set_cassette(cassette_path, problem)) {
-      std::cerr << "clef mock: error: " << problem << "\n";
-      return 2;
-    }
-    if (!log_path.empty() && !server.set_log(log_path)) {
-      std::cerr << "clef mock: error: cannot open " << log_path << "\n";
-      return 2;
-    }
-    std::cout << server.base_url() << std::endl;
-    std::cerr << "clef mock: " << profile << " on " << server.base_url() << " (SIGINT to stop)\n";
-    while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  } catch (const std::exception& e) {
-    std::cerr << "clef mock: error: " << e.what() << "\n";
+  auto server = clef::MockServer::start(profile_named(flags.profile), flags.port);
+  if (!server) {
+    std::cerr << "clef mock: error: " << server.error().message << "\n";
     return 2;
   }
+  if (!configure(*server, flags, std::move(rules), faults)) return 2;
+  std::cout << server->base_url() << std::endl;
+  std::cerr << "clef mock: " << flags.profile << " on " << server->base_url()
+            << " (SIGINT to stop)\n";
+  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   return 0;
 }

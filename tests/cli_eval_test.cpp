@@ -28,8 +28,8 @@ using Json = nlohmann::json;
 
 AnswerRule rule(std::string model, std::string question, std::string match, std::string answer,
                 double probability) {
-  return {std::move(model), std::move(question), clef::MockPattern(match), std::move(answer),
-          probability};
+  return {std::move(model), std::move(question), clef::MockPattern::compile(match).value(),
+          std::move(answer), probability};
 }
 
 const char* const questions_json = R"({

@@ -268,6 +268,7 @@ TEST(CliAsk, TokensAreNeverArguments) {
 
 TEST(CliAsk, WorkersEndToEndWithTokenFromFileAndVerboseRedacted) {
   FakeServer server(ServerShape::workers_ai);
+  ASSERT_TRUE(server.set_token("test-token"));  // by default the mock takes any token
   auto r =
       run_clef({"ask", "--backend", "workers-ai", "--host", server.base_url() + "/client/v4",
                 "--account-id", "acc9", "--api-token-file", write_temp_file("tok", "test-token\n"),
@@ -306,6 +307,7 @@ TEST(CliAsk, WorkersHostWithOrWithoutClientV4AndModelTagDropped) {
 
 TEST(CliDoctor, WorkersSendsARealDecisionAndReportsARejectedToken) {
   FakeServer server(ServerShape::workers_ai);
+  ASSERT_TRUE(server.set_token("test-token"));  // by default the mock takes any token
   auto good =
       run_clef({"doctor", "--backend", "workers-ai", "--host", server.base_url(), "--account-id",
                 "acc9", "--api-token-file", write_temp_file("tok4", "test-token")});

@@ -146,6 +146,7 @@ TEST(EndToEnd, OllamaRefusesOversizeBodyWith413) {
 
 TEST(EndToEnd, WorkersBadTokenIsAuthentication) {
   FakeServer server(ServerShape::workers_ai);
+  ASSERT_TRUE(server.set_token("test-token"));  // by default the mock takes any token
   auto options = options_for(server, ServerShape::workers_ai);
   options.api_token = "wrong-token";
   auto error = clef::Client::create(options).value().decide(three_questions()).error();

@@ -80,6 +80,7 @@ class MockProcess {
   }
 
   void terminate() { ::kill(m_pid, SIGTERM); }
+  const std::string& out() const { return m_stdout; }
   const std::string& err() const { return m_stderr; }
 
  private:
@@ -270,6 +271,62 @@ TEST(MockCli, ProfilesQuotaLatencyAndCassetteFromTheCommandLine) {
             R"({"model":"clef-flash","answers":{"u":{"type":"noul","noul":0.125}}})");
   replaying.terminate();
   EXPECT_EQ(replaying.exit_code(10s), 0);
+}
+
+const char* const workers_route = "/client/v4/accounts/acc/ai/run/@cf/cloudflare/clef-flash";
+
+/// True when `response` is Workers AI's 401: its envelope with code 10000.
+::testing::AssertionResult is_workers_401(const clef::Result<clef::HttpResponse>& response) {
+  if (!response) return ::testing::AssertionFailure() << response.error().to_string();
+  const auto body = nlohmann::json::parse(response->body, nullptr, false);
+  if (response->status != 401 || body.is_discarded() || body["success"] != false ||
+      body["errors"][0]["code"] != 10000) {
+    return ::testing::AssertionFailure() << response->status << " " << response->body;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Issue 18: `clef mock --profile workers-ai` took only the Bearer token "test-token", which
+// neither --help nor the README said; a user's first call with their own token got 401.
+TEST(MockCli, WorkersAiTakesAnyTokenUnlessTokenNamesOne) {
+  MockProcess any({"--port", "0", "--profile", "workers-ai"});
+  const std::string any_url = any.first_line(10s);
+  ASSERT_EQ(any_url.rfind("http://127.0.0.1:", 0), 0u) << any_url << any.err();
+  auto answered = post(any_url, decision_body(1), workers_route, "my-own-cloudflare-token");
+  ASSERT_TRUE(answered) << answered.error().to_string();
+  EXPECT_EQ(answered->status, 200) << answered->body;
+  EXPECT_TRUE(is_workers_401(post(any_url, decision_body(2), workers_route)))
+      << "no Authorization header";
+  any.terminate();
+  EXPECT_EQ(any.exit_code(10s), 0) << any.err();
+
+  MockProcess one({"--port", "0", "--profile", "workers-ai", "--token", "s3cret"});
+  const std::string one_url = one.first_line(10s);
+  ASSERT_EQ(one_url.rfind("http://127.0.0.1:", 0), 0u) << one_url << one.err();
+  EXPECT_TRUE(is_workers_401(post(one_url, decision_body(3), workers_route, "other")));
+  EXPECT_TRUE(is_workers_401(post(one_url, decision_body(4), workers_route)));
+  auto accepted = post(one_url, decision_body(5), workers_route, "s3cret");
+  ASSERT_TRUE(accepted) << accepted.error().to_string();
+  EXPECT_EQ(accepted->status, 200) << accepted->body;
+  one.terminate();
+  EXPECT_EQ(one.exit_code(10s), 0) << one.err();
+}
+
+TEST(MockCli, TokenIsDocumentedAndRefusedWhereNoTokenIsChecked) {
+  MockProcess help({"--help"});
+  EXPECT_EQ(help.exit_code(10s), 0) << help.err();
+  EXPECT_NE(help.out().find("--token TOKEN"), std::string::npos) << help.out();
+  EXPECT_NE(help.out().find("workers-ai"), std::string::npos) << help.out();
+
+  MockProcess ollama({"--port", "0", "--token", "s3cret"});
+  EXPECT_EQ(ollama.exit_code(10s), 2) << ollama.err();
+  EXPECT_NE(ollama.err().find("clef mock: error: --token: only the Workers AI profile"),
+            std::string::npos)
+      << ollama.err();
+  EXPECT_EQ(ollama.out(), "") << "no URL: it never served";
+  MockProcess blank({"--port", "0", "--profile", "workers-ai", "--token", ""});
+  EXPECT_EQ(blank.exit_code(10s), 2) << blank.err();
+  EXPECT_NE(blank.err().find("--token: the token is empty"), std::string::npos) << blank.err();
 }
 
 #endif  // CLEF_MOCK_EXE

@@ -106,10 +106,18 @@ double refund_answer(const Answer& answer) {
 }
 
 std::vector<clef::MockRule> rules(const std::string& text) {
-  std::string problem;
-  auto parsed = clef::parse_mock_rules(text, problem);
-  EXPECT_TRUE(parsed) << problem;
-  return parsed.value_or(std::vector<clef::MockRule>{});
+  auto parsed = clef::parse_mock_rules(text);
+  EXPECT_TRUE(parsed) << parsed.error().to_string();
+  return parsed ? parsed.value() : std::vector<clef::MockRule>{};
+}
+
+/// Why parse_mock_rules refuses `text` (a failure of the test when it does not).
+clef::Error refusal(const std::string& text) {
+  auto parsed = clef::parse_mock_rules(text);
+  EXPECT_FALSE(parsed) << "accepted: " << text.substr(0, 200);
+  if (parsed) return {};
+  EXPECT_EQ(parsed.error().kind, clef::ErrorKind::invalid_input);
+  return parsed.error();
 }
 
 /// A state nested `depth` arrays deep, as JSON text.
@@ -171,49 +179,49 @@ TEST(Mock, ACatastrophicPatternAnswersPromptly) {
 // such syntax, and bounded in number, file size and pattern size.
 TEST(Mock, RulesAreRE2AndBounded) {
   const std::string good = R"({"question": "q", "match": "refund", "answer": "yes"})";
-  std::string problem;
-  EXPECT_FALSE(clef::parse_mock_rules(
-      R"({"rules": [)" + good + R"(, {"question": "q", "match": "(a)\\1", "answer": "yes"}]})",
-      problem));
-  EXPECT_NE(problem.find("rules[1]"), std::string::npos) << problem;
-  EXPECT_NE(problem.find("RE2"), std::string::npos) << problem;
-  EXPECT_NE(problem.find("invalid escape sequence: \\1"), std::string::npos) << problem;
+  auto error = refusal(R"({"rules": [)" + good +
+                       R"(, {"question": "q", "match": "(a)\\1", "answer": "yes"}]})");
+  EXPECT_EQ(error.where, "rules[1]");
+  EXPECT_NE(error.message.find("RE2"), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("invalid escape sequence: \\1"), std::string::npos) << error.message;
 
-  EXPECT_FALSE(clef::parse_mock_rules(
-      R"({"rules": [{"question": "q", "match": "(?=x)y", "answer": "yes"}]})", problem));
-  EXPECT_NE(problem.find("rules[0]"), std::string::npos) << problem;
-  EXPECT_NE(problem.find("invalid perl operator: (?="), std::string::npos) << problem;
+  error = refusal(R"({"rules": [{"question": "q", "match": "(?=x)y", "answer": "yes"}]})");
+  EXPECT_EQ(error.where, "rules[0]");
+  EXPECT_NE(error.message.find("invalid perl operator: (?="), std::string::npos) << error.message;
 
   std::string many = R"({"rules": [)" + good;
   for (std::size_t i = 0; i < clef::max_mock_rules; ++i) many += "," + good;
-  EXPECT_FALSE(clef::parse_mock_rules(many + "]}", problem));
-  EXPECT_NE(problem.find("at most 1000"), std::string::npos) << problem;
+  error = refusal(many + "]}");
+  EXPECT_NE(error.message.find("at most 1000"), std::string::npos) << error.message;
+  EXPECT_EQ(error.where, "") << "the file as a whole";
 
   const std::string long_pattern(clef::MockPattern::max_length + 1, 'a');
-  EXPECT_FALSE(clef::parse_mock_rules(
-      R"({"rules": [{"question": "q", "match": ")" + long_pattern + R"(", "answer": "yes"}]})",
-      problem));
-  EXPECT_NE(problem.find("at most 4096"), std::string::npos) << problem;
+  error = refusal(R"({"rules": [{"question": "q", "match": ")" + long_pattern +
+                  R"(", "answer": "yes"}]})");
+  EXPECT_NE(error.message.find("at most 4096"), std::string::npos) << error.message;
 
   // Short to write, large to compile: past RE2's memory budget.
-  EXPECT_FALSE(clef::parse_mock_rules(
-      R"({"rules": [{"question": "q", "match": "\\pL{500}", "answer": "y"}]})", problem));
-  EXPECT_NE(problem.find("rules[0]"), std::string::npos) << problem;
-  EXPECT_NE(problem.find("pattern too large"), std::string::npos) << problem;
-  EXPECT_FALSE(clef::parse_mock_rules(
-      R"j({"rules": [{"question": "q", "match": "((((.{100}){100}){100}){100})", "answer": "y"}]})j",
-      problem));
-  EXPECT_NE(problem.find("invalid repetition size"), std::string::npos) << problem;
+  error = refusal(R"({"rules": [{"question": "q", "match": "\\pL{500}", "answer": "y"}]})");
+  EXPECT_EQ(error.where, "rules[0]");
+  EXPECT_NE(error.message.find("pattern too large"), std::string::npos) << error.message;
+  error = refusal(
+      R"j({"rules": [{"question": "q", "match": "((((.{100}){100}){100}){100})", "answer": "y"}]})j");
+  EXPECT_NE(error.message.find("invalid repetition size"), std::string::npos) << error.message;
 
   std::string huge = R"({"rules": [)" + good + "]}" + std::string(clef::max_mock_rules_bytes, ' ');
-  EXPECT_FALSE(clef::parse_mock_rules(huge, problem));
-  EXPECT_NE(problem.find("at most 1048576"), std::string::npos) << problem;
+  error = refusal(huge);
+  EXPECT_NE(error.message.find("at most 1048576"), std::string::npos) << error.message;
 
-  EXPECT_FALSE(clef::parse_mock_rules(R"({"rules": )" + nested(100'000) + "}", problem));
+  error = refusal(R"({"rules": )" + nested(100'000) + "}");
+  EXPECT_EQ(error.where.rfind("byte ", 0), 0u) << "where the JSON breaks: " << error.where;
 
-  EXPECT_THROW(clef::MockPattern("("), std::invalid_argument);
-  EXPECT_TRUE(clef::MockPattern("REFUND|charg").found_in("Please refund me"));
-  EXPECT_FALSE(clef::MockPattern("^refund$").found_in("refund\nnow"));
+  auto unbalanced = clef::MockPattern::compile("(");
+  ASSERT_FALSE(unbalanced);
+  EXPECT_EQ(unbalanced.error().kind, clef::ErrorKind::invalid_input);
+  EXPECT_NE(unbalanced.error().message.find("missing )"), std::string::npos)
+      << unbalanced.error().message;
+  EXPECT_TRUE(clef::MockPattern::compile("REFUND|charg")->found_in("Please refund me"));
+  EXPECT_FALSE(clef::MockPattern::compile("^refund$")->found_in("refund\nnow"));
   EXPECT_TRUE(clef::MockPattern().found_in("anything"));
 }
 
@@ -353,8 +361,8 @@ TEST(Mock, ACassettesFramingHeadersAreNotForwarded) {
                {"body", answer_body}};
   std::ofstream(path) << line.dump() << "\n";
   clef::MockServer server;
-  std::string problem;
-  ASSERT_TRUE(server.set_cassette(path, problem)) << problem;
+  const clef::Status cassette = server.set_cassette(path);
+  ASSERT_TRUE(cassette) << cassette.error().to_string();
   for (int i = 0; i < 3; ++i) {  // on one kept-alive connection
     auto answer = post_decision(server, clef::MockProfile::ollama, request_body);
     ASSERT_EQ(answer.status, 200) << answer.error;
@@ -450,21 +458,21 @@ int reuseport_listener(int port) {
 // Item 5: a second server on a busy port started (SO_REUSEPORT) and took part of the traffic.
 TEST(Mock, ABusyPortIsRefused) {
   clef::MockServer first;
-  try {
-    clef::MockServer second(clef::MockProfile::ollama, first.port());
-    ADD_FAILURE() << "a second server listens on " << second.port();
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("127.0.0.1:" + std::to_string(first.port())),
-              std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("in use"), std::string::npos) << e.what();
-  }
+  auto second = clef::MockServer::start(clef::MockProfile::ollama, first.port());
+  ASSERT_FALSE(second) << "a second server listens on " << second->port();
+  EXPECT_EQ(second.error().kind, clef::ErrorKind::invalid_input);
+  EXPECT_NE(second.error().message.find("127.0.0.1:" + std::to_string(first.port())),
+            std::string::npos)
+      << second.error().message;
+  EXPECT_NE(second.error().message.find("in use"), std::string::npos) << second.error().message;
   // Also when the listener there is an older mock that set SO_REUSEPORT.
   const int port = clef::unused_port();
   const int other = reuseport_listener(port);
   ASSERT_GE(other, 0);
-  EXPECT_THROW(clef::MockServer(clef::MockProfile::ollama, port), std::runtime_error);
+  auto beside = clef::MockServer::start(clef::MockProfile::ollama, port);
   ::close(other);
+  ASSERT_FALSE(beside) << "a server listens beside another on " << port;
+  EXPECT_NE(beside.error().message.find("in use"), std::string::npos) << beside.error().message;
 }
 
 /// A client that connects and sends a request's first bytes, then one byte at a time.

@@ -1,6 +1,7 @@
 // clef::MockServer as an application's tests use it: faults on demand, a request log, answers
 // from rules and from a cassette.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "clef/cassette.hpp"
 #include "clef/client.hpp"
 #include "clef/mock.hpp"
+#include "clef/transport.hpp"
 
 namespace {
 
@@ -116,13 +118,11 @@ TEST(Mock, RulesThenTheCassetteThenTheDefault) {
     ASSERT_TRUE(clef::Client::create(options).value().decide(ticket("from the cassette")));
   }
   clef::MockServer server;
-  std::string problem;
-  ASSERT_TRUE(server.set_cassette(cassette, problem)) << problem;
-  std::string rule_problem;
+  const clef::Status replaying = server.set_cassette(cassette);
+  ASSERT_TRUE(replaying) << replaying.error().to_string();
   auto rules = clef::parse_mock_rules(
-      R"({"rules": [{"question": "refund", "match": "refund", "answer": "yes", "probability": 0.8}]})",
-      rule_problem);
-  ASSERT_TRUE(rules) << rule_problem;
+      R"({"rules": [{"question": "refund", "match": "refund", "answer": "yes", "probability": 0.8}]})");
+  ASSERT_TRUE(rules) << rules.error().to_string();
   server.set_rules(*rules);
   auto client = client_for(server);
   EXPECT_DOUBLE_EQ(client.decide(ticket("please refund"))->answers[0].yes_no()->p_true, 0.8);
@@ -132,14 +132,162 @@ TEST(Mock, RulesThenTheCassetteThenTheDefault) {
   EXPECT_EQ(client.decide(ticket("anything else"))->answers[0].yes_no()->p_true,
             fallback->answers[0].yes_no()->p_true)
       << "the default is deterministic";
-  std::string bad;
-  EXPECT_FALSE(clef::parse_mock_rules(
-      R"({"rules": [{"question": "q", "match": "(", "answer": "a"}]})", bad));
-  EXPECT_NE(bad.find("not an RE2 regular expression"), std::string::npos) << bad;
+  auto bad =
+      clef::parse_mock_rules(R"({"rules": [{"question": "q", "match": "(", "answer": "a"}]})");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("not an RE2 regular expression"), std::string::npos)
+      << bad.error().message;
   const int port = clef::unused_port();
-  clef::MockServer fixed(clef::MockProfile::ollama, port);
-  EXPECT_EQ(fixed.port(), port);
-  EXPECT_TRUE(client_for(fixed).decide(ticket("x")));
+  auto fixed = clef::MockServer::start(clef::MockProfile::ollama, port);
+  ASSERT_TRUE(fixed) << fixed.error().to_string();
+  EXPECT_EQ(fixed->port(), port);
+  EXPECT_TRUE(client_for(*fixed).decide(ticket("x")));
+}
+
+/// Workers AI's route on `server`, with `authorization` as the Authorization header (none when
+/// empty).
+clef::HttpResponse workers_post(const clef::MockServer& server, const std::string& authorization) {
+  clef::HttpRequest request;
+  request.url = server.base_url() + "/client/v4/accounts/acc/ai/run/@cf/cloudflare/clef-flash";
+  request.headers = {{"Content-Type", "application/json"}};
+  if (!authorization.empty()) request.headers.emplace_back("Authorization", authorization);
+  request.body =
+      R"({"model":"clef-flash","state":"x","questions":{"u":{"type":"noul","instructions":"U?"}}})";
+  auto response = clef::make_curl_transport()->send(request);
+  EXPECT_TRUE(response) << response.error().to_string();
+  return response ? response.value() : clef::HttpResponse{};
+}
+
+/// True when `response` is Workers AI's 401: its envelope with code 10000.
+::testing::AssertionResult is_workers_401(const clef::HttpResponse& response) {
+  if (response.status != 401) {
+    return ::testing::AssertionFailure() << "status " << response.status << ": " << response.body;
+  }
+  const auto body = nlohmann::json::parse(response.body, nullptr, false);
+  const auto expected = nlohmann::json::parse(
+      R"({"errors":[{"message":"Authentication error","code":10000}],"success":false,"result":{},"messages":[]})");
+  if (body != expected) return ::testing::AssertionFailure() << "body " << response.body;
+  return ::testing::AssertionSuccess();
+}
+
+clef::ClientOptions workers_options(const clef::MockServer& server, std::string token) {
+  clef::ClientOptions options;
+  options.backend = clef::Backend::workers_ai;
+  options.base_url = server.base_url() + "/client/v4";
+  options.account_id = "acc";
+  options.api_token = std::move(token);
+  options.retry.max_attempts = 1;
+  return options;
+}
+
+// Issue 18: the Workers AI profile took only the Bearer token "test-token", which nothing said:
+// a user's first call with their own token got 401.
+TEST(Mock, WorkersAiTakesAnyBearerTokenByDefault) {
+  clef::MockServer server(clef::MockProfile::workers_ai);
+  EXPECT_EQ(workers_post(server, "Bearer cf-user-token-1234").status, 200);
+  EXPECT_EQ(workers_post(server, "Bearer x").status, 200);
+  auto decision = clef::Client::create(workers_options(server, "whatever-the-user-has"))
+                      .value()
+                      .decide(ticket("charged twice"));
+  EXPECT_TRUE(decision) << decision.error().to_string();
+  // No token at all is still Workers AI's 401, as are a blank one and another scheme.
+  EXPECT_TRUE(is_workers_401(workers_post(server, "")));
+  EXPECT_TRUE(is_workers_401(workers_post(server, "Bearer ")));
+  EXPECT_TRUE(is_workers_401(workers_post(server, "Bearer   ")));
+  EXPECT_TRUE(is_workers_401(workers_post(server, "Basic dXNlcjpwYXNz")));
+  EXPECT_EQ(server.request_count(), 7);
+}
+
+TEST(Mock, SetTokenRefusesEveryOtherToken) {
+  clef::MockServer server(clef::MockProfile::workers_ai);
+  const clef::Status set = server.set_token("s3cret");
+  ASSERT_TRUE(set) << set.error().to_string();
+  EXPECT_TRUE(is_workers_401(workers_post(server, "Bearer other")));
+  EXPECT_TRUE(is_workers_401(workers_post(server, "")));
+  EXPECT_EQ(workers_post(server, "Bearer s3cret").status, 200);
+  auto refused = clef::Client::create(workers_options(server, "other")).value().decide(ticket("x"));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, clef::ErrorKind::authentication);
+  EXPECT_EQ(refused.error().server_code, "10000");
+  EXPECT_TRUE(clef::Client::create(workers_options(server, "s3cret")).value().decide(ticket("x")));
+  // nullopt: any token again.
+  ASSERT_TRUE(server.set_token(std::nullopt));
+  EXPECT_EQ(workers_post(server, "Bearer other").status, 200);
+}
+
+TEST(Mock, OnlyWorkersAiTakesAToken) {
+  clef::MockServer ollama;
+  const clef::Status on_ollama = ollama.set_token("s3cret");
+  ASSERT_FALSE(on_ollama);
+  EXPECT_EQ(on_ollama.error().kind, clef::ErrorKind::invalid_input);
+  EXPECT_EQ(on_ollama.error().where, "token");
+  EXPECT_NE(on_ollama.error().message.find("Workers AI"), std::string::npos)
+      << on_ollama.error().message;
+  EXPECT_TRUE(ollama.set_token(std::nullopt)) << "no token is every profile's default";
+  EXPECT_TRUE(client_for(ollama).decide(ticket("x")));
+
+  clef::MockServer workers(clef::MockProfile::workers_ai);
+  for (const char* blank : {"", "  "}) {
+    const clef::Status refused = workers.set_token(std::string(blank));
+    ASSERT_FALSE(refused) << "token \"" << blank << "\"";
+    EXPECT_EQ(refused.error().kind, clef::ErrorKind::invalid_input);
+  }
+  EXPECT_EQ(workers_post(workers, "Bearer any").status, 200) << "a refused token changes nothing";
+}
+
+// Issue 18: MockServer(profile, port) threw; start() returns the server or why not, and the
+// server it returns moves like any value.
+TEST(Mock, StartReturnsAServerOrWhyNot) {
+  for (int port : {-1, 65536, 70000}) {
+    auto refused = clef::MockServer::start(clef::MockProfile::ollama, port);
+    ASSERT_FALSE(refused) << port << " became " << refused->base_url();
+    EXPECT_EQ(refused.error().kind, clef::ErrorKind::invalid_input);
+    EXPECT_NE(refused.error().message.find("from 0 to 65535"), std::string::npos)
+        << refused.error().message;
+  }
+
+  auto started = clef::MockServer::start(clef::MockProfile::workers_ai);
+  ASSERT_TRUE(started) << started.error().to_string();
+  EXPECT_GT(started->port(), 0);
+  clef::MockServer moved = std::move(started).value();
+  EXPECT_EQ(workers_post(moved, "Bearer t").status, 200) << "it serves once moved";
+
+  clef::MockServer replaced;
+  const clef::ClientOptions replaced_options = [&] {
+    clef::ClientOptions options;
+    options.base_url = replaced.base_url();
+    options.retry.max_attempts = 1;
+    return options;
+  }();
+  const std::string moved_url = moved.base_url();
+  replaced = std::move(moved);  // the server `replaced` held stops
+  EXPECT_EQ(replaced.base_url(), moved_url);
+  EXPECT_EQ(workers_post(replaced, "Bearer t").status, 200) << "still the Workers AI profile";
+  EXPECT_EQ(replaced.request_count(), 2) << "the count travels with the server";
+  auto stopped = clef::Client::create(replaced_options).value().decide(ticket("x"));
+  ASSERT_FALSE(stopped);
+  EXPECT_EQ(stopped.error().kind, clef::ErrorKind::connection_failed)
+      << stopped.error().to_string();
+}
+
+/// Constructs a MockServer in a process with no file descriptor left to open.
+void construct_without_descriptors() {
+  rlimit no_files{};
+  ::setrlimit(RLIMIT_NOFILE, &no_files);
+  clef::MockServer server;
+}
+
+// The constructor cannot return an error: when no port can be taken (here, no descriptor is
+// left) it says why on stderr, pointing at start(), and aborts rather than throw.
+TEST(MockDeathTest, TheConstructorSaysWhyAndAbortsWhenNoPortCanBeTaken) {
+#ifdef __SANITIZE_ADDRESS__  // CLEF_SANITIZE: ASan with UBSan
+  GTEST_SKIP() << "UBSan checks each vptr through a pipe, which a process with no descriptor "
+                  "left cannot open: it reports an invalid vptr before the mock can say why";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the process runs other tests' threads
+  EXPECT_DEATH(construct_without_descriptors(),
+               "clef::MockServer: cannot open a socket: Too many open files \\(MockServer::start "
+               "reports this instead\\)");
 }
 
 }  // namespace

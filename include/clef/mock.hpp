@@ -9,6 +9,8 @@
 //     clef::ClientOptions options;
 //     options.base_url = server.base_url();  // "http://127.0.0.1:PORT"
 //     auto client = clef::Client::create(options);
+//
+// Fallible calls return clef::Result / clef::Status (clef/result.hpp), as the rest of clef does.
 #pragma once
 
 #include <atomic>
@@ -23,7 +25,13 @@
 #include <string_view>
 #include <vector>
 
+#include "clef/result.hpp"
+
 namespace clef {
+
+namespace mock_detail {
+struct ServerState;  // src/mock/server_state.hpp
+}  // namespace mock_detail
 
 enum class MockProfile {
   ollama,      ///< No rounding, Go-sorted probability keys, entropy confidence, {"error": "..."}.
@@ -68,11 +76,13 @@ class MockPattern {
 
   /// The empty pattern: found in every state.
   MockPattern() = default;
-  /// Throws std::invalid_argument, with RE2's reason, on a pattern compile() refuses.
-  explicit MockPattern(const std::string& pattern);
-  /// Nullopt, and `problem` says why (RE2's reason, or the length cap), when the pattern is not
-  /// RE2 syntax, is longer than max_length or compiles to more than max_memory.
-  static std::optional<MockPattern> compile(const std::string& pattern, std::string& problem);
+  /// The pattern compiled; an ErrorKind::invalid_input Error, whose message says why (RE2's
+  /// reason, or the cap), when it is not RE2 syntax, is longer than max_length or compiles to
+  /// more than max_memory.
+  ///
+  ///     auto refund = clef::MockPattern::compile("refund|charg");
+  ///     if (!refund) std::cerr << refund.error().message << "\n";
+  static Result<MockPattern> compile(const std::string& pattern);
 
   const std::string& text() const { return m_text; }
   bool found_in(std::string_view state) const;
@@ -100,10 +110,13 @@ inline constexpr std::size_t max_mock_rules_bytes = 1u << 20;
 inline constexpr std::size_t max_mock_rules = 1000;
 
 /// Rules from JSON: {"rules": [{"model"?, "question", "match" (RE2, see MockPattern),
-/// "answer", "probability"}]}, at most max_mock_rules of them in max_mock_rules_bytes. Returns
-/// nullopt and why not (naming the rule, "rules[3]: …") when the text is not that.
-std::optional<std::vector<MockRule>> parse_mock_rules(const std::string& text,
-                                                      std::string& problem);
+/// "answer", "probability"}]}, at most max_mock_rules of them in max_mock_rules_bytes. When the
+/// text is not that, an ErrorKind::invalid_input Error: its `where` names the rule ("rules[3]")
+/// or the byte where the JSON is broken ("byte 17"), and is empty for the file as a whole.
+///
+///     auto rules = clef::parse_mock_rules(R"({"rules": []})");
+///     if (!rules) std::cerr << rules.error().where << ": " << rules.error().message << "\n";
+Result<std::vector<MockRule>> parse_mock_rules(const std::string& text);
 
 /// Faults on demand, drawn per request from a seeded generator (the same seed, the same
 /// requests fail).
@@ -124,10 +137,28 @@ const char* cassette_tag(MockProfile profile) noexcept;
 
 class MockServer {
  public:
-  /// Listens on 127.0.0.1:`port` (0: a free port, see port()). Throws std::runtime_error, saying
-  /// why, when the port cannot be bound — in particular when anything already listens there: the
-  /// socket is not shared (no SO_REUSEPORT), so two servers never split one port's traffic.
-  explicit MockServer(MockProfile shape = MockProfile::ollama, int port = 0);
+  /// Listens on 127.0.0.1:`port` (0: a free port, see port()). An Error when it cannot:
+  /// ErrorKind::invalid_input for a port outside 0..65535, one it may not take, or one anything
+  /// already listens on (the socket is not shared, no SO_REUSEPORT, so two servers never split
+  /// one port's traffic); ErrorKind::connection_failed when the system has no socket or thread
+  /// to give.
+  ///
+  ///     auto fixed = clef::MockServer::start(clef::MockProfile::workers_ai, 8787);
+  ///     if (!fixed) {
+  ///       std::cerr << "clef mock: error: " << fixed.error().message << "\n";
+  ///       return 1;
+  ///     }
+  ///     std::cout << fixed->base_url() << "\n";
+  static Result<MockServer> start(MockProfile profile, int port = 0);
+
+  /// A server on a free port of 127.0.0.1, for tests. Taking an ephemeral loopback port fails
+  /// only when the process has no file descriptor, thread or ephemeral port left, which no
+  /// test can recover from: it then says why on stderr and aborts. start() reports it instead.
+  explicit MockServer(MockProfile profile = MockProfile::ollama) noexcept;
+  /// A moved-from server may only be destroyed or assigned to.
+  MockServer(MockServer&& other) noexcept;
+  MockServer& operator=(MockServer&& other) noexcept;
+  /// Stops listening and waits for the requests in progress.
   ~MockServer();
   MockServer(const MockServer&) = delete;
   MockServer& operator=(const MockServer&) = delete;
@@ -136,7 +167,7 @@ class MockServer {
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
 
   /// Simulated model time before each answer.
-  void set_latency(std::chrono::milliseconds latency) { m_latency_ms = latency.count(); }
+  void set_latency(std::chrono::milliseconds latency);
   /// Models this server has pulled / serves (Ollama: others get 404). Default: clef-flash. As
   /// Ollama does, the Ollama profile names a model without a tag NAME:latest ("clef" is listed
   /// in /api/tags, and served, as "clef:latest"; a request may say either).
@@ -149,11 +180,22 @@ class MockServer {
   /// Answers from rules before the default deterministic model (see MockRule).
   void set_rules(std::vector<MockRule> rules);
   void set_faults(MockFaults faults);
+  /// Workers AI's token check (the Workers AI profile only). By default (nullopt) any Bearer
+  /// token that is not blank is accepted; set to a token, only `Authorization: Bearer TOKEN` is.
+  /// Either way a request with none gets Workers AI's 401 (code 10000, "Authentication error").
+  /// ErrorKind::invalid_input for a blank token, or for a token on another profile (the other
+  /// servers it imitates check none).
+  ///
+  ///     clef::MockServer workers(clef::MockProfile::workers_ai);
+  ///     if (!workers.set_token("s3cret")) return 1;  // "Bearer other" now gets the 401
+  Status set_token(std::optional<std::string> token);
   /// Answer decisions no rule covers from this cassette (`clef ask --record`'s file) before
-  /// the deterministic default. False (and `problem` says why) when it cannot be read.
-  bool set_cassette(const std::string& path, std::string& problem);
+  /// the deterministic default. The cassette's Error (make_replay_transport's) when it cannot
+  /// be read.
+  Status set_cassette(const std::string& path);
   /// Append each request as a JSON line (method, path, body, headers without Authorization).
-  bool set_log(const std::string& path);
+  /// ErrorKind::invalid_input when the file cannot be opened for appending.
+  Status set_log(const std::string& path);
   /// Ollama's /api/version answer.
   void set_version(std::string version);
 
@@ -165,7 +207,7 @@ class MockServer {
   /// How many requests requests() keeps (0: none). Older ones are dropped first.
   void set_request_log_limit(std::size_t requests);
   /// Every decision request received, including those requests() no longer holds.
-  int request_count() const { return m_calls.load(); }
+  int request_count() const;
   /// How long a client has to send one request whole (request line, headers and body), from
   /// its first byte; default 10 s. A slower client's connection is closed, so slow or stalled
   /// clients cannot hold the server. Each connection is served by its own thread (up to
@@ -176,11 +218,10 @@ class MockServer {
   void set_max_connections(std::size_t connections);
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> m_impl;
+  explicit MockServer(std::unique_ptr<mock_detail::ServerState> state) noexcept;
+
+  std::unique_ptr<mock_detail::ServerState> m_state;
   int m_port = 0;
-  std::atomic<int> m_calls{0};
-  std::atomic<long long> m_latency_ms{0};
 };
 
 /// A script for MockServer::set_script: the first attempt of every `every`-th distinct request
@@ -190,7 +231,7 @@ std::function<std::optional<MockReply>(const MockRequest&, int)> first_attempt_f
     int every, std::shared_ptr<std::atomic<int>> faults);
 
 /// A free port on 127.0.0.1 to listen on yourself (bound, then closed: another process may take
-/// it before you do; MockServer(profile, port) then throws).
+/// it before you do; MockServer::start(profile, port) then fails).
 int unused_port();
 
 /// A port on 127.0.0.1 where every connection is refused: bound and never listening, and held

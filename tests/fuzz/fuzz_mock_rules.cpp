@@ -14,24 +14,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text = input.substr(0, nul);
   const std::string state = nul == std::string::npos ? text : input.substr(nul + 1);
 
-  std::string problem;
-  if (auto rules = clef::parse_mock_rules(text, problem)) {
+  if (auto rules = clef::parse_mock_rules(text)) {
     if (rules->size() > clef::max_mock_rules) __builtin_trap();
     for (const auto& rule : *rules) {
       if (rule.pattern.text().size() > clef::MockPattern::max_length) __builtin_trap();
       if (!(rule.probability >= 0 && rule.probability <= 1)) __builtin_trap();
       (void)rule.pattern.found_in(state);
-      std::string again;
-      if (!clef::MockPattern::compile(rule.pattern.text(), again)) __builtin_trap();
+      if (!clef::MockPattern::compile(rule.pattern.text())) __builtin_trap();
     }
-  } else if (problem.empty()) {
+  } else if (rules.error().message.empty()) {
     __builtin_trap();  // a refusal always says why
   }
 
-  std::string why;
-  if (auto pattern = clef::MockPattern::compile(text, why)) {
+  if (auto pattern = clef::MockPattern::compile(text)) {
     (void)pattern->found_in(state);
-  } else if (why.empty()) {
+  } else if (pattern.error().message.empty()) {
     __builtin_trap();
   }
   return 0;

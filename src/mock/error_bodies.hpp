@@ -2,23 +2,11 @@
 #pragma once
 
 #include <string>
-#include <utility>
-#include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "clef/mock.hpp"
+#include "mock/reply.hpp"
 
 namespace clef::mock_detail {
-
-using Json = nlohmann::ordered_json;
-
-/// An answer the mock builds: a status, a JSON body and extra headers.
-struct Reply {
-  int status = 200;
-  Json body;
-  std::vector<std::pair<std::string, std::string>> headers;
-};
 
 /// `shape`'s error body for `message` at `status`; `code` is the server's own error code where
 /// it has one (Workers AI's number, TypeSafe's type, ollaya's code).

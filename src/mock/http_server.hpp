@@ -10,6 +10,8 @@
 
 #include <httplib.h>
 
+#include "clef/result.hpp"
+
 namespace clef::mock_detail {
 
 class BoundedHttpServer : public httplib::Server {
@@ -22,10 +24,11 @@ class BoundedHttpServer : public httplib::Server {
 
   explicit BoundedHttpServer(std::size_t max_body_bytes);
 
-  /// Listens on 127.0.0.1:`port` (0: a free one) and returns the port. Throws
-  /// std::runtime_error saying why when it cannot: a port anything already listens on is
-  /// refused, never shared.
-  int listen_on_loopback(int port);
+  /// Listens on 127.0.0.1:`port` (0: a free one) and returns the port, or why it cannot: a
+  /// port anything already listens on is refused, never shared.
+  Result<int> listen_on_loopback(int port);
+  /// Closes the socket listen_on_loopback() opened, when it will not be served after all.
+  void close_listener();
 
   void set_request_deadline(std::chrono::milliseconds deadline) {
     m_deadline_ms = deadline.count();

@@ -1,8 +1,8 @@
-#include "mock_checks.hpp"
+// The checks each imitated server makes on a decision request: Workers AI's token, and the
+// first problem in a decision body.
+#include "mock/checks.hpp"
 
 #include <set>
-
-#include "clef/json.hpp"
 
 namespace clef::mock_detail {
 namespace {
@@ -80,13 +80,12 @@ std::string check_images(MockProfile shape, const Json& images) {
 
 }  // namespace
 
-std::optional<Json> parse_body(std::string_view text, std::string& problem) {
-  auto parsed = clef::parse_json(text, "the request body");
-  if (!parsed) {
-    problem = parsed.error().message + " (" + parsed.error().where + ")";
-    return std::nullopt;
-  }
-  return std::move(parsed).value();
+bool authorized(const std::string& authorization, const std::optional<std::string>& token) {
+  const std::string scheme = "Bearer ";
+  if (authorization.compare(0, scheme.size(), scheme) != 0) return false;
+  const std::string given = authorization.substr(scheme.size());
+  if (token) return given == *token;
+  return given.find_first_not_of(" \t") != std::string::npos;
 }
 
 std::string check_body(MockProfile shape, const Json& body) {
@@ -124,10 +123,6 @@ std::string check_body(MockProfile shape, const Json& body) {
   }
   if (const Json* images = member(body, "images")) return check_images(shape, *images);
   return {};
-}
-
-std::string ollama_name(const std::string& name) {
-  return name.find(':') == std::string::npos ? name + ":latest" : name;
 }
 
 }  // namespace clef::mock_detail

@@ -1,4 +1,7 @@
-#include "mock_errors.hpp"
+// Each imitated server's error bodies: the same failure in six servers' words.
+#include "mock/error_bodies.hpp"
+
+#include <cstdlib>
 
 namespace clef::mock_detail {
 

@@ -16,10 +16,6 @@ using Json = nlohmann::ordered_json;
 /// 64-bit FNV-1a: the default model's hash, and the fallback digests /api/tags reports.
 std::uint64_t fnv1a(const std::string& text);
 
-/// A uniform draw in [0, 1) for request `call` of a run seeded `seed`, one stream per kind of
-/// fault so that drops and failures are independent.
-double unit_draw(std::uint64_t seed, int call, std::uint64_t stream);
-
 /// The answer to question `name` (`question`, already checked) about `state` (its JSON text), as
 /// `shape` sends it: from `rule` when one matched, else the default model.
 Json answer_for(MockProfile shape, const std::string& state, const std::string& name,

@@ -1,0 +1,48 @@
+// Reading a decision request's body: the profile's size cap, the bounded JSON parse, and the
+// model and state the rules and the simulated model read.
+#include "mock/request_body.hpp"
+
+#include "clef/json.hpp"
+#include "json_text.hpp"
+
+namespace clef::mock_detail {
+namespace {
+
+/// Ollama refuses a body larger than this without images.
+constexpr std::size_t ollama_text_body_bytes = 64u * 1024u;
+
+/// True for a body over the profile's size cap (Ollama's 64 KiB for a body without images),
+/// found by a scan of its top-level members: it is refused with 413 before it is parsed,
+/// and never kept in the log.
+bool too_large(MockProfile shape, const std::string& text) {
+  return shape == MockProfile::ollama && text.size() > ollama_text_body_bytes &&
+         !detail::member_text(text, "images");
+}
+
+}  // namespace
+
+std::optional<Json> parse_body(std::string_view text, std::string& problem) {
+  auto parsed = clef::parse_json(text, "the request body");
+  if (!parsed) {
+    problem = parsed.error().message + " (" + parsed.error().where + ")";
+    return std::nullopt;
+  }
+  return std::move(parsed).value();
+}
+
+Decoded decode(MockProfile shape, const std::string& text) {
+  Decoded out;
+  out.too_large = too_large(shape, text);
+  if (out.too_large) return out;
+  out.body = parse_body(text, out.problem);
+  if (!out.body || !out.body->is_object()) return out;
+  out.model = detail::string_field(*out.body, "model");
+  const auto state = out.body->find("state");
+  if (state != out.body->end()) {
+    out.state_json = detail::dump_compact(*state);
+    out.state_text = state->is_string() ? state->get<std::string>() : out.state_json;
+  }
+  return out;
+}
+
+}  // namespace clef::mock_detail

@@ -1,0 +1,35 @@
+// A running MockServer's state: set up with its routes, served on its own thread, stopped.
+#include "mock/server_state.hpp"
+
+#include <chrono>
+#include <system_error>
+
+#include "mock/routes.hpp"
+
+namespace clef::mock_detail {
+
+ServerState::ServerState(MockProfile shape) : profile(shape) {
+  http.set_keep_alive_max_count(1000000);
+  add_routes(*this);
+}
+
+ServerState::~ServerState() {
+  http.stop();
+  if (thread.joinable()) thread.join();
+}
+
+Result<int> ServerState::serve(int port) {
+  auto bound = http.listen_on_loopback(port);
+  if (!bound) return bound;
+  try {
+    thread = std::thread([this] { http.listen_after_bind(); });
+  } catch (const std::system_error& e) {
+    http.close_listener();
+    return make_error(ErrorKind::connection_failed,
+                      "cannot start the mock's thread: " + std::string(e.what()));
+  }
+  while (!http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return bound;
+}
+
+}  // namespace clef::mock_detail
