@@ -107,10 +107,6 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
   return {};
 }
 
-std::string dump_compact(const Json& value) {
-  return clef::dump_json(value);
-}
-
 std::optional<std::string_view> member_text(std::string_view text, std::string_view key) {
   std::size_t i = skip_space(text, 0);
   if (i >= text.size() || text[i] != '{') return std::nullopt;

@@ -17,10 +17,6 @@ using Json = nlohmann::ordered_json;
 /// Appends `text` as a JSON string literal; fails on invalid UTF-8, naming `where`.
 Status append_json_string(std::string& out, std::string_view text, std::string_view where);
 
-/// clef::dump_json, compact. (Kept for the mock's sources until they move; new code calls
-/// clef::dump_json.)
-std::string dump_compact(const Json& value);
-
 /// The exact text of member `key` of the JSON object in `object_text` (the last one, as the
 /// parser keeps the last duplicate), or nullopt. `object_text` must be valid JSON; this is how
 /// raw_json fields keep the bytes the server sent instead of a re-dump.

@@ -1,9 +1,7 @@
 // Ollama's own API, served by the Ollama profile: /api/show, /api/tags and /api/version.
 #include "mock/ollama_api.hpp"
 
-#include <cstdio>
 #include <set>
-#include <tuple>
 
 #include "clef/ollama.hpp"
 #include "json_text.hpp"
@@ -16,7 +14,7 @@ namespace {
 
 void refuse(httplib::Response& res, int status, const std::string& why) {
   res.status = status;
-  res.set_content(detail::dump_compact({{"error", why}}), "application/json");
+  res.set_content(clef::dump_json({{"error", why}}), "application/json");
 }
 
 /// The model /api/show asks about (its "model", else its "name"), or why it cannot be read.
@@ -58,8 +56,8 @@ void show_model(const MockSettings& s, const httplib::Request& req, httplib::Res
   }
   // An MLX build is a Safetensors model to Ollama; the rest are GGUF.
   const char* format = is_mlx_or_safetensors_tag(*model) ? "safetensors" : "gguf";
-  res.set_content(detail::dump_compact({{"capabilities", capabilities},
-                                        {"details", {{"format", format}, {"family", "clef"}}}}),
+  res.set_content(clef::dump_json({{"capabilities", capabilities},
+                                   {"details", {{"format", format}, {"family", "clef"}}}}),
                   "application/json");
 }
 
@@ -81,17 +79,15 @@ void list_tags(const MockSettings& s, httplib::Response& res) {
   };
   for (const auto& m : s.models) add(m);
   for (const auto& m : s.other_models) add(m);
-  res.set_content(detail::dump_compact({{"models", list}}), "application/json");
+  res.set_content(clef::dump_json({{"models", list}}), "application/json");
 }
 
 void report_version(const MockSettings& s, httplib::Response& res) {
-  res.set_content(detail::dump_compact({{"version", s.version}}), "application/json");
+  res.set_content(clef::dump_json({{"version", s.version}}), "application/json");
 }
 
 bool too_old_for_system_one(const std::string& version) {
-  int a = 0, b = 0, c = 0;
-  std::sscanf(version.c_str(), "%d.%d.%d", &a, &b, &c);
-  return std::tie(a, b, c) < std::make_tuple(0, 35, 1);
+  return !version_at_least(version, minimum_ollama_version);  // unreadable counts as too old
 }
 
 }  // namespace clef::mock_detail

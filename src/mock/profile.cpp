@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "clef/backend.hpp"
+
 namespace clef::mock_detail {
 namespace {
 
@@ -112,11 +114,11 @@ namespace clef {
 const char* cassette_tag(MockProfile profile) noexcept {
   switch (profile) {
     case MockProfile::ollama:
-      return "ollama";
+      return to_string(Backend::ollama);
     case MockProfile::workers_ai:
-      return "workers-ai";
+      return to_string(Backend::workers_ai);
     default:
-      return "systemone";
+      return to_string(Backend::systemone);
   }
 }
 

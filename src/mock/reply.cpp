@@ -12,7 +12,7 @@ namespace clef::mock_detail {
 void send(httplib::Response& res, const Reply& reply) {
   res.status = reply.status;
   for (const auto& [name, value] : reply.headers) res.set_header(name, value);
-  res.set_content(detail::dump_compact(reply.body), "application/json; charset=utf-8");
+  res.set_content(clef::dump_json(reply.body), "application/json; charset=utf-8");
 }
 
 void send_scripted(httplib::Response& res, const MockReply& reply) {

@@ -39,7 +39,7 @@ Decoded decode(MockProfile shape, const std::string& text) {
   out.model = detail::string_field(*out.body, "model");
   const auto state = out.body->find("state");
   if (state != out.body->end()) {
-    out.state_json = detail::dump_compact(*state);
+    out.state_json = clef::dump_json(*state);
     out.state_text = state->is_string() ? state->get<std::string>() : out.state_json;
   }
   return out;

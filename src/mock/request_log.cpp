@@ -73,7 +73,7 @@ void RequestLog::write_line(const MockRequest& request, const std::string& body,
     line["body"] = decoded.body ? *decoded.body : Json(body);
   }
   line["headers"] = headers;
-  *m_file << detail::dump_compact(line) << "\n" << std::flush;
+  *m_file << clef::dump_json(line) << "\n" << std::flush;
 }
 
 }  // namespace clef::mock_detail
