@@ -86,6 +86,30 @@ TEST(CliNewcomer, ScoreAnswersCarryTheirLevelLabelEverywhere) {
             std::string::npos)
       << typo.err;
   EXPECT_EQ(with({"--expect", "urgency=7"}).code, 2);
+  EXPECT_EQ(with({"--expect", "team="}).code, 2);  // an empty label names no answer
+}
+
+TEST(CliNewcomer, ExpectReadsLabelsAsEvalReadsGoldLabels) {
+  FakeServer server;  // the simulated model: refund's verdict is whatever it is, read once
+  const std::vector<std::string> base = {"refund please", "--yes-no", "refund: Refund?", "--json"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_clef(ask(server, args));
+  };
+  const std::string verdict = Json::parse(with({}).out)["answers"]["refund"]["winner"];
+  ASSERT_TRUE(verdict == "yes" || verdict == "no") << verdict;
+  // clef eval's gold labels for yes/no (true/false, 1/0, any case) name the same verdicts.
+  const std::string as_bool = verdict == "yes" ? "true" : "false";
+  const std::string as_digit = verdict == "yes" ? "1" : "0";
+  const std::string upper = verdict == "yes" ? "YES" : "NO";
+  for (const std::string& written : {verdict, as_bool, as_digit, upper}) {
+    EXPECT_EQ(with({"--expect", "refund=" + written}).code, 0) << written;
+  }
+  const std::string other = verdict == "yes" ? "false" : "true";
+  EXPECT_EQ(with({"--expect", "refund=" + other}).code, 1);
+  EXPECT_EQ(with({"--expect", "refund=unknown"}).code, 1);  // a gate may expect "unknown"
+  EXPECT_EQ(with({"--expect", "refund=maybe"}).code, 2);
 }
 
 TEST(CliNewcomer, TheHumanViewShowsAScaleInItsOwnOrder) {

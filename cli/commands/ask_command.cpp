@@ -9,6 +9,7 @@
 
 #include "clef/client.hpp"
 #include "clef/decision_json.hpp"
+#include "clef/eval.hpp"
 #include "clef/json.hpp"
 #include "commands/cassette_run.hpp"
 #include "common/exit_codes.hpp"
@@ -101,16 +102,14 @@ std::vector<std::string> winner_labels(const Question& question) {
   return labels;
 }
 
-/// `wanted` as the winner label it names: itself, or for a score a level index ("2").
+/// `wanted` as the winner label it names, read as clef eval reads a gold label
+/// (clef::gold_label: a choice's label, yes/no as yes/no/true/false/1/0, a score's level label
+/// or index), and "unknown" too for yes/no, which a gate may expect but no item is labelled.
 std::optional<std::string> gate_label(const Question& question, const std::string& wanted) {
-  const std::vector<std::string> labels = winner_labels(question);
-  if (std::find(labels.begin(), labels.end(), wanted) != labels.end()) return wanted;
-  if (question.type == QuestionType::score && !wanted.empty() && wanted.size() < 3 &&
-      wanted.find_first_not_of("0123456789") == std::string::npos) {
-    const std::size_t index = std::stoul(wanted);
-    if (index < labels.size()) return labels[index];
-  }
-  return std::nullopt;
+  if (question.type == QuestionType::yes_no && wanted == "unknown") return wanted;
+  auto label = gold_label(question, wanted);
+  if (!label || label->empty()) return std::nullopt;
+  return std::move(label).value();
 }
 
 std::string quoted_list(const std::vector<std::string>& items) {
