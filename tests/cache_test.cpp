@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "clef/cache.hpp"
+#include "clef/mock.hpp"
 
 namespace {
 
@@ -470,6 +471,44 @@ TEST(Cache, StatsCountDiskBlocksNotFileSizes) {
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->entries, 1u);
   EXPECT_EQ(stats->bytes, static_cast<std::uint64_t>(info.st_blocks) * 512u);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CacheModelVersion, OllamaIsKeyedByTheDigestOthersByNameWithAShortTtlForAliases) {
+  clef::MockServer server;
+  server.set_models({"clef-flash", "clef"});
+  server.set_model_digest("clef-flash:latest", "sha256:aaaa");
+  clef::ClientOptions options;
+  options.base_url = server.base_url();
+  auto version = clef::resolve_model_version(options, "clef-flash");
+  ASSERT_TRUE(version.ok()) << version.error().to_string();
+  EXPECT_EQ(version->version, "clef-flash:latest@sha256:aaaa");
+  EXPECT_EQ(version->ttl, std::chrono::seconds(0));             // a digest never moves
+  server.set_model_digest("clef-flash:latest", "sha256:bbbb");  // re-pulled: another key
+  EXPECT_EQ(clef::resolve_model_version(options, "clef-flash")->version,
+            "clef-flash:latest@sha256:bbbb");
+
+  auto missing = clef::resolve_model_version(options, "nimble");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("cannot learn the digest of nimble"), std::string::npos);
+  EXPECT_NE(missing.error().message.find("(no such model)"), std::string::npos);
+  clef::ClientOptions down = options;
+  down.base_url = "http://127.0.0.1:" + std::to_string(clef::refusing_port());
+  down.retry.max_attempts = 1;
+  auto unreachable = clef::resolve_model_version(down, "clef-flash");
+  ASSERT_FALSE(unreachable.ok());
+  EXPECT_EQ(unreachable.error().kind, clef::ErrorKind::connection_failed);
+
+  clef::ClientOptions workers;
+  workers.backend = clef::Backend::workers_ai;
+  EXPECT_EQ(clef::resolve_model_version(workers, "@cf/cloudflare/clef-flash")->ttl,
+            std::chrono::seconds(0));
+  const auto alias = clef::resolve_model_version(workers, "@cf/cloudflare/clef-flash-latest");
+  EXPECT_EQ(alias->version, "@cf/cloudflare/clef-flash-latest");
+  EXPECT_EQ(alias->ttl, clef::moving_alias_ttl);
 }
 
 }  // namespace

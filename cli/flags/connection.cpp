@@ -101,8 +101,7 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
 
 namespace {
 
-/// What the model's answers depend on beyond its name: Ollama's digest of the tag (looked up
-/// once), else the name itself, kept briefly when it is a moving alias.
+/// The cache for these flags, or none (with a warning when the model's version cannot be learned).
 std::optional<CacheOptions> cache_options(const ConnectionFlags& flags,
                                           const ClientOptions& options, const Context& context) {
   std::string directory = flags.cache;
@@ -115,26 +114,14 @@ std::optional<CacheOptions> cache_options(const ConnectionFlags& flags,
   cache.directory = directory;
   cache.include_images = flags.cache_images;
   cache.validation = options.validation;
-  cache.model_version = flags.model;
-  if (flags.backend != Backend::ollama) {
-    if (is_moving_alias(flags.model)) cache.ttl = moving_alias_ttl;
-    return cache;
-  }
-  auto ollama = OllamaApi::create(options);
-  auto models = ollama ? ollama->models() : Result<std::vector<OllamaModel>>(ollama.error());
-  if (models) {
-    for (const auto& model : models.value()) {
-      if (model.name == flags.model || model.name == flags.model + ":latest")
-        cache.model_version = model.name + "@" + model.digest;
-    }
-  }
-  if (!models || cache.model_version == flags.model) {
-    context.err << "clef: warning: the cache is off for this run: cannot learn the digest of "
-                << flags.model << " from " << options.base_url << "/api/tags"
-                << (models ? std::string(" (no such model)") : " (" + models.error().message + ")")
-                << "\n";
+  auto version = resolve_model_version(options, flags.model);
+  if (!version) {
+    context.err << "clef: warning: the cache is off for this run: "
+                << terminal_safe(version.error().message) << "\n";
     return std::nullopt;
   }
+  cache.model_version = version->version;
+  cache.ttl = version->ttl;
   return cache;
 }
 

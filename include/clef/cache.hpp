@@ -47,6 +47,27 @@ inline constexpr std::chrono::seconds moving_alias_ttl{600};
 /// ("clef-flash:latest", "@cf/x/y-latest").
 bool is_moving_alias(std::string_view model) noexcept;
 
+/// What CacheOptions::model_version and ttl should be for `model`, served as `options` say.
+struct ModelVersion {
+  std::string version;          ///< Ollama: "NAME@DIGEST"; other backends: the name itself.
+  std::chrono::seconds ttl{0};  ///< moving_alias_ttl for a moving alias known only by name.
+};
+
+/// Resolves `model` for the cache key. For Ollama, asks /api/tags once (through `options`'
+/// transport, timeouts and CA) for the digest of `model` or `model:latest`; an error when the
+/// server cannot be asked or has no such model, since caching by name alone could answer from
+/// another model's entries. Other backends publish no version: the name, with a short TTL when
+/// it is a moving alias (is_moving_alias).
+///
+///     clef::ClientOptions options = clef::ClientOptions::from_environment(clef::Backend::ollama);
+///     clef::CacheOptions cache;
+///     auto version = clef::resolve_model_version(options, "clef-flash");
+///     if (version) {
+///       cache.model_version = version->version;
+///       cache.ttl = version->ttl;
+///     }
+Result<ModelVersion> resolve_model_version(const ClientOptions& options, const std::string& model);
+
 /// The cache key: SHA-256 over `tag` (the backend's name), the full URL (base URL and path), the
 /// model version and the request body. Headers (the token) are not part of it.
 std::string cache_key(std::string_view tag, const HttpRequest& request,

@@ -1,0 +1,33 @@
+// clef::resolve_model_version (clef/cache.hpp): what a model's cached answers are keyed by.
+#include "clef/cache.hpp"
+#include "clef/ollama.hpp"
+
+namespace clef {
+
+Result<ModelVersion> resolve_model_version(const ClientOptions& options, const std::string& model) {
+  ModelVersion resolved;
+  resolved.version = model;
+  if (options.backend != Backend::ollama) {
+    if (is_moving_alias(model)) resolved.ttl = moving_alias_ttl;
+    return resolved;
+  }
+  auto ollama = OllamaApi::create(options);
+  auto models = ollama ? ollama->models() : Result<std::vector<OllamaModel>>(ollama.error());
+  const std::string where = options.base_url + "/api/tags";
+  if (!models) {
+    Error error = models.error();
+    error.message =
+        "cannot learn the digest of " + model + " from " + where + " (" + error.message + ")";
+    return error;
+  }
+  for (const auto& listed : models.value()) {
+    if (listed.name == model || listed.name == model + ":latest") {
+      resolved.version = listed.name + "@" + listed.digest;
+      return resolved;
+    }
+  }
+  return make_error(ErrorKind::not_found,
+                    "cannot learn the digest of " + model + " from " + where + " (no such model)");
+}
+
+}  // namespace clef
