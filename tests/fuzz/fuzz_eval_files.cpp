@@ -44,8 +44,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto parsed = clef::parse_json(text, "fuzz");
   if (parsed) {
     const auto report = nlohmann::json::parse(parsed->dump(), nullptr, false);
-    const std::string dataset = report.is_object() ? report.value("dataset_sha256", "") : "";
-    const std::string asked = report.is_object() ? report.value("questions_sha256", "") : "";
+    // json::value() throws on a field of another type: read the digests as strings only.
+    const auto text_at = [&](const char* key) {
+      const auto it = report.is_object() ? report.find(key) : report.end();
+      return it != report.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string dataset = text_at("dataset_sha256");
+    const std::string asked = text_at("questions_sha256");
     (void)clef::cli::check_baseline(report, dataset, asked);
     // As its own baseline a report compares every defined metric with itself: no drop.
     auto same = clef::cli::compare_to_baseline(report, report, {});
