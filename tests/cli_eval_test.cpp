@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "clef/eval_gates.hpp"
 #include "clef/metrics.hpp"
 #include "cli_runner.hpp"
-#include "eval/eval_gates.hpp"
 #include "fake_server.hpp"
 
 namespace {
@@ -854,7 +854,7 @@ TEST(CliEvalGates, LongMalformedRequirementIsRefusedPromptly) {
       "a.b >= " + std::string(200000, '1') + "x"};
   const auto started = std::chrono::steady_clock::now();
   for (const auto& text : texts) {
-    auto r = clef::cli::parse_requirement(text);
+    auto r = clef::parse_requirement(text);
     ASSERT_FALSE(r) << text.substr(0, 20);
     EXPECT_TRUE(contains(r.error().message, "malformed requirement")) << r.error().message;
     EXPECT_LT(r.error().message.size(), 600u) << "the quote of a long flag is cut";
@@ -887,7 +887,7 @@ TEST(CliEvalGates, RequirementSyntaxIsUnchanged) {
            Accepted{"x.y<=0", "", "x", "y", "", "<=", 0},
            Accepted{"x.y[l]>3", "", "x", "y", "l", ">", 3},
        }) {
-    auto r = clef::cli::parse_requirement(a.text);
+    auto r = clef::parse_requirement(a.text);
     ASSERT_TRUE(r) << a.text << ": " << r.error().message;
     EXPECT_EQ(r->bound, a.bound) << a.text;
     EXPECT_EQ(r->question, a.question) << a.text;
@@ -919,7 +919,7 @@ TEST(CliEvalGates, RequirementSyntaxIsUnchanged) {
                            "x y.z >= 1",
                            "x.y = 1",
                            "lower (x.y) > 1"}) {
-    EXPECT_FALSE(clef::cli::parse_requirement(text)) << text;
+    EXPECT_FALSE(clef::parse_requirement(text)) << text;
   }
 }
 

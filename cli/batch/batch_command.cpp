@@ -71,9 +71,10 @@ Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format, cons
 /// under one lock, so nothing here needs its own.
 class BatchJob {
  public:
-  BatchJob(const BatchFlags& flags, const Context& context, InputReader& reader, OutputFile& output,
+  BatchJob(const BatchFlags& flags, const Context& context, InputReader& reader, OutputFile* output,
            Progress& progress, const std::unordered_set<std::string>& done,
-           const DecisionRequest& prototype, const ResultTable* table, const Policy* policy)
+           const DecisionRequest& prototype, const ResultTable* table, const Policy* policy,
+           ResultObserver* observer)
       : m_flags(flags),
         m_context(context),
         m_reader(reader),
@@ -82,7 +83,8 @@ class BatchJob {
         m_done(done),
         m_prototype(prototype),
         m_table(table),
-        m_policy(policy) {}
+        m_policy(policy),
+        m_observer(observer) {}
 
   std::optional<Result<DecisionRequest>> next() {
     for (;;) {
@@ -122,8 +124,9 @@ class BatchJob {
     const std::string line =
         m_table ? m_table->row(pending.fields, result) : json_line(pending, result);
     const bool ok = result && all_answered(result.value());
-    if (write(index, pending.id, line, ok))
-      m_progress.finished(ok, result ? &result.value() : nullptr);
+    if (!write(index, pending.id, line, ok)) return;
+    if (m_observer) m_observer->result(pending.id, result);
+    m_progress.finished(ok, result ? &result.value() : nullptr);
   }
 
   /// Item `index` asked what item `first` asked: copy first's line under this item's id.
@@ -132,7 +135,7 @@ class BatchJob {
     Json line = Json::object();
     line["id"] = pending.id;
     bool ok = false;
-    if (m_output.is_stdout()) {
+    if (!m_output || m_output->is_stdout()) {
       if (first >= m_firsts.size() || !m_firsts[first].written) {
         m_progress.not_done();  // the first was not written: --resume decides this one
         return;
@@ -141,7 +144,7 @@ class BatchJob {
       ok = m_firsts[first].ok;  // counted as its first was, as with -o FILE
     } else {
       const std::uint64_t offset = first < m_offsets.size() ? m_offsets[first] : not_written;
-      auto text = offset == not_written ? std::nullopt : m_output.read_line(offset);
+      auto text = offset == not_written ? std::nullopt : m_output->read_line(offset);
       auto copied = text ? parse_json(*text, "a written line") : Result<Json>(Json());
       if (!copied || !copied->is_object()) {
         m_progress.not_done();  // the first was not written: --resume decides this one
@@ -153,32 +156,34 @@ class BatchJob {
       }
       ok = is_kept_result(line);
     }
-    if (write(index, pending.id, dump_json(line), ok)) m_progress.finished(ok, nullptr);
+    if (!write(index, pending.id, dump_json(line), ok)) return;
+    if (m_observer) m_observer->duplicate(pending.id, line["duplicate_of"]);
+    m_progress.finished(ok, nullptr);
   }
 
   bool should_stop() const {
     return m_write_failed || m_quota || (m_context.stop && m_context.stop->load());
   }
 
-  int finish(const BatchSummary& summary) {
+  BatchEnd finish(const BatchSummary& summary) {
     m_progress.finish(summary);
     if (m_duplicate_ids) {
       m_context.err << "clef: warning: " << m_duplicate_ids
                     << " input line(s) repeat an earlier id (first: " << m_first_duplicate
                     << "); each has its own output line, and --resume treats them as one id\n";
     }
-    if (m_write_failed) return report_write_failure();
+    if (m_write_failed) return {report_write_failure()};
     if (m_quota) {
       print_error(m_context, m_quota->to_string(),
                   "the daily allocation is used up: nothing more was sent; run the same command "
                   "with --resume when it renews");
-      return as_int(ExitCode::authentication);
+      return {as_int(ExitCode::authentication)};
     }
     // The server is not there at all: the run stopped instead of failing every item.
-    if (summary.unreachable) return report(m_context, *summary.unreachable, m_flags.connection);
+    if (summary.unreachable) return {report(m_context, *summary.unreachable, m_flags.connection)};
     if (m_context.stop && m_context.stop->load()) {
       m_context.err << "clef: interrupted; run again with --resume to finish the rest\n";
-      return as_int(ExitCode::interrupted);
+      return {as_int(ExitCode::interrupted)};
     }
     if (m_not_recorded) {
       print_error(m_context,
@@ -186,9 +191,9 @@ class BatchJob {
                       " item(s) have no recording in the cassette (their "
                       "lines say which questions and state)",
                   "record them with --record against a server");
-      return as_int(ExitCode::not_recorded);
+      return {as_int(ExitCode::not_recorded)};
     }
-    return as_int(m_progress.failures() > 0 ? ExitCode::partial_failure : ExitCode::ok);
+    return {as_int(m_progress.failures() > 0 ? ExitCode::partial_failure : ExitCode::ok), true};
   }
 
  private:
@@ -229,15 +234,16 @@ class BatchJob {
     return pending;
   }
 
+  /// Writes the line (nothing without OUTPUT); false when the write failed.
   bool write(std::size_t index, const Json& id, const std::string& line, bool ok) {
-    const auto offset = m_output.write_line(line);
+    const auto offset = m_output ? m_output->write_line(line) : std::optional<std::uint64_t>(0);
     if (!offset) {
       if (!m_write_failed) m_write_errno = errno;
       m_write_failed = true;
       return false;
     }
     if (!m_flags.dedupe) return true;
-    if (m_output.is_stdout()) {
+    if (!m_output || m_output->is_stdout()) {
       if (m_firsts.size() <= index) m_firsts.resize(index + 1);
       m_firsts[index] = {id, ok, true};
     } else {
@@ -248,7 +254,7 @@ class BatchJob {
   }
 
   int report_write_failure() const {
-    if (m_output.is_stdout()) {
+    if (m_output->is_stdout()) {
       const std::string why = m_write_errno == EPIPE ? "its reader closed it (as `| head` does)"
                                                      : std::string(std::strerror(m_write_errno));
       print_error(m_context,
@@ -270,12 +276,13 @@ class BatchJob {
   const BatchFlags& m_flags;
   const Context& m_context;
   InputReader& m_reader;
-  OutputFile& m_output;
+  OutputFile* m_output;  ///< None: results only go to the observer.
   Progress& m_progress;
   const std::unordered_set<std::string>& m_done;
   const DecisionRequest& m_prototype;
   const ResultTable* m_table;
   const Policy* m_policy;
+  ResultObserver* m_observer;
 
   std::unordered_map<std::size_t, Pending> m_pending;  ///< Only the items in flight.
   std::size_t m_next_index = 0;
@@ -439,62 +446,94 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   if (auto status = check_flags(flags); !status) {
     return report(context, status.error(), flags.connection);
   }
-  if (auto status = check_record_path(flags.connection,
-                                      {{"the input", flags.input}, {"the output", flags.output}});
-      !status) {
-    return report(context, status.error(), flags.connection);
-  }
   auto questions = collect_questions(flags.questions, command);
   if (!questions) return report(context, questions.error(), flags.connection);
   auto format = flags.input_format.empty() ? Result<InputFormat>(guess_input_format(flags.input))
                                            : parse_input_format(flags.input_format);
   if (!format) return report(context, format.error(), flags.connection);
-  if (auto status = check_format_flags(flags, command, format.value()); !status) {
-    return report(context, status.error(), flags.connection);
+  return run_batch_engine(flags, command, questions.value(), format.value(), context, nullptr)
+      .exit_code;
+}
+
+namespace {
+
+/// OUTPUT opened (none when flags.output is empty), with the header row of a table format.
+std::optional<BatchEnd> open_output(const BatchFlags& flags, const RunRecord& record,
+                                    const Context& context, ResultObserver* observer,
+                                    std::unordered_set<std::string>& done,
+                                    std::optional<OutputFile>& output) {
+  if (flags.output.empty()) return std::nullopt;
+  OutputOptions options{flags.resume, flags.overwrite, flags.force_resume, {}};
+  if (observer) options.on_kept = [observer](const Json& line) { observer->kept(line); };
+  bool io_failed = false;
+  auto opened = OutputFile::open(flags.output, options, record, done, context.out, io_failed);
+  if (!opened) {
+    print_error(context, opened.error().message + " (" + opened.error().where + ")");
+    return BatchEnd{as_int(io_failed ? ExitCode::output : ExitCode::usage), false, !io_failed};
   }
-  auto prototype = build_request(State::text(""), questions.value(), {}, flags.keep_alive);
-  if (!prototype) return report(context, prototype.error(), flags.connection);
-  auto policy = load_policy(flags.policy, questions.value(), flags.connection.model, context);
-  if (!policy) return report(context, policy.error(), flags.connection);
+  output.emplace(std::move(opened).value());
+  return std::nullopt;
+}
+
+std::optional<std::size_t> input_items(const BatchFlags& flags, InputFormat format) {
+  std::optional<std::size_t> total = count_lines(flags.input);
+  const bool header = format == InputFormat::csv || format == InputFormat::tsv;
+  if (total && header && *total > 0) --*total;
+  return total;
+}
+
+}  // namespace
+
+BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
+                          const std::vector<Question>& questions, InputFormat format,
+                          const Context& context, ResultObserver* observer) {
+  auto refuse = [&](const Error& error) {
+    return BatchEnd{report(context, error, flags.connection)};
+  };
+  if (auto status = check_record_path(flags.connection,
+                                      {{"the input", flags.input}, {"the output", flags.output}});
+      !status) {
+    return refuse(status.error());
+  }
+  if (auto status = check_format_flags(flags, command, format); !status) {
+    return refuse(status.error());
+  }
+  auto prototype = build_request(State::text(""), questions, {}, flags.keep_alive);
+  if (!prototype) return refuse(prototype.error());
+  auto policy = load_policy(flags.policy, questions, flags.connection.model, context);
+  if (!policy) return refuse(policy.error());
   raise_open_file_limit(flags.concurrency);
   auto client = make_client(flags.connection, context, false, flags.concurrency);
-  if (!client) return report(context, client.error(), flags.connection);
-  auto record = describe_run(flags, format.value(), client.value(), prototype.value());
-  if (!record) return report(context, record.error(), flags.connection);
+  if (!client) return refuse(client.error());
+  auto record = describe_run(flags, format, client.value(), prototype.value());
+  if (!record) return refuse(record.error());
   std::ifstream file;
-  auto reader = open_reader(flags, format.value(), file, context.in);
-  if (!reader) return report(context, reader.error(), flags.connection);
+  auto reader = open_reader(flags, format, file, context.in);
+  if (!reader) return refuse(reader.error());
 
   std::unordered_set<std::string> done;
-  bool io_failed = false;
-  auto output = OutputFile::open(flags.output, {flags.resume, flags.overwrite, flags.force_resume},
-                                 record.value(), done, context.out, io_failed);
-  if (!output) {
-    print_error(context, output.error().message + " (" + output.error().where + ")");
-    return as_int(io_failed ? ExitCode::output : ExitCode::usage);
-  }
+  std::optional<OutputFile> output;
+  if (auto refused = open_output(flags, record.value(), context, observer, done, output))
+    return *refused;
   std::optional<ResultTable> table;
   if (flags.output_format != "jsonl") {
     std::vector<std::string> columns = reader.value()->header();
     if (columns.empty()) columns = {"id"};
     table.emplace(output_format_named(flags.output_format).value_or(OutputFormat::csv),
-                  std::move(columns), questions.value());
-    if (!output->write_line(table->header())) {
+                  std::move(columns), questions);
+    if (!output || !output->write_line(table->header())) {
       print_error(context, "cannot write the header row to " + flags.output);
-      return as_int(ExitCode::output);
+      return {as_int(ExitCode::output)};
     }
   }
-
-  std::optional<std::size_t> total = count_lines(flags.input);
-  if (total && format.value() != InputFormat::jsonl && format.value() != InputFormat::text &&
-      *total > 0)
-    --*total;
-  Progress progress(context.err, context.stderr_is_tty, total, done.size());
-  BatchJob job(flags, context, *reader.value(), output.value(), progress, done, prototype.value(),
-               table ? &*table : nullptr, policy->has_value() ? &**policy : nullptr);
-  const int code = job.finish(run_job(client.value(), flags, job, progress));
+  Progress progress(context.err, context.stderr_is_tty, input_items(flags, format), done.size());
+  BatchJob job(flags, context, *reader.value(), output ? &*output : nullptr, progress, done,
+               prototype.value(), table ? &*table : nullptr,
+               policy->has_value() ? &**policy : nullptr, observer);
+  BatchEnd end = job.finish(run_job(client.value(), flags, job, progress));
   const int cassette = cassette_failure_exit(client.value(), context);
-  return cassette != 0 ? cassette : code;
+  if (cassette != 0) end = {cassette, false};
+  return end;
 }
 
 }  // namespace clef::cli

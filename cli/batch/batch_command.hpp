@@ -2,8 +2,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "batch/batch_input.hpp"
+#include "clef/decision.hpp"
+#include "clef/question.hpp"
+#include "clef/result.hpp"
 #include "common/context.hpp"
 #include "flags/connection.hpp"
 #include "flags/question_flags.hpp"
@@ -37,5 +43,34 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags);
 /// dedupe, connection), shared with `clef eval`.
 void add_batch_run_flags(CLI::App& command, BatchFlags& flags);
 int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Context& context);
+
+/// What a run of the batch engine tells besides writing OUTPUT, as it happens: clef eval keeps
+/// the results typed instead of reading OUTPUT back. Called on the engine's delivery thread,
+/// under its lock, in the order results are written.
+class ResultObserver {
+ public:
+  virtual ~ResultObserver() = default;
+  /// A line --resume kept from an earlier run (before anything is sent).
+  virtual void kept(const nlohmann::ordered_json& line) = 0;
+  /// Item `id`'s result, once its line is written.
+  virtual void result(const nlohmann::ordered_json& id, const Result<Decision>& result) = 0;
+  /// Item `id` asked what item `first_id` asked (--dedupe): it has first_id's result.
+  virtual void duplicate(const nlohmann::ordered_json& id,
+                         const nlohmann::ordered_json& first_id) = 0;
+};
+
+/// How a run of the engine ended.
+struct BatchEnd {
+  int exit_code = 0;
+  bool completed = false;       ///< Every item got its result (some may be failures).
+  bool output_refused = false;  ///< OUTPUT was refused before anything was sent.
+};
+
+/// One run of the batch engine over flags.input asking `questions`: writes flags.output
+/// (nothing when it is empty), tells `observer` (if any) every result, prints progress and
+/// what stopped it, as `clef batch` does.
+BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
+                          const std::vector<Question>& questions, InputFormat format,
+                          const Context& context, ResultObserver* observer);
 
 }  // namespace clef::cli

@@ -89,7 +89,8 @@ Result<std::vector<std::string>> record_differences(const std::string& path,
 /// Keeps the result lines of the locked file `fd` at `path`: writes them to a locked temporary
 /// file that then replaces `path`, so the lock moves with the content and no second writer can
 /// slip in between. Returns the new fd.
-Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std::string>& done) {
+Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std::string>& done,
+                         const std::function<void(const Json&)>& on_kept) {
   const std::string temp = path + ".clef-resume";
   auto kept_fd = open_locked(temp, O_RDWR | O_CREAT | O_TRUNC);
   if (!kept_fd) return kept_fd.error();
@@ -102,6 +103,7 @@ Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std
     auto json = parse_json(line, "line");
     if (!json || !is_kept_result(json.value())) continue;
     if (!done.insert(id_key((*json)["id"])).second) continue;
+    if (on_kept) on_kept(json.value());
     kept += line;
     kept += '\n';
     if (kept.size() > (1u << 20)) {
@@ -191,7 +193,7 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
       message += "\nuse another -o, --overwrite to start again, or --force-resume if you mean it";
       return make_error(ErrorKind::invalid_input, message, path);
     }
-    auto kept = keep_results(file.m_fd, path, done);
+    auto kept = keep_results(file.m_fd, path, done, options.on_kept);
     if (!kept) return kept.error();  // the old fd is still ours: closed with `file`
     file.m_fd = kept.value();        // keep_results closed the old one
   } else if (exists && ::ftruncate(file.m_fd, 0) != 0) {

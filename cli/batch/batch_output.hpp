@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -29,6 +30,8 @@ struct OutputOptions {
   bool resume = false;
   bool overwrite = false;
   bool force_resume = false;  ///< Resume even when the run record differs or is missing.
+  /// With resume: told each line that is kept (clef eval keeps the earlier results typed).
+  std::function<void(const nlohmann::ordered_json&)> on_kept;
 };
 
 /// True when a written line (parsed) is a result `--resume` keeps: an object with an id, no

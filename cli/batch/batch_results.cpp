@@ -1,5 +1,4 @@
-// The implementation of batch_results.hpp: a `clef batch` output read back (clef eval's --answers
-// and --from-results).
+// The implementation of batch_results.hpp: a `clef batch` output read back.
 #include "batch/batch_results.hpp"
 
 #include <algorithm>
@@ -23,11 +22,36 @@ double number_or(const Json& object, const char* key, double fallback) {
 }
 
 /// Whether `incoming` should replace `held` for the same id.
-bool replaces(const ResultRecord& held, const ResultRecord& incoming) {
+bool replaces(const ItemResult& held, const ItemResult& incoming) {
   return incoming.decision.has_value() || !held.decision.has_value();
 }
 
 }  // namespace
+
+std::optional<std::pair<std::string, ItemResult>> item_result_from_line(
+    const Json& line, const std::vector<Question>& questions) {
+  const auto id = line.find("id");
+  if (id == line.end() || !(id->is_string() || id->is_number())) return std::nullopt;
+  const auto copy_of = line.find("duplicate_of");
+  if (copy_of != line.end() && !line.contains("answers") && !line.contains("error")) {
+    return std::nullopt;
+  }
+  ItemResult record;
+  const auto error = line.find("error");
+  if (error != line.end()) {
+    record.error = error_from_json(*error).message;
+    // The kind as the file names it: a results file from another tool may use its own words.
+    if (error->is_object()) {
+      const auto kind = error->find("kind");
+      if (kind != error->end() && kind->is_string()) record.error_kind = kind->get<std::string>();
+    }
+  } else {
+    record.decision = decision_from_json(line, questions);
+    record.latency_ms = number_or(line, "latency_ms", 0);
+    record.sent = copy_of == line.end();
+  }
+  return std::make_pair(id_key(*id), std::move(record));
+}
 
 Result<BatchResults> read_batch_results(const std::string& path,
                                         const std::vector<Question>& questions, std::istream& in) {
@@ -53,36 +77,24 @@ Result<BatchResults> read_batch_results(const std::string& path,
     const Json& line = parsed.value();
     const auto id = line.find("id");
     if (id == line.end() || !(id->is_string() || id->is_number())) continue;  // unreadable input
-    const std::string key = id_key(*id);
     const auto copy_of = line.find("duplicate_of");
     if (copy_of != line.end() && !line.contains("answers") && !line.contains("error")) {
-      copies.emplace_back(key, id_key(*copy_of));
+      copies.emplace_back(id_key(*id), id_key(*copy_of));
       continue;
     }
-    ResultRecord record;
-    const auto error = line.find("error");
-    if (error != line.end()) {
-      record.error = error_from_json(*error).message;
-      // The kind as the file names it: a results file from another tool may use its own words.
-      if (error->is_object()) {
-        const auto kind = error->find("kind");
-        if (kind != error->end() && kind->is_string()) record.error_kind = kind->get<std::string>();
-      }
-    } else {
-      record.decision = decision_from_json(line, questions);
-      record.latency_ms = number_or(line, "latency_ms", 0);
-      record.sent = copy_of == line.end();
-    }
-    auto held = results.find(key);
+    auto result = item_result_from_line(line, questions);
+    if (!result) continue;
+    ItemResult& record = result->second;
+    auto held = results.find(result->first);
     if (held == results.end())
-      results.emplace(key, std::move(record));
+      results.emplace(result->first, std::move(record));
     else if (replaces(held->second, record))
       held->second = std::move(record);
   }
   for (const auto& [key, first] : copies) {
     const auto source = results.find(first);
     if (source == results.end() || results.count(key)) continue;
-    ResultRecord copy = source->second;
+    ItemResult copy = source->second;
     copy.latency_ms = 0;
     copy.sent = false;
     results.emplace(key, std::move(copy));

@@ -7,12 +7,10 @@
 #include <sstream>
 
 #include "common/number_text.hpp"
-#include "eval/eval_report.hpp"
+#include "eval/eval_text.hpp"
 
 namespace clef::cli {
 namespace {
-
-using Json = nlohmann::json;
 
 /// Labels, ids and model names come from the user's files: everything is escaped.
 std::string escape(const std::string& text) {
@@ -41,31 +39,23 @@ std::string escape(const std::string& text) {
   return out;
 }
 
-std::optional<double> num(const Json& object, const char* key) {
-  return report_number(object, key);
-}
-
 /// "85.9% [75.4–92.4]", or "n/a" for an undefined rate.
-std::string interval(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_object()) return undefined_text;
-  const auto value = num(*it, "value"), low = num(*it, "low"), high = num(*it, "high");
-  if (!value || !low || !high) return undefined_text;
-  return fixed(100 * *value, 1) + "% <small>[" + fixed(100 * *low, 1) + "–" +
-         fixed(100 * *high, 1) + "]</small>";
+std::string interval(const std::optional<metrics::Interval>& rate) {
+  if (!rate) return undefined_text;
+  return fixed(100 * rate->value, 1) + "% <small>[" + fixed(100 * rate->low, 1) + "–" +
+         fixed(100 * rate->high, 1) + "]</small>";
 }
 
 std::string milliseconds(const std::optional<double>& value) {
   return value ? fixed(*value, 1) + " ms" : std::string(undefined_text);
 }
 
-std::string ece_cell(const Json& q) {
-  const auto value = num(q, "ece");
-  if (!value) return undefined_text;
-  return fixed(value, 3) + " (" + fixed(num(q, "ece_noise_floor"), 2) + ")";
+std::string ece_cell(const QuestionEvaluation& q) {
+  if (!q.ece) return undefined_text;
+  return fixed(q.ece, 3) + " (" + fixed(q.ece_noise_floor, 2) + ")";
 }
 
-std::string f1_bars(const Json& classes) {
+std::string f1_bars(const std::map<std::string, metrics::ClassScores>& classes) {
   const int row = 22, label_width = 130, bar_width = 260;
   const int height = row * static_cast<int>(classes.size()) + 10;
   std::ostringstream svg;
@@ -73,8 +63,8 @@ std::string f1_bars(const Json& classes) {
       << "\" height=\"" << height << "\" viewBox=\"0 0 " << label_width + bar_width + 60 << " "
       << height << "\">";
   int y = 5;
-  for (const auto& [label, scores] : classes.items()) {
-    const double f1 = num(scores, "f1").value_or(0);
+  for (const auto& [label, scores] : classes) {
+    const double f1 = scores.f1;
     svg << "<text x=\"" << label_width - 6 << "\" y=\"" << y + 15
         << "\" text-anchor=\"end\" class=\"label\">" << escape(label) << "</text>"
         << "<rect x=\"" << label_width << "\" y=\"" << y + 3 << "\" width=\"" << bar_width
@@ -90,15 +80,29 @@ std::string f1_bars(const Json& classes) {
   return svg.str();
 }
 
-std::string confusion_matrix(const Json& confusion) {
+/// The confusion counts as the report names them: a missing answer is "(no answer)".
+using ConfusionTable = std::map<std::string, std::map<std::string, std::size_t>>;
+
+ConfusionTable named_confusion(const metrics::Confusion& confusion) {
+  ConfusionTable out;
+  for (const auto& [gold, row] : confusion.counts()) {
+    for (const auto& [predicted, count] : row) {
+      out[gold][predicted.empty() ? "(no answer)" : predicted] = count;
+    }
+  }
+  return out;
+}
+
+std::string confusion_matrix(const metrics::Confusion& counts) {
+  const ConfusionTable confusion = named_confusion(counts);
   std::set<std::string> predicted_set;
-  for (const auto& [gold, row] : confusion.items()) {
-    for (const auto& [predicted, count] : row.items()) predicted_set.insert(predicted);
+  for (const auto& [gold, row] : confusion) {
+    for (const auto& [predicted, count] : row) predicted_set.insert(predicted);
     predicted_set.insert(gold);
   }
   const std::vector<std::string> columns(predicted_set.begin(), predicted_set.end());
   std::vector<std::string> rows;
-  for (const auto& [gold, row] : confusion.items()) rows.push_back(gold);
+  for (const auto& [gold, row] : confusion) rows.push_back(gold);
   const int cell = 44, left = 130, top = 110;
   const int width =
       left + cell * static_cast<int>(columns.size()) + 60;  // room for the slanted last label
@@ -114,14 +118,15 @@ std::string confusion_matrix(const Json& confusion) {
         << ") rotate(-45)\" class=\"label\">" << escape(columns[c]) << "</text>";
   }
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    const Json& row = confusion[rows[r]];
+    const auto& row = confusion.at(rows[r]);
     double total = 0;
-    for (const auto& [predicted, count] : row.items()) total += count.get<double>();
+    for (const auto& [predicted, count] : row) total += static_cast<double>(count);
     const int y = top + cell * static_cast<int>(r);
     svg << "<text x=\"" << left - 6 << "\" y=\"" << y + cell / 2 + 5
         << "\" text-anchor=\"end\" class=\"label\">" << escape(rows[r]) << "</text>";
     for (std::size_t c = 0; c < columns.size(); ++c) {
-      const double count = row.contains(columns[c]) ? row[columns[c]].get<double>() : 0;
+      const auto found = row.find(columns[c]);
+      const double count = found == row.end() ? 0 : static_cast<double>(found->second);
       const double share = total > 0 ? count / total : 0;
       const int x = left + cell * static_cast<int>(c);
       const bool diagonal = columns[c] == rows[r];
@@ -138,7 +143,7 @@ std::string confusion_matrix(const Json& confusion) {
 }
 
 /// Accuracy against mean confidence per bin; the diagonal is perfect calibration.
-std::string reliability_diagram(const Json& bins) {
+std::string reliability_diagram(const std::vector<metrics::CalibrationBin>& bins) {
   const int size = 240, pad = 36;
   std::ostringstream svg;
   svg << "<svg role=\"img\" aria-label=\"Reliability diagram\" width=\"" << size + 2 * pad
@@ -149,16 +154,14 @@ std::string reliability_diagram(const Json& bins) {
   svg << "<line x1=\"" << pad << "\" y1=\"" << pad + size << "\" x2=\"" << pad + size << "\" y2=\""
       << pad << "\" class=\"ideal\"/>";
   for (const auto& bin : bins) {
-    const auto measured_accuracy = num(bin, "accuracy"),
-               measured_confidence = num(bin, "confidence");
-    if (!measured_accuracy || !measured_confidence) continue;  // an empty bin
-    const double low = num(bin, "low").value_or(0), high = num(bin, "high").value_or(0);
-    const double accuracy = *measured_accuracy, confidence = *measured_confidence;
+    if (!bin.accuracy || !bin.mean_confidence) continue;  // an empty bin
+    const double low = bin.low, high = bin.high;
+    const double accuracy = *bin.accuracy, confidence = *bin.mean_confidence;
     const double x = pad + low * size, w = (high - low) * size;
     svg << "<rect x=\"" << fixed(x, 1) << "\" y=\"" << fixed(pad + (1 - accuracy) * size, 1)
         << "\" width=\"" << fixed(w - 1, 1) << "\" height=\"" << fixed(accuracy * size, 1)
         << "\" class=\"bar\"><title>confidence " << fixed(low, 2) << "–" << fixed(high, 2) << ": "
-        << bin.value("n", 0) << " answers, accuracy " << fixed(accuracy, 3) << ", mean confidence "
+        << bin.n << " answers, accuracy " << fixed(accuracy, 3) << ", mean confidence "
         << fixed(confidence, 3) << "</title></rect>";
     svg << "<circle cx=\"" << fixed(pad + confidence * size, 1) << "\" cy=\""
         << fixed(pad + (1 - accuracy) * size, 1) << "\" r=\"3\" class=\"dot\"/>";
@@ -174,10 +177,11 @@ std::string reliability_diagram(const Json& bins) {
   return svg.str();
 }
 
-std::string difference(const ComparisonRow& row) {
-  if (!row.difference || !row.low || !row.high) return undefined_text;
-  return fixed(100 * *row.difference, 1) + " pts <small>[" + fixed(100 * *row.low, 1) + ", " +
-         fixed(100 * *row.high, 1) + "]</small>";
+std::string difference(const ModelComparison& c) {
+  if (!c.accuracy_difference) return undefined_text;
+  const metrics::Interval& d = *c.accuracy_difference;
+  return fixed(100 * d.value, 1) + " pts <small>[" + fixed(100 * d.low, 1) + ", " +
+         fixed(100 * d.high, 1) + "]</small>";
 }
 
 const char* const style = R"(
@@ -194,56 +198,64 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 code{background:#f4f4f4;padding:0 3px}.failed{color:#c62828}
 )";
 
+void html_model(std::ostream& out, const EvalReport& report, const ModelEvaluation& model) {
+  const std::string& name = model.model;
+  out << "<h2>" << escape(name) << "</h2>\n<p>latency p50 "
+      << milliseconds(model.traffic.latency_p50_ms) << ", p95 "
+      << milliseconds(model.traffic.latency_p95_ms) << " · " << model.traffic.input_tokens
+      << " input tokens</p>\n";
+  const std::string failures = failure_summary(model);
+  if (!failures.empty()) out << "<p class=\"failed\">" << escape(failures) << "</p>\n";
+  out << "<table><tr><th>question</th><th>type</th><th>n</th><th>coverage</th>"
+         "<th>accuracy</th><th>macro-F1</th><th>Brier</th><th>log loss</th><th>ECE "
+         "(noise floor)</th></tr>\n";
+  for (const std::size_t i : questions_by_name(report)) {
+    const QuestionEvaluation& q = model.questions[i];
+    out << "<tr><td>" << escape(q.question) << "</td><td>" << escape(to_string(q.type))
+        << "</td><td>" << q.n << "</td><td>" << interval(q.coverage) << "</td><td>"
+        << interval(q.accuracy) << "</td><td>" << fixed(q.macro_f1, 3) << "</td><td>"
+        << fixed(value_of(q.brier), 3) << "</td><td>" << fixed(value_of(q.log_loss), 3)
+        << "</td><td>" << ece_cell(q) << "</td></tr>\n";
+  }
+  out << "</table>\n";
+  for (const std::size_t i : questions_by_name(report)) {
+    const QuestionEvaluation& q = model.questions[i];
+    out << "<h3>" << escape(name) << " · " << escape(q.question) << "</h3>\n<div class=\"charts\">"
+        << "<figure><figcaption>F1 per label</figcaption>" << f1_bars(q.classes)
+        << "</figure><figure><figcaption>Confusion matrix</figcaption>"
+        << confusion_matrix(q.confusion) << "</figure><figure><figcaption>Reliability</figcaption>"
+        << reliability_diagram(q.reliability) << "</figure></div>\n";
+  }
+}
+
+void html_comparisons(std::ostream& out, const EvalReport& report) {
+  if (report.comparisons.empty()) return;
+  out << "<h2>Comparison</h2>\n<table><tr><th>A</th><th>B</th><th>question</th><th>accuracy A − "
+         "B</th><th>McNemar p</th><th>flip rate</th></tr>\n";
+  for (const auto& pair : report.comparisons) {
+    for (const std::size_t i : questions_by_name(report)) {
+      const ModelComparison& c = pair.questions[i];
+      out << "<tr><td>" << escape(pair.a) << "</td><td>" << escape(pair.b) << "</td><td>"
+          << escape(report.question_names[i]) << "</td><td>" << difference(c) << "</td><td>"
+          << fixed(c.mcnemar_p, 4) << "</td><td>"
+          << (c.flip_rate ? fixed(100 * c.flip_rate->value, 1) + "%" : std::string(undefined_text))
+          << "</td></tr>\n";
+    }
+  }
+  out << "</table>\n";
+}
+
 }  // namespace
 
-std::string report_html(const Json& report) {
+std::string report_html(const EvalReport& report) {
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clef eval "
          "report</title><style>"
-      << style << "</style></head><body>\n<h1>clef eval</h1>\n<p>" << report.value("items", 0)
-      << " items · dataset <code>" << escape(report.value("dataset_sha256", "")) << "</code>"
-      << " · questions <code>" << escape(report.value("questions_sha256", "")) << "</code></p>\n";
-  for (const std::string& name : model_order(report)) {
-    const Json& model = report["models"][name];
-    const Json& latency = model["latency_ms"];
-    out << "<h2>" << escape(name) << "</h2>\n<p>latency p50 " << milliseconds(num(latency, "p50"))
-        << ", p95 " << milliseconds(num(latency, "p95")) << " · "
-        << model["tokens"].value("input", 0) << " input tokens</p>\n";
-    const std::string failures = failure_summary(model);
-    if (!failures.empty()) out << "<p class=\"failed\">" << escape(failures) << "</p>\n";
-    out << "<table><tr><th>question</th><th>type</th><th>n</th><th>coverage</th>"
-           "<th>accuracy</th><th>macro-F1</th><th>Brier</th><th>log loss</th><th>ECE "
-           "(noise floor)</th></tr>\n";
-    for (const auto& [question, q] : model["questions"].items()) {
-      out << "<tr><td>" << escape(question) << "</td><td>" << escape(q.value("type", ""))
-          << "</td><td>" << q.value("n", 0) << "</td><td>" << interval(q, "coverage") << "</td><td>"
-          << interval(q, "accuracy") << "</td><td>" << fixed(num(q, "macro_f1"), 3) << "</td><td>"
-          << fixed(num(q, "brier"), 3) << "</td><td>" << fixed(num(q, "log_loss"), 3) << "</td><td>"
-          << ece_cell(q) << "</td></tr>\n";
-    }
-    out << "</table>\n";
-    for (const auto& [question, q] : model["questions"].items()) {
-      out << "<h3>" << escape(name) << " · " << escape(question) << "</h3>\n<div class=\"charts\">"
-          << "<figure><figcaption>F1 per label</figcaption>" << f1_bars(q["classes"])
-          << "</figure><figure><figcaption>Confusion matrix</figcaption>"
-          << confusion_matrix(q["confusion"])
-          << "</figure><figure><figcaption>Reliability</figcaption>"
-          << reliability_diagram(q["reliability"]) << "</figure></div>\n";
-    }
-  }
-  const auto rows = comparison_rows(report);
-  if (!rows.empty()) {
-    out << "<h2>Comparison</h2>\n<table><tr><th>A</th><th>B</th><th>question</th><th>accuracy A − "
-           "B</th><th>McNemar p</th><th>flip rate</th></tr>\n";
-  }
-  for (const auto& row : rows) {
-    out << "<tr><td>" << escape(row.a) << "</td><td>" << escape(row.b) << "</td><td>"
-        << escape(row.question) << "</td><td>" << difference(row) << "</td><td>"
-        << fixed(row.mcnemar_p, 4) << "</td><td>"
-        << (row.flip_rate ? fixed(100 * *row.flip_rate, 1) + "%" : std::string(undefined_text))
-        << "</td></tr>\n";
-  }
-  if (!rows.empty()) out << "</table>\n";
+      << style << "</style></head><body>\n<h1>clef eval</h1>\n<p>" << report.items
+      << " items · dataset <code>" << escape(report.dataset_sha256) << "</code>"
+      << " · questions <code>" << escape(report.questions_sha256) << "</code></p>\n";
+  for (const auto& model : report.models) html_model(out, report, model);
+  html_comparisons(out, report);
   out << "</body></html>\n";
   return out.str();
 }

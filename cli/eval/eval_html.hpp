@@ -2,11 +2,12 @@
 // inline SVG — per-label F1 bars, the confusion matrix and the reliability diagram.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include "clef/eval_report.hpp"
 
 namespace clef::cli {
 
-std::string report_html(const nlohmann::json& report);
+std::string report_html(const EvalReport& report);
 
 }  // namespace clef::cli

@@ -1,11 +1,9 @@
 // The implementation of eval_text.hpp: clef eval's report for people.
 #include "eval/eval_text.hpp"
 
+#include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <sstream>
-
-#include "eval/eval_report.hpp"
 
 #include "common/context.hpp"
 #include "common/number_text.hpp"
@@ -14,66 +12,53 @@
 namespace clef::cli {
 namespace {
 
-using Json = nlohmann::json;
-
 using ansi::bold;
 using ansi::dim;
 using ansi::reset;
-
-std::optional<double> num(const Json& object, const char* key) {
-  return report_number(object, key);
-}
 
 std::string pct(const std::optional<double>& value) {
   return value ? fixed(100 * *value, 1) + "%" : std::string(undefined_text);
 }
 
 /// "85.9% [75.4–92.4]", or "n/a" for an undefined rate.
-std::string rate(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_object()) return undefined_text;
-  const auto value = num(*it, "value"), low = num(*it, "low"), high = num(*it, "high");
-  if (!value || !low || !high) return undefined_text;
-  return pct(value) + " [" + fixed(100 * *low, 1) + "–" + fixed(100 * *high, 1) + "]";
+std::string rate(const std::optional<metrics::Interval>& interval) {
+  if (!interval) return undefined_text;
+  return pct(interval->value) + " [" + fixed(100 * interval->low, 1) + "–" +
+         fixed(100 * interval->high, 1) + "]";
 }
 
-std::string bar(const std::optional<double>& fraction, std::size_t width) {
-  const auto filled =
-      static_cast<std::size_t>(fraction.value_or(0) * static_cast<double>(width) + 0.5);
+std::string bar(double fraction, std::size_t width) {
+  const auto filled = static_cast<std::size_t>(fraction * static_cast<double>(width) + 0.5);
   std::string out;
   for (std::size_t i = 0; i < width; ++i) out += i < filled ? "█" : "░";
   return out;
 }
 
-std::string type_name(const Json& question) {
-  const std::string type = question.value("type", "");
-  return type == "noul" ? "yes/no" : type;
+std::string type_name(QuestionType type) {
+  return type == QuestionType::yes_no ? "yes/no" : to_string(type);
 }
 
 /// The line of type-specific numbers: AUROC for yes/no, MAE/within-1/RPS for scores.
-std::string extras(const Json& q) {
-  const std::string type = q.value("type", "");
-  if (type == "noul") return "  AUROC " + fixed(num(q, "auroc"), 3);
-  if (type == "score") {
-    return "  MAE " + fixed(num(q, "mae"), 2) + "  within-1 " + pct(num(q, "within_1")) + "  RPS " +
-           fixed(num(q, "rps"), 3);
+std::string extras(const QuestionEvaluation& q) {
+  if (q.type == QuestionType::yes_no) return "  AUROC " + fixed(q.auroc, 3);
+  if (q.type == QuestionType::score) {
+    return "  MAE " + fixed(value_of(q.mae), 2) + "  within-1 " + pct(value_of(q.within_1)) +
+           "  RPS " + fixed(value_of(q.rps), 3);
   }
   return "";
 }
 
 /// "ECE 0.054 (noise ~0.12)"; the floor means nothing without an ECE.
-std::string ece(const Json& q, bool color) {
-  const auto value = num(q, "ece");
-  if (!value) return std::string("ECE ") + undefined_text;
-  return "ECE " + fixed(value, 3) + (color ? dim : "") + " (noise ~" +
-         fixed(num(q, "ece_noise_floor"), 2) + ")" + (color ? reset : "");
+std::string ece(const QuestionEvaluation& q, bool color) {
+  if (!q.ece) return std::string("ECE ") + undefined_text;
+  return "ECE " + fixed(q.ece, 3) + (color ? dim : "") + " (noise ~" + fixed(q.ece_noise_floor, 2) +
+         ")" + (color ? reset : "");
 }
 
 /// The Markdown table's "ECE (noise)" cell.
-std::string ece_cell(const Json& q) {
-  const auto value = num(q, "ece");
-  if (!value) return undefined_text;
-  return fixed(value, 3) + " (" + fixed(num(q, "ece_noise_floor"), 2) + ")";
+std::string ece_cell(const QuestionEvaluation& q) {
+  if (!q.ece) return undefined_text;
+  return fixed(q.ece, 3) + " (" + fixed(q.ece_noise_floor, 2) + ")";
 }
 
 /// "0.5 ms", or "n/a" when no request was timed.
@@ -82,10 +67,11 @@ std::string milliseconds(const std::optional<double>& value) {
 }
 
 /// "-15.2 pts [-25.8, -4.5]": a comparison's accuracy difference.
-std::string points(const ComparisonRow& row) {
-  if (!row.difference || !row.low || !row.high) return undefined_text;
-  return fixed(100 * *row.difference, 1) + " pts [" + fixed(100 * *row.low, 1) + ", " +
-         fixed(100 * *row.high, 1) + "]";
+std::string points(const ModelComparison& c) {
+  if (!c.accuracy_difference) return undefined_text;
+  const metrics::Interval& d = *c.accuracy_difference;
+  return fixed(100 * d.value, 1) + " pts [" + fixed(100 * d.low, 1) + ", " +
+         fixed(100 * d.high, 1) + "]";
 }
 
 /// Text from the user's files (labels, question and model names, error messages) as Markdown
@@ -107,102 +93,174 @@ std::string markdown_text(const std::string& text) {
   return out;
 }
 
-}  // namespace
+/// A failure's message in one line of a summary: a results file may hold any text at any length.
+std::string shortened(const std::string& message) {
+  constexpr std::size_t limit = 200;
+  if (message.size() <= limit) return message;
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;
+  return message.substr(0, cut) + "…";
+}
 
-void print_eval_summary(std::ostream& out, const Json& report, bool color) {
-  for (const std::string& name : model_order(report)) {
-    const Json& model = report["models"][name];
-    const Json& latency = model["latency_ms"];
-    out << (color ? bold : "") << terminal_safe(name) << (color ? reset : "") << "  "
-        << report.value("items", 0) << " items · latency p50 " << milliseconds(num(latency, "p50"))
-        << ", p95 " << milliseconds(num(latency, "p95")) << " · "
-        << model["tokens"].value("input", 0) << " input tokens\n";
-    for (const auto& [question, q] : model["questions"].items()) {
-      out << "  " << (color ? bold : "") << terminal_safe(question) << (color ? reset : "") << " ("
-          << type_name(q) << ")  n " << q.value("n", 0) << "  coverage " << pct(num(q, "coverage"))
-          << "  accuracy " << rate(q, "accuracy") << "  macro-F1 " << fixed(num(q, "macro_f1"), 3)
-          << "  Brier " << fixed(num(q, "brier"), 3) << "  " << ece(q, color) << extras(q) << "\n";
-      std::size_t width = 0;
-      for (const auto& [label, scores] : q["classes"].items())
-        width = std::max(width, label.size());
-      for (const auto& [label, scores] : q["classes"].items()) {
-        out << "    " << padded(terminal_safe(label), width) << "  " << bar(num(scores, "f1"), 20)
-            << " F1 " << fixed(num(scores, "f1"), 2) << "  P " << fixed(num(scores, "precision"), 2)
-            << "  R " << fixed(num(scores, "recall"), 2) << "  n " << scores.value("support", 0)
-            << "\n";
-      }
-      if (model.contains("thresholds")) {
-        const Json& t = model["thresholds"]["questions"][question];
-        out << "    threshold for precision ≥ "
-            << fixed(num(model["thresholds"], "target_precision"), 2) << ": "
-            << (t["threshold"].is_number() ? fixed(t["threshold"].get<double>(), 3)
-                                           : std::string("none reaches it"))
-            << "  (coverage " << pct(num(t["fit"], "coverage")) << " fit, "
-            << pct(num(t["check"], "coverage")) << " check; precision "
-            << fixed(num(t["check"], "precision"), 3) << " on the check half)\n";
-      }
-    }
-  }
-  std::string pair;
-  for (const auto& row : comparison_rows(report)) {
-    if (pair != row.a + " vs " + row.b) {
-      pair = row.a + " vs " + row.b;
-      out << (color ? bold : "") << terminal_safe(pair) << (color ? reset : "") << "\n";
-    }
-    out << "  " << padded(terminal_safe(row.question), 10) << " accuracy difference " << points(row)
-        << "  McNemar p " << fixed(row.mcnemar_p, 4) << "  flips " << pct(row.flip_rate) << "  ("
-        << row.only_a_right << " only " << terminal_safe(row.a) << ", " << row.only_b_right
-        << " only " << terminal_safe(row.b) << ")\n";
+void print_classes(std::ostream& out, const QuestionEvaluation& q) {
+  std::size_t width = 0;
+  for (const auto& [label, scores] : q.classes) width = std::max(width, label.size());
+  for (const auto& [label, scores] : q.classes) {
+    out << "    " << padded(terminal_safe(label), width) << "  " << bar(scores.f1, 20) << " F1 "
+        << fixed(scores.f1, 2) << "  P " << fixed(value_of(class_precision(scores)), 2) << "  R "
+        << fixed(value_of(class_recall(scores)), 2) << "  n " << scores.support << "\n";
   }
 }
 
-std::string report_markdown(const Json& report) {
-  std::ostringstream out;
-  out << "## clef eval\n\n"
-      << report.value("items", 0) << " items · dataset `"
-      << report.value("dataset_sha256", "").substr(0, 12) << "` · questions `"
-      << report.value("questions_sha256", "").substr(0, 12) << "`\n\n";
-  out << "| model | question | type | n | coverage | accuracy (95% CI) | macro-F1 | Brier | ECE "
-         "(noise) | more |\n|---|---|---|---:|---:|---|---:|---:|---:|---|\n";
-  for (const std::string& name : model_order(report)) {
-    const Json& model = report["models"][name];
-    for (const auto& [question, q] : model["questions"].items()) {
-      out << "| " << markdown_text(name) << " | " << markdown_text(question) << " | "
-          << type_name(q) << " | " << q.value("n", 0) << " | " << pct(num(q, "coverage")) << " | "
-          << rate(q, "accuracy") << " | " << fixed(num(q, "macro_f1"), 3) << " | "
-          << fixed(num(q, "brier"), 3) << " | " << ece_cell(q) << " | " << extras(q) << " |\n";
+/// The question's own threshold (not a label's) and how it held on the check half.
+void print_threshold(std::ostream& out, const EvalReport& report,
+                     const std::vector<FittedThreshold>& fitted) {
+  for (const auto& t : fitted) {
+    if (!t.label.empty()) continue;
+    out << "    threshold for precision ≥ " << fixed(report.target_precision, 2) << ": "
+        << (t.threshold ? fixed(*t.threshold, 3) : std::string("none reaches it")) << "  (coverage "
+        << pct(t.fit_coverage) << " fit, " << pct(t.check_coverage) << " check; precision "
+        << fixed(t.check_precision, 3) << " on the check half)\n";
+  }
+}
+
+void print_model(std::ostream& out, const EvalReport& report, const ModelEvaluation& model,
+                 bool color) {
+  out << (color ? bold : "") << terminal_safe(model.model) << (color ? reset : "") << "  "
+      << report.items << " items · latency p50 " << milliseconds(model.traffic.latency_p50_ms)
+      << ", p95 " << milliseconds(model.traffic.latency_p95_ms) << " · "
+      << model.traffic.input_tokens << " input tokens\n";
+  for (const std::size_t i : questions_by_name(report)) {
+    const QuestionEvaluation& q = model.questions[i];
+    out << "  " << (color ? bold : "") << terminal_safe(q.question) << (color ? reset : "") << " ("
+        << type_name(q.type) << ")  n " << q.n << "  coverage " << pct(value_of(q.coverage))
+        << "  accuracy " << rate(q.accuracy) << "  macro-F1 " << fixed(q.macro_f1, 3) << "  Brier "
+        << fixed(value_of(q.brier), 3) << "  " << ece(q, color) << extras(q) << "\n";
+    print_classes(out, q);
+    if (i < model.thresholds.size()) print_threshold(out, report, model.thresholds[i]);
+  }
+}
+
+}  // namespace
+
+std::optional<double> value_of(const std::optional<metrics::Interval>& interval) {
+  return interval ? std::optional<double>(interval->value) : std::nullopt;
+}
+
+std::optional<metrics::Interval> class_precision(const metrics::ClassScores& scores) {
+  return metrics::wilson(scores.correct, scores.predicted);
+}
+
+std::optional<metrics::Interval> class_recall(const metrics::ClassScores& scores) {
+  return metrics::wilson(scores.correct, scores.support);
+}
+
+std::vector<std::size_t> questions_by_name(const EvalReport& report) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < report.question_names.size(); ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return report.question_names[a] < report.question_names[b];
+  });
+  return order;
+}
+
+std::string failure_summary(const ModelEvaluation& model) {
+  const ModelTraffic& t = model.traffic;
+  const std::string items = std::to_string(t.answered + t.failed + t.missing);
+  std::string out;
+  if (t.failed > 0) {
+    out = std::to_string(t.failed) + " of " + items + " items failed:";
+    std::string sep = " ";
+    for (const auto& [kind, count] : t.failures) {
+      out += sep + kind + " " + std::to_string(count.items) + " (" + shortened(count.message) + ")";
+      sep = ", ";
     }
   }
+  if (t.missing > 0) {
+    out += (out.empty() ? "" : "; ") + std::to_string(t.missing) + " of " + items +
+           " items have no result in the results file";
+  }
+  return out;
+}
+
+void print_eval_summary(std::ostream& out, const EvalReport& report, bool color) {
+  for (const auto& model : report.models) print_model(out, report, model, color);
+  for (const auto& pair : report.comparisons) {
+    out << (color ? bold : "") << terminal_safe(pair.a + " vs " + pair.b) << (color ? reset : "")
+        << "\n";
+    for (const std::size_t i : questions_by_name(report)) {
+      const ModelComparison& c = pair.questions[i];
+      out << "  " << padded(terminal_safe(report.question_names[i]), 10) << " accuracy difference "
+          << points(c) << "  McNemar p " << fixed(c.mcnemar_p, 4) << "  flips "
+          << pct(value_of(c.flip_rate)) << "  (" << c.only_a_right << " only "
+          << terminal_safe(pair.a) << ", " << c.only_b_right << " only " << terminal_safe(pair.b)
+          << ")\n";
+    }
+  }
+}
+
+namespace {
+
+void markdown_questions(std::ostream& out, const EvalReport& report) {
+  out << "| model | question | type | n | coverage | accuracy (95% CI) | macro-F1 | Brier | ECE "
+         "(noise) | more |\n|---|---|---|---:|---:|---|---:|---:|---:|---|\n";
+  for (const auto& model : report.models) {
+    for (const std::size_t i : questions_by_name(report)) {
+      const QuestionEvaluation& q = model.questions[i];
+      out << "| " << markdown_text(model.model) << " | " << markdown_text(q.question) << " | "
+          << type_name(q.type) << " | " << q.n << " | " << pct(value_of(q.coverage)) << " | "
+          << rate(q.accuracy) << " | " << fixed(q.macro_f1, 3) << " | "
+          << fixed(value_of(q.brier), 3) << " | " << ece_cell(q) << " | " << extras(q) << " |\n";
+    }
+  }
+}
+
+void markdown_labels(std::ostream& out, const EvalReport& report) {
   out << "\n### Per label\n\n| model | question | label | F1 | precision | recall | support |\n"
          "|---|---|---|---:|---:|---:|---:|\n";
-  for (const std::string& name : model_order(report)) {
-    const Json& model = report["models"][name];
-    for (const auto& [question, q] : model["questions"].items()) {
-      for (const auto& [label, s] : q["classes"].items()) {
-        out << "| " << markdown_text(name) << " | " << markdown_text(question) << " | "
-            << markdown_text(label) << " | " << fixed(num(s, "f1"), 3) << " | "
-            << rate(s, "precision") << " | " << rate(s, "recall") << " | " << s.value("support", 0)
-            << " |\n";
+  for (const auto& model : report.models) {
+    for (const std::size_t i : questions_by_name(report)) {
+      const QuestionEvaluation& q = model.questions[i];
+      for (const auto& [label, s] : q.classes) {
+        out << "| " << markdown_text(model.model) << " | " << markdown_text(q.question) << " | "
+            << markdown_text(label) << " | " << fixed(s.f1, 3) << " | " << rate(class_precision(s))
+            << " | " << rate(class_recall(s)) << " | " << s.support << " |\n";
       }
     }
   }
-  const auto rows = comparison_rows(report);
-  if (!rows.empty()) {
-    out << "\n### Comparison\n\n| A | B | question | accuracy A − B (95% CI) | McNemar p | flip "
-           "rate |\n|---|---|---|---|---:|---:|\n";
+}
+
+void markdown_comparisons(std::ostream& out, const EvalReport& report) {
+  if (report.comparisons.empty()) return;
+  out << "\n### Comparison\n\n| A | B | question | accuracy A − B (95% CI) | McNemar p | flip "
+         "rate |\n|---|---|---|---|---:|---:|\n";
+  for (const auto& pair : report.comparisons) {
+    for (const std::size_t i : questions_by_name(report)) {
+      const ModelComparison& c = pair.questions[i];
+      out << "| " << markdown_text(pair.a) << " | " << markdown_text(pair.b) << " | "
+          << markdown_text(report.question_names[i]) << " | " << points(c) << " | "
+          << fixed(c.mcnemar_p, 4) << " | " << pct(value_of(c.flip_rate)) << " |\n";
+    }
   }
-  for (const auto& row : rows) {
-    out << "| " << markdown_text(row.a) << " | " << markdown_text(row.b) << " | "
-        << markdown_text(row.question) << " | " << points(row) << " | " << fixed(row.mcnemar_p, 4)
-        << " | " << pct(row.flip_rate) << " |\n";
-  }
+}
+
+}  // namespace
+
+std::string report_markdown(const EvalReport& report) {
+  std::ostringstream out;
+  out << "## clef eval\n\n"
+      << report.items << " items · dataset `" << report.dataset_sha256.substr(0, 12)
+      << "` · questions `" << report.questions_sha256.substr(0, 12) << "`\n\n";
+  markdown_questions(out, report);
+  markdown_labels(out, report);
+  markdown_comparisons(out, report);
   bool heading = false;
-  for (const std::string& name : model_order(report)) {
-    const std::string failures = failure_summary(report["models"][name]);
+  for (const auto& model : report.models) {
+    const std::string failures = failure_summary(model);
     if (failures.empty()) continue;
     if (!heading) out << "\n### Failed requests\n\n";
     heading = true;
-    out << "- " << markdown_text(name) << ": " << markdown_text(failures) << "\n";
+    out << "- " << markdown_text(model.model) << ": " << markdown_text(failures) << "\n";
   }
   return out.str();
 }

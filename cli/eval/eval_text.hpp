@@ -1,17 +1,38 @@
-// clef eval's report for people: the terminal summary and the Markdown for a pull request.
+// clef eval's report for people: the terminal summary, the Markdown for a pull request, and
+// the one-line account of failed requests both print.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
+
+#include "clef/eval_report.hpp"
+#include "clef/metrics.hpp"
 
 namespace clef::cli {
 
 /// Per model and question: n, coverage, accuracy with its interval, macro-F1, Brier, ECE with
 /// its noise floor, a bar per label's F1; then each comparison.
-void print_eval_summary(std::ostream& out, const nlohmann::json& report, bool color);
+void print_eval_summary(std::ostream& out, const EvalReport& report, bool color);
 
 /// The same as Markdown tables.
-std::string report_markdown(const nlohmann::json& report);
+std::string report_markdown(const EvalReport& report);
+
+/// One model's failed requests as a sentence: "66 of 66 items failed: not_found 66 (model "x" is
+/// not on this Ollama server: …)", each kind with its first message, then items without a
+/// result; "" when every item got an answer.
+std::string failure_summary(const ModelEvaluation& model);
+
+/// The report's questions in the order its JSON form lists them (by name), as indices into
+/// report.question_names: every rendering lists them the same way.
+std::vector<std::size_t> questions_by_name(const EvalReport& report);
+
+/// A label's precision and recall as the report states them: Wilson intervals.
+std::optional<metrics::Interval> class_precision(const metrics::ClassScores& scores);
+std::optional<metrics::Interval> class_recall(const metrics::ClassScores& scores);
+
+/// The value of an interval that may be undefined.
+std::optional<double> value_of(const std::optional<metrics::Interval>& interval);
 
 }  // namespace clef::cli

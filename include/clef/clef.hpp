@@ -24,6 +24,8 @@
 #include "clef/digest.hpp"
 #include "clef/error.hpp"
 #include "clef/eval.hpp"
+#include "clef/eval_gates.hpp"
+#include "clef/eval_report.hpp"
 #include "clef/image.hpp"
 #include "clef/json.hpp"
 #include "clef/metrics.hpp"

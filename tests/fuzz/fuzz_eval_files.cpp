@@ -10,9 +10,10 @@
 
 #include "batch/batch_results.hpp"
 #include "clef/cassette.hpp"
+#include "clef/eval_gates.hpp"
+#include "clef/eval_report.hpp"
 #include "clef/json.hpp"
 #include "clef/policy.hpp"
-#include "eval/eval_gates.hpp"
 
 namespace {
 
@@ -41,27 +42,45 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (record.decision) policy->apply(*record.decision);
     }
   }
+  // The results, whatever they hold, as a model's answers on a labelled set.
   auto parsed = clef::parse_json(text, "fuzz");
-  if (parsed) {
-    const auto report = nlohmann::json::parse(parsed->dump(), nullptr, false);
-    // json::value() throws on a field of another type: read the digests as strings only.
-    const auto text_at = [&](const char* key) {
-      const auto it = report.is_object() ? report.find(key) : report.end();
-      return it != report.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
-    const std::string dataset = text_at("dataset_sha256");
-    const std::string asked = text_at("questions_sha256");
-    (void)clef::cli::check_baseline(report, dataset, asked);
-    // As its own baseline a report compares every defined metric with itself: no drop.
-    auto same = clef::cli::compare_to_baseline(report, report, {});
-    if (same && !same->drops.empty()) __builtin_trap();
-    for (const char* gate :
-         {"team.accuracy >= 0.5", "lower(team.precision[billing]) > 0.1", "refund.auroc < 1",
-          "latency_ms.p95 < 100", "overall.all_correct > 0"}) {
-      auto requirement = clef::cli::parse_requirement(gate);
-      if (!requirement) __builtin_trap();
-      (void)clef::cli::failed_requirements({requirement.value()}, report);
+  const auto text_at = [&](const char* key) {
+    if (!parsed || !parsed->is_object()) return std::string();
+    const auto it = parsed->find(key);
+    return it != parsed->end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  clef::LabelledSet set;
+  set.questions = questions();
+  set.dataset_sha256 = text_at("dataset_sha256");
+  set.questions_sha256 = text_at("questions_sha256");
+  clef::ModelResults run{"fuzz", {}};
+  if (results) {
+    static const char* const teams[] = {"billing", "technical"};
+    static const char* const levels[] = {"Routine", "Soon", "Urgent"};
+    for (auto& [key, record] : results.value()) {
+      const std::size_t i = set.items.size();
+      set.items.push_back({key, {teams[i % 2], i % 3 ? "yes" : "no", levels[i % 3]}});
+      run.items.emplace_back(std::move(record));
     }
+  }
+  const clef::EvalReport report = clef::evaluate_models(set, {run}, {true, 0.9});
+  // As its own baseline a report compares every defined metric with itself: no drop.
+  const nlohmann::ordered_json own(clef::to_json(report));
+  auto self = clef::EvalBaseline::from_json(own, set.dataset_sha256, set.questions_sha256);
+  if (!self) __builtin_trap();
+  auto same = clef::compare_to_baseline(report, self.value(), {});
+  if (same && !same->drops.empty()) __builtin_trap();
+  // The bytes as a baseline report: refused or compared, never a crash.
+  if (parsed) {
+    auto baseline =
+        clef::EvalBaseline::from_json(parsed.value(), set.dataset_sha256, set.questions_sha256);
+    if (baseline) (void)clef::compare_to_baseline(report, baseline.value(), {});
+  }
+  for (const char* gate : {"team.accuracy >= 0.5", "lower(team.precision[billing]) > 0.1",
+                           "refund.auroc < 1", "latency_ms.p95 < 100", "overall.all_correct > 0"}) {
+    auto requirement = clef::parse_requirement(gate);
+    if (!requirement) __builtin_trap();
+    (void)clef::failed_requirements({requirement.value()}, report);
   }
   // The same bytes as a cassette file: replay must read or refuse it, never crash.
   static const std::string cassette = "/tmp/clef-fuzz-cassette-" + std::to_string(::getpid());
@@ -76,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)replay.value()->send(request);
     }
   }
-  (void)clef::cli::parse_requirement(text);
-  (void)clef::cli::parse_tolerances({text});
+  (void)clef::parse_requirement(text);
+  (void)clef::parse_tolerances({text});
   return 0;
 }

@@ -1,14 +1,14 @@
-// The implementation of eval_gates.hpp: clef eval's CI gates.
-#include "eval/eval_gates.hpp"
+// The implementation of eval_gates.hpp: requirements and baselines over an evaluation's report.
+#include "clef/eval_gates.hpp"
 
 #include <cctype>
 #include <cstdio>
 #include <optional>
 #include <string_view>
 
-#include "common/number_text.hpp"
+#include "decimal_text.hpp"
 
-namespace clef::cli {
+namespace clef {
 namespace {
 
 using Json = nlohmann::json;
@@ -226,7 +226,7 @@ Result<Requirement> parse_requirement(const std::string& text) {
   }
   if (r.op.empty()) return malformed(text, syntax);
   const std::string_view limit = trimmed(all.substr(at + r.op.size()));
-  const auto value = parse_decimal(limit);
+  const auto value = detail::parse_decimal(limit);
   if (!value) {
     return malformed(text,
                      shown(limit) + " is not a finite decimal number (such as 0.9, .5 or 1e-3)");
@@ -239,8 +239,14 @@ Result<Requirement> parse_requirement(const std::string& text) {
 }
 
 Result<std::vector<std::string>> failed_requirements(const std::vector<Requirement>& requirements,
-                                                     const Json& report) {
+                                                     const EvalReport& typed) {
   std::vector<std::string> failures;
+  if (typed.models.empty() && !requirements.empty()) {
+    return make_error(ErrorKind::invalid_input,
+                      "the report has no model to hold " + shown(requirements.front().text) + " to",
+                      "--require");
+  }
+  const Json report = to_json(typed);
   const Json* models = member(report, "models");
   if (!models) return failures;
   for (const auto& [model_name, model] : models->items()) {
@@ -281,7 +287,7 @@ Result<std::map<std::string, double>> parse_tolerances(const std::vector<std::st
     const auto equals = flag.find('=');
     const std::string metric = equals == std::string::npos ? "*" : flag.substr(0, equals);
     const std::string delta = equals == std::string::npos ? flag : flag.substr(equals + 1);
-    const auto value = parse_decimal(delta);
+    const auto value = detail::parse_decimal(delta);
     if (!value || *value < 0) {
       return make_error(ErrorKind::invalid_input,
                         shown(flag) +
@@ -337,6 +343,8 @@ Status check_question(const Json& question, const std::string& where) {
 
 }  // namespace
 
+namespace {
+
 Status check_baseline(const Json& baseline, const std::string& dataset_sha256,
                       const std::string& questions_sha256) {
   if (!baseline.is_object() || text_of(baseline, "schema") != "clef-eval/1") {
@@ -379,8 +387,23 @@ Status check_baseline(const Json& baseline, const std::string& dataset_sha256,
   return {};
 }
 
-Result<BaselineComparison> compare_to_baseline(const Json& report, const Json& baseline,
+}  // namespace
+
+Result<EvalBaseline> EvalBaseline::from_json(const nlohmann::ordered_json& document,
+                                             const std::string& dataset_sha256,
+                                             const std::string& questions_sha256) {
+  // Sorted objects, as the report's own JSON form is: both sides are read the same way.
+  Json sorted(document);
+  if (auto status = check_baseline(sorted, dataset_sha256, questions_sha256); !status) {
+    return status.error();
+  }
+  return EvalBaseline(std::move(sorted));
+}
+
+Result<BaselineComparison> compare_to_baseline(const EvalReport& typed, const EvalBaseline& checked,
                                                const std::map<std::string, double>& tolerances) {
+  const Json report = to_json(typed);
+  const Json& baseline = checked.document();
   if (auto status = check_baseline(baseline, text_of(report, "dataset_sha256"),
                                    text_of(report, "questions_sha256"));
       !status) {
@@ -453,4 +476,4 @@ Result<BaselineComparison> compare_to_baseline(const Json& report, const Json& b
   return out;
 }
 
-}  // namespace clef::cli
+}  // namespace clef

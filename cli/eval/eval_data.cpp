@@ -1,0 +1,109 @@
+// The implementation of eval_data.hpp: clef eval's labelled items.
+#include "eval/eval_data.hpp"
+
+#include <fstream>
+#include <unordered_set>
+
+#include "batch/batch_output.hpp"
+#include "clef/digest.hpp"
+#include "clef/eval.hpp"
+
+namespace clef::cli {
+namespace {
+
+Error usage_error(const std::string& message, const std::string& where) {
+  return make_error(ErrorKind::invalid_input, message, where);
+}
+
+Result<std::string> file_sha256(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return usage_error("cannot open the data", path);
+  Sha256Hasher hasher;
+  std::string buffer(1 << 16, '\0');
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    hasher.update(std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())));
+  }
+  if (in.bad()) return usage_error("cannot read the data", path);
+  return hasher.hex();
+}
+
+}  // namespace
+
+Result<std::vector<LabelFlag>> parse_labels(const std::vector<std::string>& flags) {
+  std::vector<LabelFlag> out;
+  for (const auto& flag : flags) {
+    const auto equals = flag.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == flag.size()) {
+      return usage_error("\"" + flag + "\": write --label QUESTION=FIELD", "--label");
+    }
+    for (const auto& seen : out) {
+      if (seen.question == flag.substr(0, equals)) {
+        return usage_error("question \"" + seen.question + "\" is labelled twice", "--label");
+      }
+    }
+    out.push_back({flag.substr(0, equals), flag.substr(equals + 1)});
+  }
+  if (out.empty()) {
+    return usage_error(
+        "nothing to score: give --label QUESTION=FIELD for each question whose "
+        "gold answer is in DATA",
+        "--label");
+  }
+  return out;
+}
+
+Result<LabelledSet> read_labelled_set(const BatchFlags& run, InputFormat format,
+                                      const std::vector<Question>& asked,
+                                      const std::vector<LabelFlag>& labels) {
+  LabelledSet data;
+  InputFields fields{run.id_field, run.state_field, run.state_columns, {}};
+  for (const auto& label : labels) {
+    const Question* question = nullptr;
+    for (const auto& q : asked)
+      if (q.name == label.question) question = &q;
+    if (!question) {
+      return usage_error("\"" + label.question + "\" is not one of the questions", "--label");
+    }
+    data.questions.push_back(*question);
+    fields.extra.push_back(label.field);
+  }
+  std::ifstream file(run.input, std::ios::binary);
+  if (!file) return usage_error("cannot open the data", run.input);
+  auto reader = make_reader(file, format, fields);
+  if (!reader) {
+    Error error = reader.error();
+    error.where = run.input + ": " + error.where;
+    return error;
+  }
+  std::unordered_set<std::string> seen;
+  while (auto item = reader.value()->next()) {
+    const std::string where = run.input + ": line " + std::to_string(item->line);
+    if (!item->state) {
+      Error error = item->state.error();
+      error.where = run.input + ": " + error.where;
+      return error;
+    }
+    LabelledItem entry{id_key(item->id), {}};
+    if (!seen.insert(entry.id).second) {
+      return usage_error("the id " + entry.id + " is used twice: each item needs its own id",
+                         where);
+    }
+    for (std::size_t q = 0; q < labels.size(); ++q) {
+      auto gold = gold_label(data.questions[q], item->extra[q]);
+      if (!gold) return usage_error(gold.error().message, where + ", " + labels[q].field);
+      entry.gold.push_back(std::move(gold).value());
+    }
+    data.items.push_back(std::move(entry));
+  }
+  if (data.items.empty()) return usage_error("the data has no items", run.input);
+  auto dataset = file_sha256(run.input);
+  if (!dataset) return dataset.error();
+  data.dataset_sha256 = dataset.value();
+  auto questions = questions_sha256(asked);
+  if (!questions) return questions.error();
+  data.questions_sha256 = questions.value();
+  return data;
+}
+
+}  // namespace clef::cli
