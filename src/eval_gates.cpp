@@ -3,6 +3,8 @@
 
 #include <cctype>
 #include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
 
@@ -397,7 +399,7 @@ Result<EvalBaseline> EvalBaseline::from_json(const nlohmann::ordered_json& docum
   if (auto status = check_baseline(sorted, dataset_sha256, questions_sha256); !status) {
     return status.error();
   }
-  return EvalBaseline(std::move(sorted));
+  return EvalBaseline(std::make_shared<const Json>(std::move(sorted)));
 }
 
 Result<BaselineComparison> compare_to_baseline(const EvalReport& typed, const EvalBaseline& checked,

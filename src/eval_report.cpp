@@ -2,6 +2,8 @@
 // its clef-eval/1 JSON.
 #include "clef/eval_report.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace clef {
 namespace {
 

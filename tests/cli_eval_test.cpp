@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -179,6 +180,38 @@ TEST(CliEval, AnswersAreKeptAndRescoredWithoutSendingAgain) {
   EXPECT_EQ(mixed.code, 2);
   EXPECT_NE(mixed.err.find("holds the answers of another run"), std::string::npos) << mixed.err;
   EXPECT_EQ(elsewhere.request_count(), 0);
+}
+
+TEST(CliEval, WithoutAnswersNothingIsWrittenNotEvenAScratchFile) {
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  // No temporary directory to write in: the results stay in memory, typed, as they arrive.
+  const char* saved = std::getenv("TMPDIR");
+  const std::string kept = saved ? saved : "";
+  ::setenv("TMPDIR", "/nonexistent/clef-eval-test", 1);
+  const std::string in_memory = fresh_path("eval_in_memory.json");
+  auto run = run_clef(eval_args(server, files, {"-m", "m", "--report-json", in_memory}));
+  if (saved)
+    ::setenv("TMPDIR", kept.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(server.request_count(), 10);
+  // The same report as when the results go through an --answers file.
+  const std::string answers = fresh_path("eval_memory_answers.jsonl");
+  const std::string through_file = fresh_path("eval_through_file.json");
+  ASSERT_EQ(run_clef(eval_args(server, files,
+                               {"-m", "m", "--answers", answers, "--report-json", through_file}))
+                .code,
+            0);
+  const Json a = report_at(in_memory), b = report_at(through_file);
+  // Latency differs from run to run; everything else is the same.
+  Json a_rest = a, b_rest = b;
+  a_rest["models"]["m"].erase("latency_ms");
+  b_rest["models"]["m"].erase("latency_ms");
+  EXPECT_EQ(a_rest, b_rest);
+  EXPECT_EQ(a["models"]["m"]["latency_ms"]["n"], 10);
 }
 
 TEST(CliEval, TwoModelsArePairedItemByItem) {

@@ -11,7 +11,8 @@
 #pragma once
 
 #include <map>
-#include <nlohmann/json.hpp>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -63,11 +64,13 @@ class EvalBaseline {
                                         const std::string& dataset_sha256,
                                         const std::string& questions_sha256);
 
-  const nlohmann::json& document() const noexcept { return m_document; }
+  /// The checked document, its objects' keys sorted as to_json(EvalReport) sorts them.
+  const nlohmann::json& document() const noexcept { return *m_document; }
 
  private:
-  explicit EvalBaseline(nlohmann::json document) : m_document(std::move(document)) {}
-  nlohmann::json m_document;
+  explicit EvalBaseline(std::shared_ptr<const nlohmann::json> document)
+      : m_document(std::move(document)) {}
+  std::shared_ptr<const nlohmann::json> m_document;
 };
 
 /// What comparing a report with its baseline found.

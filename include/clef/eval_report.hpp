@@ -1,6 +1,7 @@
 // clef: the whole evaluation of one or more models on one labelled set, typed — what `clef eval`
 // prints, writes as its clef-eval/1 JSON, gates on and fits a policy from.
 //
+//     #include <nlohmann/json.hpp>  // for to_json's document
 //     clef::LabelledSet set;
 //     set.questions = {clef::Question::yes_no("refund", "Asks for a refund?")};
 //     set.items = {{"\"t1\"", {"yes"}}};  // the id's JSON text, and its gold label
@@ -14,7 +15,7 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>

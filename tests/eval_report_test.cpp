@@ -1,0 +1,189 @@
+// clef::evaluate_models, its clef-eval/1 JSON, policy_of and the gates (<clef/eval_gates.hpp>)
+// on a four-item set worked out by hand.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "clef/eval_gates.hpp"
+#include "clef/eval_report.hpp"
+
+namespace {
+
+using clef::ItemResult;
+using Json = nlohmann::json;
+
+const clef::Question refund = clef::Question::yes_no("refund", "Asks for money back?");
+
+/// Items a, b, c, d; gold yes, no, yes, and none for d.
+clef::LabelledSet four_items() {
+  clef::LabelledSet set;
+  set.questions = {refund};
+  set.items = {{"\"a\"", {"yes"}}, {"\"b\"", {"no"}}, {"\"c\"", {"yes"}}, {"\"d\"", {""}}};
+  set.dataset_sha256 = "data-digest";
+  set.questions_sha256 = "questions-digest";
+  return set;
+}
+
+ItemResult answered(double p_true, double latency_ms, bool sent = true) {
+  clef::Answer answer;
+  answer.question = "refund";
+  answer.asked = clef::QuestionType::yes_no;
+  answer.status = clef::AnswerStatus::ok;
+  clef::YesNoAnswer value;
+  value.p_true = p_true;
+  answer.value = value;
+  ItemResult item;
+  item.decision.emplace();
+  item.decision->answers.push_back(answer);
+  item.decision->usage.input_tokens = 100;
+  item.latency_ms = latency_ms;
+  item.sent = sent;
+  return item;
+}
+
+ItemResult failed(const std::string& kind, const std::string& message) {
+  ItemResult item;
+  item.error_kind = kind;
+  item.error = message;
+  return item;
+}
+
+/// A: a right (0.9), b right (0.2), c failed (timeout), d answered as a --dedupe copy.
+/// B: a wrong (0.3), b right (0.4), c right (0.8), d without any result.
+std::vector<clef::ModelResults> two_models() {
+  return {{"A",
+           {answered(0.9, 10), answered(0.2, 20), failed("timeout", "took too long"),
+            answered(0.7, 0, false)}},
+          {"B", {answered(0.3, 5), answered(0.4, 5), answered(0.8, 5), std::nullopt}}};
+}
+
+TEST(EvalReport, EvaluatesEachModelAndComparesThemAsWorkedOutByHand) {
+  const clef::EvalReport report = clef::evaluate_models(four_items(), two_models(), {});
+  ASSERT_EQ(report.models.size(), 2u);
+  const clef::ModelEvaluation& a = report.models[0];
+  EXPECT_EQ(a.model, "A");
+  // Traffic: a, b, d answered (d a copy: no request, no latency, no tokens), c failed.
+  EXPECT_EQ(a.traffic.answered, 3u);
+  EXPECT_EQ(a.traffic.failed, 1u);
+  EXPECT_EQ(a.traffic.missing, 0u);
+  ASSERT_EQ(a.traffic.failures.count("timeout"), 1u);
+  EXPECT_EQ(a.traffic.failures.at("timeout").items, 1u);
+  EXPECT_EQ(a.traffic.failures.at("timeout").message, "took too long");
+  EXPECT_EQ(a.traffic.latency_n, 2u);
+  EXPECT_DOUBLE_EQ(a.traffic.latency_p50_ms.value(), 15.0);  // between 10 and 20
+  EXPECT_EQ(a.traffic.input_tokens, 200);
+  // refund: gold on a, b, c (n 3, d skipped); a and b right, c unanswered counts as wrong.
+  const clef::QuestionEvaluation& q = a.questions[0];
+  EXPECT_EQ(q.n, 3u);
+  EXPECT_EQ(q.skipped, 1u);
+  EXPECT_EQ(q.answered, 2u);
+  EXPECT_DOUBLE_EQ(q.accuracy->value, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(a.overall.all_correct->value, 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(a.overall.mean_accuracy.value(), 2.0 / 3.0);
+  const clef::ModelEvaluation& b = report.models[1];
+  EXPECT_EQ(b.traffic.missing, 1u);                             // d
+  EXPECT_DOUBLE_EQ(b.questions[0].accuracy->value, 2.0 / 3.0);  // b and c right
+  // A against B: only A right on a, only B right on c.
+  ASSERT_EQ(report.comparisons.size(), 1u);
+  EXPECT_EQ(report.comparisons[0].questions[0].only_a_right, 1u);
+  EXPECT_EQ(report.comparisons[0].questions[0].only_b_right, 1u);
+  EXPECT_TRUE(a.thresholds.empty());
+  EXPECT_FALSE(report.target_precision.has_value());
+}
+
+TEST(EvalReport, JsonFormKeysModelsByNameAndNamesAMissingAnswer) {
+  const Json json = clef::to_json(clef::evaluate_models(four_items(), two_models(), {}));
+  EXPECT_EQ(json["schema"], "clef-eval/1");
+  EXPECT_EQ(json["dataset_sha256"], "data-digest");
+  EXPECT_EQ(json["model_order"], Json::array({"A", "B"}));
+  EXPECT_EQ(json["items"], 4);
+  const Json& a = json["models"]["A"];
+  EXPECT_EQ(a["requests"]["failures"]["timeout"]["items"], 1);
+  EXPECT_EQ(a["latency_ms"]["n"], 2);
+  EXPECT_EQ(a["questions"]["refund"]["type"], "noul");
+  EXPECT_EQ(a["questions"]["refund"]["confusion"]["yes"]["(no answer)"], 1);  // item c
+  EXPECT_DOUBLE_EQ(a["questions"]["refund"]["accuracy"]["value"].get<double>(), 2.0 / 3.0);
+  EXPECT_FALSE(a.contains("thresholds"));
+  EXPECT_EQ(json["comparison"][0]["a"], "A");
+  EXPECT_EQ(json["comparison"][0]["questions"]["refund"]["only_b_right"], 1);
+  // Undefined is null, never a number: B's AUROC over a, b, c is defined, a model with no
+  // answer has none.
+  const Json nothing = clef::to_json(clef::evaluate_models(four_items(), {{"C", {}}}, {}));
+  EXPECT_TRUE(nothing["models"]["C"]["questions"]["refund"]["auroc"].is_null());
+  EXPECT_EQ(nothing["models"]["C"]["requests"]["missing"], 4);
+  EXPECT_FALSE(nothing.contains("comparison"));
+}
+
+TEST(EvalReport, PolicyComesFromTheTypedThresholdsALabelWithoutOneFallsBack) {
+  clef::EvalReport report;
+  report.dataset_sha256 = "d";
+  report.questions_sha256 = "q";
+  report.question_names = {"team"};
+  report.target_precision = 0.9;
+  clef::ModelEvaluation model;
+  model.model = "clef-flash";
+  clef::FittedThreshold question, billing, technical;
+  question.threshold = 0.8;
+  billing.label = "billing";  // no threshold of its own
+  technical.label = "technical";
+  technical.threshold = 0.6;
+  model.thresholds = {{question, billing, technical}};
+  report.models = {model};
+  const clef::Policy policy = clef::policy_of(report, report.models[0]);
+  EXPECT_EQ(policy.model, "clef-flash");
+  EXPECT_DOUBLE_EQ(policy.target_precision, 0.9);
+  EXPECT_EQ(policy.dataset_sha256, "d");
+  ASSERT_EQ(policy.questions.count("team"), 1u);
+  EXPECT_DOUBLE_EQ(policy.questions.at("team").threshold.value(), 0.8);
+  EXPECT_EQ(policy.questions.at("team").labels.count("billing"), 0u);
+  EXPECT_DOUBLE_EQ(policy.questions.at("team").labels.at("technical").value(), 0.6);
+}
+
+TEST(EvalGates, RequirementsReadTheTypedReportAndNeverPassOnNothing) {
+  const clef::EvalReport report = clef::evaluate_models(four_items(), two_models(), {});
+  auto gate = clef::parse_requirement("refund.accuracy >= 0.9");
+  ASSERT_TRUE(gate);
+  auto failures = clef::failed_requirements({gate.value()}, report);
+  ASSERT_TRUE(failures);
+  ASSERT_EQ(failures->size(), 2u);
+  EXPECT_EQ(failures->at(0), "A: refund.accuracy >= 0.9 (it is 0.6667)");
+  auto holds =
+      clef::failed_requirements({clef::parse_requirement("refund.n >= 3").value()}, report);
+  ASSERT_TRUE(holds);
+  EXPECT_TRUE(holds->empty());
+  // A question the report lacks is an error, and so is a report without any model.
+  EXPECT_FALSE(
+      clef::failed_requirements({clef::parse_requirement("team.accuracy > 0").value()}, report));
+  EXPECT_FALSE(clef::failed_requirements({gate.value()}, clef::EvalReport{}));
+}
+
+TEST(EvalGates, BaselineIsCheckedOnceAndComparedWithTheTypedReport) {
+  const clef::EvalReport report = clef::evaluate_models(four_items(), two_models(), {});
+  const nlohmann::ordered_json own(clef::to_json(report));
+  auto self = clef::EvalBaseline::from_json(own, "data-digest", "questions-digest");
+  ASSERT_TRUE(self) << self.error().message;
+  auto same = clef::compare_to_baseline(report, self.value(), {});
+  ASSERT_TRUE(same);
+  EXPECT_GT(same->compared, 0u);
+  EXPECT_TRUE(same->drops.empty());
+  // Another data set's report is refused before any comparison.
+  auto other = clef::EvalBaseline::from_json(own, "other-digest", "questions-digest");
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("other data"), std::string::npos);
+  // A baseline where A was more accurate: A's accuracy dropped, beyond no tolerance.
+  nlohmann::ordered_json better = own;
+  better["models"]["A"]["questions"]["refund"]["accuracy"]["value"] = 0.9;
+  auto baseline = clef::EvalBaseline::from_json(better, "data-digest", "questions-digest");
+  ASSERT_TRUE(baseline);
+  auto dropped = clef::compare_to_baseline(report, baseline.value(), {});
+  ASSERT_TRUE(dropped);
+  ASSERT_EQ(dropped->drops.size(), 1u);
+  EXPECT_EQ(dropped->drops[0], "A: refund.accuracy went from 0.9 to 0.6667 (tolerance 0)");
+  auto tolerated = clef::compare_to_baseline(report, baseline.value(), {{"accuracy", 0.25}});
+  ASSERT_TRUE(tolerated);
+  EXPECT_TRUE(tolerated->drops.empty());
+}
+
+}  // namespace
