@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,35 +120,66 @@ std::string typed_command(int argc, char** argv) {
 
 }  // namespace
 
-int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOptions& options) {
-  CLI::App app{"clef: ask System One decision models typed questions (POST /v1/systemone)", "clef"};
-  app.set_version_flag("--version", std::string("clef ") + clef::version);
-  app.require_subcommand(1);
-  app.fallthrough();  // --color may come before or after the command
+namespace {
+
+/// Every command's flags and its CLI11 subcommand, declared on one app.
+struct Commands {
   std::string color = "auto";
-  app.add_option("--color", color,
-                 "auto | always | never (auto: only on a terminal, not with TERM=dumb or NO_COLOR)")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
-      ->capture_default_str();
-
   AskFlags ask_flags;
-  CLI::App* ask = add_ask_command(app, ask_flags);
   BatchFlags batch_flags;
-  CLI::App* batch = add_batch_command(app, batch_flags);
-  // Listed for --help; the clef executable hands `clef mock …` to clef-mock before parsing.
-  CLI::App* mock = app.add_subcommand("mock",
-                                      "Serve a mock System One server on 127.0.0.1 "
-                                      "(clef mock --help)");
-  mock->prefix_command();
   CacheFlags cache_flags;
-  CLI::App* cache = add_cache_command(app, cache_flags);
   EvalFlags eval_flags;
-  CLI::App* eval = add_eval_command(app, eval_flags);
   ModelsFlags models_flags;
-  CLI::App* models = add_models_command(app, models_flags);
   ConnectionFlags doctor_flags;
-  CLI::App* doctor = add_doctor_command(app, doctor_flags);
+  CLI::App* ask = nullptr;
+  CLI::App* batch = nullptr;
+  CLI::App* mock = nullptr;
+  CLI::App* cache = nullptr;
+  CLI::App* eval = nullptr;
+  CLI::App* models = nullptr;
+  CLI::App* doctor = nullptr;
 
+  explicit Commands(CLI::App& app) {
+    app.set_version_flag("--version", std::string("clef ") + clef::version);
+    app.require_subcommand(1);
+    app.fallthrough();  // --color may come before or after the command
+    app.add_option("--color", color,
+                   "auto | always | never (auto: only on a terminal, not with TERM=dumb or "
+                   "NO_COLOR)")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
+    ask = add_ask_command(app, ask_flags);
+    batch = add_batch_command(app, batch_flags);
+    // Listed for --help; the clef executable hands `clef mock …` to clef-mock before parsing.
+    mock = app.add_subcommand("mock",
+                              "Serve a mock System One server on 127.0.0.1 (clef mock --help)");
+    mock->prefix_command();
+    cache = add_cache_command(app, cache_flags);
+    eval = add_eval_command(app, eval_flags);
+    models = add_models_command(app, models_flags);
+    doctor = add_doctor_command(app, doctor_flags);
+  }
+
+  int dispatch(const Context& context) {
+    if (ask->parsed()) return run_ask(ask_flags, *ask, context);
+    if (batch->parsed()) return run_batch_command(batch_flags, *batch, context);
+    if (mock->parsed()) {
+      context.err << "clef: error: `clef mock` is run by the clef executable (it starts "
+                     "clef-mock)\n";
+      return as_int(ExitCode::usage);
+    }
+    if (cache->parsed()) return run_cache_command(cache_flags, context);
+    if (eval->parsed()) return run_eval(eval_flags, *eval, context);
+    if (models->parsed()) return run_models(models_flags, context);
+    if (doctor->parsed()) return run_doctor(doctor_flags, context);
+    return as_int(ExitCode::usage);
+  }
+};
+
+/// What happens before CLI11 parses: `clef` alone, `clef help`, a command that does not exist.
+/// None when the command line goes on to be parsed.
+std::optional<int> before_parsing(CLI::App& app, int argc, char** argv, std::ostream& out,
+                                  std::ostream& err) {
   if (argc <= 1) {  // `clef` alone: say what there is, as a usage error
     err << app.help();
     return as_int(ExitCode::usage);
@@ -163,6 +195,12 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
            "shows one\n";
     return as_int(ExitCode::usage);
   }
+  return std::nullopt;
+}
+
+/// Parses the command line; an exit code when that is the whole run (help, version, an error).
+std::optional<int> parse(CLI::App& app, int argc, char** argv, std::ostream& out,
+                         std::ostream& err) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -176,6 +214,33 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
     err << "clef: run `clef --help` or `clef COMMAND --help` for the syntax\n";
     return as_int(ExitCode::usage);
   }
+  return std::nullopt;
+}
+
+/// Results are only delivered once stdout takes them: a full disk or a closed pipe makes the
+/// run a failure (exit 7), whatever the command decided, so no script trusts a lost answer.
+int after_flushing(int code, const Context& context) {
+  errno = 0;
+  context.out.flush();
+  if (context.out || code == as_int(ExitCode::output) || code == as_int(ExitCode::interrupted))
+    return code;
+  const int why = errno;
+  print_error(context,
+              std::string("cannot write the output to stdout") +
+                  (why == EPIPE ? ": its reader closed it"
+                   : why != 0   ? std::string(": ") + std::strerror(why)
+                                : std::string()),
+              "nothing written there can be trusted; write somewhere with space, or to a file");
+  return as_int(ExitCode::output);
+}
+
+}  // namespace
+
+int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOptions& options) {
+  CLI::App app{"clef: ask System One decision models typed questions (POST /v1/systemone)", "clef"};
+  Commands commands(app);
+  if (auto done = before_parsing(app, argc, argv, out, err)) return *done;
+  if (auto done = parse(app, argc, argv, out, err)) return *done;
   // A dumb terminal cannot redraw a progress bar either: it gets plain lines.
   const Context context{out,
                         err,
@@ -183,38 +248,10 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
                         options.stdin_is_piped,
                         options.stdout_is_tty,
                         options.stderr_is_tty && !env_is("TERM", "dumb"),
-                        use_color(color, options.stdout_is_tty),
+                        use_color(commands.color, options.stdout_is_tty),
                         options.stop,
                         options.cancel};
-  auto dispatch = [&]() -> int {
-    if (ask->parsed()) return run_ask(ask_flags, *ask, context);
-    if (batch->parsed()) return run_batch_command(batch_flags, *batch, context);
-    if (mock->parsed()) {
-      err << "clef: error: `clef mock` is run by the clef executable (it starts clef-mock)\n";
-      return as_int(ExitCode::usage);
-    }
-    if (cache->parsed()) return run_cache_command(cache_flags, context);
-    if (eval->parsed()) return run_eval(eval_flags, *eval, context);
-    if (models->parsed()) return run_models(models_flags, context);
-    if (doctor->parsed()) return run_doctor(doctor_flags, context);
-    return as_int(ExitCode::usage);
-  };
-  const int code = dispatch();
-  // Results are only delivered once stdout takes them: a full disk or a closed pipe makes the
-  // run a failure (exit 7), whatever the command decided, so no script trusts a lost answer.
-  errno = 0;
-  out.flush();
-  if (!out && code != as_int(ExitCode::output) && code != as_int(ExitCode::interrupted)) {
-    const int why = errno;
-    print_error(context,
-                std::string("cannot write the output to stdout") +
-                    (why == EPIPE ? ": its reader closed it"
-                     : why != 0   ? std::string(": ") + std::strerror(why)
-                                  : std::string()),
-                "nothing written there can be trusted; write somewhere with space, or to a file");
-    return as_int(ExitCode::output);
-  }
-  return code;
+  return after_flushing(commands.dispatch(context), context);
 }
 
 }  // namespace clef::cli

@@ -389,6 +389,49 @@ Status check_baseline(const Json& baseline, const std::string& dataset_sha256,
   return {};
 }
 
+/// How far `metric` may get worse: its own tolerance, else the one for every metric, else 0.
+double tolerance_of(const std::map<std::string, double>& tolerances, const std::string& metric) {
+  auto it = tolerances.find(metric);
+  if (it == tolerances.end()) it = tolerances.find("*");
+  return it == tolerances.end() ? 0.0 : it->second;
+}
+
+/// The compared metrics of one question of one model, `then` in the baseline and `now` in this
+/// run (both of the same type), into `out`.
+void compare_question(const std::string& model_name, const Json& model, const std::string& question,
+                      const Json& then, const Json& now,
+                      const std::map<std::string, double>& tolerances, BaselineComparison& out) {
+  const std::string type = text_of(now, "type");
+  const std::string who = model_name + ": " + question;
+  for (const auto& metric : compared_metrics) {
+    if (!applies(metric, type)) continue;
+    const auto a = number_of(member(then, metric.name));
+    const auto b = number_of(member(now, metric.name));
+    const std::string name = who + "." + metric.name;
+    if (!a && !b) {
+      out.notes.push_back(name + " is undefined in both reports: not compared");
+      continue;
+    }
+    if (!a) {
+      out.notes.push_back(name + " was undefined in the baseline (now " + number(*b) +
+                          "): not compared");
+      continue;
+    }
+    ++out.compared;
+    if (!b) {
+      out.drops.push_back(name + " went from " + number(*a) + " to undefined (" +
+                          undefined_reason(model, question, metric.name, "") + ")");
+      continue;
+    }
+    const double worse = metric.higher_is_better ? *a - *b : *b - *a;
+    const double allowed = tolerance_of(tolerances, metric.name);
+    if (worse > allowed + 1e-12) {
+      out.drops.push_back(name + " went from " + number(*a) + " to " + number(*b) + " (tolerance " +
+                          number(allowed) + ")");
+    }
+  }
+}
+
 }  // namespace
 
 Result<EvalBaseline> EvalBaseline::from_json(const nlohmann::ordered_json& document,
@@ -411,11 +454,6 @@ Result<BaselineComparison> compare_to_baseline(const EvalReport& typed, const Ev
       !status) {
     return status.error();
   }
-  auto tolerance = [&](const std::string& metric) {
-    auto it = tolerances.find(metric);
-    if (it == tolerances.end()) it = tolerances.find("*");
-    return it == tolerances.end() ? 0.0 : it->second;
-  };
   BaselineComparison out;
   const Json& old_models = *member(baseline, "models");
   const Json* models = member(report, "models");
@@ -442,32 +480,7 @@ Result<BaselineComparison> compare_to_baseline(const EvalReport& typed, const Ev
                             " question, this run as a " + type + " (models." + model_name +
                             ".questions." + question + ".type)");
       }
-      for (const auto& metric : compared_metrics) {
-        if (!applies(metric, type)) continue;
-        const auto a = number_of(member(*then, metric.name));
-        const auto b = number_of(member(now, metric.name));
-        const std::string name = who + "." + metric.name;
-        if (!a && !b) {
-          out.notes.push_back(name + " is undefined in both reports: not compared");
-          continue;
-        }
-        if (!a) {
-          out.notes.push_back(name + " was undefined in the baseline (now " + number(*b) +
-                              "): not compared");
-          continue;
-        }
-        ++out.compared;
-        if (!b) {
-          out.drops.push_back(name + " went from " + number(*a) + " to undefined (" +
-                              undefined_reason(model, question, metric.name, "") + ")");
-          continue;
-        }
-        const double worse = metric.higher_is_better ? *a - *b : *b - *a;
-        if (worse > tolerance(metric.name) + 1e-12) {
-          out.drops.push_back(name + " went from " + number(*a) + " to " + number(*b) +
-                              " (tolerance " + number(tolerance(metric.name)) + ")");
-        }
-      }
+      compare_question(model_name, model, question, *then, now, tolerances, out);
     }
   }
   if (out.compared == 0) {

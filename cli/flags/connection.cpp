@@ -32,6 +32,24 @@ std::chrono::milliseconds to_ms(double seconds) {
   return std::chrono::milliseconds(std::llround(seconds * 1000.0));
 }
 
+/// --record, --replay and --cache: where answers come from besides the server.
+void add_offline_flags(CLI::App& command, ConnectionFlags& flags) {
+  CLI::Option* record = command.add_option(
+      "--record", flags.record, "Append every exchange with the server to this cassette (JSONL)");
+  command
+      .add_option("--replay", flags.replay,
+                  "Answer from this cassette with no network; a request it lacks fails (exit 9)")
+      ->excludes(record);
+  command
+      .add_option("--cache", flags.cache,
+                  "Answer repeated requests from this directory (default: CLEF_CACHE_DIR; off "
+                  "when neither is set, and under --replay); keyed by the whole request and the "
+                  "model's version")
+      ->excludes("--replay");
+  command.add_flag("--cache-images", flags.cache_images,
+                   "With --cache: cache requests with images too");
+}
+
 }  // namespace
 
 void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
@@ -83,20 +101,7 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 86400.0));
   command.add_flag("-v,--verbose", flags.verbose, "Print the request and each attempt on stderr");
-  CLI::Option* record = command.add_option(
-      "--record", flags.record, "Append every exchange with the server to this cassette (JSONL)");
-  command
-      .add_option("--replay", flags.replay,
-                  "Answer from this cassette with no network; a request it lacks fails (exit 9)")
-      ->excludes(record);
-  command
-      .add_option("--cache", flags.cache,
-                  "Answer repeated requests from this directory (default: CLEF_CACHE_DIR; off "
-                  "when neither is set, and under --replay); keyed by the whole request and the "
-                  "model's version")
-      ->excludes("--replay");
-  command.add_flag("--cache-images", flags.cache_images,
-                   "With --cache: cache requests with images too");
+  add_offline_flags(command, flags);
 }
 
 namespace {

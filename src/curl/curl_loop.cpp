@@ -177,6 +177,26 @@ class Loop {
     return queued;
   }
 
+  /// How long the loop may wait for a socket: until curl's deadline, the next timer or the next
+  /// cancellation check, and not at all when something was queued meanwhile. Marks the loop as
+  /// sleeping when it will wait, so a submitter knows to wake it.
+  std::chrono::milliseconds time_to_sleep() {
+    auto wait = std::chrono::milliseconds(1000);
+    const auto until = [](Clock::time_point when) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::max(when - Clock::now(), Clock::duration::zero()) + std::chrono::microseconds(999));
+    };
+    if (m_curl_deadline) wait = std::min(wait, until(*m_curl_deadline));
+    if (auto next = m_timers.next()) wait = std::min(wait, until(*next));
+    if (m_cancellable > 0) wait = std::min(wait, cancel_check_interval);
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_incoming.empty() || !m_new_timers.empty() || !m_refused.empty() || m_stopping) {
+      wait = std::chrono::milliseconds(0);
+    }
+    m_sleeping = wait.count() > 0;
+    return wait;
+  }
+
   /// One turn of the loop; false once it is stopping and has taken what was queued.
   bool turn() {
     Queued queued = take_queued();
@@ -200,21 +220,7 @@ class Loop {
     collect_finished();
     check_cancelled();
 
-    auto wait = std::chrono::milliseconds(1000);
-    const auto until = [](Clock::time_point when) {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::max(when - Clock::now(), Clock::duration::zero()) + std::chrono::microseconds(999));
-    };
-    if (m_curl_deadline) wait = std::min(wait, until(*m_curl_deadline));
-    if (auto next = m_timers.next()) wait = std::min(wait, until(*next));
-    if (m_cancellable > 0) wait = std::min(wait, cancel_check_interval);
-    {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      if (!m_incoming.empty() || !m_new_timers.empty() || !m_refused.empty() || m_stopping) {
-        wait = std::chrono::milliseconds(0);
-      }
-      m_sleeping = wait.count() > 0;
-    }
+    const std::chrono::milliseconds wait = time_to_sleep();
     epoll_event events[256];
     int ready = 0;
     if (m_epoll >= 0)
