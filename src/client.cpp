@@ -19,12 +19,7 @@
 
 namespace clef {
 
-struct Client::Impl {
-  ClientOptions options;
-  std::shared_ptr<Transport> transport;
-  std::string base_url;
-  std::string authorization;  ///< The Authorization header's value, or empty.
-  std::string secret;         ///< Scrubbed from everything the server says.
+struct Client::Impl : detail::Connection {
   mutable std::mutex random_mutex;
   mutable std::mt19937_64 random{std::random_device{}()};
   /// submit()'s transport: options.async_transport, else made on the first submit (a curl
@@ -199,15 +194,11 @@ void Submission::send_attempt(const std::shared_ptr<Submission>& submission) {
 Client::Client(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl)) {}
 
 Result<Client> Client::create(ClientOptions options) {
-  auto base = detail::checked_api_root(options);
-  if (!base) return base.error();
   if (options.retry.max_attempts < 1) options.retry.max_attempts = 1;
+  auto connection = detail::connection_from(std::move(options));
+  if (!connection) return connection.error();
   auto impl = std::make_shared<Impl>();
-  impl->transport = options.transport ? options.transport : make_curl_transport();
-  impl->base_url = std::move(base->url);
-  impl->authorization = std::move(base->authorization);
-  impl->secret = std::move(base->secret);
-  impl->options = std::move(options);
+  static_cast<detail::Connection&>(*impl) = std::move(connection).value();
   return Client(std::move(impl));
 }
 

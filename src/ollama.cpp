@@ -67,13 +67,7 @@ bool version_at_least(std::string_view version, std::string_view minimum) {
   return have && want && *have >= *want;
 }
 
-struct OllamaApi::Impl {
-  ClientOptions options;
-  std::shared_ptr<Transport> transport;
-  std::string base_url;
-  std::string authorization;  ///< Basic, from credentials in the URL; or empty.
-  std::string secret;
-
+struct OllamaApi::Impl : detail::Connection {
   /// One call; a non-2xx answer goes through the same mapping as a decision's, and a 2xx one
   /// must be a JSON object.
   Result<detail::Json> call(const char* method, const std::string& path, std::string body,
@@ -107,14 +101,10 @@ OllamaApi::OllamaApi(std::shared_ptr<const Impl> impl) : m_impl(std::move(impl))
 
 Result<OllamaApi> OllamaApi::create(ClientOptions options) {
   options.backend = Backend::ollama;
-  auto base = detail::checked_api_root(options);
-  if (!base) return base.error();
+  auto connection = detail::connection_from(std::move(options));
+  if (!connection) return connection.error();
   auto impl = std::make_shared<Impl>();
-  impl->transport = options.transport ? options.transport : make_curl_transport();
-  impl->base_url = std::move(base->url);
-  impl->authorization = std::move(base->authorization);
-  impl->secret = std::move(base->secret);
-  impl->options = std::move(options);
+  static_cast<detail::Connection&>(*impl) = std::move(connection).value();
   return OllamaApi(std::move(impl));
 }
 

@@ -108,6 +108,18 @@ ClientOptions ClientOptions::from_environment(Backend backend) {
 
 namespace detail {
 
+Result<Connection> connection_from(ClientOptions options) {
+  auto root = checked_api_root(options);
+  if (!root) return root.error();
+  Connection connection;
+  connection.transport = options.transport ? options.transport : make_curl_transport();
+  connection.base_url = std::move(root->url);
+  connection.authorization = std::move(root->authorization);
+  connection.secret = std::move(root->secret);
+  connection.options = std::move(options);
+  return connection;
+}
+
 Result<ApiRoot> checked_api_root(const ClientOptions& options) {
   auto resolved = base_for_backend(options);
   if (!resolved) return resolved.error();

@@ -1,6 +1,7 @@
 // Internal: the one check of ClientOptions that every API object built from them makes.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "clef/options.hpp"
@@ -23,6 +24,19 @@ struct ApiRoot {
 
 /// Checks the URL, credentials, timeouts and CA file of `options` and returns the API root.
 Result<ApiRoot> checked_api_root(const ClientOptions& options);
+
+/// What every API object built from options holds: the options, the transport (libcurl's
+/// unless options.transport names one), and the checked API root.
+struct Connection {
+  ClientOptions options;
+  std::shared_ptr<Transport> transport;
+  std::string base_url;
+  std::string authorization;  ///< The Authorization header's value, or empty.
+  std::string secret;         ///< Scrubbed from everything the server says.
+};
+
+/// The options checked (checked_api_root) and made into a Connection.
+Result<Connection> connection_from(ClientOptions options);
 
 /// "clef/<version>", the User-Agent of every request clef sends.
 std::string user_agent();

@@ -25,17 +25,6 @@ Result<State> state_from_json(const Json& value, const std::string& where) {
       std::string("the state must be a string, object or array, not ") + value.type_name(), where);
 }
 
-/// One line without its '\n', holding at most max_input_line bytes (clef::read_line): the rest
-/// of a longer line is read past, not kept, and `too_long` is set. False at the end.
-bool bounded_getline(std::istream& in, std::string& line, bool& too_long) {
-  Line read;
-  read.text = std::move(line);
-  const bool any = read_line(in, read, max_input_line);
-  line = std::move(read.text);
-  too_long = read.too_long;
-  return any;
-}
-
 std::string field_text(const Json& object, const std::string& name) {
   const auto it = object.find(name);
   if (it == object.end() || it->is_null()) return "";
@@ -53,9 +42,10 @@ class JsonlReader final : public InputReader {
  public:
   JsonlReader(std::istream& in, InputFields fields) : m_in(in), m_fields(std::move(fields)) {}
   std::optional<InputItem> next() override {
-    std::string line;
-    bool too_long = false;
-    while (bounded_getline(m_in, line, too_long)) {
+    Line read;  // at most max_input_line bytes kept; the rest of a longer line is read past
+    const std::string& line = read.text;
+    while (read_line(m_in, read, max_input_line)) {
+      const bool too_long = read.too_long;
       ++m_line;
       InputItem item;
       item.line = m_line;
@@ -116,11 +106,11 @@ class TextReader final : public InputReader {
  public:
   explicit TextReader(std::istream& in) : m_in(in) {}
   std::optional<InputItem> next() override {
-    std::string line;
-    bool too_long = false;
-    while (bounded_getline(m_in, line, too_long)) {
+    Line read;
+    std::string& line = read.text;
+    while (read_line(m_in, read, max_input_line)) {
       ++m_line;
-      if (too_long) return InputItem{Json(m_line), too_long_error(m_line), m_line, {}, {}};
+      if (read.too_long) return InputItem{Json(m_line), too_long_error(m_line), m_line, {}, {}};
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) {
         // A blank line still gets its output line: every input line is accounted for.
@@ -238,27 +228,27 @@ class DelimitedReader final : public InputReader {
 
  private:
   std::optional<std::vector<std::string>> record() {
-    std::string line;
-    bool too_long = false;
-    if (!bounded_getline(m_in, line, too_long)) return std::nullopt;
+    Line read;
+    if (!read_line(m_in, read, max_input_line)) return std::nullopt;
     ++m_line;
-    m_record_too_long = too_long;
+    m_record_too_long = read.too_long;
+    std::string line = std::move(read.text);
     std::size_t record_bytes = line.size();
     std::vector<std::string> fields(1);
     bool quoted = false;
     for (std::size_t i = 0;; ++i) {
       if (i == line.size()) {
         if (!quoted) break;
-        std::string more;
+        Line more;
         // An unterminated quote takes what there is. A record past the cap is still read to
         // its end, so the next record starts where it should, but its fields are dropped.
-        if (!bounded_getline(m_in, more, too_long)) break;
+        if (!read_line(m_in, more, max_input_line)) break;
         ++m_line;
-        record_bytes += more.size();
-        m_record_too_long = m_record_too_long || too_long || record_bytes > max_input_line;
+        record_bytes += more.text.size();
+        m_record_too_long = m_record_too_long || more.too_long || record_bytes > max_input_line;
         if (m_record_too_long) fields.assign(1, std::string());
         fields.back() += '\n';
-        line = std::move(more);
+        line = std::move(more.text);
         i = static_cast<std::size_t>(-1);
         continue;
       }
