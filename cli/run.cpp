@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "batch/batch_command.hpp"
+#include "batch/merge_command.hpp"
 #include "clef/version.hpp"
 #include "commands/ask_command.hpp"
 #include "commands/cache_command.hpp"
@@ -131,6 +132,7 @@ struct Commands {
   EvalFlags eval_flags;
   ModelsFlags models_flags;
   ConnectionFlags doctor_flags;
+  MergeFlags merge_flags;
   CLI::App* ask = nullptr;
   CLI::App* batch = nullptr;
   CLI::App* mock = nullptr;
@@ -138,6 +140,7 @@ struct Commands {
   CLI::App* eval = nullptr;
   CLI::App* models = nullptr;
   CLI::App* doctor = nullptr;
+  CLI::App* merge = nullptr;
 
   explicit Commands(CLI::App& app) {
     app.set_version_flag("--version", std::string("clef ") + clef::version);
@@ -150,6 +153,7 @@ struct Commands {
         ->capture_default_str();
     ask = add_ask_command(app, ask_flags);
     batch = add_batch_command(app, batch_flags);
+    merge = add_merge_command(app, merge_flags);
     // Listed for --help; the clef executable hands `clef mock …` to clef-mock before parsing.
     mock = app.add_subcommand("mock",
                               "Serve a mock System One server on 127.0.0.1 (clef mock --help)");
@@ -163,6 +167,7 @@ struct Commands {
   int dispatch(const Context& context) {
     if (ask->parsed()) return run_ask(ask_flags, *ask, context);
     if (batch->parsed()) return run_batch_command(batch_flags, *batch, context);
+    if (merge->parsed()) return run_merge(merge_flags, context);
     if (mock->parsed()) {
       context.err << "clef: error: `clef mock` is run by the clef executable (it starts "
                      "clef-mock)\n";
@@ -191,7 +196,8 @@ std::optional<int> before_parsing(CLI::App& app, int argc, char** argv, std::ost
     const std::string near = closest_command(app, command_name);
     err << "clef: error: '" << command_name << "' is not a clef command"
         << (near.empty() ? std::string() : " (did you mean `" + near + "`?)") << "\n";
-    err << "clef: commands: ask, batch, eval, mock, cache, models, doctor; `clef help COMMAND` "
+    err << "clef: commands: ask, batch, merge, eval, mock, cache, models, doctor; `clef help "
+           "COMMAND` "
            "shows one\n";
     return as_int(ExitCode::usage);
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -346,6 +347,14 @@ std::vector<Result<Decision>> decide_all(const Client& client,
                                                          "not sent: the batch was stopped")));
   }
   return results;
+}
+
+std::size_t shard_of(std::string_view id, std::size_t shards) {
+  if (shards < 2) return 0;
+  const detail::Sha256 digest = detail::sha256(id);
+  std::uint64_t head = 0;
+  for (std::size_t i = 0; i < 8; ++i) head = (head << 8) | digest[i];
+  return static_cast<std::size_t>(head % shards);
 }
 
 }  // namespace clef

@@ -14,6 +14,7 @@
 #include "batch/batch_input.hpp"
 #include "batch/batch_output.hpp"
 #include "batch/batch_progress.hpp"
+#include "batch/batch_shard.hpp"
 #include "batch/batch_table.hpp"
 #include "clef/batch.hpp"
 #include "clef/decision_json.hpp"
@@ -44,7 +45,8 @@ std::string canonical_input(const std::string& path) {
 
 /// What this run is, for the record beside OUT that --resume checks.
 Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format, const Client& client,
-                               const DecisionRequest& prototype) {
+                               const DecisionRequest& prototype,
+                               const std::optional<Shard>& shard) {
   DecisionRequest probe = prototype;
   probe.state = State::text("x");
   auto body = client.request_body(probe);
@@ -64,6 +66,13 @@ Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format, cons
       {"id_field", format == InputFormat::text ? "" : flags.id_field},
       {"state_field", format == InputFormat::text ? "" : flags.state_field},
   };
+  if (shard) {
+    // What clef merge checks the shards by: the same input bytes, split the same way.
+    auto input = file_sha256(flags.input, "the input");
+    if (!input) return input.error();
+    record.fields.emplace_back("shard", shard->text());
+    record.fields.emplace_back("input_sha256", input.value());
+  }
   return record;
 }
 
@@ -74,7 +83,7 @@ class BatchJob {
   BatchJob(const BatchFlags& flags, const Context& context, InputReader& reader, OutputFile* output,
            Progress& progress, const std::unordered_set<std::string>& done,
            const DecisionRequest& prototype, const ResultTable* table, const Policy* policy,
-           ResultObserver* observer)
+           ResultObserver* observer, std::optional<Shard> shard)
       : m_flags(flags),
         m_context(context),
         m_reader(reader),
@@ -84,12 +93,14 @@ class BatchJob {
         m_prototype(prototype),
         m_table(table),
         m_policy(policy),
-        m_observer(observer) {}
+        m_observer(observer),
+        m_shard(shard) {}
 
   std::optional<Result<DecisionRequest>> next() {
     for (;;) {
       auto item = m_reader.next();
       if (!item) return std::nullopt;
+      if (m_shard && !in_shard(*m_shard, item->id)) continue;  // another shard's
       const bool readable = item->state.ok();
       if (readable) {
         const std::string key = id_key(item->id);
@@ -283,6 +294,7 @@ class BatchJob {
   const ResultTable* m_table;
   const Policy* m_policy;
   ResultObserver* m_observer;
+  std::optional<Shard> m_shard;
 
   std::unordered_map<std::size_t, Pending> m_pending;  ///< Only the items in flight.
   std::size_t m_next_index = 0;
@@ -357,6 +369,12 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
   batch->add_option("--policy", flags.policy,
                     "Thresholds from `clef eval --fit-thresholds`: an answer below its "
                     "threshold is written with status \"abstained\"");
+  batch->add_option("--shard", flags.shard,
+                    "K/N: decide only shard K of N (0 to N-1) of INPUT, by a hash of each id; "
+                    "auto: K (and N) from a Kubernetes Indexed Job or Slurm array; then clef "
+                    "merge");
+  batch->add_option("--shards", flags.shards,
+                    "N, for --shard auto in a Kubernetes Indexed Job (its completions)");
   return batch;
 }
 
@@ -498,6 +516,14 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   if (auto status = check_format_flags(flags, command, format); !status) {
     return refuse(status.error());
   }
+  auto shard = resolve_shard(flags.shard, flags.shards);
+  if (!shard) return refuse(shard.error());
+  if (shard.value() && flags.input == "-") {
+    return refuse(make_error(ErrorKind::invalid_input,
+                             "--shard reads a file: every shard reads the whole input and keeps "
+                             "its own part",
+                             "--shard"));
+  }
   auto prototype = build_request(State::text(""), questions, {}, flags.keep_alive);
   if (!prototype) return refuse(prototype.error());
   auto policy = load_policy(flags.policy, questions, flags.connection.model, context);
@@ -505,7 +531,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   raise_open_file_limit(flags.concurrency);
   auto client = make_client(flags.connection, context, false, flags.concurrency);
   if (!client) return refuse(client.error());
-  auto record = describe_run(flags, format, client.value(), prototype.value());
+  auto record = describe_run(flags, format, client.value(), prototype.value(), shard.value());
   if (!record) return refuse(record.error());
   std::ifstream file;
   auto reader = open_reader(flags, format, file, context.in);
@@ -526,10 +552,12 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
       return {as_int(ExitCode::output)};
     }
   }
-  Progress progress(context.err, context.stderr_is_tty, input_items(flags, format), done.size());
+  // A shard's share of the lines is not known before they are read: no total.
+  Progress progress(context.err, context.stderr_is_tty,
+                    shard.value() ? std::nullopt : input_items(flags, format), done.size());
   BatchJob job(flags, context, *reader.value(), output ? &*output : nullptr, progress, done,
                prototype.value(), table ? &*table : nullptr,
-               policy->has_value() ? &**policy : nullptr, observer);
+               policy->has_value() ? &**policy : nullptr, observer, shard.value());
   BatchEnd end = job.finish(run_job(client.value(), flags, job, progress));
   const int cassette = cassette_failure_exit(client.value(), context);
   if (cassette != 0) end = {cassette, false};

@@ -34,7 +34,9 @@ struct BatchFlags {
   std::string keep_alive;
   std::string output_format = "jsonl";     ///< jsonl | csv | tsv
   std::vector<std::string> state_columns;  ///< CSV/TSV: the state as an object of these columns.
-  std::string policy;  ///< --policy FILE: thresholds below which an answer abstains.
+  std::string policy;      ///< --policy FILE: thresholds below which an answer abstains.
+  std::string shard;       ///< --shard K/N or auto: decide only this shard's items.
+  std::size_t shards = 0;  ///< --shards N, for --shard auto in a Kubernetes Indexed Job.
   ConnectionFlags connection;
 };
 

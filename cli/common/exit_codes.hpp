@@ -16,6 +16,7 @@ enum class ExitCode : int {
   output = 7,           ///< The output cannot be written: disk full, closed pipe, file in use.
   abstained = 8,        ///< clef ask --policy: an answer is below its threshold (ask a person).
   not_recorded = 9,     ///< --replay: the cassette has no recording of a request.
+  incomplete = 10,      ///< clef merge: items or whole shards have no result.
   interrupted = 130,    ///< SIGINT / SIGTERM.
 };
 

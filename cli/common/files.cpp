@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <fstream>
 
+#include "clef/digest.hpp"
+
 namespace clef::cli {
 namespace {
 
@@ -45,6 +47,19 @@ void raise_open_file_limit(std::size_t connections) {
     limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
     ::setrlimit(RLIMIT_NOFILE, &limit);
   }
+}
+
+Result<std::string> file_sha256(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorKind::invalid_input, "cannot open " + what, path);
+  Sha256Hasher hasher;
+  std::string buffer(1 << 16, '\0');
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    hasher.update(std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())));
+  }
+  if (in.bad()) return make_error(ErrorKind::invalid_input, "cannot read " + what, path);
+  return hasher.hex();
 }
 
 }  // namespace clef::cli

@@ -5,27 +5,14 @@
 #include <unordered_set>
 
 #include "batch/batch_output.hpp"
-#include "clef/digest.hpp"
 #include "clef/eval.hpp"
+#include "common/files.hpp"
 
 namespace clef::cli {
 namespace {
 
 Error usage_error(const std::string& message, const std::string& where) {
   return make_error(ErrorKind::invalid_input, message, where);
-}
-
-Result<std::string> file_sha256(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return usage_error("cannot open the data", path);
-  Sha256Hasher hasher;
-  std::string buffer(1 << 16, '\0');
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    hasher.update(std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())));
-  }
-  if (in.bad()) return usage_error("cannot read the data", path);
-  return hasher.hex();
 }
 
 }  // namespace
@@ -97,7 +84,7 @@ Result<LabelledSet> read_labelled_set(const BatchFlags& run, InputFormat format,
     data.items.push_back(std::move(entry));
   }
   if (data.items.empty()) return usage_error("the data has no items", run.input);
-  auto dataset = file_sha256(run.input);
+  auto dataset = file_sha256(run.input, "the data");
   if (!dataset) return dataset.error();
   data.dataset_sha256 = dataset.value();
   auto questions = questions_sha256(asked);

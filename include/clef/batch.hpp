@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "clef/client.hpp"
@@ -80,5 +81,11 @@ BatchSummary run_batch(const Client& client, const RequestSource& source, const 
 std::vector<Result<Decision>> decide_all(const Client& client,
                                          const std::vector<DecisionRequest>& requests,
                                          BatchOptions options = {});
+
+/// Which of `shards` shards an item belongs to (clef batch --shard K/N): the first eight bytes of
+/// SHA-256 of `id`, read as a big-endian number, modulo `shards`. `id` is the id as clef batch
+/// keys it, its compact JSON text (`"x001"` with its quotes, `7` for a number), so the same id is
+/// in the same shard whatever the order of the input and on every machine. 0 when `shards` < 2.
+std::size_t shard_of(std::string_view id, std::size_t shards);
 
 }  // namespace clef

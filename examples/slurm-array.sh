@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# clef batch split over a Slurm job array: four tasks, each deciding its shard of the same input.
+# Slurm sets SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT; `--shard auto`
+# reads them (shard = task id − min, of count). Submit, then merge once every task has ended:
+#   sbatch examples/slurm-array.sh
+#   clef merge out/routed.*.jsonl -o routed.jsonl     # exit 10 names the shards to run again:
+#   sbatch --array=2 examples/slurm-array.sh          # e.g. only task 2, as merge says
+#SBATCH --job-name=clef-route
+#SBATCH --array=0-3
+#SBATCH --cpus-per-task=2
+#SBATCH --time=02:00:00
+#SBATCH --output=out/clef-%a.log
+set -euo pipefail
+mkdir -p out
+# Each task asks its own model server (one Ollama per GPU node here): OLLAMA_HOST from the node.
+# --resume: a task run again keeps what it already wrote.
+clef batch tickets.jsonl -q questions.json -m clef-flash \
+  --shard auto --resume -o "out/routed.$SLURM_ARRAY_TASK_ID.jsonl"

@@ -1,0 +1,216 @@
+// clef batch --shard and clef merge: every id in exactly one shard whatever the input's order,
+// the shards merged back into exactly the unsharded run, and what is missing named.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "clef/batch.hpp"
+#include "cli_runner.hpp"
+#include "fake_server.hpp"
+
+namespace {
+
+using clef::testing::batch_args;
+using clef::testing::FakeServer;
+using clef::testing::fresh_path;
+using clef::testing::jsonl_tickets;
+using clef::testing::lines_of;
+using clef::testing::read_file;
+using clef::testing::run_clef;
+using clef::testing::write_temp_file;
+using Json = nlohmann::ordered_json;
+
+std::string test_name() {
+  return ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
+
+/// The ids (as JSON text) of a batch output.
+std::set<std::string> ids_in(const std::string& path) {
+  std::set<std::string> ids;
+  for (const auto& line : lines_of(read_file(path))) ids.insert(line["id"].dump());
+  return ids;
+}
+
+/// A batch output without its latency figures, which differ from run to run.
+std::string without_latency(const std::string& path) {
+  std::string out;
+  for (auto line : lines_of(read_file(path))) {
+    line.erase("latency_ms");
+    out += line.dump() + "\n";
+  }
+  return out;
+}
+
+/// Runs shard k of `count` of `input` into a fresh file; its path.
+std::string run_shard(const FakeServer& server, const std::string& input, std::size_t k,
+                      std::size_t count, const std::string& tag) {
+  const std::string out =
+      fresh_path("shard_" + test_name() + "_" + tag + "_" + std::to_string(k) + ".jsonl");
+  auto run =
+      run_clef(batch_args(server.base_url(), input, out,
+                          {"-j", "8", "--shard", std::to_string(k) + "/" + std::to_string(count)}));
+  EXPECT_EQ(run.code, 0) << run.err;
+  return out;
+}
+
+TEST(Shard, OfAnIdIsTheFirstEightBytesOfItsSha256ModuloN) {
+  // Worked out with Python: int.from_bytes(hashlib.sha256(b'"a"').digest()[:8], 'big') % n.
+  EXPECT_EQ(clef::shard_of("\"a\"", 4), 1u);
+  EXPECT_EQ(clef::shard_of("\"b\"", 4), 3u);
+  EXPECT_EQ(clef::shard_of("\"b\"", 7), 5u);
+  EXPECT_EQ(clef::shard_of("1", 1000), 913u);
+  EXPECT_EQ(clef::shard_of("\"ticket-42\"", 7), 3u);
+  EXPECT_EQ(clef::shard_of("\"a\"", 1), 0u);
+  EXPECT_EQ(clef::shard_of("\"a\"", 0), 0u);
+}
+
+TEST(CliShard, EachIdInExactlyOneShardWhateverTheOrderAndMergeGivesTheUnshardedRun) {
+  FakeServer server;
+  const std::string tickets = jsonl_tickets(10000);
+  const std::string input = write_temp_file("shard_input.jsonl", tickets);
+  std::vector<std::string> shards;
+  std::set<std::string> seen;
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < 4; ++k) {
+    shards.push_back(run_shard(server, input, k, 4, "in"));
+    const auto ids = ids_in(shards.back());
+    total += lines_of(read_file(shards.back())).size();
+    for (const auto& id : ids) EXPECT_EQ(clef::shard_of(id, 4), k) << id;
+    seen.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(seen.size(), 10000u);
+  EXPECT_EQ(total, 10000u) << "an id in two shards, or twice in one";
+
+  // The input shuffled: every shard keeps the same ids.
+  std::vector<std::string> lines;
+  for (const auto& line : lines_of(tickets)) lines.push_back(line.dump());
+  std::shuffle(lines.begin(), lines.end(), std::mt19937(7));
+  std::string shuffled;
+  for (const auto& line : lines) shuffled += line + "\n";
+  const std::string reordered = write_temp_file("shard_shuffled.jsonl", shuffled);
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(ids_in(run_shard(server, reordered, k, 4, "shuffled")), ids_in(shards[k])) << k;
+  }
+
+  // Merged, the shards are the unsharded run, line for line in input order.
+  const std::string whole = fresh_path("shard_whole.jsonl");
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), input, whole, {"--ordered"})).code, 0);
+  const std::string merged = fresh_path("shard_merged.jsonl");
+  std::vector<std::string> args = {"merge"};
+  args.insert(args.end(), shards.begin(), shards.end());
+  args.insert(args.end(), {"-o", merged});
+  auto merge = run_clef(args);
+  ASSERT_EQ(merge.code, 0) << merge.err;
+  EXPECT_NE(merge.err.find("10000 items from 4 shards"), std::string::npos) << merge.err;
+  EXPECT_EQ(without_latency(merged), without_latency(whole));
+}
+
+TEST(CliShard, MergeNamesAMissingShardAndItsIdsAndExitsTen) {
+  FakeServer server;
+  const std::string input = write_temp_file("shard_missing.jsonl", jsonl_tickets(200));
+  std::vector<std::string> shards;
+  for (std::size_t k = 0; k < 4; ++k) shards.push_back(run_shard(server, input, k, 4, "m"));
+  const std::string first_of_shard_2 = lines_of(read_file(shards[2])).front()["id"].dump();
+  const std::string merged = fresh_path("shard_missing_merged.jsonl");
+  auto merge = run_clef({"merge", shards[0], shards[1], shards[3], "-o", merged});
+  EXPECT_EQ(merge.code, 10);
+  EXPECT_NE(merge.err.find("no output given for shard(s) 2 of 4"), std::string::npos) << merge.err;
+  EXPECT_NE(merge.err.find(first_of_shard_2), std::string::npos) << merge.err;
+  EXPECT_NE(merge.err.find("--array=2 "), std::string::npos) << merge.err;
+  EXPECT_EQ(read_file(merged), "") << "nothing is written when items are missing";
+  // One line lost from shard 3's output (a torn write): that item, and shard 3, are named.
+  std::string kept, lost;
+  for (const auto& line : lines_of(read_file(shards[3]))) {
+    if (lost.empty()) {
+      lost = line["id"].dump();
+      continue;
+    }
+    kept += line.dump() + "\n";
+  }
+  std::ofstream(shards[3], std::ios::trunc) << kept << "{\"id\": \"T1";
+  auto again = run_clef({"merge", shards[0], shards[1], shards[2], shards[3], "-o", merged});
+  EXPECT_EQ(again.code, 10);
+  EXPECT_NE(again.err.find("1 item(s) have no result: " + lost), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("--array=3 "), std::string::npos) << again.err;
+}
+
+TEST(CliShard, MergeRefusesShardsOfAnotherRunOrInput) {
+  FakeServer server;
+  server.set_models({"clef-flash", "other"});
+  const std::string input = write_temp_file("shard_runs.jsonl", jsonl_tickets(40));
+  const std::string a = run_shard(server, input, 0, 2, "a");
+  const std::string b = fresh_path("shard_runs_other_model.jsonl");
+  ASSERT_EQ(
+      run_clef(batch_args(server.base_url(), input, b, {"--shard", "1/2", "-m", "other"})).code, 0);
+  auto mixed = run_clef({"merge", a, b, "-o", fresh_path("shard_runs_merged.jsonl")});
+  EXPECT_EQ(mixed.code, 2);
+  EXPECT_NE(mixed.err.find("is not of the same run"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("model"), std::string::npos) << mixed.err;
+  // The same shard twice is not two shards.
+  auto twice = run_clef({"merge", a, a, "-o", fresh_path("shard_runs_twice.jsonl")});
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_NE(twice.err.find("is shard 0/2, and so is"), std::string::npos) << twice.err;
+  // Another input than the one the shards read.
+  const std::string c = run_shard(server, input, 1, 2, "c");
+  const std::string changed = write_temp_file("shard_runs_changed.jsonl", jsonl_tickets(41));
+  auto other_input =
+      run_clef({"merge", a, c, "--input", changed, "-o", fresh_path("shard_runs_in.jsonl")});
+  EXPECT_EQ(other_input.code, 2);
+  EXPECT_NE(other_input.err.find("is not the input the shards read"), std::string::npos)
+      << other_input.err;
+  // --resume of a shard's output as another shard is refused by its run record.
+  auto resumed = run_clef(batch_args(server.base_url(), input, a, {"--shard", "1/2", "--resume"}));
+  EXPECT_EQ(resumed.code, 2);
+  EXPECT_NE(resumed.err.find("shard: was \"0/2\", now \"1/2\""), std::string::npos) << resumed.err;
+}
+
+/// The "shard" a run recorded, after a run with `extra` flags.
+std::string recorded_shard(const FakeServer& server, const std::string& input,
+                           std::vector<std::string> extra, int expected_code = 0) {
+  const std::string out = fresh_path("shard_env_" + test_name() + ".jsonl");
+  auto run = run_clef(batch_args(server.base_url(), input, out, std::move(extra)));
+  EXPECT_EQ(run.code, expected_code) << run.err;
+  if (run.code != 0) return run.err;
+  const auto record = Json::parse(read_file(out + ".clef-run.json"));
+  return record.value("shard", "(none)");
+}
+
+TEST(CliShard, AutoTakesTheIndexFromAKubernetesIndexedJobOrASlurmArray) {
+  FakeServer server;
+  const std::string input = write_temp_file("shard_env.jsonl", jsonl_tickets(20));
+  // Never split unless asked, even inside an array job.
+  ::setenv("SLURM_ARRAY_TASK_ID", "3", 1);
+  ::setenv("SLURM_ARRAY_TASK_COUNT", "4", 1);
+  ::setenv("SLURM_ARRAY_TASK_MIN", "1", 1);
+  EXPECT_EQ(recorded_shard(server, input, {}), "(none)");
+  EXPECT_EQ(recorded_shard(server, input, {"--shard", "auto"}), "2/4");  // --array=1-4
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto", "--shards", "5"}, 2)
+                .find("the Slurm array has 4 tasks"),
+            std::string::npos);
+  ::unsetenv("SLURM_ARRAY_TASK_ID");
+  ::unsetenv("SLURM_ARRAY_TASK_COUNT");
+  ::unsetenv("SLURM_ARRAY_TASK_MIN");
+  ::setenv("JOB_COMPLETION_INDEX", "1", 1);
+  EXPECT_EQ(recorded_shard(server, input, {"--shard", "auto", "--shards", "3"}), "1/3");
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("add --shards N"),
+            std::string::npos);
+  ::setenv("JOB_COMPLETION_INDEX", "3", 1);
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto", "--shards", "3"}, 2)
+                .find("shard 3 does not exist"),
+            std::string::npos);
+  ::unsetenv("JOB_COMPLETION_INDEX");
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("neither is set"),
+            std::string::npos);
+  for (const char* bad : {"4/4", "1/0", "-1/4", "1 /4", "a/b", "1/200000"}) {
+    EXPECT_NE(recorded_shard(server, input, {"--shard", bad}, 2).find("--shard"), std::string::npos)
+        << bad;
+  }
+}
+
+}  // namespace
