@@ -32,6 +32,8 @@ struct MockFlags {
   bool quota = false;
   std::uint64_t seed = 1;
   std::size_t max_connections = 1024;
+  std::size_t capacity = 0;
+  double rate_limit = 0;
   std::optional<std::string> token;  ///< --token: the one Bearer token workers-ai accepts
 };
 
@@ -55,6 +57,13 @@ void add_flags(CLI::App& app, MockFlags& flags) {
       ->check(CLI::Range(0, 86400));
   app.add_flag("--quota-exhausted", flags.quota,
                "Every decision gets the daily-allocation 429 (4006)");
+  app.add_option("--capacity", flags.capacity,
+                 "Decisions answered at once; one more gets 503 \"server busy\" (0: no limit)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100000}));
+  app.add_option("--rate-limit", flags.rate_limit,
+                 "Decisions a second (a token bucket, one second's burst); one more gets 429 "
+                 "with Retry-After: 1 (0: no limit)")
+      ->check(CLI::Range(0.0, 1000000.0));
   app.add_option("--log", flags.log_path, "Append each request as a JSON line to FILE");
   app.add_option("--max-connections", flags.max_connections,
                  "Connections served at once, each on its own thread; more wait")
@@ -101,6 +110,8 @@ bool faults_from(const MockFlags& flags, clef::MockFaults& faults) {
   faults.drop_rate = flags.drop_rate;
   faults.quota_exhausted = flags.quota;
   faults.seed = flags.seed;
+  faults.capacity = flags.capacity;
+  faults.rate_limit = flags.rate_limit;
   if (flags.retry_after >= 0) faults.retry_after_seconds = flags.retry_after;
   if (!flags.fail_rates.empty() && !parse_fail_rates(flags.fail_rates, faults.fail_rates)) {
     std::cerr << "clef mock: error: --fail-rate is STATUS:SHARE,… with shares summing to at most 1"

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "adaptive_limit.hpp"
 #include "retry.hpp"
 #include "sha256_bytes.hpp"
 
@@ -46,7 +47,8 @@ class BatchRun {
         m_dedupe(options.dedupe && options.on_duplicate),
         m_limit(std::max<std::size_t>(options.concurrency, 1)),
         m_window(m_limit * 8),
-        m_retry(without_throttling(client.options().retry)) {}
+        m_retry(without_throttling(client.options().retry)),
+        m_adaptive(m_limit) {}
 
   BatchSummary run() {
     try {
@@ -91,7 +93,8 @@ class BatchRun {
     DecisionRequest request;
     std::optional<detail::Sha256> key;  ///< With dedupe: its body's digest.
     Clock::time_point first_sent{};
-    int throttled = 0;  ///< 429/503 answers so far.
+    Clock::time_point last_sent{};  ///< Of its latest attempt, for the adaptive limit.
+    int throttled = 0;              ///< 429/503 answers so far.
   };
   /// A flight back from the loop with its result.
   struct Landed {
@@ -112,7 +115,7 @@ class BatchRun {
   /// Starts items while the limits allow; returns when to look again if only time stands in
   /// the way (a pause, the rate cap), else Clock::time_point::max().
   Clock::time_point start_what_may_start() {
-    while (m_in_flight < m_limit && !check_stop()) {
+    while (m_in_flight < m_adaptive.allowed() && !check_stop()) {
       const Clock::time_point now = Clock::now();
       if (now < m_paused_until) return m_paused_until;
       const bool resend = !m_waiting_to_resend.empty();
@@ -180,6 +183,7 @@ class BatchRun {
   }
 
   void send(std::unique_ptr<Flight> flight) {
+    flight->last_sent = Clock::now();
     ++m_in_flight;
     ++m_submitted;
     Flight* raw = flight.release();
@@ -194,34 +198,45 @@ class BatchRun {
   }
 
   /// A result back from the loop: delivered, or, for a 429/503 within the throttle budget,
-  /// queued to be sent again once the batch-wide pause is over.
+  /// queued to be sent again.
   void settle(Landed&& landed) {
     --m_in_flight;
     Flight& flight = *landed.flight;
     Result<Decision>& result = landed.result;
     if (!result && detail::is_throttling(result.error()) && !m_stopping &&
         Clock::now() - flight.first_sent < m_options.throttle_budget) {
-      // The server asked for less traffic: pause every request, not only this one, for as long
-      // as it asked but never past the policy's cap.
-      const RetryPolicy& policy = m_client.options().retry;
-      std::optional<std::chrono::milliseconds> asked = result.error().retry_after;
-      if (asked) asked = std::min(*asked, policy.max_retry_after);
-      const auto delay = detail::backoff_delay(policy, ++flight.throttled, asked, m_random);
-      ++m_summary.throttled;
-      const auto until = Clock::now() + delay;
-      if (until > m_paused_until) {
-        m_paused_until = until;
-        if (m_options.on_pause) {
-          m_options.on_pause(std::chrono::system_clock::now() + delay, result.error());
-        }
-      }
-      m_waiting_to_resend.push_back(std::move(landed.flight));
+      throttled(landed);
       return;
     }
     if (!result && result.error().kind == ErrorKind::quota_exhausted)
       m_summary.quota_exhausted = true;
+    if (result) m_adaptive.answered();
     note_reachability(result);
     finish(flight, std::move(result));
+  }
+
+  /// The server refused (429, 503): keep fewer in flight from now on (a server that refuses is
+  /// full), and send the item again. When the server names a Retry-After, or one request at a
+  /// time was already too many, every request also pauses — for as long as it asked, never past
+  /// the policy's cap, else a growing backoff.
+  void throttled(Landed& landed) {
+    Flight& flight = *landed.flight;
+    const Error& error = landed.result.error();
+    const bool at_one = m_adaptive.allowed() == 1;
+    m_adaptive.refused(flight.last_sent, Clock::now(), m_in_flight);
+    ++m_summary.throttled;
+    if (error.retry_after || at_one) {
+      const RetryPolicy& policy = m_client.options().retry;
+      std::optional<std::chrono::milliseconds> asked = error.retry_after;
+      if (asked) asked = std::min(*asked, policy.max_retry_after);
+      const auto delay = detail::backoff_delay(policy, ++flight.throttled, asked, m_random);
+      const auto until = Clock::now() + delay;
+      if (until > m_paused_until) {
+        m_paused_until = until;
+        if (m_options.on_pause) m_options.on_pause(std::chrono::system_clock::now() + delay, error);
+      }
+    }
+    m_waiting_to_resend.push_back(std::move(landed.flight));
   }
 
   /// BatchOptions::stop_when_unreachable: counts connection failures in a row until a success.
@@ -289,11 +304,12 @@ class BatchRun {
   const ResultSink& m_sink;
   const BatchOptions& m_options;
   const bool m_dedupe;
-  const std::size_t m_limit;
+  const std::size_t m_limit;  ///< -j: the most in flight, ever.
   const std::size_t m_window;
   const RetryPolicy m_retry;
 
   // Touched by the caller's thread only.
+  detail::AdaptiveLimit m_adaptive;  ///< What may be in flight now, at most m_limit.
   BatchSummary m_summary;
   std::size_t m_in_flight = 0;
   bool m_exhausted = false;

@@ -49,6 +49,35 @@ TEST(Batch, OneResultPerRequestInOrderUnderFaults) {
   EXPECT_EQ(results[17]->answers[0].yes_no()->p_true, single->answers[0].yes_no()->p_true);
 }
 
+TEST(Batch, AServerAtItsCapacityGetsFewerInFlightNotAStormOfRefusals) {
+  FakeServer server;
+  server.set_latency(20ms);
+  clef::MockFaults faults;
+  faults.capacity = 2;  // a third request at once is answered 503 "server busy", no Retry-After
+  server.set_faults(faults);
+  const auto requests = tickets(200);
+  std::size_t next = 0, ok = 0, delivered = 0;
+  clef::BatchOptions options;
+  options.concurrency = 8;
+  const clef::BatchSummary summary = clef::run_batch(
+      client_for(server),
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        if (next == requests.size()) return std::nullopt;
+        return clef::Result<clef::DecisionRequest>(requests[next++]);
+      },
+      [&](std::size_t, clef::Result<clef::Decision>&& result) {
+        ++delivered;
+        ok += result.ok();
+      },
+      options);
+  EXPECT_EQ(delivered, 200u);
+  EXPECT_EQ(ok, 200u) << "every refused item is sent again";
+  // At a fixed 8 in flight, six of every eight sends would be refused, hundreds in all; halving
+  // the limit at each refusal and growing it back slowly probes past 2 only now and then.
+  EXPECT_LT(summary.throttled, 50u);
+  EXPECT_EQ(server.request_count(), static_cast<int>(200 + summary.throttled));
+}
+
 TEST(Batch, OrderedDeliveryAndStreaming) {
   FakeServer server;
   server.set_latency(2ms);

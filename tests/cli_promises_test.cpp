@@ -123,7 +123,7 @@ TEST(CliPromises, A429PausesEveryWorkerNotOnlyItsOwn) {
       run_clef(batch_args(server.base_url(), write_temp_file("pause_all.jsonl", jsonl_tickets(400)),
                           output, {"-j", "4"}));
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("1 throttle pauses"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 refused by the server (429/503)"), std::string::npos) << r.err;
   EXPECT_EQ(lines_of(read_file(output)).size(), 400u);
   std::lock_guard<std::mutex> lock(mutex);
   ASSERT_TRUE(refused_at);

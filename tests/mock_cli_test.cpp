@@ -2,10 +2,12 @@
 // refuses, a model named without a tag. Each run is a child process with a deadline.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <chrono>
 #include <fstream>
@@ -220,6 +222,13 @@ TEST(MockCli, FaultFlagsFromTheCommandLine) {
   EXPECT_NE(dropped.find('x'), std::string::npos) << dropped;
   EXPECT_NE(dropped.find('.'), std::string::npos) << dropped;
   EXPECT_EQ(outcomes({}), std::string(40, '.'));
+  // A token bucket of 5 a second: the first second's five pass, then 429s with Retry-After: 1
+  // (40 requests take well under a second here; a slow machine may refill a token or two).
+  std::string limited_retry_after;
+  const std::string limited = outcomes({"--rate-limit", "5"}, &limited_retry_after);
+  EXPECT_EQ(limited.substr(0, 6), ".....4") << limited;
+  EXPECT_LE(std::count(limited.begin(), limited.end(), '.'), 9) << limited;
+  EXPECT_EQ(limited_retry_after, "1");
   MockProcess bad({"--fail-rate", "503:0.9,429:0.9"});  // shares past 1
   EXPECT_EQ(bad.exit_code(10s), 2) << bad.err();
 }

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 
 #include "clef/cassette.hpp"
@@ -51,6 +52,35 @@ TEST(Mock, FailRatesAreDrawnFromTheSeed) {
   EXPECT_LT(count('5'), 80);
   EXPECT_GT(count('4'), 8);  // 10% = 20
   EXPECT_LT(count('4'), 35);
+}
+
+TEST(Mock, PastItsCapacityABusyServerAnswers503AtOnce) {
+  clef::MockServer server;
+  server.set_latency(std::chrono::milliseconds(400));
+  clef::MockFaults faults;
+  faults.capacity = 2;  // Ollama with OLLAMA_NUM_PARALLEL=2 and a full queue
+  server.set_faults(faults);
+  const clef::Client client = client_for(server);
+  std::vector<std::future<clef::Result<clef::Decision>>> answers;
+  for (int i = 0; i < 4; ++i) {
+    answers.push_back(std::async(
+        std::launch::async, [&client, i] { return client.decide(ticket(std::to_string(i))); }));
+  }
+  int answered = 0, busy = 0;
+  for (auto& answer : answers) {
+    auto result = answer.get();
+    if (result) {
+      ++answered;
+    } else if (result.error().http_status == 503) {
+      ++busy;
+      EXPECT_NE(result.error().to_string().find("server busy"), std::string::npos)
+          << result.error().to_string();
+    }
+  }
+  EXPECT_EQ(answered, 2);
+  EXPECT_EQ(busy, 2);
+  // The places are given back: two more are answered.
+  EXPECT_TRUE(client.decide(ticket("again")));
 }
 
 TEST(Mock, QuotaAndDropsLookLikeTheRealThing) {

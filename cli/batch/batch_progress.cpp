@@ -93,7 +93,7 @@ void Progress::finish(const BatchSummary& summary) {
   if (m_not_done) m_err << ", " << m_not_done << " not done";
   if (m_cached) m_err << ", " << m_cached << " from the cache";
   if (summary.deduplicated) m_err << ", " << summary.deduplicated << " deduplicated";
-  if (summary.throttled) m_err << ", " << summary.throttled << " throttle pauses";
+  if (summary.throttled) m_err << ", " << summary.throttled << " refused by the server (429/503)";
   m_err << " in " << format("%.2f", seconds) << " s ("
         << format("%.1f", seconds > 0 ? static_cast<double>(m_done) / seconds : 0) << "/s)\n";
   for (const auto& [question, labels] : m_labels) {

@@ -13,7 +13,8 @@
 namespace clef {
 
 struct BatchOptions {
-  /// Requests in flight at once (each worker keeps its own keep-alive connection).
+  /// The most requests in flight at once (each keeps its own keep-alive connection). A ceiling:
+  /// a 429 or 503 halves what is in flight, clean answers grow it back (AIMD).
   std::size_t concurrency = 4;
   /// Cap on requests started per second across all workers; 0 = no cap.
   double max_requests_per_second = 0;
@@ -27,9 +28,10 @@ struct BatchOptions {
   /// the sink has already received. Called like the sink (one thread at a time, in order when
   /// `ordered`). When empty, duplicates are sent like any other item.
   std::function<void(std::size_t index, std::size_t first)> on_duplicate;
-  /// 429 and 503 pause every worker (for Retry-After up to RetryPolicy::max_retry_after, or the
-  /// client's backoff) and the item is sent again: they never fail an item until it has waited
-  /// this long in all.
+  /// A 429 or 503 sends the item again (and pauses every request, for Retry-After up to
+  /// RetryPolicy::max_retry_after or the client's backoff, when the server names a Retry-After
+  /// or one request at a time was already too many): it never fails an item until the item has
+  /// been throttled this long in all.
   std::chrono::milliseconds throttle_budget{600'000};
   /// Told when a 429/503 pauses the batch and until when (called like the sink).
   std::function<void(std::chrono::system_clock::time_point until, const Error& why)> on_pause;
@@ -58,7 +60,7 @@ struct BatchSummary {
   std::size_t succeeded = 0;     ///< Delivered with a Decision.
   std::size_t failed = 0;        ///< Delivered with an Error.
   std::size_t deduplicated = 0;  ///< Delivered from an identical earlier request.
-  std::size_t throttled = 0;     ///< 429/503 responses that paused the batch.
+  std::size_t throttled = 0;     ///< 429/503 responses (each item was sent again).
   bool stopped = false;          ///< BatchOptions::should_stop ended the run early.
   /// A result was quota_exhausted (Workers AI's daily allocation): no item was started after
   /// it, since every one would fail the same way.

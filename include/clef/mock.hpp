@@ -129,6 +129,12 @@ struct MockFaults {
   std::optional<int> retry_after_seconds;
   /// Every decision gets the daily-allocation 429 (Workers AI's code 4006).
   bool quota_exhausted = false;
+  /// Decisions answered at once (Ollama answers OLLAMA_NUM_PARALLEL at a time); one more is
+  /// answered 503 "server busy" at once, as an Ollama whose queue is full. 0: no limit.
+  std::size_t capacity = 0;
+  /// A token bucket of this many decisions a second (its burst: one second's worth); one over
+  /// it is answered 429 with Retry-After: 1 (Workers AI's capacity code 3040). 0: no limit.
+  double rate_limit = 0;
   std::uint64_t seed = 1;
 };
 

@@ -1,4 +1,5 @@
-// A decision request from arrival to answer: log it, then the script, the latency, the faults,
+// A decision request from arrival to answer: log it, then the script, the capacity and rate
+// limit, the latency, the faults,
 // an Ollama too old, the cassette, and the simulated decision.
 #include "mock/decision_route.hpp"
 
@@ -46,6 +47,8 @@ void serve_decision(ServerState& state, const httplib::Request& req, httplib::Re
   const std::shared_ptr<const MockSettings> settings = state.settings.snapshot();
   const MockSettings& s = *settings;
   if (auto reply = scripted(s, request, req.body, call)) return send_scripted(res, *reply);
+  std::optional<Admission::Ticket> ticket;  // held until the answer is sent
+  if (auto refusal = state.admission.admit(shape, s.faults, ticket)) return send(res, *refusal);
   if (latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency_ms));
   if (auto failure = drawn_fault(shape, s.faults, call)) return send(res, *failure);
   if (drops(s.faults, call)) return send_headers_then_drop(res);

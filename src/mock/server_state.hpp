@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "clef/mock.hpp"
+#include "mock/admission.hpp"
 #include "mock/http_server.hpp"
 #include "mock/request_body.hpp"
 #include "mock/request_log.hpp"
@@ -31,6 +32,7 @@ struct ServerState {
   RequestLog log;
   std::atomic<int> calls{0};
   std::atomic<long long> latency_ms{0};
+  Admission admission;
 };
 
 }  // namespace clef::mock_detail
