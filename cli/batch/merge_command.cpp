@@ -31,6 +31,12 @@ struct ShardRun {
   std::string path;
   Shard shard;
   std::map<std::string, std::string> record;
+
+  /// A field of the run record, or `fallback` when the record has none.
+  std::string field(const std::string& name, const std::string& fallback = "") const {
+    const auto it = record.find(name);
+    return it == record.end() ? fallback : it->second;
+  }
 };
 
 /// What must be the same in every shard's run: what was asked, of which model, about which
@@ -93,10 +99,16 @@ Status check_one_run(const std::vector<ShardRun>& runs) {
   return {};
 }
 
+/// A shard's line as written, and whether it holds a result (is_kept_result), read once.
+struct ResultLine {
+  std::string text;
+  bool kept = false;
+};
+
 /// Every result line of the shards: by id key, and by line number for items without an id.
 struct ShardLines {
-  std::unordered_map<std::string, std::deque<std::string>> by_id;
-  std::unordered_map<std::size_t, std::string> by_line;
+  std::unordered_map<std::string, std::deque<ResultLine>> by_id;
+  std::unordered_map<std::size_t, ResultLine> by_line;
   std::size_t torn = 0;  ///< Lines that are not whole JSON objects (a shard killed mid-write).
 };
 
@@ -114,7 +126,7 @@ Status read_lines(const ShardRun& run, ShardLines& lines) {
     if (id == json->end() || id->is_null()) {
       const auto line = json->find("line");
       if (line != json->end() && line->is_number_unsigned())
-        lines.by_line[line->get<std::size_t>()] = read.text;
+        lines.by_line[line->get<std::size_t>()] = {read.text, is_kept_result(json.value())};
       continue;
     }
     if (!in_shard(run.shard, *id)) {
@@ -124,7 +136,7 @@ Status read_lines(const ShardRun& run, ShardLines& lines) {
                              run.shard.text() + "'s",
                          run.path);
     }
-    lines.by_id[id_key(*id)].push_back(read.text);
+    lines.by_id[id_key(*id)].push_back({read.text, is_kept_result(json.value())});
   }
   return {};
 }
@@ -138,12 +150,11 @@ struct Merged {
 };
 
 Result<Merged> in_input_order(const std::string& input, const ShardRun& first, ShardLines& lines) {
-  const std::string format_name =
-      first.record.count("input_format") ? first.record.at("input_format") : "";
+  const std::string format_name = first.field("input_format");
   auto format = parse_input_format(format_name);
   if (!format) return format.error();
   InputFields fields;
-  fields.id = first.record.count("id_field") ? first.record.at("id_field") : "id";
+  fields.id = first.field("id_field", "id");
   // Only ids are read: the id column doubles as the state, whatever the state columns were.
   if (format.value() == InputFormat::csv || format.value() == InputFormat::tsv)
     fields.state_columns = {fields.id};
@@ -154,7 +165,7 @@ Result<Merged> in_input_order(const std::string& input, const ShardRun& first, S
   Merged merged;
   const std::size_t count = first.shard.count;
   while (auto item = reader.value()->next()) {
-    std::optional<std::string> line;
+    std::optional<ResultLine> line;
     std::string name;
     if (item->id.is_null()) {
       name = "line " + std::to_string(item->line);
@@ -173,9 +184,8 @@ Result<Merged> in_input_order(const std::string& input, const ShardRun& first, S
       merged.shards_to_rerun.insert(item->id.is_null() ? 0 : shard_of(name, count));
       continue;
     }
-    auto parsed = parse_json(*line, "the line");
-    if (!parsed || !is_kept_result(parsed.value())) ++merged.failed;
-    merged.lines.push_back(std::move(*line));
+    if (!line->kept) ++merged.failed;
+    merged.lines.push_back(std::move(line->text));
   }
   for (const auto& [key, left] : lines.by_id) {
     if (!left.empty()) {
@@ -269,12 +279,10 @@ int run_merge(const MergeFlags& flags, const Context& context) {
   }
   if (auto status = check_one_run(runs); !status) return fail(status.error());
   const ShardRun& first = runs.front();
-  const std::string input = flags.input.empty()
-                                ? first.record.count("input") ? first.record.at("input") : ""
-                                : flags.input;
+  const std::string input = flags.input.empty() ? first.field("input") : flags.input;
   auto digest = file_sha256(input, "the input");
   if (!digest) return fail(digest.error());
-  if (first.record.count("input_sha256") && digest.value() != first.record.at("input_sha256")) {
+  if (digest.value() != first.field("input_sha256", digest.value())) {
     return fail(
         merge_error("is not the input the shards read (its SHA-256 differs): give the "
                     "same file with --input",
