@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "adaptive_limit.hpp"
+#include "adaptive_rate.hpp"
 #include "retry.hpp"
 #include "sha256_bytes.hpp"
 
@@ -93,8 +94,9 @@ class BatchRun {
     DecisionRequest request;
     std::optional<detail::Sha256> key;  ///< With dedupe: its body's digest.
     Clock::time_point first_sent{};
-    Clock::time_point last_sent{};  ///< Of its latest attempt, for the adaptive limit.
-    int throttled = 0;              ///< 429/503 answers so far.
+    Clock::time_point last_sent{};   ///< Of its latest attempt, for the adaptive limit.
+    Clock::time_point not_before{};  ///< A refused item waits out its own Retry-After.
+    int throttled = 0;               ///< 429/503 answers so far.
   };
   /// A flight back from the loop with its result.
   struct Landed {
@@ -118,14 +120,15 @@ class BatchRun {
     while (m_in_flight < m_adaptive.allowed() && !check_stop()) {
       const Clock::time_point now = Clock::now();
       if (now < m_paused_until) return m_paused_until;
-      const bool resend = !m_waiting_to_resend.empty();
+      const bool resend =
+          !m_waiting_to_resend.empty() && m_waiting_to_resend.front()->not_before <= now;
       if (!resend && (m_exhausted ||
                       (m_options.ordered && m_summary.started >= m_next_to_deliver + m_window))) {
         break;
       }
-      if (m_options.max_requests_per_second > 0) {
+      if (const std::optional<Clock::duration> interval = pace()) {
         if (now < m_next_slot) return m_next_slot;
-        m_next_slot = std::max(m_next_slot, now) + rate_interval();
+        m_next_slot = std::max(m_next_slot, now) + *interval;
       }
       std::unique_ptr<Flight> flight;
       if (resend) {
@@ -138,12 +141,20 @@ class BatchRun {
       }
       send(std::move(flight));
     }
-    return Clock::time_point::max();
+    if (m_waiting_to_resend.empty() || m_stopping || m_in_flight >= m_adaptive.allowed())
+      return Clock::time_point::max();
+    return std::max(m_waiting_to_resend.front()->not_before, m_paused_until);
   }
 
-  Clock::duration rate_interval() const {
+  /// The time between two starts: --rate's, or the pace the server's 429s taught, whichever is
+  /// slower; nullopt when neither applies.
+  std::optional<Clock::duration> pace() const {
+    double per_second = m_options.max_requests_per_second;
+    if (const std::optional<double> learned = m_rate.per_second())
+      per_second = per_second > 0 ? std::min(per_second, *learned) : *learned;
+    if (per_second <= 0) return std::nullopt;
     return std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(1.0 / m_options.max_requests_per_second));
+        std::chrono::duration<double>(1.0 / per_second));
   }
 
   /// The next item to send, or null when there is none to send now (the input ended, the
@@ -210,33 +221,56 @@ class BatchRun {
     }
     if (!result && result.error().kind == ErrorKind::quota_exhausted)
       m_summary.quota_exhausted = true;
-    if (result) m_adaptive.answered();
+    if (result) {
+      m_adaptive.answered();
+      m_rate.answered(Clock::now());
+    }
     note_reachability(result);
     finish(flight, std::move(result));
   }
 
-  /// The server refused (429, 503): keep fewer in flight from now on (a server that refuses is
-  /// full), and send the item again. When the server names a Retry-After, or one request at a
-  /// time was already too many, every request also pauses — for as long as it asked, never past
-  /// the policy's cap, else a growing backoff.
+  /// The server refused. A 429 (too many a second) teaches the pace to send at
+  /// (adaptive_rate.hpp); once the batch is paced, a 429 lowers the pace and the item alone
+  /// waits out its Retry-After while the others go on at that pace. A 503 (too many at once),
+  /// or a 429 before enough answers have come back to know a rate, keeps fewer in flight from
+  /// now on. Before the batch is paced, a Retry-After (or a refusal of the only request in
+  /// flight) also pauses every request — for as long as it asked, never past the policy's cap,
+  /// else a growing backoff.
   void throttled(Landed& landed) {
     Flight& flight = *landed.flight;
     const Error& error = landed.result.error();
-    const bool at_one = m_adaptive.allowed() == 1;
-    m_adaptive.refused(flight.last_sent, Clock::now(), m_in_flight);
+    const Clock::time_point now = Clock::now();
     ++m_summary.throttled;
+    const RetryPolicy& policy = m_client.options().retry;
+    std::optional<std::chrono::milliseconds> asked = error.retry_after;
+    if (asked) asked = std::min(*asked, policy.max_retry_after);
+    const auto delay = detail::backoff_delay(policy, ++flight.throttled, asked, m_random);
+    const bool was_paced = m_rate.per_second().has_value();
+    if (was_paced && error.http_status == 429 && m_rate.refused(flight.last_sent, now)) {
+      flight.not_before = now + delay;
+      queue_resend(std::move(landed.flight));
+      return;
+    }
+    const bool at_one = m_adaptive.allowed() == 1;
+    if (error.http_status != 429 || !m_rate.refused(flight.last_sent, now))
+      m_adaptive.refused(flight.last_sent, now, m_in_flight);
     if (error.retry_after || at_one) {
-      const RetryPolicy& policy = m_client.options().retry;
-      std::optional<std::chrono::milliseconds> asked = error.retry_after;
-      if (asked) asked = std::min(*asked, policy.max_retry_after);
-      const auto delay = detail::backoff_delay(policy, ++flight.throttled, asked, m_random);
-      const auto until = Clock::now() + delay;
-      if (until > m_paused_until) {
-        m_paused_until = until;
+      if (now + delay > m_paused_until) {
+        m_paused_until = now + delay;
         if (m_options.on_pause) m_options.on_pause(std::chrono::system_clock::now() + delay, error);
       }
     }
-    m_waiting_to_resend.push_back(std::move(landed.flight));
+    queue_resend(std::move(landed.flight));
+  }
+
+  /// Resends wait in the order they become due.
+  void queue_resend(std::unique_ptr<Flight> flight) {
+    const auto later =
+        std::upper_bound(m_waiting_to_resend.begin(), m_waiting_to_resend.end(), flight->not_before,
+                         [](Clock::time_point due, const std::unique_ptr<Flight>& other) {
+                           return due < other->not_before;
+                         });
+    m_waiting_to_resend.insert(later, std::move(flight));
   }
 
   /// BatchOptions::stop_when_unreachable: counts connection failures in a row until a success.
@@ -310,6 +344,7 @@ class BatchRun {
 
   // Touched by the caller's thread only.
   detail::AdaptiveLimit m_adaptive;  ///< What may be in flight now, at most m_limit.
+  detail::AdaptiveRate m_rate;       ///< The pace 429s taught, if any.
   BatchSummary m_summary;
   std::size_t m_in_flight = 0;
   bool m_exhausted = false;

@@ -78,6 +78,32 @@ TEST(Batch, AServerAtItsCapacityGetsFewerInFlightNotAStormOfRefusals) {
   EXPECT_EQ(server.request_count(), static_cast<int>(200 + summary.throttled));
 }
 
+TEST(Batch, ATokenBucketTeachesAPaceAndFewRequestsAreRefused) {
+  FakeServer server;
+  clef::MockFaults faults;
+  faults.rate_limit = 50;  // a bucket of 50 a second: past it, 429 with Retry-After: 1
+  server.set_faults(faults);
+  const auto requests = tickets(300);
+  std::size_t next = 0, ok = 0;
+  clef::BatchOptions options;
+  options.concurrency = 24;
+  const clef::BatchSummary summary = clef::run_batch(
+      client_for(server),
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        if (next == requests.size()) return std::nullopt;
+        return clef::Result<clef::DecisionRequest>(requests[next++]);
+      },
+      [&](std::size_t, clef::Result<clef::Decision>&& result) { ok += result.ok(); }, options);
+  EXPECT_EQ(ok, 300u);
+  const int sent = server.request_count();
+  EXPECT_EQ(sent, static_cast<int>(300 + summary.throttled));
+  // Unpaced (pausing for each Retry-After only), every pause refills the bucket and the next
+  // volley empties it again with 24 in flight: a quarter of all requests came back 429 here.
+  // Paced just under the rate the server accepts, few do.
+  EXPECT_GT(summary.throttled, 0u) << "the bucket was never reached: the test shows nothing";
+  EXPECT_LT(summary.throttled * 10, static_cast<std::size_t>(sent));
+}
+
 TEST(Batch, OrderedDeliveryAndStreaming) {
   FakeServer server;
   server.set_latency(2ms);

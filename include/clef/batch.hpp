@@ -14,9 +14,11 @@ namespace clef {
 
 struct BatchOptions {
   /// The most requests in flight at once (each keeps its own keep-alive connection). A ceiling:
-  /// a 429 or 503 halves what is in flight, clean answers grow it back (AIMD).
+  /// a 503 halves what is in flight, clean answers grow it back (AIMD).
   std::size_t concurrency = 4;
-  /// Cap on requests started per second across all workers; 0 = no cap.
+  /// Cap on requests started per second across all workers; 0 = no cap. A 429 also sets a
+  /// pace (0.95 × the rate the server was accepting, raised slowly while answers come clean);
+  /// the batch starts requests at the slower of the two.
   double max_requests_per_second = 0;
   /// Deliver results in input order (a bounded window of finished results is held back).
   bool ordered = false;
@@ -28,10 +30,11 @@ struct BatchOptions {
   /// the sink has already received. Called like the sink (one thread at a time, in order when
   /// `ordered`). When empty, duplicates are sent like any other item.
   std::function<void(std::size_t index, std::size_t first)> on_duplicate;
-  /// A 429 or 503 sends the item again (and pauses every request, for Retry-After up to
-  /// RetryPolicy::max_retry_after or the client's backoff, when the server names a Retry-After
-  /// or one request at a time was already too many): it never fails an item until the item has
-  /// been throttled this long in all.
+  /// A 429 or 503 sends the item again: it never fails an item until the item has been
+  /// throttled this long in all. Before a 429 has set a pace, a refusal that names a
+  /// Retry-After (or of the only request in flight) pauses every request, for Retry-After up to
+  /// RetryPolicy::max_retry_after or the client's backoff; once paced, the refused item alone
+  /// waits out its Retry-After.
   std::chrono::milliseconds throttle_budget{600'000};
   /// Told when a 429/503 pauses the batch and until when (called like the sink).
   std::function<void(std::chrono::system_clock::time_point until, const Error& why)> on_pause;
