@@ -42,9 +42,8 @@ class AdaptiveRate {
 
   /// A 429 for a request sent at `sent`. Once per round (a request sent before the last cut was
   /// sent at the old pace), the pace becomes kBelow × the rate answers were accepted at over
-  /// the last kWindow (over at least kMinSpan: a token bucket's burst passes a first volley
-  /// far faster than its rate, and must not be taken for it). False when too few answers have come
-  /// back to know a rate: the caller then falls back to pausing.
+  /// the last kWindow (over at least kMinSpan), and at most kCut × the pace it replaces. False when
+  /// too few answers have come back to know a rate: the caller then falls back to pausing.
   bool refused(Clock::time_point sent, Clock::time_point now) {
     if (m_rate > 0 && sent < m_last_cut) return true;
     forget_before(now - kWindow);
@@ -53,7 +52,9 @@ class AdaptiveRate {
     const double seconds =
         std::chrono::duration<double>(std::max<Clock::duration>(now - since, kMinSpan)).count();
     const double accepted = static_cast<double>(m_accepted.size()) / seconds;
-    m_rate = kBelow * accepted;
+    // Still refused at the pace set last round: the accepted rate was flattered (a bucket's
+    // first burst), so the pace also falls by a tenth each round until the refusals stop.
+    m_rate = m_rate > 0 ? std::min(kBelow * accepted, kCut * m_rate) : kBelow * accepted;
     m_last_cut = now;
     m_last_growth = now;
     return true;
@@ -65,7 +66,8 @@ class AdaptiveRate {
   }
 
   static constexpr std::chrono::seconds kWindow{3};
-  static constexpr std::chrono::seconds kMinSpan{1};
+  static constexpr std::chrono::milliseconds kMinSpan{100};
+  static constexpr double kCut = 0.9;
   static constexpr std::chrono::seconds kDoubling{5};
   static constexpr double kMaxGrowth = 0.2;
   static constexpr std::size_t kEnoughAnswers = 8;

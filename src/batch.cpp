@@ -12,11 +12,11 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <unordered_map>
 #include <variant>
 
-#include "adaptive_limit.hpp"
-#include "adaptive_rate.hpp"
+#include "host_pool.hpp"
 #include "retry.hpp"
 #include "sha256_bytes.hpp"
 
@@ -34,22 +34,24 @@ struct FirstSeen {
 /// A result held back for ordered delivery: a result, or "same as item N".
 using Held = std::variant<Result<Decision>, std::size_t>;
 
-/// The batch on the client's event loop: the calling thread pulls items, starts them with
-/// Client::submit and delivers what comes back; the transfers, their retries and timeouts run
-/// on the loop. No thread per request in flight, and the sink runs on the caller's thread.
+/// The batch on the clients' event loops: the calling thread pulls items, starts them with
+/// Client::submit on a host of the pool and delivers what comes back; the transfers, their
+/// retries and timeouts run on the loop. No thread per request in flight, and the sink runs on
+/// the caller's thread.
 class BatchRun {
  public:
-  BatchRun(const Client& client, const RequestSource& source, const ResultSink& sink,
+  BatchRun(const std::vector<Client>& hosts, const RequestSource& source, const ResultSink& sink,
            const BatchOptions& options)
-      : m_client(client),
+      : m_first(hosts.front()),
         m_source(source),
         m_sink(sink),
         m_options(options),
         m_dedupe(options.dedupe && options.on_duplicate),
+        m_several(hosts.size() > 1),
         m_limit(std::max<std::size_t>(options.concurrency, 1)),
         m_window(m_limit * 8),
-        m_retry(without_throttling(client.options().retry)),
-        m_adaptive(m_limit) {}
+        m_retry(engine_retry(m_first.options().retry, m_several)),
+        m_hosts(hosts, m_limit, options.per_host) {}
 
   BatchSummary run() {
     try {
@@ -73,7 +75,9 @@ class BatchRun {
       check_stop();
       Clock::time_point wake = start_what_may_start();
       if (m_stopping) cancel_waiting();
-      if (m_in_flight == 0 && m_waiting_to_resend.empty() && (m_exhausted || m_stopping)) break;
+      if (m_in_flight == 0 && m_waiting_to_resend.empty() && !m_held_back &&
+          (m_exhausted || m_stopping))
+        break;
       std::unique_lock<std::mutex> lock(m_mutex);
       const auto arrived = [&] { return !m_landed.empty(); };
       if (wake == Clock::time_point::max()) {
@@ -85,6 +89,7 @@ class BatchRun {
       }
       landed.swap(m_landed);
     }
+    m_summary.hosts = m_hosts.summaries();
     return m_summary;
   }
 
@@ -94,9 +99,12 @@ class BatchRun {
     DecisionRequest request;
     std::optional<detail::Sha256> key;  ///< With dedupe: its body's digest.
     Clock::time_point first_sent{};
-    Clock::time_point last_sent{};   ///< Of its latest attempt, for the adaptive limit.
-    Clock::time_point not_before{};  ///< A refused item waits out its own Retry-After.
-    int throttled = 0;               ///< 429/503 answers so far.
+    Clock::time_point last_sent{};     ///< Of its latest attempt, for the adaptive limit.
+    Clock::time_point not_before{};    ///< A refused item waits out its own Retry-After.
+    int throttled = 0;                 ///< 429/503 answers so far.
+    std::size_t host = 0;              ///< Of the pool: where its latest attempt went.
+    std::optional<std::size_t> avoid;  ///< The host that refused or failed it last.
+    int attempts = 0;  ///< Several hosts: failed attempts that spend the retry budget.
   };
   /// A flight back from the loop with its result.
   struct Landed {
@@ -117,44 +125,50 @@ class BatchRun {
   /// Starts items while the limits allow; returns when to look again if only time stands in
   /// the way (a pause, the rate cap), else Clock::time_point::max().
   Clock::time_point start_what_may_start() {
-    while (m_in_flight < m_adaptive.allowed() && !check_stop()) {
+    while (m_in_flight < m_limit && !check_stop()) {
       const Clock::time_point now = Clock::now();
-      if (now < m_paused_until) return m_paused_until;
-      const bool resend =
-          !m_waiting_to_resend.empty() && m_waiting_to_resend.front()->not_before <= now;
-      if (!resend && (m_exhausted ||
-                      (m_options.ordered && m_summary.started >= m_next_to_deliver + m_window))) {
-        break;
-      }
-      if (const std::optional<Clock::duration> interval = pace()) {
-        if (now < m_next_slot) return m_next_slot;
-        m_next_slot = std::max(m_next_slot, now) + *interval;
-      }
-      std::unique_ptr<Flight> flight;
-      if (resend) {
+      if (m_options.max_requests_per_second > 0 && now < m_next_slot) return m_next_slot;
+      std::unique_ptr<Flight> flight = std::move(m_held_back);
+      if (!flight && !m_waiting_to_resend.empty() &&
+          m_waiting_to_resend.front()->not_before <= now) {
         flight = std::move(m_waiting_to_resend.front());
         m_waiting_to_resend.pop_front();
-      } else {
+      }
+      if (!flight) {
+        if (m_exhausted || (m_options.ordered && m_summary.started >= m_next_to_deliver + m_window))
+          break;
         flight = next_item();
         if (!flight) continue;
         flight->first_sent = now;
       }
-      send(std::move(flight));
+      const std::optional<std::size_t> host = m_hosts.choose(now, flight->avoid, affinity(*flight));
+      if (!host) {
+        // No host may take it now: it goes first once one may.
+        m_held_back = std::move(flight);
+        return std::min(m_hosts.next_opening(now), next_resend());
+      }
+      if (m_options.max_requests_per_second > 0)
+        m_next_slot = std::max(m_next_slot, now) + rate_interval();
+      send(std::move(flight), *host);
     }
-    if (m_waiting_to_resend.empty() || m_stopping || m_in_flight >= m_adaptive.allowed())
-      return Clock::time_point::max();
-    return std::max(m_waiting_to_resend.front()->not_before, m_paused_until);
+    return m_stopping || m_in_flight >= m_limit ? Clock::time_point::max() : next_resend();
   }
 
-  /// The time between two starts: --rate's, or the pace the server's 429s taught, whichever is
-  /// slower; nullopt when neither applies.
-  std::optional<Clock::duration> pace() const {
-    double per_second = m_options.max_requests_per_second;
-    if (const std::optional<double> learned = m_rate.per_second())
-      per_second = per_second > 0 ? std::min(per_second, *learned) : *learned;
-    if (per_second <= 0) return std::nullopt;
+  /// When the first refused item may be sent again, or Clock::time_point::max().
+  Clock::time_point next_resend() const {
+    return m_waiting_to_resend.empty() ? Clock::time_point::max()
+                                       : m_waiting_to_resend.front()->not_before;
+  }
+
+  Clock::duration rate_interval() const {
     return std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(1.0 / per_second));
+        std::chrono::duration<double>(1.0 / m_options.max_requests_per_second));
+  }
+
+  /// With state affinity over several hosts: the key that picks the item's own host.
+  std::optional<std::string_view> affinity(const Flight& flight) const {
+    if (!m_several || !m_options.state_affinity) return std::nullopt;
+    return flight.request.state.wire_json();
   }
 
   /// The next item to send, or null when there is none to send now (the input ended, the
@@ -174,7 +188,7 @@ class BatchRun {
     flight->index = index;
     flight->request = std::move(item->value());
     if (m_dedupe) {
-      auto body = m_client.request_body(flight->request);
+      auto body = m_first.request_body(flight->request);
       if (!body) {
         deliver(index, body.error());
         return nullptr;
@@ -193,13 +207,16 @@ class BatchRun {
     return flight;
   }
 
-  void send(std::unique_ptr<Flight> flight) {
-    flight->last_sent = Clock::now();
+  void send(std::unique_ptr<Flight> flight, std::size_t host) {
+    const Clock::time_point now = Clock::now();
+    flight->last_sent = now;
+    flight->host = host;
+    m_hosts.sent(host, now);
     ++m_in_flight;
     ++m_submitted;
     Flight* raw = flight.release();
     // The request is copied, not moved: a 429 sends it again.
-    m_client.submit(raw->request, m_retry, [this, raw](Result<Decision> result) {
+    m_hosts[host].client.submit(raw->request, m_retry, [this, raw](Result<Decision> result) {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_landed.push_back(Landed{std::unique_ptr<Flight>(raw), std::move(result)});
       ++m_called_back;
@@ -208,59 +225,103 @@ class BatchRun {
     });
   }
 
-  /// A result back from the loop: delivered, or, for a 429/503 within the throttle budget,
-  /// queued to be sent again.
+  /// A result back from the loop: delivered, or queued to be sent again — a 429/503 within the
+  /// throttle budget, and with several hosts a failure that another host may not have.
   void settle(Landed&& landed) {
     --m_in_flight;
     Flight& flight = *landed.flight;
+    detail::HostPool::Host& host = m_hosts[flight.host];
+    --host.in_flight;
     Result<Decision>& result = landed.result;
-    if (!result && detail::is_throttling(result.error()) && !m_stopping &&
-        Clock::now() - flight.first_sent < m_options.throttle_budget) {
+    const Clock::time_point now = Clock::now();
+    const bool within_budget = !m_stopping && now - flight.first_sent < m_options.throttle_budget;
+    if (!result && detail::is_throttling(result.error()) && within_budget) {
       throttled(landed);
       return;
+    }
+    if (!result && m_several && result.error().retryable()) {
+      m_hosts.failed(flight.host, now);
+      note_reachability(result);
+      if (within_budget && moves_free_or_within_retries(flight, result.error())) {
+        ++host.summary.moved;
+        flight.avoid = flight.host;
+        flight.not_before = now;
+        queue_resend(std::move(landed.flight));
+        return;
+      }
     }
     if (!result && result.error().kind == ErrorKind::quota_exhausted)
       m_summary.quota_exhausted = true;
     if (result) {
-      m_adaptive.answered();
-      m_rate.answered(Clock::now());
+      m_hosts.answered(flight.host, now);
+      if (m_several) result->host = host.summary.host;
+    } else {
+      ++host.summary.failed;
+      if (m_several) {
+        Error error = result.error();
+        error.host = host.summary.host;
+        result = Result<Decision>(std::move(error));
+      }
     }
-    note_reachability(result);
+    if (!m_several || result) note_reachability(result);
     finish(flight, std::move(result));
   }
 
-  /// The server refused. A 429 (too many a second) teaches the pace to send at
-  /// (adaptive_rate.hpp); once the batch is paced, a 429 lowers the pace and the item alone
-  /// waits out its Retry-After while the others go on at that pace. A 503 (too many at once),
-  /// or a 429 before enough answers have come back to know a rate, keeps fewer in flight from
-  /// now on. Before the batch is paced, a Retry-After (or a refusal of the only request in
-  /// flight) also pauses every request — for as long as it asked, never past the policy's cap,
-  /// else a growing backoff.
+  /// Several hosts: a connection that failed costs the item nothing (another host will take it;
+  /// the throttle budget bounds how long it may wander); any other failure spends one attempt.
+  bool moves_free_or_within_retries(Flight& flight, const Error& error) const {
+    if (error.kind == ErrorKind::connection_failed) return true;
+    return ++flight.attempts < m_first.options().retry.max_attempts;
+  }
+
+  /// The server refused. A 429 (too many a second) teaches the host's pace
+  /// (adaptive_rate.hpp); once it is paced, a 429 lowers the pace and the item alone waits out
+  /// its Retry-After (or goes to another host) while the others go on at that pace. A 503 (too
+  /// many at once), or a 429 before enough answers have come back to know a rate, keeps fewer
+  /// in flight on that host from now on. Before the host is paced, a Retry-After (or a refusal
+  /// of its only request in flight) also pauses the host — for as long as it asked, never past
+  /// the policy's cap, else a growing backoff.
   void throttled(Landed& landed) {
     Flight& flight = *landed.flight;
+    detail::HostPool::Host& host = m_hosts[flight.host];
     const Error& error = landed.result.error();
     const Clock::time_point now = Clock::now();
     ++m_summary.throttled;
-    const RetryPolicy& policy = m_client.options().retry;
+    ++host.summary.refused;
+    const RetryPolicy& policy = m_first.options().retry;
     std::optional<std::chrono::milliseconds> asked = error.retry_after;
     if (asked) asked = std::min(*asked, policy.max_retry_after);
     const auto delay = detail::backoff_delay(policy, ++flight.throttled, asked, m_random);
-    const bool was_paced = m_rate.per_second().has_value();
-    if (was_paced && error.http_status == 429 && m_rate.refused(flight.last_sent, now)) {
-      flight.not_before = now + delay;
+    if (m_several) flight.avoid = flight.host;
+    const bool was_paced = host.rate.per_second().has_value();
+    if (was_paced && error.http_status == 429 && host.rate.refused(flight.last_sent, now)) {
+      flight.not_before = m_several ? now : now + delay;
       queue_resend(std::move(landed.flight));
       return;
     }
-    const bool at_one = m_adaptive.allowed() == 1;
-    if (error.http_status != 429 || !m_rate.refused(flight.last_sent, now))
-      m_adaptive.refused(flight.last_sent, now, m_in_flight);
-    if (error.retry_after || at_one) {
-      if (now + delay > m_paused_until) {
-        m_paused_until = now + delay;
-        if (m_options.on_pause) m_options.on_pause(std::chrono::system_clock::now() + delay, error);
-      }
+    const bool at_one = host.limit.allowed() == 1;
+    if (error.http_status != 429 || !host.rate.refused(flight.last_sent, now))
+      host.limit.refused(flight.last_sent, now, host.in_flight);
+    if ((error.retry_after || at_one) && now + delay > host.paused_until) {
+      host.paused_until = now + delay;
+      announce_pause(now, error);
     }
     queue_resend(std::move(landed.flight));
+  }
+
+  /// on_pause, when no host may be sent to before a pause ends: until the first one ends.
+  void announce_pause(Clock::time_point now, const Error& error) {
+    Clock::time_point until = Clock::time_point::max();
+    for (std::size_t i = 0; i < m_hosts.size(); ++i) {
+      const auto& host = m_hosts[i];
+      const Clock::time_point opens = std::max(host.paused_until, host.ejected_until);
+      if (opens <= now) return;
+      until = std::min(until, opens);
+    }
+    if (until <= m_announced_until) return;
+    m_announced_until = until;
+    if (m_options.on_pause)
+      m_options.on_pause(std::chrono::system_clock::now() + (until - now), error);
   }
 
   /// Resends wait in the order they become due.
@@ -289,6 +350,7 @@ class BatchRun {
 
   /// Items waiting out a pause when the batch stops end as the old workers' did.
   void cancel_waiting() {
+    if (m_held_back) m_waiting_to_resend.push_front(std::move(m_held_back));
     while (!m_waiting_to_resend.empty()) {
       std::unique_ptr<Flight> flight = std::move(m_waiting_to_resend.front());
       m_waiting_to_resend.pop_front();
@@ -327,24 +389,26 @@ class BatchRun {
     }
   }
 
-  /// The client's policy, but 429s and 503s come back here at once: settle() pauses the batch.
-  static RetryPolicy without_throttling(RetryPolicy policy) {
+  /// The client's policy, but 429s and 503s come back here at once: settle() paces or pauses.
+  /// With several hosts every failure comes back at once: settle() sends it to another host.
+  static RetryPolicy engine_retry(RetryPolicy policy, bool several_hosts) {
     policy.retry_throttling = false;
+    if (several_hosts) policy.max_attempts = 1;
     return policy;
   }
 
-  const Client& m_client;
+  const Client m_first;  ///< Of the hosts: its policy and request bodies stand for all.
   const RequestSource& m_source;
   const ResultSink& m_sink;
   const BatchOptions& m_options;
   const bool m_dedupe;
+  const bool m_several;       ///< More than one host.
   const std::size_t m_limit;  ///< -j: the most in flight, ever.
   const std::size_t m_window;
   const RetryPolicy m_retry;
 
   // Touched by the caller's thread only.
-  detail::AdaptiveLimit m_adaptive;  ///< What may be in flight now, at most m_limit.
-  detail::AdaptiveRate m_rate;       ///< The pace 429s taught, if any.
+  detail::HostPool m_hosts;
   BatchSummary m_summary;
   std::size_t m_in_flight = 0;
   bool m_exhausted = false;
@@ -357,7 +421,8 @@ class BatchRun {
   /// Duplicates of first items still in flight, by the first item's index.
   std::unordered_map<std::size_t, std::vector<std::size_t>> m_duplicates_waiting;
   std::deque<std::unique_ptr<Flight>> m_waiting_to_resend;
-  Clock::time_point m_paused_until{};
+  std::unique_ptr<Flight> m_held_back;  ///< Taken, but no host could take it yet.
+  Clock::time_point m_announced_until{};
   Clock::time_point m_next_slot{};
   std::mt19937_64 m_random{std::random_device{}()};
 
@@ -373,7 +438,13 @@ class BatchRun {
 
 BatchSummary run_batch(const Client& client, const RequestSource& source, const ResultSink& sink,
                        const BatchOptions& options) {
-  return BatchRun(client, source, sink, options).run();
+  return BatchRun({client}, source, sink, options).run();
+}
+
+BatchSummary run_batch(const std::vector<Client>& hosts, const RequestSource& source,
+                       const ResultSink& sink, const BatchOptions& options) {
+  if (hosts.empty()) throw std::invalid_argument("run_batch: no host");
+  return BatchRun(hosts, source, sink, options).run();
 }
 
 std::vector<Result<Decision>> decide_all(const Client& client,

@@ -197,6 +197,7 @@ Json to_json(const Decision& decision) {
   for (const auto& answer : decision.answers) answers[answer.question] = to_json(answer);
   out["answers"] = answers;
   if (decision.cached) out["cached"] = true;  // only then: a live answer's bytes never change
+  if (!decision.host.empty()) out["host"] = decision.host;  // only with several hosts
   return out;
 }
 
@@ -209,6 +210,7 @@ Json to_json(const Error& error) {
   if (!error.server_code.empty()) out["server_code"] = error.server_code;
   if (!error.request_id.empty()) out["request_id"] = error.request_id;
   if (!error.where.empty()) out["where"] = error.where;
+  if (!error.host.empty()) out["host"] = error.host;
   return out;
 }
 
@@ -225,6 +227,7 @@ Decision decision_from_json(const Json& json, const std::vector<Question>& quest
   }
   const auto cached = line.find("cached");
   decision.cached = cached != line.end() && cached->is_boolean() && cached->get<bool>();
+  decision.host = string_or(line, "host");
   const auto answers = line.find("answers");
   for (const auto& question : questions) {
     const Json* answer = nullptr;
@@ -258,6 +261,7 @@ Error error_from_json(const Json& json) {
   error.server_code = string_or(object, "server_code");
   error.request_id = string_or(object, "request_id");
   error.where = string_or(object, "where");
+  error.host = string_or(object, "host");
   return error;
 }
 

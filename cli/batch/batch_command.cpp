@@ -23,6 +23,7 @@
 #include "commands/cassette_run.hpp"
 #include "common/exit_codes.hpp"
 #include "common/files.hpp"
+#include "flags/hosts.hpp"
 #include "flags/policy_flag.hpp"
 #include "flags/request_builder.hpp"
 #include "output/error_report.hpp"
@@ -336,6 +337,13 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
   batch.add_option("--rate", flags.rate, "At most this many requests per second (0 = no cap)")
       ->check(CLI::NonNegativeNumber);
   batch
+      .add_option("--per-host", flags.per_host,
+                  "Several hosts: at most this many requests in flight on one (0 = -j only)")
+      ->check(CLI::Range(0, 10000));
+  batch.add_flag("--state-affinity", flags.state_affinity,
+                 "Several hosts: send each state to its own host (rendezvous hash), the least "
+                 "busy one when that host is full");
+  batch
       .add_option("--throttle-budget", flags.throttle_budget_seconds,
                   "Seconds one item may spend throttled (429/503 pauses) before it is written as "
                   "a rate_limited error")
@@ -345,6 +353,7 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
   batch.add_option("--keep-alive", flags.keep_alive,
                    "Ollama: keep the model loaded (seconds or 5m)");
   add_connection_flags(batch, flags.connection);
+  add_hosts_flags(batch, flags.connection);
 }
 
 CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
@@ -436,10 +445,12 @@ Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputF
   return reader;
 }
 
-BatchSummary run_job(const Client& client, const BatchFlags& flags, BatchJob& job,
+BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags, BatchJob& job,
                      Progress& progress) {
   BatchOptions options;
   options.concurrency = flags.concurrency;
+  options.per_host = flags.per_host;
+  options.state_affinity = flags.state_affinity;
   options.max_requests_per_second = flags.rate;
   options.throttle_budget =
       std::chrono::milliseconds(static_cast<long long>(flags.throttle_budget_seconds * 1000));
@@ -451,9 +462,9 @@ BatchSummary run_job(const Client& client, const BatchFlags& flags, BatchJob& jo
   options.on_pause = [&](std::chrono::system_clock::time_point until, const Error& why) {
     progress.paused(until, why);
   };
-  adapt_batch_options(flags.connection, client, options);
+  adapt_batch_options(flags.connection, clients.front(), options);
   return run_batch(
-      client, [&] { return job.next(); },
+      clients, [&] { return job.next(); },
       [&](std::size_t index, Result<Decision>&& result) { job.deliver(index, std::move(result)); },
       options);
 }
@@ -529,9 +540,9 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   auto policy = load_policy(flags.policy, questions, flags.connection.model, context);
   if (!policy) return refuse(policy.error());
   raise_open_file_limit(flags.concurrency);
-  auto client = make_client(flags.connection, context, false, flags.concurrency);
-  if (!client) return refuse(client.error());
-  auto record = describe_run(flags, format, client.value(), prototype.value(), shard.value());
+  auto clients = make_clients(flags.connection, context, flags.concurrency);
+  if (!clients) return refuse(clients.error());
+  auto record = describe_run(flags, format, clients->front(), prototype.value(), shard.value());
   if (!record) return refuse(record.error());
   std::ifstream file;
   auto reader = open_reader(flags, format, file, context.in);
@@ -558,8 +569,8 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   BatchJob job(flags, context, *reader.value(), output ? &*output : nullptr, progress, done,
                prototype.value(), table ? &*table : nullptr,
                policy->has_value() ? &**policy : nullptr, observer, shard.value());
-  BatchEnd end = job.finish(run_job(client.value(), flags, job, progress));
-  const int cassette = cassette_failure_exit(client.value(), context);
+  BatchEnd end = job.finish(run_job(clients.value(), flags, job, progress));
+  const int cassette = cassette_failure_exit(clients->front(), context);
   if (cassette != 0) end = {cassette, false};
   return end;
 }

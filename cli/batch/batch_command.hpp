@@ -24,6 +24,8 @@ struct BatchFlags {
   std::string state_field = "state";
   QuestionFlags questions;
   std::size_t concurrency = 4;
+  std::size_t per_host = 0;     ///< Several hosts: the most in flight on one (0: -j only).
+  bool state_affinity = false;  ///< Several hosts: each state to its own host.
   double rate = 0;
   double throttle_budget_seconds = 600;  ///< How long one item may be throttled (429/503).
   bool ordered = false;

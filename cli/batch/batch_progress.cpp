@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/terminal_text.hpp"
+
 namespace clef::cli {
 namespace {
 
@@ -101,6 +103,18 @@ void Progress::finish(const BatchSummary& summary) {
     for (const auto& [label, count] : labels) m_err << " " << label << " " << count;
     m_err << "\n";
   }
+  if (summary.hosts.size() > 1) {
+    for (const HostSummary& host : summary.hosts) print_host(host);
+  }
+}
+
+void Progress::print_host(const HostSummary& host) {
+  m_err << "clef:   host " << terminal_safe(host.host) << ": " << host.answered << " answered";
+  if (host.failed) m_err << ", " << host.failed << " failed";
+  if (host.refused) m_err << ", " << host.refused << " refused (429/503)";
+  if (host.moved) m_err << ", " << host.moved << " moved to another host";
+  if (host.ejections) m_err << ", set aside " << host.ejections << " times";
+  m_err << "\n";
 }
 
 }  // namespace clef::cli

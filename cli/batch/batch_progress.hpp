@@ -24,12 +24,15 @@ class Progress {
   /// terminal a line says so when the pause is half a second or more.
   void paused(std::chrono::system_clock::time_point until, const Error& why);
   std::size_t written() const { return m_done; }
-  /// Clears the bar and prints the summary: counts per winning label, failures, throughput.
+  /// Clears the bar and prints the summary: counts per winning label, failures, throughput, and
+  /// with several hosts a line per host.
   void finish(const BatchSummary& summary);
   std::size_t failures() const { return m_failed; }
 
  private:
   void draw(bool force);
+  /// With several hosts: how one did.
+  void print_host(const HostSummary& host);
   std::ostream& m_err;
   bool m_tty;
   std::optional<std::size_t> m_total;

@@ -133,7 +133,8 @@ int doctor_workers(const ConnectionFlags& flags, const Context& context) {
 CLI::App* add_models_command(CLI::App& app, ModelsFlags& flags) {
   CLI::App* models =
       app.add_subcommand("models", "List the models on an Ollama host and which can decide");
-  models->add_option("--host", flags.connection.host, "Ollama base URL (default: OLLAMA_HOST)");
+  models->add_option("--host", flags.connection.hosts, "Ollama base URL (default: OLLAMA_HOST)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   models->add_option("--timeout", flags.connection.timeout_seconds, "Seconds per call")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 86400.0));

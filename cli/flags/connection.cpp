@@ -67,10 +67,13 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
       ->transform(backend_name)
       ->type_name("NAME")
       ->default_str("ollama");
-  command.add_option("--host", flags.host,
-                     "Server base URL. Defaults: ollama: OLLAMA_HOST, else http://127.0.0.1:11434; "
-                     "workers-ai: https://api.cloudflare.com/client/v4 (/client/v4 is added to a "
-                     "bare host); systemone: none, required");
+  command
+      .add_option("--host", flags.hosts,
+                  "Server base URL (batch and eval: repeat it to send to several servers). "
+                  "Defaults: ollama: OLLAMA_HOST, else http://127.0.0.1:11434; "
+                  "workers-ai: https://api.cloudflare.com/client/v4 (/client/v4 is added to a "
+                  "bare host); systemone: none, required")
+      ->type_name("URL");
   command.add_option("-m,--model", flags.model, "Model name")->capture_default_str();
   command.add_option("--account-id", flags.account_id,
                      "Workers AI account id (default: CLOUDFLARE_ACCOUNT_ID)");
@@ -137,8 +140,9 @@ namespace {
 /// The options for these flags, without a transport.
 Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& context) {
   ClientOptions options = ClientOptions::from_environment(flags.backend);
-  if (!flags.host.empty()) {
-    options.base_url = flags.backend == Backend::ollama ? ollama_base_url(flags.host) : flags.host;
+  if (!flags.hosts.empty()) {
+    const std::string& host = flags.hosts.front();
+    options.base_url = flags.backend == Backend::ollama ? ollama_base_url(host) : host;
   }
   if (!flags.account_id.empty()) options.account_id = flags.account_id;
   if (!flags.api_token_file.empty()) {
@@ -204,6 +208,16 @@ Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context
 
 Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline,
                            std::size_t in_flight) {
+  if (flags.hosts.size() > 1 || !flags.hosts_file.empty()) {
+    return make_error(ErrorKind::invalid_input,
+                      "only clef batch and clef eval send to several hosts: give one --host",
+                      "--host");
+  }
+  return make_one_client(flags, context, offline, in_flight);
+}
+
+Result<Client> make_one_client(const ConnectionFlags& flags, const Context& context, bool offline,
+                               std::size_t in_flight) {
   auto options = base_options(flags, context);
   if (!options) return options.error();
   auto source = source_transport(flags, context);

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "clef/client.hpp"
 #include "common/context.hpp"
@@ -12,7 +13,11 @@ namespace clef::cli {
 
 struct ConnectionFlags {
   Backend backend = Backend::ollama;
-  std::string host;  ///< Empty: OLLAMA_HOST (ollama), Cloudflare's API (workers-ai).
+  /// --host, repeatable (batch and eval send to each; other commands take one). Empty: OLLAMA_HOST
+  /// (ollama), Cloudflare's API (workers-ai).
+  std::vector<std::string> hosts;
+  std::string hosts_file;    ///< --hosts FILE: one base URL a line, added to --host.
+  bool mixed_fleet = false;  ///< --mixed-fleet: skip the check that every host has one model.
   std::string model = "clef-flash";
   std::string account_id;  ///< Empty: CLOUDFLARE_ACCOUNT_ID.
   std::string api_token_file;
@@ -45,5 +50,9 @@ Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context
 /// that many threads.
 Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline,
                            std::size_t in_flight = 1);
+/// make_client without the one-host check: the client for flags.hosts.front() (hosts.hpp makes
+/// one per host).
+Result<Client> make_one_client(const ConnectionFlags& flags, const Context& context, bool offline,
+                               std::size_t in_flight);
 
 }  // namespace clef::cli

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,7 +15,7 @@ namespace clef {
 
 struct BatchOptions {
   /// The most requests in flight at once (each keeps its own keep-alive connection). A ceiling:
-  /// a 503 halves what is in flight, clean answers grow it back (AIMD).
+  /// a 503 cuts what is in flight to 0.7 of it, clean answers grow it back (AIMD).
   std::size_t concurrency = 4;
   /// Cap on requests started per second across all workers; 0 = no cap. A 429 also sets a
   /// pace (0.95 × the rate the server was accepting, raised slowly while answers come clean);
@@ -48,6 +49,25 @@ struct BatchOptions {
   /// item starts, as with should_stop, and BatchSummary::unreachable holds the last of them. A
   /// run that has had a success never stops this way (a flaky server fails items, one by one).
   bool stop_when_unreachable = false;
+  /// Several hosts (run_batch over a vector of clients): the most requests in flight on any one
+  /// of them (0: no cap but `concurrency`, which counts every host together). Each host also
+  /// has its own adaptive limit and pace, learned from its own 503s and 429s.
+  std::size_t per_host = 0;
+  /// Several hosts: send each state to the same host (rendezvous hashing of its wire JSON, so
+  /// a server that caches a state's encoding keeps getting it, and a host that leaves moves
+  /// only its own states), or, when that host has no room, to the one with the fewest
+  /// outstanding. Without it, every item goes to the healthy host with the fewest outstanding.
+  bool state_affinity = false;
+};
+
+/// How one host of a run_batch over several hosts did.
+struct HostSummary {
+  std::string host;           ///< Its base URL.
+  std::size_t answered = 0;   ///< Decisions it returned.
+  std::size_t failed = 0;     ///< Items delivered with its error.
+  std::size_t refused = 0;    ///< Its 429/503 answers (each item was sent again).
+  std::size_t moved = 0;      ///< Items it failed that went on to another host.
+  std::size_t ejections = 0;  ///< Times it was set aside after failing again and again.
 };
 
 /// Pulls the next request; std::nullopt ends the input. An item that is already known to be bad
@@ -71,12 +91,27 @@ struct BatchSummary {
   /// With BatchOptions::stop_when_unreachable: why the run stopped (the server could not be
   /// reached), or nullopt.
   std::optional<Error> unreachable;
+  /// One per host, in the order given (one entry for a single client).
+  std::vector<HostSummary> hosts;
 };
 
 /// The streaming engine behind decide_all and `clef batch`: memory stays flat however long
 /// the input, since only the items in flight (and, when ordered, a bounded window) are held.
 BatchSummary run_batch(const Client& client, const RequestSource& source, const ResultSink& sink,
                        const BatchOptions& options = {});
+
+/// run_batch over several servers that serve the same model. Each item goes to the healthy host
+/// with the fewest requests outstanding (or, with BatchOptions::state_affinity, to its state's
+/// own host). A 429 or 503 teaches that host its own limits and the item goes to another; a
+/// failure that a retry may fix (connection refused, timeout, 5xx) moves the item to another
+/// host — a failed connection without spending the item's retries (RetryPolicy::max_attempts
+/// counts the others), within BatchOptions::throttle_budget. A host that fails 3 times in a row
+/// is set aside for 1 s, then 2, 4, 8, up to 16 s; after that one request probes it, and an
+/// answer gives it its full share again. Each Decision (and Error) says which host answered
+/// (Decision::host, Error::host). The first client's retry policy and request body stand for
+/// all. Throws std::invalid_argument for an empty `hosts`.
+BatchSummary run_batch(const std::vector<Client>& hosts, const RequestSource& source,
+                       const ResultSink& sink, const BatchOptions& options = {});
 
 /// One result per request, in the same order (duplicates, with dedupe, get copies).
 ///

@@ -114,6 +114,8 @@ struct Decision {
   std::chrono::microseconds latency{0};
   /// Answered from a cache (cache.hpp) rather than by the server.
   bool cached = false;
+  /// The base URL of the server that answered, when run_batch had several hosts; else empty.
+  std::string host;
 
   /// The answer for `question`, or nullptr.
   const Answer* answer(std::string_view question) const noexcept;

@@ -17,13 +17,14 @@ namespace clef {
 /// there is no value; "threshold" for an abstained answer; "renormalized" when it was.
 nlohmann::ordered_json to_json(const Answer& answer);
 
-/// {"model", "usage", "request_id", "answers": {question: answer}, "cached" when it was}. The
-/// raw response and the latency are not part of it (a batch line adds "latency_ms" itself).
-/// With <nlohmann/json.hpp>: `std::string line = clef::dump_json(clef::to_json(decision));`
+/// {"model", "usage", "request_id", "answers": {question: answer}, "cached" when it was, "host"
+/// when run_batch had several hosts}. The raw response and the latency are not part of it (a batch
+/// line adds "latency_ms" itself). With <nlohmann/json.hpp>: `std::string line =
+/// clef::dump_json(clef::to_json(decision));`
 nlohmann::ordered_json to_json(const Decision& decision);
 
-/// {"kind", "status", "message", and "server_message", "server_code", "request_id", "where"
-/// when known}. The proxy and Retry-After are not part of it.
+/// {"kind", "status", "message", and "server_message", "server_code", "request_id", "where",
+/// "host" when known}. The proxy and Retry-After are not part of it.
 nlohmann::ordered_json to_json(const Error& error);
 
 /// The Decision `json` holds (as to_json wrote it), one answer per question in `questions`'

@@ -47,6 +47,8 @@ struct Error {
   std::string proxy;
   /// How long the server asked us to wait (retry-after-ms or Retry-After), if it said.
   std::optional<std::chrono::milliseconds> retry_after;
+  /// The base URL of the server that gave this error, when run_batch had several hosts.
+  std::string host;
 
   /// True when sending the same request again may succeed (see ErrorKind).
   bool retryable() const noexcept;

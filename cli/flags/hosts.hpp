@@ -1,0 +1,31 @@
+// Several servers for one batch: --host repeated, --hosts FILE, and the check that every host
+// serves the same model before anything is sent.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "clef/client.hpp"
+#include "common/context.hpp"
+#include "flags/connection.hpp"
+
+namespace clef::cli {
+
+/// Adds --hosts FILE and --mixed-fleet to `command` (batch, eval).
+void add_hosts_flags(CLI::App& command, ConnectionFlags& flags);
+
+/// Every host of --host and of --hosts FILE (one base URL a line; blank lines and lines starting
+/// with # skipped), in that order. Refused: a host given twice, more than 256, a file that
+/// cannot be read or lists none.
+Result<std::vector<std::string>> all_hosts(const ConnectionFlags& flags);
+
+/// One client per host (one client for the default host when none is given). With several
+/// Ollama hosts, each host's /api/tags must list the model with one digest: a host that lists
+/// another digest, or not the model at all, is refused unless --mixed-fleet; a host that cannot
+/// be reached is only warned about (the batch sets it aside and probes it again). --record and
+/// --replay take one host.
+Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Context& context,
+                                         std::size_t in_flight);
+
+}  // namespace clef::cli

@@ -1,0 +1,189 @@
+// run_batch over several hosts: each item lands once, on a host that can take it; hosts that
+// refuse, fail or are gone are worked around, and each result says which host answered.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "clef/clef.hpp"
+#include "fake_server.hpp"
+
+namespace {
+
+using clef::testing::FakeServer;
+using clef::testing::Scripted;
+using namespace std::chrono_literals;
+
+std::vector<clef::DecisionRequest> tickets(int n) {
+  std::vector<clef::DecisionRequest> requests;
+  for (int i = 0; i < n; ++i) {
+    clef::DecisionRequest r;
+    r.state = clef::State::text("ticket " + std::to_string(i));
+    r.questions = {clef::Question::yes_no("urgent", "Is it urgent?")};
+    requests.push_back(std::move(r));
+  }
+  return requests;
+}
+
+clef::Client client_at(const std::string& base_url) {
+  clef::ClientOptions options;
+  options.base_url = base_url;
+  options.retry.initial_backoff = 1ms;
+  options.retry.max_backoff = 2ms;
+  options.connect_timeout = 2000ms;
+  return clef::Client::create(options).value();
+}
+
+/// Every result of a run over `hosts`, by index, and the summary.
+struct Outcome {
+  std::map<std::size_t, clef::Result<clef::Decision>> results;
+  std::size_t delivered = 0;
+  clef::BatchSummary summary;
+};
+
+Outcome run_over(const std::vector<clef::Client>& hosts,
+                 const std::vector<clef::DecisionRequest>& requests, clef::BatchOptions options) {
+  Outcome run;
+  std::size_t next = 0;
+  run.summary = clef::run_batch(
+      hosts,
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        if (next == requests.size()) return std::nullopt;
+        return clef::Result<clef::DecisionRequest>(requests[next++]);
+      },
+      [&](std::size_t index, clef::Result<clef::Decision>&& result) {
+        ++run.delivered;
+        run.results.emplace(index, std::move(result));
+      },
+      options);
+  return run;
+}
+
+TEST(BatchHosts, ItemsSpreadOverHealthyHostsAndSayWhichAnswered) {
+  FakeServer a, b, c;
+  for (FakeServer* server : {&a, &b, &c}) server->set_latency(5ms);
+  const auto requests = tickets(90);
+  clef::BatchOptions options;
+  options.concurrency = 9;
+  const Outcome run =
+      run_over({client_at(a.base_url()), client_at(b.base_url()), client_at(c.base_url())},
+               requests, options);
+  ASSERT_EQ(run.delivered, 90u);
+  std::map<std::string, int> answered_by;
+  for (const auto& [index, result] : run.results) {
+    ASSERT_TRUE(result.ok()) << result.error().to_string();
+    ++answered_by[result->host];
+  }
+  EXPECT_EQ(a.request_count() + b.request_count() + c.request_count(), 90);
+  ASSERT_EQ(answered_by.size(), 3u);
+  for (FakeServer* server : {&a, &b, &c}) {
+    EXPECT_EQ(answered_by[server->base_url()], server->request_count());
+    // Least outstanding over equal hosts: each takes a fair share, not all of it.
+    EXPECT_GT(server->request_count(), 15) << server->base_url();
+  }
+  ASSERT_EQ(run.summary.hosts.size(), 3u);
+  EXPECT_EQ(run.summary.hosts[1].host, b.base_url());
+  EXPECT_EQ(run.summary.hosts[1].answered, static_cast<std::size_t>(b.request_count()));
+}
+
+TEST(BatchHosts, AGoneHostIsSetAsideAndItsItemsGoElsewhereWithoutSpendingRetries) {
+  FakeServer alive;
+  const std::string gone = "http://127.0.0.1:" + std::to_string(clef::testing::refusing_port());
+  clef::Client refusing = client_at(gone);
+  const auto requests = tickets(60);
+  clef::BatchOptions options;
+  options.concurrency = 4;
+  // One attempt per item: a refused connection moving the item must not count as one.
+  clef::ClientOptions one_try = client_at(alive.base_url()).options();
+  one_try.retry.max_attempts = 1;
+  const Outcome run =
+      run_over({refusing, clef::Client::create(one_try).value()}, requests, options);
+  ASSERT_EQ(run.delivered, 60u);
+  for (const auto& [index, result] : run.results) {
+    ASSERT_TRUE(result.ok()) << index << ": " << result.error().to_string();
+    EXPECT_EQ(result->host, alive.base_url());
+  }
+  EXPECT_EQ(alive.request_count(), 60);
+  const clef::HostSummary& dead = run.summary.hosts[0];
+  EXPECT_EQ(dead.answered, 0u);
+  EXPECT_GE(dead.ejections, 1u) << "three refused connections in a row set it aside";
+  EXPECT_GE(dead.moved, 3u);
+  // Set aside, it is probed once a second at most, not sent a share of 60 items.
+  EXPECT_LT(dead.moved, 10u);
+}
+
+TEST(BatchHosts, RefusalsMoveTheItemAndEachHostLearnsItsOwnLimit) {
+  FakeServer full, roomy;
+  full.set_latency(10ms);
+  roomy.set_latency(10ms);
+  clef::MockFaults faults;
+  faults.capacity = 1;  // a second request at once is answered 503
+  full.set_faults(faults);
+  const auto requests = tickets(80);
+  clef::BatchOptions options;
+  options.concurrency = 8;
+  const Outcome run =
+      run_over({client_at(full.base_url()), client_at(roomy.base_url())}, requests, options);
+  ASSERT_EQ(run.delivered, 80u);
+  for (const auto& [index, result] : run.results) ASSERT_TRUE(result.ok()) << index;
+  EXPECT_GT(run.summary.hosts[0].refused, 0u);
+  EXPECT_EQ(run.summary.hosts[1].refused, 0u);
+  EXPECT_EQ(run.summary.hosts[0].answered + run.summary.hosts[1].answered, 80u);
+  EXPECT_EQ(full.request_count() + roomy.request_count(),
+            static_cast<int>(80 + run.summary.throttled));
+  // The full host was cut to what it takes; the roomy one took the rest.
+  EXPECT_GT(run.summary.hosts[1].answered, run.summary.hosts[0].answered);
+}
+
+TEST(BatchHosts, AHostilePeerFailsOnlyItsOwnItemsAndNamesItself) {
+  FakeServer good, hostile;
+  hostile.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    return Scripted{200, R"({"answers": {"urgent": {"probabilities": {"yes": 2e308)",
+                    "application/json"};
+  });
+  const auto requests = tickets(40);
+  clef::BatchOptions options;
+  options.concurrency = 4;
+  const Outcome run =
+      run_over({client_at(good.base_url()), client_at(hostile.base_url())}, requests, options);
+  ASSERT_EQ(run.delivered, 40u) << "every item delivered once";
+  std::size_t failed = 0;
+  for (const auto& [index, result] : run.results) {
+    if (result) {
+      EXPECT_EQ(result->host, good.base_url());
+      continue;
+    }
+    ++failed;
+    // Invalid JSON is not retried (another host would not make it valid): the error names its host.
+    EXPECT_EQ(result.error().host, hostile.base_url()) << result.error().to_string();
+  }
+  EXPECT_EQ(failed, static_cast<std::size_t>(hostile.request_count()));
+  EXPECT_EQ(run.summary.hosts[1].failed, failed);
+}
+
+TEST(BatchHosts, StateAffinitySendsEachStateToItsOwnHostEveryRun) {
+  FakeServer a, b, c;
+  const auto requests = tickets(60);
+  clef::BatchOptions options;
+  options.concurrency = 1;  // one at a time: the own host always has room
+  options.state_affinity = true;
+  const std::vector<clef::Client> hosts{client_at(a.base_url()), client_at(b.base_url()),
+                                        client_at(c.base_url())};
+  const Outcome first = run_over(hosts, requests, options);
+  const Outcome second = run_over(hosts, requests, options);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    ASSERT_TRUE(first.results.at(i).ok());
+    EXPECT_EQ(first.results.at(i)->host, second.results.at(i)->host) << i;
+  }
+  for (const auto& summary : first.summary.hosts) EXPECT_GT(summary.answered, 5u) << summary.host;
+  // Without affinity, one at a time, the hosts take turns: the assignment differs.
+  options.state_affinity = false;
+  const Outcome unpinned = run_over(hosts, requests, options);
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    same += unpinned.results.at(i)->host == first.results.at(i)->host;
+  EXPECT_LT(same, requests.size());
+}
+
+}  // namespace

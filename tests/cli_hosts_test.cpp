@@ -1,0 +1,111 @@
+// clef batch over several hosts: --host repeated and --hosts FILE, the host named on each line
+// and in the summary, a gone host worked around, a mixed fleet refused, --resume unchanged.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli_runner.hpp"
+#include "fake_server.hpp"
+
+namespace {
+
+using clef::testing::batch_args;
+using clef::testing::FakeServer;
+using clef::testing::fresh_path;
+using clef::testing::jsonl_tickets;
+using clef::testing::lines_of;
+using clef::testing::read_file;
+using clef::testing::run_clef;
+using clef::testing::write_temp_file;
+
+TEST(CliHosts, EveryLineNamesItsHostAndAGoneHostLosesNothing) {
+  FakeServer a, b;
+  const std::string gone = "http://127.0.0.1:" + std::to_string(clef::testing::refusing_port());
+  const std::string hosts =
+      write_temp_file("hosts.txt", "# the fleet\n" + b.base_url() + "\n\n" + gone + "\n");
+  const std::string output = fresh_path("hosts_out.jsonl");
+  auto r = run_clef(batch_args(a.base_url(), write_temp_file("hosts_in.jsonl", jsonl_tickets(60)),
+                               output, {"--hosts", hosts, "-j", "6", "--mixed-fleet"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::map<std::string, int> by_host;
+  std::map<std::string, int> ids;
+  for (const auto& line : lines_of(read_file(output))) {
+    ASSERT_TRUE(line.contains("answers")) << line.dump();
+    ++by_host[line.value("host", "")];
+    ++ids[line["id"].dump()];
+  }
+  EXPECT_EQ(ids.size(), 60u);
+  for (const auto& [id, count] : ids) EXPECT_EQ(count, 1) << id;
+  EXPECT_EQ(by_host[a.base_url()], a.request_count());
+  EXPECT_EQ(by_host[b.base_url()], b.request_count());
+  EXPECT_EQ(by_host[a.base_url()] + by_host[b.base_url()], 60);
+  EXPECT_EQ(by_host.count(gone), 0u);
+  EXPECT_NE(r.err.find("host " + gone + ": 0 answered"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("set aside"), std::string::npos) << r.err;
+}
+
+TEST(CliHosts, AMixedFleetIsRefusedBeforeAnythingIsSent) {
+  FakeServer a, b;
+  b.set_model_digest("clef-flash:latest", "0123456789abcdef0123456789abcdef");
+  const std::string output = fresh_path("mixed_out.jsonl");
+  auto r = run_clef(batch_args(a.base_url(), write_temp_file("mixed_in.jsonl", jsonl_tickets(5)),
+                               output, {"--host", b.base_url()}));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("the hosts serve different models"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--mixed-fleet"), std::string::npos) << r.err;
+  EXPECT_EQ(a.request_count() + b.request_count(), 0);
+  auto mixed =
+      run_clef(batch_args(a.base_url(), write_temp_file("mixed_in.jsonl", jsonl_tickets(5)), output,
+                          {"--host", b.base_url(), "--mixed-fleet"}));
+  EXPECT_EQ(mixed.code, 0) << mixed.err;
+  EXPECT_EQ(a.request_count() + b.request_count(), 5);
+}
+
+TEST(CliHosts, OneHostCommandsRefuseSeveralAndAHostTwiceIsRefused) {
+  FakeServer a, b;
+  auto ask = run_clef({"ask", "--host", a.base_url(), "--host", b.base_url(), "--state-json",
+                       "{\"t\": \"hi\"}", "--yes-no", "urgent: Is it urgent?"});
+  EXPECT_EQ(ask.code, 2) << ask.err;
+  EXPECT_NE(ask.err.find("only clef batch and clef eval send to several hosts"), std::string::npos)
+      << ask.err;
+  const std::string output = fresh_path("twice_out.jsonl");
+  auto twice =
+      run_clef(batch_args(a.base_url(), write_temp_file("twice_in.jsonl", jsonl_tickets(2)), output,
+                          {"--host", a.base_url()}));
+  EXPECT_EQ(twice.code, 2) << twice.err;
+  EXPECT_NE(twice.err.find("host given twice"), std::string::npos) << twice.err;
+  EXPECT_EQ(a.request_count() + b.request_count(), 0);
+}
+
+TEST(CliHosts, ResumeOverSeveralHostsRedoesOnlyWhatFailed) {
+  FakeServer good, flaky;
+  std::atomic<bool> failing{true};
+  good.set_script([&](const clef::MockRequest&, int) -> std::optional<clef::MockReply> {
+    if (!failing) return std::nullopt;
+    return clef::MockReply{400, R"({"error":"bad request"})", "application/json"};
+  });
+  const std::string input = write_temp_file("resume_hosts_in.jsonl", jsonl_tickets(20));
+  const std::string output = fresh_path("resume_hosts_out.jsonl");
+  auto first = run_clef(
+      batch_args(good.base_url(), input, output, {"--host", flaky.base_url(), "--mixed-fleet"}));
+  EXPECT_EQ(first.code, 6) << first.err;
+  const int failed = good.request_count();
+  ASSERT_GT(failed, 0);
+  failing = false;
+  auto resumed = run_clef(batch_args(good.base_url(), input, output,
+                                     {"--host", flaky.base_url(), "--mixed-fleet", "--resume"}));
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  std::map<std::string, int> ids;
+  for (const auto& line : lines_of(read_file(output))) {
+    EXPECT_TRUE(line.contains("answers")) << line.dump();
+    ++ids[line["id"].dump()];
+  }
+  EXPECT_EQ(ids.size(), 20u);
+  for (const auto& [id, count] : ids) EXPECT_EQ(count, 1) << id;
+  // Only the failed items were sent again, to either host.
+  EXPECT_EQ(good.request_count() + flaky.request_count(), 20 + failed);
+}
+
+}  // namespace
