@@ -162,6 +162,46 @@ TEST(BatchHosts, AHostilePeerFailsOnlyItsOwnItemsAndNamesItself) {
   EXPECT_EQ(run.summary.hosts[1].failed, failed);
 }
 
+TEST(BatchHosts, ASlowAndATruncatingHostCostAttemptsButLoseNothing) {
+  FakeServer good, slow, truncating;
+  slow.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    Scripted stalled{200, R"({"answers": {}})", "application/json"};
+    stalled.delay = 2000ms;  // past the client's timeout: a timeout, retryable
+    return stalled;
+  });
+  truncating.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    Scripted cut{200, std::string(400, ' ') + "{}", "application/json"};
+    cut.truncate_at = 100;
+    return cut;
+  });
+  std::vector<clef::Client> hosts;
+  for (FakeServer* server : {&slow, &truncating, &good}) {
+    clef::ClientOptions options = client_at(server->base_url()).options();
+    options.request_timeout = 300ms;
+    options.retry.max_attempts = 3;
+    hosts.push_back(clef::Client::create(options).value());
+  }
+  const auto requests = tickets(30);
+  clef::BatchOptions options;
+  options.concurrency = 6;
+  const Outcome run = run_over(hosts, requests, options);
+  ASSERT_EQ(run.delivered, 30u);
+  std::size_t ok = 0;
+  for (const auto& [index, result] : run.results) {
+    if (!result) {
+      // Three attempts, each on a host that failed it: an honest error naming the last.
+      EXPECT_NE(result.error().host, good.base_url()) << result.error().to_string();
+      continue;
+    }
+    ++ok;
+    EXPECT_EQ(result->host, good.base_url());
+  }
+  EXPECT_EQ(ok, static_cast<std::size_t>(good.request_count()));
+  EXPECT_GE(ok, 24u) << "the failing hosts were set aside, the good one took the rest";
+  EXPECT_GE(run.summary.hosts[0].ejections + run.summary.hosts[1].ejections, 1u);
+  EXPECT_EQ(run.summary.hosts[0].answered + run.summary.hosts[1].answered, 0u);
+}
+
 TEST(BatchHosts, StateAffinitySendsEachStateToItsOwnHostEveryRun) {
   FakeServer a, b, c;
   const auto requests = tickets(60);

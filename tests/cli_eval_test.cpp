@@ -148,6 +148,30 @@ TEST(CliEval, ScoresScriptedAnswersAsWorkedOutByHand) {
   EXPECT_NE(r.out.find("billing    ████████████████░░░░ F1 0.80"), std::string::npos) << r.out;
 }
 
+TEST(CliEval, SeveralHostsScoreTheSameAsOne) {
+  FakeServer one, two;
+  script_model_m(one);
+  script_model_m(two);
+  EvalFiles files;
+  const std::string single = fresh_path("eval_single.json");
+  const std::string fleet = fresh_path("eval_fleet.json");
+  ASSERT_EQ(run_clef(eval_args(one, files, {"-m", "m", "--report-json", single})).code, 0);
+  const int sent_before = one.request_count();
+  auto r = run_clef(
+      eval_args(one, files, {"-m", "m", "--host", two.base_url(), "--report-json", fleet}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(one.request_count() - sent_before + two.request_count(), 10);
+  EXPECT_GT(two.request_count(), 0) << "the second host took a share";
+  Json a = report_at(single), b = report_at(fleet);
+  // Everything but the latencies and the run's own settings is the same.
+  for (Json* report : {&a, &b}) {
+    for (auto& [name, model] : (*report)["models"].items()) model.erase("latency_ms");
+    report->erase("created");
+    report->erase("run");
+  }
+  EXPECT_EQ(a["models"], b["models"]);
+}
+
 TEST(CliEval, AnswersAreKeptAndRescoredWithoutSendingAgain) {
   FakeServer server;
   script_model_m(server);

@@ -44,10 +44,22 @@ std::string canonical_input(const std::string& path) {
   return out;
 }
 
+/// Where the run sends: the one host's endpoint; for several, the path they share, since hosts
+/// join and leave a fleet between a run and its --resume (the model is what must not change).
+std::string endpoint_of(const std::vector<Client>& clients, const DecisionRequest& prototype) {
+  const Client& client = clients.front();
+  std::string endpoint = client.endpoint(prototype);
+  if (clients.size() == 1) return endpoint;
+  const std::string& base = client.options().base_url;
+  if (endpoint.compare(0, base.size(), base) == 0) endpoint.erase(0, base.size());
+  return "several hosts: " + endpoint;
+}
+
 /// What this run is, for the record beside OUT that --resume checks.
-Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format, const Client& client,
-                               const DecisionRequest& prototype,
+Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format,
+                               const std::vector<Client>& clients, const DecisionRequest& prototype,
                                const std::optional<Shard>& shard) {
+  const Client& client = clients.front();
   DecisionRequest probe = prototype;
   probe.state = State::text("x");
   auto body = client.request_body(probe);
@@ -58,7 +70,7 @@ Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format, cons
   RunRecord record;
   record.fields = {
       {"backend", to_string(client.options().backend)},
-      {"endpoint", client.endpoint(prototype)},
+      {"endpoint", endpoint_of(clients, prototype)},
       {"model", client.options().model},
       {"questions_sha256", questions_digest.value()},
       {"request_sha256", sha256_hex(body.value())},
@@ -542,7 +554,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   raise_open_file_limit(flags.concurrency);
   auto clients = make_clients(flags.connection, context, flags.concurrency);
   if (!clients) return refuse(clients.error());
-  auto record = describe_run(flags, format, clients->front(), prototype.value(), shard.value());
+  auto record = describe_run(flags, format, clients.value(), prototype.value(), shard.value());
   if (!record) return refuse(record.error());
   std::ifstream file;
   auto reader = open_reader(flags, format, file, context.in);

@@ -113,7 +113,8 @@ void Progress::print_host(const HostSummary& host) {
   if (host.failed) m_err << ", " << host.failed << " failed";
   if (host.refused) m_err << ", " << host.refused << " refused (429/503)";
   if (host.moved) m_err << ", " << host.moved << " moved to another host";
-  if (host.ejections) m_err << ", set aside " << host.ejections << " times";
+  if (host.ejections == 1) m_err << ", set aside once";
+  if (host.ejections > 1) m_err << ", set aside " << host.ejections << " times";
   m_err << "\n";
 }
 
