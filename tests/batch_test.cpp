@@ -49,33 +49,46 @@ TEST(Batch, OneResultPerRequestInOrderUnderFaults) {
   EXPECT_EQ(results[17]->answers[0].yes_no()->p_true, single->answers[0].yes_no()->p_true);
 }
 
+/// run_batch over `requests`: the summary, and how many results were delivered and how many ok.
+struct Counted {
+  clef::BatchSummary summary;
+  std::size_t delivered = 0;
+  std::size_t ok = 0;
+};
+
+Counted run_counted(const clef::Client& client, const std::vector<clef::DecisionRequest>& requests,
+                    const clef::BatchOptions& options) {
+  Counted counted;
+  std::size_t next = 0;
+  counted.summary = clef::run_batch(
+      client,
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        if (next == requests.size()) return std::nullopt;
+        return clef::Result<clef::DecisionRequest>(requests[next++]);
+      },
+      [&](std::size_t, clef::Result<clef::Decision>&& result) {
+        ++counted.delivered;
+        counted.ok += result.ok();
+      },
+      options);
+  return counted;
+}
+
 TEST(Batch, AServerAtItsCapacityGetsFewerInFlightNotAStormOfRefusals) {
   FakeServer server;
   server.set_latency(20ms);
   clef::MockFaults faults;
   faults.capacity = 2;  // a third request at once is answered 503 "server busy", no Retry-After
   server.set_faults(faults);
-  const auto requests = tickets(200);
-  std::size_t next = 0, ok = 0, delivered = 0;
   clef::BatchOptions options;
   options.concurrency = 8;
-  const clef::BatchSummary summary = clef::run_batch(
-      client_for(server),
-      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
-        if (next == requests.size()) return std::nullopt;
-        return clef::Result<clef::DecisionRequest>(requests[next++]);
-      },
-      [&](std::size_t, clef::Result<clef::Decision>&& result) {
-        ++delivered;
-        ok += result.ok();
-      },
-      options);
-  EXPECT_EQ(delivered, 200u);
-  EXPECT_EQ(ok, 200u) << "every refused item is sent again";
-  // At a fixed 8 in flight, six of every eight sends would be refused, hundreds in all; halving
+  const Counted run = run_counted(client_for(server), tickets(200), options);
+  EXPECT_EQ(run.delivered, 200u);
+  EXPECT_EQ(run.ok, 200u) << "every refused item is sent again";
+  // At a fixed 8 in flight, six of every eight sends would be refused, hundreds in all; cutting
   // the limit at each refusal and growing it back slowly probes past 2 only now and then.
-  EXPECT_LT(summary.throttled, 50u);
-  EXPECT_EQ(server.request_count(), static_cast<int>(200 + summary.throttled));
+  EXPECT_LT(run.summary.throttled, 50u);
+  EXPECT_EQ(server.request_count(), static_cast<int>(200 + run.summary.throttled));
 }
 
 TEST(Batch, ATokenBucketTeachesAPaceAndFewRequestsAreRefused) {
@@ -83,25 +96,17 @@ TEST(Batch, ATokenBucketTeachesAPaceAndFewRequestsAreRefused) {
   clef::MockFaults faults;
   faults.rate_limit = 50;  // a bucket of 50 a second: past it, 429 with Retry-After: 1
   server.set_faults(faults);
-  const auto requests = tickets(300);
-  std::size_t next = 0, ok = 0;
   clef::BatchOptions options;
   options.concurrency = 24;
-  const clef::BatchSummary summary = clef::run_batch(
-      client_for(server),
-      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
-        if (next == requests.size()) return std::nullopt;
-        return clef::Result<clef::DecisionRequest>(requests[next++]);
-      },
-      [&](std::size_t, clef::Result<clef::Decision>&& result) { ok += result.ok(); }, options);
-  EXPECT_EQ(ok, 300u);
+  const Counted run = run_counted(client_for(server), tickets(300), options);
+  EXPECT_EQ(run.ok, 300u);
   const int sent = server.request_count();
-  EXPECT_EQ(sent, static_cast<int>(300 + summary.throttled));
+  EXPECT_EQ(sent, static_cast<int>(300 + run.summary.throttled));
   // Unpaced (pausing for each Retry-After only), every pause refills the bucket and the next
   // volley empties it again with 24 in flight: a quarter of all requests came back 429 here.
   // Paced just under the rate the server accepts, few do.
-  EXPECT_GT(summary.throttled, 0u) << "the bucket was never reached: the test shows nothing";
-  EXPECT_LT(summary.throttled * 10, static_cast<std::size_t>(sent));
+  EXPECT_GT(run.summary.throttled, 0u) << "the bucket was never reached: the test shows nothing";
+  EXPECT_LT(run.summary.throttled * 10, static_cast<std::size_t>(sent));
 }
 
 TEST(Batch, OrderedDeliveryAndStreaming) {
