@@ -143,7 +143,9 @@ struct Commands {
   CLI::App* merge = nullptr;
 
   explicit Commands(CLI::App& app) {
-    app.set_version_flag("--version", std::string("clef ") + clef::version);
+    app.set_version_flag("--version", [] {
+      return std::string("clef ") + clef::version + "\n" + clef::transport_version();
+    });
     app.require_subcommand(1);
     app.fallthrough();  // --color may come before or after the command
     app.add_option("--color", color,

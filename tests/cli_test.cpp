@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "clef/version.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
 #include "wait_until.hpp"
@@ -488,6 +489,19 @@ TEST(CliUsage, ClefAlonePrintsTheCommandsAsAUsageError) {
   EXPECT_EQ(r.code, 2);
   for (const char* command : {"ask", "batch", "models", "doctor"})
     EXPECT_NE(r.err.find(command), std::string::npos) << r.err;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CliVersion, NamesClefLibcurlAndTheTlsLibraryLoaded) {
+  auto r = clef::testing::run_clef({"--version"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, std::string("clef ") + clef::version + "\n" + clef::transport_version() + "\n");
+  // The libcurl loaded now (a version number), and the TLS library it was built with.
+  EXPECT_EQ(r.out.find("\nlibcurl "), std::string(clef::version).size() + 5) << r.out;
+  EXPECT_NE(r.out.find(", TLS: OpenSSL/"), std::string::npos) << r.out;
 }
 
 }  // namespace
