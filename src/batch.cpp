@@ -105,6 +105,7 @@ class BatchRun {
     std::size_t host = 0;              ///< Of the pool: where its latest attempt went.
     std::optional<std::size_t> avoid;  ///< The host that refused or failed it last.
     int attempts = 0;  ///< Several hosts: failed attempts that spend the retry budget.
+    std::size_t refused_connections = 0;  ///< Several hosts: connections that failed.
   };
   /// A flight back from the loop with its result.
   struct Landed {
@@ -239,7 +240,7 @@ class BatchRun {
       throttled(landed);
       return;
     }
-    if (!result && m_several && result.error().retryable()) {
+    if (!result && m_several && another_host_may_answer(result.error())) {
       m_hosts.failed(flight.host, now);
       note_reachability(result);
       if (within_budget && moves_free_or_within_retries(flight, result.error())) {
@@ -267,10 +268,20 @@ class BatchRun {
     finish(flight, std::move(result));
   }
 
-  /// Several hosts: a connection that failed costs the item nothing (another host will take it;
-  /// the throttle budget bounds how long it may wander); any other failure spends one attempt.
+  /// Several hosts: what another host may answer — what a retry may fix, and what only this
+  /// host got wrong (a 200 that is no answer, the model missing there).
+  static bool another_host_may_answer(const Error& error) {
+    return error.retryable() || error.kind == ErrorKind::invalid_response ||
+           error.kind == ErrorKind::not_found;
+  }
+
+  /// Several hosts: a connection that failed costs the item nothing once per host (another host
+  /// will take it); past that, and for any other failure, each try spends one attempt, so an
+  /// item fails in the end when every host is down, as it would against one.
   bool moves_free_or_within_retries(Flight& flight, const Error& error) const {
-    if (error.kind == ErrorKind::connection_failed) return true;
+    if (error.kind == ErrorKind::connection_failed &&
+        ++flight.refused_connections <= m_hosts.size())
+      return true;
     return ++flight.attempts < m_first.options().retry.max_attempts;
   }
 
@@ -290,6 +301,8 @@ class BatchRun {
     ++host.summary.refused;
     const RetryPolicy& policy = m_first.options().retry;
     std::optional<std::chrono::milliseconds> asked = error.retry_after;
+    // "Retry-After: 0" from a server that refuses everything would be a tight loop: back off.
+    if (asked && asked->count() == 0) asked.reset();
     if (asked) asked = std::min(*asked, policy.max_retry_after);
     const auto delay = detail::backoff_delay(policy, ++flight.throttled, asked, m_random);
     if (m_several) flight.avoid = flight.host;

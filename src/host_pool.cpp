@@ -4,17 +4,19 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "clef/backend.hpp"
 #include "sha256_bytes.hpp"
 
 namespace clef::detail {
 namespace {
 
-/// Rendezvous (highest random weight) score of `key` on host `index`: when a host leaves, only
-/// its own keys move; the others keep their host.
-std::uint64_t rendezvous_score(std::string_view key, std::size_t index) {
+/// Rendezvous (highest random weight) score of `key` on `host` (its URL, not its place in the
+/// list): when a host leaves, or the list is given in another order, only the leaving host's
+/// keys move; the others keep their host.
+std::uint64_t rendezvous_score(std::string_view key, std::string_view host) {
   std::string text(key);
   text += '\n';
-  text += std::to_string(index);
+  text += host;
   const Sha256 digest = sha256(text);
   std::uint64_t score = 0;
   for (std::size_t i = 0; i < 8; ++i) score = (score << 8) | digest[i];
@@ -29,29 +31,35 @@ HostPool::HostPool(const std::vector<Client>& clients, std::size_t concurrency,
   m_hosts.reserve(clients.size());
   for (const Client& client : clients) {
     m_hosts.emplace_back(client, cap);
-    m_hosts.back().summary.host = client.options().base_url;
+    m_hosts.back().summary.host = url_without_credentials(client.options().base_url);
   }
 }
 
-bool HostPool::may_take(const Host& host, Clock::time_point now) const {
-  if (ejected(host, now) || now < host.paused_until) return false;
-  // Back from an ejection but not yet answered: one request at a time probes it.
-  if (host.failures_in_a_row >= kEjectAfter) return host.in_flight == 0;
+bool HostPool::may_take(const Host& host, Clock::time_point now, bool panic) const {
+  if (now < host.paused_until) return false;
+  // With every host set aside, none is: waiting for probes would hold the whole batch back,
+  // and the items rather fail as they would against one server that is down.
+  if (!panic) {
+    if (ejected(host, now)) return false;
+    // Back from an ejection but not yet answered: one request at a time probes it.
+    if (host.failures_in_a_row >= kEjectAfter) return host.in_flight == 0;
+  }
   if (host.in_flight >= host.limit.allowed()) return false;
   return !host.rate.per_second() || now >= host.next_slot;
 }
 
 std::optional<std::size_t> HostPool::choose(Clock::time_point now, std::optional<std::size_t> avoid,
                                             std::optional<std::string_view> affinity) {
+  const bool panic = all_ejected(now);
   if (affinity) {
     std::optional<std::size_t> own;
     std::uint64_t best = 0;
     for (std::size_t i = 0; i < m_hosts.size(); ++i) {
-      if (ejected(m_hosts[i], now)) continue;
-      const std::uint64_t score = rendezvous_score(*affinity, i);
+      if (!panic && ejected(m_hosts[i], now)) continue;
+      const std::uint64_t score = rendezvous_score(*affinity, m_hosts[i].summary.host);
       if (!own || score > best) own = i, best = score;
     }
-    if (own && *own != avoid && may_take(m_hosts[*own], now)) return own;
+    if (own && *own != avoid && may_take(m_hosts[*own], now, panic)) return own;
   }
   // The fewest outstanding; the host to avoid only when no other may take it.
   const auto better = [&](std::size_t i, std::size_t j) {
@@ -61,7 +69,7 @@ std::optional<std::size_t> HostPool::choose(Clock::time_point now, std::optional
   std::optional<std::size_t> chosen;
   for (std::size_t step = 0; step < m_hosts.size(); ++step) {
     const std::size_t i = (m_turn + step) % m_hosts.size();
-    if (may_take(m_hosts[i], now) && (!chosen || better(i, *chosen))) chosen = i;
+    if (may_take(m_hosts[i], now, panic) && (!chosen || better(i, *chosen))) chosen = i;
   }
   if (chosen) m_turn = *chosen + 1;
   return chosen;
@@ -69,9 +77,10 @@ std::optional<std::size_t> HostPool::choose(Clock::time_point now, std::optional
 
 HostPool::Clock::time_point HostPool::next_opening(Clock::time_point now) const {
   Clock::time_point soonest = Clock::time_point::max();
+  const bool panic = all_ejected(now);
   for (const Host& host : m_hosts) {
     Clock::time_point opens = now;
-    if (ejected(host, now)) opens = host.ejected_until;
+    if (!panic && ejected(host, now)) opens = host.ejected_until;
     opens = std::max(opens, host.paused_until);
     if (host.rate.per_second()) opens = std::max(opens, host.next_slot);
     // Opening only when an answer frees a place: an answer wakes the batch anyway.

@@ -56,8 +56,10 @@ class HostPool {
   void sent(std::size_t index, Clock::time_point now);
   /// An answer came back from `index`: healthy again.
   void answered(std::size_t index, Clock::time_point now);
-  /// `index` failed a request in a way that says it may be down (connection, timeout, 5xx):
-  /// kEjectAfter in a row, or a failed probe, eject it — for 1 s, doubling up to kMaxEjection.
+  /// `index` failed a request in a way that says it may be down or broken (connection, timeout,
+  /// 5xx, a 200 that is not an answer, the model missing): kEjectAfter in a row, or a failed
+  /// probe, eject it — for 1 s, doubling up to kMaxEjection. While every host is ejected, none
+  /// is: items go out and fail as against one server that is down, instead of waiting.
   void failed(std::size_t index, Clock::time_point now);
   /// True while no host but ejected ones is left.
   bool all_ejected(Clock::time_point now) const;
@@ -66,7 +68,8 @@ class HostPool {
 
  private:
   bool ejected(const Host& host, Clock::time_point now) const { return host.ejected_until > now; }
-  bool may_take(const Host& host, Clock::time_point now) const;
+  /// `panic`: every host is set aside, so none is (see may_take's definition).
+  bool may_take(const Host& host, Clock::time_point now, bool panic) const;
 
   static constexpr int kEjectAfter = 3;
   static constexpr std::chrono::seconds kMaxEjection{16};

@@ -109,4 +109,47 @@ TEST(CliHosts, ResumeOverSeveralHostsRedoesOnlyWhatFailed) {
   EXPECT_EQ(good.request_count() + flaky.request_count(), 20 + failed);
 }
 
+TEST(CliHosts, AHostThatCannotBeReadAsWrittenIsRefusedNotReplaced) {
+  FakeServer a;
+  const std::string input = write_temp_file("bad_host_in.jsonl", jsonl_tickets(2));
+  // Each once read as 127.0.0.1:11434 (Ollama's own fallback for an unreadable OLLAMA_HOST).
+  for (const std::string bad :
+       {"http://127.0.0.1:99999", "http://127.0.0.1:abc", "http://127.0.0.1:1?x=1",
+        "http://127.0.0.1:1#f", "ftp://h:1", "http://", "http://127.0.0.1:1:"}) {
+    auto r = run_clef(
+        batch_args(a.base_url(), input, fresh_path("bad_host_out.jsonl"), {"--host", bad}));
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("--host"), std::string::npos) << bad << ": " << r.err;
+    auto one = run_clef({"ask", "--host", bad, "--state-json", "{\"t\": 1}", "--yes-no", "u: U?"});
+    EXPECT_EQ(one.code, 2) << bad << ": " << one.err;
+  }
+  const std::string hosts = write_temp_file("bad_hosts.txt", a.base_url() + "\nhttp://x:0\n");
+  auto r = run_clef(
+      batch_args(a.base_url() + "/", input, fresh_path("bad_host_out.jsonl"), {"--hosts", hosts}));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("bad_hosts.txt:2"), std::string::npos) << r.err;
+  // The same server written twice (a trailing slash) is one host.
+  const std::string twice = write_temp_file("twice_hosts.txt", a.base_url() + "\n");
+  auto dup = run_clef(
+      batch_args(a.base_url() + "/", input, fresh_path("bad_host_out.jsonl"), {"--hosts", twice}));
+  EXPECT_EQ(dup.code, 2) << dup.err;
+  EXPECT_NE(dup.err.find("host given twice"), std::string::npos) << dup.err;
+  EXPECT_EQ(a.request_count(), 0);
+}
+
+TEST(CliHosts, APasswordInAHostURLIsNeverPrinted) {
+  FakeServer a, b;
+  const std::string with_password = "http://user:pw_SECRET@127.0.0.1:" + std::to_string(a.port());
+  const std::string output = fresh_path("password_out.jsonl");
+  auto r =
+      run_clef(batch_args(with_password, write_temp_file("password_in.jsonl", jsonl_tickets(8)),
+                          output, {"--host", b.base_url(), "-v"}));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_GT(a.request_count(), 0);
+  EXPECT_EQ(r.err.find("pw_SECRET"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(output).find("pw_SECRET"), std::string::npos);
+  EXPECT_NE(read_file(output).find("\"host\":\"http://127.0.0.1:" + std::to_string(a.port())),
+            std::string::npos);
+}
+
 }  // namespace

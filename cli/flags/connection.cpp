@@ -12,6 +12,7 @@
 #include "clef/ollama.hpp"
 #include "common/files.hpp"
 #include "common/terminal_text.hpp"
+#include "flags/hosts.hpp"
 #include "flags/verbose_transport.hpp"
 
 namespace clef::cli {
@@ -142,6 +143,7 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
   ClientOptions options = ClientOptions::from_environment(flags.backend);
   if (!flags.hosts.empty()) {
     const std::string& host = flags.hosts.front();
+    if (auto valid = check_host_value(host, "--host"); !valid) return valid.error();
     options.base_url = flags.backend == Backend::ollama ? ollama_base_url(host) : host;
   }
   if (!flags.account_id.empty()) options.account_id = flags.account_id;

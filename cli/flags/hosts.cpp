@@ -1,8 +1,11 @@
 // The implementation of hosts.hpp: several servers for one batch.
 #include "flags/hosts.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <future>
 #include <iostream>
-#include <set>
+#include <map>
 
 #include "clef/cache.hpp"
 #include "common/files.hpp"
@@ -36,6 +39,8 @@ Status add_hosts_from_file(const std::string& path, std::vector<std::string>& ho
       return make_error(ErrorKind::invalid_input, "one base URL a line, without spaces",
                         path + ":" + std::to_string(line_number));
     }
+    if (auto valid = check_host_value(host, path + ":" + std::to_string(line_number)); !valid)
+      return valid;
     hosts.push_back(host);
     ++listed;
   }
@@ -44,17 +49,42 @@ Status add_hosts_from_file(const std::string& path, std::vector<std::string>& ho
   return {};
 }
 
+/// How long the fleet check waits for one host's /api/tags: a host that takes longer is
+/// checked no further (it is only warned about), not waited on for the whole --timeout.
+constexpr std::chrono::seconds kCheckTimeout{10};
+
+/// Each host's version of the model, all asked at once; the first SIGINT stops the asking.
+std::vector<Result<ModelVersion>> versions_of(const std::string& model,
+                                              const std::vector<Client>& clients,
+                                              const Context& context) {
+  std::vector<std::future<Result<ModelVersion>>> asked;
+  for (const Client& client : clients) {
+    ClientOptions options = client.options();
+    options.request_timeout =
+        std::min<std::chrono::milliseconds>(options.request_timeout, kCheckTimeout);
+    options.retry.max_attempts = 1;
+    if (context.stop) options.cancel = context.stop;
+    asked.push_back(std::async(std::launch::async,
+                               [options, model] { return resolve_model_version(options, model); }));
+  }
+  std::vector<Result<ModelVersion>> versions;
+  for (auto& answer : asked) versions.push_back(answer.get());
+  return versions;
+}
+
 /// The same model everywhere: each reachable Ollama host's digest of it.
 Status check_fleet(const ConnectionFlags& flags, const std::vector<Client>& clients,
                    const Context& context) {
+  const std::vector<Result<ModelVersion>> versions = versions_of(flags.model, clients, context);
   std::string first_version, first_host;
-  for (const Client& client : clients) {
-    const std::string& host = client.options().base_url;
-    auto version = resolve_model_version(client.options(), flags.model);
+  for (std::size_t i = 0; i < clients.size(); ++i) {
+    const std::string host = url_without_credentials(clients[i].options().base_url);
+    const Result<ModelVersion>& version = versions[i];
+    if (!version && version.error().kind == ErrorKind::cancelled) return version.error();
     if (!version && (version.error().kind == ErrorKind::connection_failed ||
                      version.error().kind == ErrorKind::timeout)) {
       context.err << "clef: warning: cannot check " << terminal_safe(host)
-                  << " now (it is set aside and tried again during the run): "
+                  << " now; it gets work like the others and is set aside if it keeps failing: "
                   << terminal_safe(version.error().message) << "\n";
       continue;
     }
@@ -69,7 +99,8 @@ Status check_fleet(const ConnectionFlags& flags, const std::vector<Client>& clie
     } else if (version->version != first_version) {
       return make_error(ErrorKind::invalid_input,
                         "the hosts serve different models: " + first_host + " has " +
-                            first_version + ", " + host + " has " + version->version +
+                            terminal_safe(first_version) + ", " + host + " has " +
+                            terminal_safe(version->version) +
                             " (--mixed-fleet sends to them anyway)",
                         "--host");
     }
@@ -77,7 +108,58 @@ Status check_fleet(const ConnectionFlags& flags, const std::vector<Client>& clie
   return {};
 }
 
+/// No server twice, however its URL is written (a trailing slash, a default port).
+Status check_distinct(const std::vector<Client>& clients) {
+  std::map<std::string, std::size_t> seen;
+  for (const Client& client : clients) {
+    std::string url = client.options().base_url;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    if (!seen.emplace(url, 0).second) {
+      return make_error(ErrorKind::invalid_input,
+                        "host given twice: " + url_without_credentials(url), "--host");
+    }
+  }
+  return {};
+}
+
 }  // namespace
+
+// Ollama's own OLLAMA_HOST parser quietly falls back to
+// 127.0.0.1:11434 on what it cannot read; a flag that names a server must not.
+Status check_host_value(const std::string& value, const std::string& where) {
+  auto refuse = [&](const std::string& why) {
+    return make_error(ErrorKind::invalid_input, why + ": " + terminal_safe(value), where);
+  };
+  if (value.empty()) return refuse("an empty host");
+  for (const unsigned char c : value) {
+    if (c <= 0x20 || c >= 0x7f) return refuse("a host with a space, control or non-ASCII byte");
+  }
+  if (value.find_first_of("?#") != std::string::npos)
+    return refuse("a host with a query or fragment");
+  std::string rest = value;
+  if (const auto scheme = rest.find("://"); scheme != std::string::npos) {
+    const std::string name = rest.substr(0, scheme);
+    if (name != "http" && name != "https") return refuse("a host that is not http:// or https://");
+    rest.erase(0, scheme + 3);
+  }
+  rest = rest.substr(0, rest.find('/'));
+  if (const auto at = rest.rfind('@'); at != std::string::npos) rest.erase(0, at + 1);
+  if (rest.empty()) return refuse("a host without a name");
+  if (rest.back() == ':') return refuse("a host whose port is not 1 to 65535");
+  const auto close = rest.rfind(']');
+  const auto colon = rest.rfind(':');
+  if (colon != std::string::npos && (close == std::string::npos || colon > close) &&
+      (rest.front() == '[' || rest.find(':') == colon)) {
+    const std::string port = rest.substr(colon + 1);
+    const bool digits =
+        !port.empty() && port.size() <= 5 &&
+        std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); });
+    if (!digits || std::stoul(port) == 0 || std::stoul(port) > 65535)
+      return refuse("a host whose port is not 1 to 65535");
+    if (colon == 0) return refuse("a host without a name");
+  }
+  return {};
+}
 
 void add_hosts_flags(CLI::App& command, ConnectionFlags& flags) {
   command.add_option("--hosts", flags.hosts_file,
@@ -96,10 +178,8 @@ Result<std::vector<std::string>> all_hosts(const ConnectionFlags& flags) {
         ErrorKind::invalid_input,
         std::to_string(hosts.size()) + " hosts: at most " + std::to_string(kMostHosts), "--host");
   }
-  std::set<std::string> seen;
-  for (const std::string& host : hosts) {
-    if (!seen.insert(host).second)
-      return make_error(ErrorKind::invalid_input, "host given twice: " + host, "--host");
+  for (const std::string& host : flags.hosts) {
+    if (auto valid = check_host_value(host, "--host"); !valid) return valid.error();
   }
   return hosts;
 }
@@ -122,6 +202,7 @@ Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Con
     if (!client) return client.error();
     clients.push_back(std::move(client).value());
   }
+  if (auto distinct = check_distinct(clients); !distinct) return distinct.error();
   if (clients.size() > 1 && flags.backend == Backend::ollama && !flags.mixed_fleet) {
     if (auto same = check_fleet(flags, clients, context); !same) return same.error();
   }

@@ -12,6 +12,11 @@
 
 namespace clef::cli {
 
+/// Refused unless `value` is a host clef can send to as written: an http(s) URL or host[:port],
+/// a port from 1 to 65535, no query or fragment, only printable ASCII. `where` names the flag
+/// or the file and line.
+Status check_host_value(const std::string& value, const std::string& where);
+
 /// Adds --hosts FILE and --mixed-fleet to `command` (batch, eval).
 void add_hosts_flags(CLI::App& command, ConnectionFlags& flags);
 
