@@ -16,6 +16,7 @@
 #include "clef/version.hpp"
 #include "commands/ask_command.hpp"
 #include "commands/cache_command.hpp"
+#include "commands/completion_command.hpp"
 #include "commands/server_commands.hpp"
 #include "common/exit_codes.hpp"
 #include "eval/eval_command.hpp"
@@ -133,6 +134,8 @@ struct Commands {
   ModelsFlags models_flags;
   ConnectionFlags doctor_flags;
   MergeFlags merge_flags;
+  std::string completion_shell;
+  CLI::App& root;
   CLI::App* ask = nullptr;
   CLI::App* batch = nullptr;
   CLI::App* mock = nullptr;
@@ -141,8 +144,9 @@ struct Commands {
   CLI::App* models = nullptr;
   CLI::App* doctor = nullptr;
   CLI::App* merge = nullptr;
+  CLI::App* completion = nullptr;
 
-  explicit Commands(CLI::App& app) {
+  explicit Commands(CLI::App& app) : root(app) {
     app.set_version_flag("--version", [] {
       return std::string("clef ") + clef::version + "\n" + clef::transport_version();
     });
@@ -164,6 +168,7 @@ struct Commands {
     eval = add_eval_command(app, eval_flags);
     models = add_models_command(app, models_flags);
     doctor = add_doctor_command(app, doctor_flags);
+    completion = add_completion_command(app, completion_shell);
   }
 
   int dispatch(const Context& context) {
@@ -179,6 +184,7 @@ struct Commands {
     if (eval->parsed()) return run_eval(eval_flags, *eval, context);
     if (models->parsed()) return run_models(models_flags, context);
     if (doctor->parsed()) return run_doctor(doctor_flags, context);
+    if (completion->parsed()) return run_completion(root, completion_shell, context);
     return as_int(ExitCode::usage);
   }
 };
@@ -198,7 +204,8 @@ std::optional<int> before_parsing(CLI::App& app, int argc, char** argv, std::ost
     const std::string near = closest_command(app, command_name);
     err << "clef: error: '" << command_name << "' is not a clef command"
         << (near.empty() ? std::string() : " (did you mean `" + near + "`?)") << "\n";
-    err << "clef: commands: ask, batch, merge, eval, mock, cache, models, doctor; `clef help "
+    err << "clef: commands: ask, batch, merge, eval, mock, cache, models, doctor, completion; "
+           "`clef help "
            "COMMAND` "
            "shows one\n";
     return as_int(ExitCode::usage);
