@@ -1,4 +1,5 @@
 // clef::resolve_model_version (clef/cache.hpp): what a model's cached answers are keyed by.
+#include "clef/backend.hpp"
 #include "clef/cache.hpp"
 #include "clef/ollama.hpp"
 
@@ -13,7 +14,7 @@ Result<ModelVersion> resolve_model_version(const ClientOptions& options, const s
   }
   auto ollama = OllamaApi::create(options);
   auto models = ollama ? ollama->models() : Result<std::vector<OllamaModel>>(ollama.error());
-  const std::string where = options.base_url + "/api/tags";
+  const std::string where = url_without_credentials(options.base_url) + "/api/tags";
   if (!models) {
     Error error = models.error();
     error.message =

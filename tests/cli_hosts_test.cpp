@@ -150,6 +150,18 @@ TEST(CliHosts, APasswordInAHostURLIsNeverPrinted) {
   EXPECT_EQ(read_file(output).find("pw_SECRET"), std::string::npos);
   EXPECT_NE(read_file(output).find("\"host\":\"http://127.0.0.1:" + std::to_string(a.port())),
             std::string::npos);
+  // Nor in the fleet check's warning about a host it cannot reach, nor in a refusal.
+  const std::string gone =
+      "http://user:pw_SECRET@127.0.0.1:" + std::to_string(clef::testing::refusing_port());
+  auto warned = run_clef(batch_args(gone, write_temp_file("password_in.jsonl", jsonl_tickets(2)),
+                                    fresh_path("password_out2.jsonl"), {"--host", b.base_url()}));
+  EXPECT_NE(warned.err.find("cannot check"), std::string::npos) << warned.err;
+  EXPECT_EQ(warned.err.find("pw_SECRET"), std::string::npos) << warned.err;
+  auto refused = run_clef(batch_args("http://user:pw_SECRET@127.0.0.1:0",
+                                     write_temp_file("password_in.jsonl", jsonl_tickets(2)),
+                                     fresh_path("password_out3.jsonl")));
+  EXPECT_EQ(refused.code, 2) << refused.err;
+  EXPECT_EQ(refused.err.find("pw_SECRET"), std::string::npos) << refused.err;
 }
 
 }  // namespace

@@ -42,6 +42,11 @@ expect "auto always never" clef batch --color ""
 expect "stats clear" clef cache ""
 expect "bash zsh fish" clef completion ""
 expect "tickets.csv tickets.jsonl" clef batch tickets.
+expect "tickets.csv tickets.jsonl" clef batch --policy tickets.
+expect "tickets.csv tickets.jsonl" clef ask --image tickets.
+expect "tickets.csv tickets.jsonl" clef ask --replay tickets.
+expect "" clef ask --state-json tickets.
+expect "--help" clef batch --he
 expect "--ordered --output --output-format --overwrite" clef batch --o
 expect "" clef batch --timeout ""
 # A switch takes no value: after it come the flags again.

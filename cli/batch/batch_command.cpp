@@ -387,9 +387,11 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
                    "winner, probability and confidence)")
       ->check(CLI::IsMember({"jsonl", "csv", "tsv"}))
       ->capture_default_str();
-  batch->add_option("--policy", flags.policy,
-                    "Thresholds from `clef eval --fit-thresholds`: an answer below its "
-                    "threshold is written with status \"abstained\"");
+  batch
+      ->add_option("--policy", flags.policy,
+                   "Thresholds from `clef eval --fit-thresholds`: an answer below its "
+                   "threshold is written with status \"abstained\"")
+      ->type_name("FILE");
   batch->add_option("--shard", flags.shard,
                     "K/N: decide only shard K of N (0 to N-1) of INPUT, by a hash of each id; "
                     "auto: K (and N) from a Kubernetes Indexed Job or Slurm array; then clef "

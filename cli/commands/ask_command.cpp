@@ -196,7 +196,8 @@ CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
                   "The state as a JSON object/array, or @FILE (key order is kept)");
   add_question_flags(*ask, flags.questions);
   one_value_each(
-      ask->add_option("--image", flags.images, "Attach a PNG, JPEG or WebP image (repeatable)"));
+      ask->add_option("--image", flags.images, "Attach a PNG, JPEG or WebP image (repeatable)")
+          ->type_name("FILE"));
   ask->add_option("--keep-alive", flags.keep_alive,
                   "Ollama: keep the model loaded (seconds, or a duration like 5m; -1 = forever)");
   CLI::Option* json =
@@ -218,7 +219,8 @@ CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
       ->check(CLI::Range(0.0, 1.0));
   ask->add_option("--policy", flags.policy,
                   "Thresholds from `clef eval --fit-thresholds`: an answer below its threshold "
-                  "is abstained (exit 8: ask a person)");
+                  "is abstained (exit 8: ask a person)")
+      ->type_name("FILE");
   add_connection_flags(*ask, flags.connection);
   return ask;
 }

@@ -30,9 +30,14 @@ std::vector<std::string> choices_in(const std::string& help) {
   return words.size() >= 2 ? words : std::vector<std::string>{};
 }
 
-bool names_a_file(const std::string& help) {
+/// A value that is a file: its type name says so (FILE, DIR), or its help names a file ("@FILE"
+/// is an inline value that may point at a file, not a file name).
+bool names_a_file(const std::string& help, const std::string& type_name = {}) {
+  if (type_name == "FILE" || type_name == "DIR" || type_name == "PATH") return true;
   for (const char* word : {"FILE", "file", "DIR", "directory"}) {
-    if (help.find(word) != std::string::npos) return true;
+    for (auto at = help.find(word); at != std::string::npos; at = help.find(word, at + 1)) {
+      if (at == 0 || help[at - 1] != '@') return true;
+    }
   }
   return false;
 }
@@ -49,9 +54,9 @@ FlagOutline flag_of(const CLI::Option& option) {
   flag.help = first_line(option.get_description());
   if (option.get_items_expected_max() == 0) return flag;  // a switch
   flag.choices = choices_in(flag.help);
-  flag.value = !flag.choices.empty()     ? FlagOutline::Value::choice
-               : names_a_file(flag.help) ? FlagOutline::Value::file
-                                         : FlagOutline::Value::text;
+  flag.value = !flag.choices.empty()                             ? FlagOutline::Value::choice
+               : names_a_file(flag.help, option.get_type_name()) ? FlagOutline::Value::file
+                                                                 : FlagOutline::Value::text;
   return flag;
 }
 

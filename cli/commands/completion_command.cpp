@@ -1,6 +1,7 @@
 // The implementation of completion_command.hpp: a completion script per shell from one outline.
 #include "commands/completion_command.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "commands/command_outline.hpp"
@@ -21,7 +22,10 @@ std::string joined(const std::vector<std::string>& words, const std::string& sep
 std::vector<FlagOutline> flags_for(const CliOutline& outline, const CommandOutline& command) {
   std::vector<FlagOutline> flags = command.flags;
   for (const FlagOutline& global : outline.global_flags) {
-    if (global.names != std::vector<std::string>{"--version"}) flags.push_back(global);
+    const bool known = std::any_of(flags.begin(), flags.end(), [&](const FlagOutline& flag) {
+      return flag.names == global.names;  // -h/--help: the command has its own
+    });
+    if (!known && global.names != std::vector<std::string>{"--version"}) flags.push_back(global);
   }
   return flags;
 }

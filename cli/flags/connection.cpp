@@ -37,15 +37,18 @@ std::chrono::milliseconds to_ms(double seconds) {
 void add_offline_flags(CLI::App& command, ConnectionFlags& flags) {
   CLI::Option* record = command.add_option(
       "--record", flags.record, "Append every exchange with the server to this cassette (JSONL)");
+  record->type_name("FILE");
   command
       .add_option("--replay", flags.replay,
                   "Answer from this cassette with no network; a request it lacks fails (exit 9)")
+      ->type_name("FILE")
       ->excludes(record);
   command
       .add_option("--cache", flags.cache,
                   "Answer repeated requests from this directory (default: CLEF_CACHE_DIR; off "
                   "when neither is set, and under --replay); keyed by the whole request and the "
                   "model's version")
+      ->type_name("DIR")
       ->excludes("--replay");
   command.add_flag("--cache-images", flags.cache_images,
                    "With --cache: cache requests with images too");

@@ -116,7 +116,7 @@ Status check_distinct(const std::vector<Client>& clients) {
     while (!url.empty() && url.back() == '/') url.pop_back();
     if (!seen.emplace(url, 0).second) {
       return make_error(ErrorKind::invalid_input,
-                        "host given twice: " + url_without_credentials(url), "--host");
+                        "host given twice: " + url_without_credentials(url), "--host/--hosts");
     }
   }
   return {};
@@ -128,7 +128,8 @@ Status check_distinct(const std::vector<Client>& clients) {
 // 127.0.0.1:11434 on what it cannot read; a flag that names a server must not.
 Status check_host_value(const std::string& value, const std::string& where) {
   auto refuse = [&](const std::string& why) {
-    return make_error(ErrorKind::invalid_input, why + ": " + terminal_safe(value), where);
+    return make_error(ErrorKind::invalid_input,
+                      why + ": " + terminal_safe(url_without_credentials(value)), where);
   };
   if (value.empty()) return refuse("an empty host");
   for (const unsigned char c : value) {
@@ -176,7 +177,8 @@ Result<std::vector<std::string>> all_hosts(const ConnectionFlags& flags) {
   if (hosts.size() > kMostHosts) {
     return make_error(
         ErrorKind::invalid_input,
-        std::to_string(hosts.size()) + " hosts: at most " + std::to_string(kMostHosts), "--host");
+        std::to_string(hosts.size()) + " hosts: at most " + std::to_string(kMostHosts),
+        "--host/--hosts");
   }
   for (const std::string& host : flags.hosts) {
     if (auto valid = check_host_value(host, "--host"); !valid) return valid.error();
