@@ -12,6 +12,13 @@
 namespace clef::cli {
 namespace {
 
+/// One lock for every verbose transport: with several hosts each client has its own, and they
+/// all print to the same stream from their own threads.
+std::mutex& verbose_output_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 class VerboseTransport : public Transport {
  public:
   VerboseTransport(std::shared_ptr<Transport> inner, std::ostream& log)
@@ -53,13 +60,12 @@ class VerboseTransport : public Transport {
 
  private:
   void print(const std::string& text) {
-    std::lock_guard<std::mutex> lock(m_mutex);
+    std::lock_guard<std::mutex> lock(verbose_output_mutex());
     m_log << text << std::flush;
   }
 
   std::shared_ptr<Transport> m_inner;
   std::ostream& m_log;
-  std::mutex m_mutex;
 };
 
 }  // namespace
