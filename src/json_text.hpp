@@ -7,9 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "clef/export.hpp"
 #include "clef/json.hpp"
 #include "clef/result.hpp"
 
+// member_text and string_field are exported from libclef.so (CLEF_API) for clef_mock, which
+// links the shared library or the static one.
 namespace clef::detail {
 
 using Json = nlohmann::ordered_json;
@@ -20,9 +23,10 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
 /// The exact text of member `key` of the JSON object in `object_text` (the last one, as the
 /// parser keeps the last duplicate), or nullopt. `object_text` must be valid JSON; this is how
 /// raw_json fields keep the bytes the server sent instead of a re-dump.
-std::optional<std::string_view> member_text(std::string_view object_text, std::string_view key);
+CLEF_API std::optional<std::string_view> member_text(std::string_view object_text,
+                                                     std::string_view key);
 
 /// The string at `object[key]`, or "" when it is missing or not a string (never throws).
-std::string string_field(const Json& object, std::string_view key);
+CLEF_API std::string string_field(const Json& object, std::string_view key);
 
 }  // namespace clef::detail

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 
+#include "clef/export.hpp"
 #include "clef/transport.hpp"
 
 namespace clef {
@@ -36,7 +37,7 @@ using ResponseHandler = std::function<void(Result<HttpResponse>)>;
 /// Safe to call from any thread, a handler included. Destroying the last reference ends the
 /// loop: work still queued or in flight is completed as cancelled, and pending after() tasks
 /// run with `shutting_down` true.
-class AsyncTransport {
+class CLEF_API AsyncTransport {
  public:
   virtual ~AsyncTransport() = default;
   virtual void start(HttpRequest request, ResponseHandler done) = 0;
@@ -51,13 +52,13 @@ class AsyncTransport {
 /// set and woken through an eventfd when work arrives.
 /// Every guarantee of make_curl_transport() holds: TLS verification, no redirects, the size
 /// caps, the timeouts, the proxy rules, cancellation.
-std::shared_ptr<AsyncTransport> make_curl_loop(std::size_t threads = 1);
+CLEF_API std::shared_ptr<AsyncTransport> make_curl_loop(std::size_t threads = 1);
 
 /// A blocking Transport (a test's, a decorator chain) behind the asynchronous interface: each
 /// request runs on a pool thread, started when a request finds none idle (up to `max_threads`,
 /// so at most that many are sent at once) and gone after a few idle seconds; timers run on one
 /// more. Destroying it completes queued requests as cancelled; one being sent ends on its own.
-std::shared_ptr<AsyncTransport> make_async_transport(std::shared_ptr<Transport> blocking,
-                                                     std::size_t max_threads = 256);
+CLEF_API std::shared_ptr<AsyncTransport> make_async_transport(std::shared_ptr<Transport> blocking,
+                                                              std::size_t max_threads = 256);
 
 }  // namespace clef

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "clef/export.hpp"
+
 namespace clef {
 
 enum class Backend {
@@ -14,13 +16,13 @@ enum class Backend {
 };
 
 /// "ollama", "workers-ai" or "systemone": the names the CLI and the environment use.
-const char* to_string(Backend backend) noexcept;
+CLEF_API const char* to_string(Backend backend) noexcept;
 /// The backend called `name` (as to_string spells it), or nullopt.
-std::optional<Backend> backend_named(std::string_view name) noexcept;
+CLEF_API std::optional<Backend> backend_named(std::string_view name) noexcept;
 
 /// The environment variable the API token is read from: CLOUDFLARE_API_TOKEN (Workers AI),
 /// CLEF_API_KEY (systemone), or nullptr (Ollama takes none).
-const char* token_variable(Backend backend) noexcept;
+CLEF_API const char* token_variable(Backend backend) noexcept;
 /// The environment variable of Workers AI's account id.
 inline constexpr const char* workers_ai_account_variable = "CLOUDFLARE_ACCOUNT_ID";
 
@@ -33,7 +35,7 @@ inline constexpr const char* minimum_ollama_version = "0.35.1";
 /// The base URL Ollama's own tools derive from an OLLAMA_HOST value ("" → local default).
 /// Credentials in it ("http://alice:pw@host:8080", basic auth in front of a remote Ollama) are
 /// kept, still percent-encoded.
-std::string ollama_base_url(std::string_view ollama_host);
+CLEF_API std::string ollama_base_url(std::string_view ollama_host);
 
 /// The user name and password of a URL's userinfo ("http://alice:p%40ss@host" → "alice",
 /// "p@ss"), percent-decoded. clef sends them as HTTP basic authentication.
@@ -42,9 +44,9 @@ struct UrlCredentials {
   std::string password;
 };
 /// The credentials in `url`'s authority, or nullopt when it has none.
-std::optional<UrlCredentials> url_credentials(std::string_view url);
+CLEF_API std::optional<UrlCredentials> url_credentials(std::string_view url);
 /// `url` without its "user:password@": the form clef sends, shows and writes (errors, -v,
 /// --dry-run, batch lines, run records), so a password never leaves in a URL.
-std::string url_without_credentials(std::string_view url);
+CLEF_API std::string url_without_credentials(std::string_view url);
 
 }  // namespace clef

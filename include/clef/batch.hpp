@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "clef/client.hpp"
+#include "clef/export.hpp"
 
 namespace clef {
 
@@ -97,8 +98,8 @@ struct BatchSummary {
 
 /// The streaming engine behind decide_all and `clef batch`: memory stays flat however long
 /// the input, since only the items in flight (and, when ordered, a bounded window) are held.
-BatchSummary run_batch(const Client& client, const RequestSource& source, const ResultSink& sink,
-                       const BatchOptions& options = {});
+CLEF_API BatchSummary run_batch(const Client& client, const RequestSource& source,
+                                const ResultSink& sink, const BatchOptions& options = {});
 
 /// run_batch over several servers that serve the same model. Each item goes to the healthy host
 /// with the fewest requests outstanding (or, with BatchOptions::state_affinity, to its state's
@@ -110,22 +111,22 @@ BatchSummary run_batch(const Client& client, const RequestSource& source, const 
 /// answer gives it its full share again. Each Decision (and Error) says which host answered
 /// (Decision::host, Error::host). The first client's retry policy and request body stand for
 /// all. Throws std::invalid_argument for an empty `hosts`.
-BatchSummary run_batch(const std::vector<Client>& hosts, const RequestSource& source,
-                       const ResultSink& sink, const BatchOptions& options = {});
+CLEF_API BatchSummary run_batch(const std::vector<Client>& hosts, const RequestSource& source,
+                                const ResultSink& sink, const BatchOptions& options = {});
 
 /// One result per request, in the same order (duplicates, with dedupe, get copies).
 ///
 ///     clef::BatchOptions options;
 ///     options.concurrency = 8;
 ///     std::vector<clef::Result<clef::Decision>> results = clef::decide_all(client, requests, options);
-std::vector<Result<Decision>> decide_all(const Client& client,
-                                         const std::vector<DecisionRequest>& requests,
-                                         BatchOptions options = {});
+CLEF_API std::vector<Result<Decision>> decide_all(const Client& client,
+                                                  const std::vector<DecisionRequest>& requests,
+                                                  BatchOptions options = {});
 
 /// Which of `shards` shards an item belongs to (clef batch --shard K/N): the first eight bytes of
 /// SHA-256 of `id`, read as a big-endian number, modulo `shards`. `id` is the id as clef batch
 /// keys it, its compact JSON text (`"x001"` with its quotes, `7` for a number), so the same id is
 /// in the same shard whatever the order of the input and on every machine. 0 when `shards` < 2.
-std::size_t shard_of(std::string_view id, std::size_t shards);
+CLEF_API std::size_t shard_of(std::string_view id, std::size_t shards);
 
 }  // namespace clef

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "clef/backend.hpp"
+#include "clef/export.hpp"
 #include "clef/options.hpp"
 #include "clef/result.hpp"
 #include "clef/transport.hpp"
@@ -45,7 +46,7 @@ inline constexpr std::chrono::seconds moving_alias_ttl{600};
 
 /// True for a model name that may point at another model tomorrow: one ending in "latest"
 /// ("clef-flash:latest", "@cf/x/y-latest").
-bool is_moving_alias(std::string_view model) noexcept;
+CLEF_API bool is_moving_alias(std::string_view model) noexcept;
 
 /// What CacheOptions::model_version and ttl should be for `model`, served as `options` say.
 struct ModelVersion {
@@ -66,18 +67,19 @@ struct ModelVersion {
 ///       cache.model_version = version->version;
 ///       cache.ttl = version->ttl;
 ///     }
-Result<ModelVersion> resolve_model_version(const ClientOptions& options, const std::string& model);
+CLEF_API Result<ModelVersion> resolve_model_version(const ClientOptions& options,
+                                                    const std::string& model);
 
 /// The cache key: SHA-256 over `tag` (the backend's name), the full URL (base URL and path), the
 /// model version and the request body. Headers (the token) are not part of it.
-std::string cache_key(std::string_view tag, const HttpRequest& request,
-                      std::string_view model_version);
+CLEF_API std::string cache_key(std::string_view tag, const HttpRequest& request,
+                               std::string_view model_version);
 
 /// Creates `directory` when it is missing (mode 0700; its parent must exist) and checks that it
 /// can hold answers safely. Refused, with the reason in the error: a path that is not a
 /// directory, a directory owned by another user, or one writable by group or others (anyone who
 /// can write it could plant answers), or one this process cannot write.
-Status check_cache_directory(const std::string& directory);
+CLEF_API Status check_cache_directory(const std::string& directory);
 
 /// Answers a request from the cache when a live entry exists (HttpResponse::from_cache), else
 /// sends it through `inner` and stores the response if it is an answer: a 2xx whose body,
@@ -95,8 +97,9 @@ Status check_cache_directory(const std::string& directory);
 /// counts its own writes against the cap and scans again when they pass it, or every 4096
 /// writes. A scan removes the least recently used entries, and the temporary files of writers
 /// killed more than 10 minutes ago. Fails as check_cache_directory does.
-Result<std::shared_ptr<Transport>> make_caching_transport(std::shared_ptr<Transport> inner,
-                                                          CacheOptions options, Backend backend);
+CLEF_API Result<std::shared_ptr<Transport>> make_caching_transport(std::shared_ptr<Transport> inner,
+                                                                   CacheOptions options,
+                                                                   Backend backend);
 
 struct CacheStats {
   std::size_t entries = 0;
@@ -105,9 +108,9 @@ struct CacheStats {
 
 /// What the cache in `directory` holds. Fails when `directory` does not exist or is not a
 /// directory.
-Result<CacheStats> cache_stats(const std::string& directory);
+CLEF_API Result<CacheStats> cache_stats(const std::string& directory);
 /// Removes every entry in `directory`, and any temporary file a writer left; returns what was
 /// removed. Fails as cache_stats does. Never follows a symlink out of the cache.
-Result<CacheStats> clear_cache(const std::string& directory);
+CLEF_API Result<CacheStats> clear_cache(const std::string& directory);
 
 }  // namespace clef

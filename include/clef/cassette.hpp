@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "clef/export.hpp"
 #include "clef/result.hpp"
 #include "clef/transport.hpp"
 
@@ -25,10 +26,10 @@ namespace clef {
 /// (which holds the model for Workers AI) and the body (which holds it for the others). clef
 /// writes a request's body the same way every time, so the same request has the same key; the
 /// host, the port and the headers (the token) are not part of it.
-std::string exchange_key(std::string_view tag, const HttpRequest& request);
+CLEF_API std::string exchange_key(std::string_view tag, const HttpRequest& request);
 
 /// A Transport that appends each exchange to a cassette, and says when it could not.
-class RecordingTransport : public Transport {
+class CLEF_API RecordingTransport : public Transport {
  public:
   /// Why the cassette could not be written (disk full, a file-size limit…), once a line failed;
   /// empty while every line was written. The exchange whose line failed still returns its
@@ -44,11 +45,11 @@ class RecordingTransport : public Transport {
 /// header, a password in the URL) is replaced by "<redacted>" wherever the server echoed it, so
 /// a cassette holds no token. A new cassette is created 0600. Safe from several threads; each
 /// line is one write.
-Result<std::shared_ptr<RecordingTransport>> make_recording_transport(
+CLEF_API Result<std::shared_ptr<RecordingTransport>> make_recording_transport(
     std::shared_ptr<Transport> inner, const std::string& path, std::string tag);
 
 /// A Transport that answers from a cassette, and says what it skipped reading it.
-class ReplayTransport : public Transport {
+class CLEF_API ReplayTransport : public Transport {
  public:
   /// Lines read but not used, for the caller to show: a last line with no newline that is not
   /// a whole recording (the recorder was killed or the disk filled mid-line) is skipped.
@@ -62,7 +63,7 @@ class ReplayTransport : public Transport {
 /// Retry-After waited out), so a replaying client sets RetryPolicy::max_attempts to 1.
 /// Fails (naming the line) when any line but a torn last one is not a recording: not a JSON
 /// object with a string "key", a string "body" and an integer "status" in 100..599.
-Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string& path,
-                                                               std::string tag);
+CLEF_API Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string& path,
+                                                                        std::string tag);
 
 }  // namespace clef

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "clef/decision.hpp"
+#include "clef/export.hpp"
 #include "clef/options.hpp"
 #include "clef/request.hpp"
 #include "clef/result.hpp"
@@ -28,7 +29,7 @@ struct Submission;
 ///     request.state = clef::State::text("I was charged twice.");
 ///     request.questions = {clef::Question::yes_no("refund", "Does the customer want money back?")};
 ///     clef::Result<clef::Decision> decision = client->decide(request);
-class Client {
+class CLEF_API Client {
  public:
   /// Checks the options (URL, credentials) and builds the client.
   static Result<Client> create(ClientOptions options);

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "clef/export.hpp"
 #include "clef/question.hpp"
 
 namespace clef {
@@ -30,7 +31,7 @@ struct ChoiceAnswer {
 
 enum class Verdict { yes, no, unknown };
 /// "yes", "no" or "unknown".
-const char* to_string(Verdict verdict) noexcept;
+CLEF_API const char* to_string(Verdict verdict) noexcept;
 
 /// Answer to a yes/no/unknown question ("noul" on the wire).
 struct YesNoAnswer {
@@ -66,10 +67,10 @@ enum class AnswerStatus {
   abstained,
 };
 /// "ok", "missing", "refused", "wrong_type", "invalid" or "abstained".
-const char* to_string(AnswerStatus status) noexcept;
+CLEF_API const char* to_string(AnswerStatus status) noexcept;
 
 /// One question's answer, or why there is none. Never a silent default.
-struct Answer {
+struct CLEF_API Answer {
   std::string question;
   QuestionType asked = QuestionType::choice;
   AnswerStatus status = AnswerStatus::missing;
@@ -104,7 +105,7 @@ struct Usage {
 };
 
 /// The whole response to one request.
-struct Decision {
+struct CLEF_API Decision {
   std::string model;  ///< As the server reported it ("clef-flash", "jev-1.13.0").
   Usage usage;
   std::string request_id;       ///< From the server's request id header, if any.

@@ -8,6 +8,7 @@
 
 #include "clef/decision.hpp"
 #include "clef/error.hpp"
+#include "clef/export.hpp"
 #include "clef/question.hpp"
 
 namespace clef {
@@ -15,28 +16,28 @@ namespace clef {
 /// {"type", "status", ...}: the winner, its probability, clef's confidence and the
 /// probabilities by label (choice), P(true) (yes/no) or level (score); "problem" instead when
 /// there is no value; "threshold" for an abstained answer; "renormalized" when it was.
-nlohmann::ordered_json to_json(const Answer& answer);
+CLEF_API nlohmann::ordered_json to_json(const Answer& answer);
 
 /// {"model", "usage", "request_id", "answers": {question: answer}, "cached" when it was, "host"
 /// when run_batch had several hosts}. The raw response and the latency are not part of it (a batch
 /// line adds "latency_ms" itself). With <nlohmann/json.hpp>: `std::string line =
 /// clef::dump_json(clef::to_json(decision));`
-nlohmann::ordered_json to_json(const Decision& decision);
+CLEF_API nlohmann::ordered_json to_json(const Decision& decision);
 
 /// {"kind", "status", "message", and "server_message", "server_code", "request_id", "where",
 /// "host" when known}. The proxy and Retry-After are not part of it.
-nlohmann::ordered_json to_json(const Error& error);
+CLEF_API nlohmann::ordered_json to_json(const Error& error);
 
 /// The Decision `json` holds (as to_json wrote it), one answer per question in `questions`'
 /// order, so to_json(decision_from_json(to_json(d), questions)) is to_json(d). Read as hostile
 /// input: never throws; a question without an answer is AnswerStatus::missing, and an answer
 /// that does not fit its question (another type, probabilities missing or outside [0, 1]) is
 /// AnswerStatus::invalid with the reason in `problem`.
-Decision decision_from_json(const nlohmann::ordered_json& json,
-                            const std::vector<Question>& questions);
+CLEF_API Decision decision_from_json(const nlohmann::ordered_json& json,
+                                     const std::vector<Question>& questions);
 
 /// The Error `json` holds (as to_json wrote it). Never throws: a kind clef does not know reads
 /// as invalid_response, a missing message as "failed".
-Error error_from_json(const nlohmann::ordered_json& json);
+CLEF_API Error error_from_json(const nlohmann::ordered_json& json);
 
 }  // namespace clef

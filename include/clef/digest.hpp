@@ -4,13 +4,15 @@
 #include <string>
 #include <string_view>
 
+#include "clef/export.hpp"
+
 namespace clef {
 
 /// Lower-case hex SHA-256 of `bytes` (OpenSSL's libcrypto).
 ///
 ///     std::string hex = clef::sha256_hex("abc");
 ///     // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-std::string sha256_hex(std::string_view bytes);
+CLEF_API std::string sha256_hex(std::string_view bytes);
 
 /// SHA-256 of bytes given in pieces, for input too large to hold at once (a dataset file).
 ///
@@ -18,7 +20,7 @@ std::string sha256_hex(std::string_view bytes);
 ///     hasher.update("a");
 ///     hasher.update("bc");
 ///     std::string hex = hasher.hex();  // the same as clef::sha256_hex("abc")
-class Sha256Hasher {
+class CLEF_API Sha256Hasher {
  public:
   Sha256Hasher();
   ~Sha256Hasher();

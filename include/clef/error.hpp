@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "clef/export.hpp"
+
 namespace clef {
 
 /// What went wrong, grouped by what a caller can do about it.
@@ -27,14 +29,14 @@ enum class ErrorKind {
 };
 
 /// A stable lower_snake name for the kind, as printed in JSON output ("rate_limited").
-const char* to_string(ErrorKind kind) noexcept;
+CLEF_API const char* to_string(ErrorKind kind) noexcept;
 /// The kind called `name` (as to_string spells it), or nullopt.
-std::optional<ErrorKind> error_kind_named(std::string_view name) noexcept;
+CLEF_API std::optional<ErrorKind> error_kind_named(std::string_view name) noexcept;
 
 /// One failure, with everything known about where it happened.
 /// Never contains an API token: messages are built from server text and clef's own words,
 /// and server text is scrubbed of the client's token before it is stored.
-struct Error {
+struct CLEF_API Error {
   ErrorKind kind = ErrorKind::invalid_input;
   std::string message;         ///< clef's explanation, with the next step where there is one.
   int http_status = 0;         ///< 0 when no HTTP response was received.
@@ -58,6 +60,6 @@ struct Error {
 };
 
 /// Shorthand used throughout clef: an Error of `kind` with `message` and optional `where`.
-Error make_error(ErrorKind kind, std::string message, std::string where = {});
+CLEF_API Error make_error(ErrorKind kind, std::string message, std::string where = {});
 
 }  // namespace clef

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "clef/decision.hpp"
+#include "clef/export.hpp"
 #include "clef/metrics.hpp"
 #include "clef/question.hpp"
 #include "clef/result.hpp"
@@ -26,7 +27,7 @@ namespace clef {
 /// (exactly); for yes/no "true", "yes", "1" → "yes" and "false", "no", "0" → "no" (any case);
 /// for a score a level's label or its index → the label. Empty (or only white space) is "":
 /// no gold for this item. Anything else is an error naming the valid answers.
-Result<std::string> gold_label(const Question& question, std::string_view written);
+CLEF_API Result<std::string> gold_label(const Question& question, std::string_view written);
 
 /// One question over a set of items.
 ///
@@ -63,8 +64,9 @@ struct QuestionEvaluation {
 
 /// Evaluates `question` where gold[i] is item i's gold label as gold_label gives it ("" = none)
 /// and answers[i] its answer (nullptr = none). A yes/no prediction is "yes" at P(true) ≥ 0.5.
-QuestionEvaluation evaluate_question(const Question& question, const std::vector<std::string>& gold,
-                                     const std::vector<const Answer*>& answers);
+CLEF_API QuestionEvaluation evaluate_question(const Question& question,
+                                              const std::vector<std::string>& gold,
+                                              const std::vector<const Answer*>& answers);
 
 /// Two models on the same items of one question. The intervals are nullopt when n is 0.
 struct ModelComparison {
@@ -79,14 +81,15 @@ struct ModelComparison {
 };
 
 /// Compares answers_a and answers_b (as in evaluate_question) item by item.
-ModelComparison compare_question(const Question& question, const std::vector<std::string>& gold,
-                                 const std::vector<const Answer*>& answers_a,
-                                 const std::vector<const Answer*>& answers_b);
+CLEF_API ModelComparison compare_question(const Question& question,
+                                          const std::vector<std::string>& gold,
+                                          const std::vector<const Answer*>& answers_a,
+                                          const std::vector<const Answer*>& answers_b);
 
 /// The deterministic half of the items thresholds are fitted on: the first byte of SHA-256(id)
 /// is even. The other half verifies them. `clef eval` passes the id as compact JSON text
 /// (`"x001"` with its quotes, `7` for a number).
-bool in_fit_half(std::string_view id);
+CLEF_API bool in_fit_half(std::string_view id);
 
 /// A confidence threshold on one question (label empty) or on one choice label: answers whose
 /// winner probability is at least `threshold` are trusted. Without a threshold every figure
@@ -107,10 +110,10 @@ struct FittedThreshold {
 /// For the question and, for a choice, each label: the lowest winner probability whose precision
 /// on the fit half meets `target_precision` by its one-sided 95% Wilson lower bound. `ids` name
 /// the items (in_fit_half splits them); gold and answers are as in evaluate_question.
-std::vector<FittedThreshold> fit_thresholds(const Question& question,
-                                            const std::vector<std::string>& ids,
-                                            const std::vector<std::string>& gold,
-                                            const std::vector<const Answer*>& answers,
-                                            double target_precision);
+CLEF_API std::vector<FittedThreshold> fit_thresholds(const Question& question,
+                                                     const std::vector<std::string>& ids,
+                                                     const std::vector<std::string>& gold,
+                                                     const std::vector<const Answer*>& answers,
+                                                     double target_precision);
 
 }  // namespace clef

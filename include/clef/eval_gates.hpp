@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "clef/eval_report.hpp"
+#include "clef/export.hpp"
 #include "clef/result.hpp"
 
 namespace clef {
@@ -38,23 +39,24 @@ struct Requirement {
 /// A malformed requirement (or a NUMBER no double holds, such as 1e400) is an invalid_input
 /// error quoting it (where: "--require"). Read by hand in one pass: time linear in its length,
 /// whatever it holds.
-Result<Requirement> parse_requirement(const std::string& text);
+CLEF_API Result<Requirement> parse_requirement(const std::string& text);
 
 /// Each requirement against every model of the report: the failures as sentences
 /// ("clef-flash: team.accuracy >= 0.9 (it is 0.85)"). A metric that is undefined fails, with the
 /// reason ("team.brier is undefined: no item was answered"). A requirement naming what the
 /// report does not have (an unknown question, auroc of a choice question), or a report without
 /// any model, is an error, not a failure.
-Result<std::vector<std::string>> failed_requirements(const std::vector<Requirement>& requirements,
-                                                     const EvalReport& report);
+CLEF_API Result<std::vector<std::string>> failed_requirements(
+    const std::vector<Requirement>& requirements, const EvalReport& report);
 
 /// METRIC=DELTA (or DELTA for every metric): how far a metric may get worse than the baseline
 /// before it fails (where: "--tolerance").
-Result<std::map<std::string, double>> parse_tolerances(const std::vector<std::string>& flags);
+CLEF_API Result<std::map<std::string, double>> parse_tolerances(
+    const std::vector<std::string>& flags);
 
 /// An earlier report (a clef-eval/1 document, as to_json writes it) checked to be whole and of
 /// the same data and questions.
-class EvalBaseline {
+class CLEF_API EvalBaseline {
  public:
   /// Refuses a document that is not a whole clef-eval/1 report of this data and these
   /// questions: another schema or digests, or any model, question or compared metric of the
@@ -83,8 +85,8 @@ struct BaselineComparison {
 /// The metrics a baseline compares (accuracy, accuracy_answered, coverage, macro_f1, auroc,
 /// within_1, brier, log_loss, ece, mae, rps), per model and question in both reports. A
 /// comparison of no metric at all is an error: it would prove nothing.
-Result<BaselineComparison> compare_to_baseline(const EvalReport& report,
-                                               const EvalBaseline& baseline,
-                                               const std::map<std::string, double>& tolerances);
+CLEF_API Result<BaselineComparison> compare_to_baseline(
+    const EvalReport& report, const EvalBaseline& baseline,
+    const std::map<std::string, double>& tolerances);
 
 }  // namespace clef

@@ -22,6 +22,7 @@
 
 #include "clef/decision.hpp"
 #include "clef/eval.hpp"
+#include "clef/export.hpp"
 #include "clef/metrics.hpp"
 #include "clef/policy.hpp"
 #include "clef/question.hpp"
@@ -128,18 +129,19 @@ struct EvalReport {
 /// when asked, the traffic and the overall scores) and compares the first with each other one.
 /// Each ModelResults holds one entry per item of the set; a shorter one counts the rest as
 /// missing.
-EvalReport evaluate_models(const LabelledSet& set, const std::vector<ModelResults>& results,
-                           const EvalOptions& options);
+CLEF_API EvalReport evaluate_models(const LabelledSet& set,
+                                    const std::vector<ModelResults>& results,
+                                    const EvalOptions& options);
 
 /// The clef-eval/1 document: keys sorted, no timestamps, so the same set and results give the
 /// same bytes. Intervals are {"value", "low", "high"} objects and an undefined metric is null;
 /// models are keyed by name (their order in "model_order"); the confusion matrix names a
 /// missing answer "(no answer)".
-nlohmann::json to_json(const EvalReport& report);
+CLEF_API nlohmann::json to_json(const EvalReport& report);
 
 /// The thresholds fitted for `model` (fit_thresholds) as a policy file for `--policy`: a
 /// label whose own threshold is undefined falls back to its question's, instead of abstaining
 /// on every answer it wins.
-Policy policy_of(const EvalReport& report, const ModelEvaluation& model);
+CLEF_API Policy policy_of(const EvalReport& report, const ModelEvaluation& model);
 
 }  // namespace clef

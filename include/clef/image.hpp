@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "clef/export.hpp"
 #include "clef/result.hpp"
 
 namespace clef {
@@ -12,14 +13,14 @@ namespace clef {
 enum class ImageFormat { png, jpeg, webp };
 
 /// "image/png", "image/jpeg" or "image/webp".
-const char* mime_type(ImageFormat format) noexcept;
+CLEF_API const char* mime_type(ImageFormat format) noexcept;
 
 /// An image attached to a request, shared by all its questions.
 ///
 ///     auto image = clef::Image::from_file("receipt.png");
 ///     if (!image) return 1;  // image.error().where names the file
 ///     request.images.push_back(std::move(image).value());
-class Image {
+class CLEF_API Image {
  public:
   /// 20 MiB: above Workers AI's 4 MiB per image and within Ollama's 32 MiB body.
   static constexpr std::size_t default_max_bytes = 20u * 1024u * 1024u;
@@ -44,6 +45,6 @@ class Image {
 };
 
 /// The format of `bytes` from their magic number, or invalid_input saying what was found.
-Result<ImageFormat> sniff_image_format(std::string_view bytes);
+CLEF_API Result<ImageFormat> sniff_image_format(std::string_view bytes);
 
 }  // namespace clef

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "clef/export.hpp"
 #include "clef/result.hpp"
 
 namespace clef {
@@ -21,13 +22,13 @@ inline constexpr std::size_t max_json_depth = 256;
 /// Parses untrusted JSON text. Never throws: invalid syntax, a number outside the range of a
 /// double (`1e400`) and nesting deeper than max_json_depth are each an Error of `kind` whose
 /// message says which, naming `what`, and whose `where` is "byte N" (0-based) of the fault.
-Result<nlohmann::ordered_json> parse_json(std::string_view text, std::string_view what,
-                                          ErrorKind kind = ErrorKind::invalid_input);
+CLEF_API Result<nlohmann::ordered_json> parse_json(std::string_view text, std::string_view what,
+                                                   ErrorKind kind = ErrorKind::invalid_input);
 
 /// The text of `value`: compact (indent -1), or pretty with `indent` spaces. Never throws: a
 /// string holding invalid UTF-8 (a server's, a file's) has each bad byte replaced with U+FFFD.
 /// For values of bounded depth (everything parse_json returns).
-std::string dump_json(const nlohmann::ordered_json& value, int indent = -1);
+CLEF_API std::string dump_json(const nlohmann::ordered_json& value, int indent = -1);
 
 /// One line of a line-oriented input (JSONL, CSV, text) as read_line left it.
 struct Line {
@@ -45,6 +46,6 @@ struct Line {
 ///       ++lines;
 ///       if (line.too_long) ++cut;  // say so, and go on: the next line starts where it should
 ///     }
-bool read_line(std::istream& in, Line& line, std::size_t max_bytes);
+CLEF_API bool read_line(std::istream& in, Line& line, std::size_t max_bytes);
 
 }  // namespace clef

@@ -7,13 +7,14 @@
 #include <string_view>
 #include <vector>
 
+#include "clef/export.hpp"
 #include "clef/options.hpp"
 #include "clef/result.hpp"
 
 namespace clef {
 
 /// A pulled model as /api/tags and /api/show describe it.
-struct OllamaModel {
+struct CLEF_API OllamaModel {
   std::string name;    ///< "clef-flash:latest"
   std::string digest;  ///< The content digest from /api/tags; changes when the tag moves.
   std::vector<std::string> capabilities;  ///< From /api/show: "decision", "vision", ...
@@ -27,7 +28,7 @@ struct OllamaModel {
 
 /// True for a tag naming an MLX or Safetensors build ("clef-flash:mlx-q4",
 /// "clef-flash:9b-safetensors"), which Ollama does not serve on /v1/systemone.
-bool is_mlx_or_safetensors_tag(std::string_view model) noexcept;
+CLEF_API bool is_mlx_or_safetensors_tag(std::string_view model) noexcept;
 
 /// Ollama's /api/version, /api/tags and /api/show, over the same Transport, timeouts, CA and
 /// error mapping as Client (a 404 for an unknown model is ErrorKind::not_found).
@@ -35,7 +36,7 @@ bool is_mlx_or_safetensors_tag(std::string_view model) noexcept;
 ///     auto ollama = clef::OllamaApi::create(clef::ClientOptions::from_environment(clef::Backend::ollama));
 ///     auto version = ollama ? ollama->version() : clef::Result<std::string>(ollama.error());
 ///     bool fresh = version && clef::version_at_least(version.value(), clef::minimum_ollama_version);
-class OllamaApi {
+class CLEF_API OllamaApi {
  public:
   /// Uses options.base_url (empty: OLLAMA_HOST), the timeouts, ca_file, transport and cancel.
   static Result<OllamaApi> create(ClientOptions options);
@@ -56,6 +57,6 @@ class OllamaApi {
 
 /// True when version "a.b.c" is at least `minimum` ("0.35.1"). A pre-release tail ("-rc1")
 /// and missing parts count as zero; text that is not a version is never new enough.
-bool version_at_least(std::string_view version, std::string_view minimum);
+CLEF_API bool version_at_least(std::string_view version, std::string_view minimum);
 
 }  // namespace clef

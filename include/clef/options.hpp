@@ -11,6 +11,7 @@
 
 #include "clef/async_transport.hpp"
 #include "clef/backend.hpp"
+#include "clef/export.hpp"
 #include "clef/transport.hpp"
 
 namespace clef {
@@ -51,7 +52,7 @@ struct ValidationOptions {
   VerdictThresholds verdict;
 };
 
-struct ClientOptions {
+struct CLEF_API ClientOptions {
   Backend backend = Backend::ollama;
   /// Ollama: empty reads OLLAMA_HOST as Ollama does. Workers AI: empty is Cloudflare's API
   /// (workers_ai_default_base_url; "/client/v4" is added when missing). systemone: required,

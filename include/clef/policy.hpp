@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "clef/decision.hpp"
+#include "clef/export.hpp"
 #include "clef/question.hpp"
 #include "clef/result.hpp"
 
@@ -23,7 +24,7 @@ namespace clef {
 
 /// The probability an answer is held to: the winner's (for yes/no, max(P(true), 1 − P(true)),
 /// the side evaluation predicts); 0 for an answer without a value.
-double trusted_probability(const Answer& answer) noexcept;
+CLEF_API double trusted_probability(const Answer& answer) noexcept;
 
 /// One question's thresholds. A threshold of nullopt means no probability reached the target
 /// precision: every answer abstains.
@@ -36,7 +37,7 @@ struct QuestionPolicy {
 ///   {"schema": "clef-policy/1", "model": "clef-flash", "target_precision": 0.95,
 ///    "dataset_sha256": "…", "questions_sha256": "…",
 ///    "questions": {"team": {"threshold": 0.8, "labels": {"billing": 0.7, "other": null}}}}
-struct Policy {
+struct CLEF_API Policy {
   std::string model;  ///< The model the thresholds were measured on; never empty in a file.
   double target_precision = 0;
   std::string dataset_sha256;

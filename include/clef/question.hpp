@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "clef/export.hpp"
 #include "clef/result.hpp"
 
 namespace clef {
@@ -20,12 +21,12 @@ enum class QuestionType {
 
 /// "choice", "noul" or "score": the wire names. (clef's own name for the yes/no/unknown type
 /// is yes_no everywhere in C++ and "yes/no" in text; "noul" is only what the wire calls it.)
-const char* to_string(QuestionType type) noexcept;
+CLEF_API const char* to_string(QuestionType type) noexcept;
 
 /// What the model reads: a question's instructions or an option's description. Plain text, or
 /// a JSON object or array sent as it is (Workers AI, Ollama's Clef models and TypeSafe read
 /// structured guidance such as {"question": "...", "focus": "..."}).
-class Guidance {
+class CLEF_API Guidance {
  public:
   Guidance() = default;
   Guidance(std::string text) : m_text(std::move(text)) {}  // NOLINT: "Which team?" converts
@@ -65,7 +66,7 @@ struct ChoiceOption {
 ///                                         {"other", std::nullopt}});
 ///     auto refund = clef::Question::yes_no("refund", "Does the customer ask for a refund?");
 ///     auto urgency = clef::Question::score("urgency", "How urgent?", {"Routine", "Urgent"});
-struct Question {
+struct CLEF_API Question {
   std::string name;
   QuestionType type = QuestionType::choice;
   Guidance instructions;
@@ -94,10 +95,10 @@ struct QuestionLimits {
 };
 
 /// Checks one question against the universal rules. The error names the question and the rule.
-Status validate(const Question& question);
+CLEF_API Status validate(const Question& question);
 
 /// Checks a whole set: 1–64 questions, unique names, each valid.
-Status validate(const std::vector<Question>& questions);
+CLEF_API Status validate(const std::vector<Question>& questions);
 
 /// Reads questions in the wire format, the `questions` object of a request, in its key order:
 ///
@@ -108,11 +109,11 @@ Status validate(const std::vector<Question>& questions);
 /// Unknown fields are refused, never dropped. An error's `where` names the question and field
 /// ("questions.team.criteria.billing") and the byte where it starts ("byte 57"); the set is
 /// validated as a request's would be.
-Result<std::vector<Question>> parse_questions(std::string_view json_text);
+CLEF_API Result<std::vector<Question>> parse_questions(std::string_view json_text);
 
 /// The identity of a question set: SHA-256 (hex) of the questions as clef writes them on the wire
 /// (compact, in order). A policy, an evaluation report and a batch run record name the questions
 /// they were made for by it; an error when a question cannot be written.
-Result<std::string> questions_sha256(const std::vector<Question>& questions);
+CLEF_API Result<std::string> questions_sha256(const std::vector<Question>& questions);
 
 }  // namespace clef

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "clef/export.hpp"
 #include "clef/image.hpp"
 #include "clef/question.hpp"
 #include "clef/result.hpp"
@@ -13,7 +14,7 @@
 namespace clef {
 
 /// Ollama's keep_alive: how long the model stays loaded after the request.
-class KeepAlive {
+class CLEF_API KeepAlive {
  public:
   /// Seconds; negative keeps the model loaded forever, 0 unloads it now.
   static KeepAlive seconds(long long seconds);

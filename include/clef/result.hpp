@@ -7,11 +7,12 @@
 #include <variant>
 
 #include "clef/error.hpp"
+#include "clef/export.hpp"
 
 namespace clef {
 
 /// Thrown only when code reads value() of a failed Result: a programming error.
-class BadResultAccess : public std::logic_error {
+class CLEF_API BadResultAccess : public std::logic_error {
  public:
   explicit BadResultAccess(const Error& error);
 };

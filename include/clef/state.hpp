@@ -6,6 +6,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "clef/export.hpp"
 #include "clef/result.hpp"
 
 namespace clef {
@@ -16,7 +17,7 @@ namespace clef {
 ///
 ///     auto s = clef::State::json(R"({"subject":"Invoice","message":"Can I get one?"})");
 ///     // sent as {"subject":...,"message":...}, in that order
-class State {
+class CLEF_API State {
  public:
   /// A plain-text state, sent as a JSON string.
   static State text(std::string text);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "clef/export.hpp"
 #include "clef/result.hpp"
 
 namespace clef {
@@ -42,10 +43,10 @@ struct ProxyRoute {
 };
 
 /// The proxy the curl transport sends `request` through, or nullopt for a direct connection.
-std::optional<ProxyRoute> proxy_route(const HttpRequest& request);
+CLEF_API std::optional<ProxyRoute> proxy_route(const HttpRequest& request);
 
 /// Any complete HTTP response, 2xx or not: statuses are data, mapped to errors by the client.
-struct HttpResponse {
+struct CLEF_API HttpResponse {
   int status = 0;
   Headers headers;  ///< Names lower-cased.
   std::string body;
@@ -58,7 +59,7 @@ struct HttpResponse {
 
 /// Sends one request. Fails only when no complete response arrived (connection, timeout,
 /// TLS, cancellation, size cap). Implementations must be safe to call from several threads.
-class Transport {
+class CLEF_API Transport {
  public:
   virtual ~Transport() = default;
   virtual Result<HttpResponse> send(const HttpRequest& request) = 0;
@@ -66,6 +67,6 @@ class Transport {
 
 /// The libcurl transport: keep-alive connections reused across calls (a pool of handles,
 /// one per concurrent caller), TLS verification on, redirects off.
-std::shared_ptr<Transport> make_curl_transport();
+CLEF_API std::shared_ptr<Transport> make_curl_transport();
 
 }  // namespace clef

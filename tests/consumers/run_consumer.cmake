@@ -1,4 +1,6 @@
-# Builds and runs one consumer project: cmake -DMODE=find_package|add_subdirectory|pkg_config -P this.
+# Builds and runs one consumer project:
+#   cmake -DMODE=find_package|find_package_static|add_subdirectory|pkg_config [-DSONAME=…] -P this
+# find_package and pkg_config must link libclef.so (SONAME), the others libclef.a.
 # The same clean environment as every other test (the one list in tests/CMakeLists.txt).
 string(REPLACE " " ";" hermetic_variables "$ENV{CLEF_HERMETIC_VARIABLES}")
 foreach(variable IN LISTS hermetic_variables)
@@ -6,13 +8,20 @@ foreach(variable IN LISTS hermetic_variables)
 endforeach()
 set(work "${BINARY_DIR}/consumer-${MODE}")
 file(REMOVE_RECURSE "${work}")
-if(MODE STREQUAL "find_package" OR MODE STREQUAL "pkg_config")
+set(project_dir "${MODE}")
+if(MODE MATCHES "^find_package")
+  set(project_dir find_package)
+endif()
+if(MODE MATCHES "^find_package" OR MODE STREQUAL "pkg_config")
   execute_process(COMMAND ${CMAKE_COMMAND} --install "${CLEF_BINARY_DIR}" --prefix "${work}/prefix"
                   RESULT_VARIABLE rc OUTPUT_QUIET)
   if(rc)
     message(FATAL_ERROR "cmake --install failed: ${rc}")
   endif()
   set(configure_args "-DCMAKE_PREFIX_PATH=${work}/prefix")
+  if(MODE STREQUAL "find_package_static")
+    list(APPEND configure_args "-DCLEF_USE_STATIC_LIBS=ON")
+  endif()
 endif()
 if(MODE STREQUAL "pkg_config")
   # No CMake on the consumer's side: the compiler, and what pkg-config says about the installed
@@ -33,6 +42,10 @@ if(MODE STREQUAL "pkg_config")
       message(FATAL_ERROR "pkg-config --cflags --libs ${module} failed: ${pc_error}")
     endif()
     separate_arguments(flags UNIX_COMMAND "${flags}")
+    # The installed libclef.so is found at run time as an installed library is: by its directory
+    # (here a run path; ldconfig's cache for a package).
+    get_filename_component(lib_dir "${pc_dir}" DIRECTORY)
+    list(APPEND flags "-Wl,-rpath,${lib_dir}")
     execute_process(COMMAND ${CXX} -std=c++17 "${SOURCE_DIR}/${program}.cpp" -o "${work}/build/${program}"
                             ${flags} RESULT_VARIABLE rc ERROR_VARIABLE compile_error)
     if(rc)
@@ -43,7 +56,7 @@ elseif(MODE STREQUAL "add_subdirectory")
   set(configure_args "-DCLEF_SOURCE_DIR=${CLEF_SOURCE_DIR}")
 endif()
 if(NOT MODE STREQUAL "pkg_config")
-  execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/${MODE}" -B "${work}/build"
+  execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}/${project_dir}" -B "${work}/build"
                           ${configure_args} RESULT_VARIABLE rc OUTPUT_QUIET)
   if(rc)
     message(FATAL_ERROR "configuring the ${MODE} consumer failed: ${rc}")
@@ -54,6 +67,23 @@ if(NOT MODE STREQUAL "pkg_config")
     message(FATAL_ERROR "building the ${MODE} consumer failed: ${rc}")
   endif()
 endif()
+# Which library it linked: libclef.so's soname among its NEEDED entries, or none.
+foreach(program consumer mock_consumer)
+  execute_process(COMMAND readelf -d "${work}/build/${program}" OUTPUT_VARIABLE dynamic
+                  RESULT_VARIABLE rc)
+  if(rc)
+    message(FATAL_ERROR "readelf -d ${program} failed")
+  endif()
+  string(FIND "${dynamic}" "[${SONAME}]" needed_at)
+  if(MODE STREQUAL "find_package" OR MODE STREQUAL "pkg_config")
+    if(NOT SONAME OR needed_at EQUAL -1)
+      message(FATAL_ERROR "the ${MODE} ${program} does not link libclef.so (${SONAME}):\n${dynamic}")
+    endif()
+    message("${program}: NEEDED ${SONAME}")
+  elseif(SONAME AND NOT needed_at EQUAL -1)
+    message(FATAL_ERROR "the ${MODE} ${program} links libclef.so, not libclef.a")
+  endif()
+endforeach()
 execute_process(COMMAND "${work}/build/consumer" RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 message("${out}")
 if(rc)
