@@ -12,68 +12,13 @@
 
 #include "clef/mock.hpp"
 #include "common/files.hpp"
+#include "common/mock_flags.hpp"
 
 namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
 extern "C" void on_signal(int) {
   g_stop = 1;
-}
-
-/// Every flag of `clef mock`, as given.
-struct MockFlags {
-  int port = 0;
-  std::string profile = "ollama";
-  std::string rules_path, cassette_path, log_path, fail_rates;
-  std::vector<std::string> models;
-  long latency_ms = 0;
-  double drop_rate = 0;
-  int retry_after = -1;
-  bool quota = false;
-  std::uint64_t seed = 1;
-  std::size_t max_connections = 1024;
-  std::size_t capacity = 0;
-  double rate_limit = 0;
-  std::optional<std::string> token;  ///< --token: the one Bearer token workers-ai accepts
-};
-
-void add_flags(CLI::App& app, MockFlags& flags) {
-  app.add_option("--port", flags.port, "Port on 127.0.0.1 (0: a free one; a port in use: exit 2)")
-      ->check(CLI::Range(0, 65535));
-  app.add_option("--profile", flags.profile, "The server it imitates")
-      ->check(CLI::IsMember({"ollama", "workers-ai", "typesafe", "llamacpp", "laya", "ollaya"}))
-      ->capture_default_str();
-  app.add_option("--models", flags.models, "Models it serves (default: clef-flash)")
-      ->delimiter(',');
-  app.add_option("--rules", flags.rules_path, "Answer rules (JSON, see the README)");
-  app.add_option("--cassette", flags.cassette_path, "Answer from a --record cassette");
-  app.add_option("--latency", flags.latency_ms, "Milliseconds before each answer")
-      ->check(CLI::Range(0L, 600000L));
-  app.add_option("--fail-rate", flags.fail_rates,
-                 "STATUS:SHARE,… of decisions that fail (503:0.05)");
-  app.add_option("--drop-rate", flags.drop_rate, "Share of decisions whose connection drops")
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--retry-after", flags.retry_after, "Retry-After seconds on 429/503 answers")
-      ->check(CLI::Range(0, 86400));
-  app.add_flag("--quota-exhausted", flags.quota,
-               "Every decision gets the daily-allocation 429 (4006)");
-  app.add_option("--capacity", flags.capacity,
-                 "Decisions answered at once; one more gets 503 \"server busy\" (0: no limit)")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{100000}));
-  app.add_option("--rate-limit", flags.rate_limit,
-                 "Decisions a second (a token bucket, one second's burst); one more gets 429 "
-                 "with Retry-After: 1 (0: no limit)")
-      ->check(CLI::Range(0.0, 1000000.0));
-  app.add_option("--log", flags.log_path, "Append each request as a JSON line to FILE");
-  app.add_option("--max-connections", flags.max_connections,
-                 "Connections served at once, each on its own thread; more wait")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
-  app.add_option("--seed", flags.seed, "Seed of the fault draws")->capture_default_str();
-  app.add_option_function<std::string>(
-         "--token", [&flags](const std::string& token) { flags.token = token; },
-         "workers-ai: the only Bearer token accepted (default: any; a wrong one gets 401)")
-      ->type_name("TOKEN");
 }
 
 clef::MockProfile profile_named(const std::string& name) {
@@ -106,7 +51,7 @@ bool parse_fail_rates(const std::string& text, std::vector<std::pair<int, double
 }
 
 /// The faults the flags ask for; false (having said why) when --fail-rate is malformed.
-bool faults_from(const MockFlags& flags, clef::MockFaults& faults) {
+bool faults_from(const clef::cli::MockFlags& flags, clef::MockFaults& faults) {
   faults.drop_rate = flags.drop_rate;
   faults.quota_exhausted = flags.quota;
   faults.seed = flags.seed;
@@ -139,7 +84,7 @@ std::string rules_problem(const clef::Error& error) {
 }
 
 /// The rules of --rules (none without it); false (having said why) when they cannot be read.
-bool rules_from(const MockFlags& flags, std::vector<clef::MockRule>& rules) {
+bool rules_from(const clef::cli::MockFlags& flags, std::vector<clef::MockRule>& rules) {
   if (flags.rules_path.empty()) return true;
   std::string text;
   std::string problem = "cannot read it";
@@ -156,8 +101,8 @@ bool rules_from(const MockFlags& flags, std::vector<clef::MockRule>& rules) {
 }
 
 /// `server` set up as the flags say; false (having said why) when a file cannot be used.
-bool configure(clef::MockServer& server, const MockFlags& flags, std::vector<clef::MockRule> rules,
-               const clef::MockFaults& faults) {
+bool configure(clef::MockServer& server, const clef::cli::MockFlags& flags,
+               std::vector<clef::MockRule> rules, const clef::MockFaults& faults) {
   if (auto token = server.set_token(flags.token); !token) {
     std::cerr << "clef mock: error: --token: " << token.error().message
               << " (--profile workers-ai)\n";
@@ -189,9 +134,9 @@ bool configure(clef::MockServer& server, const MockFlags& flags, std::vector<cle
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"clef mock: a System One server on 127.0.0.1 for tests and CI", "clef mock"};
-  MockFlags flags;
-  add_flags(app, flags);
+  CLI::App app{clef::cli::mock_description, "clef mock"};
+  clef::cli::MockFlags flags;
+  clef::cli::declare_mock_flags(app, flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -17,8 +18,10 @@
 #include "commands/ask_command.hpp"
 #include "commands/cache_command.hpp"
 #include "commands/completion_command.hpp"
+#include "commands/man_page.hpp"
 #include "commands/server_commands.hpp"
 #include "common/exit_codes.hpp"
+#include "common/mock_flags.hpp"
 #include "eval/eval_command.hpp"
 #include "output/error_report.hpp"
 
@@ -124,6 +127,9 @@ std::string typed_command(int argc, char** argv) {
 
 namespace {
 
+constexpr const char* root_description =
+    "clef: ask System One decision models typed questions (POST /v1/systemone)";
+
 /// Every command's flags and its CLI11 subcommand, declared on one app.
 struct Commands {
   std::string color = "auto";
@@ -151,6 +157,13 @@ struct Commands {
       return std::string("clef ") + clef::version + "\n" + clef::transport_version();
     });
     app.require_subcommand(1);
+    app.footer(
+        "Examples:\n"
+        "  clef ask --state-json '{\"ticket\": \"I was charged twice.\"}' \\\n"
+        "    --choice 'team: Which team? | billing=Payments | technical=Bugs | other=Anything "
+        "else'\n"
+        "  clef batch tickets.jsonl -q questions.json -o routed.jsonl -j 16\n"
+        "  clef help batch\n");
     app.fallthrough();  // --color may come before or after the command
     app.add_option("--color", color,
                    "auto | always | never (auto: only on a terminal, not with TERM=dumb or "
@@ -252,7 +265,7 @@ int after_flushing(int code, const Context& context) {
 }  // namespace
 
 int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOptions& options) {
-  CLI::App app{"clef: ask System One decision models typed questions (POST /v1/systemone)", "clef"};
+  CLI::App app{root_description, "clef"};
   Commands commands(app);
   if (auto done = before_parsing(app, argc, argv, out, err)) return *done;
   if (auto done = parse(app, argc, argv, out, err)) return *done;
@@ -267,6 +280,60 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
                         options.stop,
                         options.cancel};
   return after_flushing(commands.dispatch(context), context);
+}
+
+namespace {
+
+/// clef(1) first, then one page per command; `clef mock` is described by clef-mock's own flags.
+std::vector<ManPageSource> man_page_sources(const CLI::App& app, const CLI::App& mock_app) {
+  const std::string version = std::string("clef ") + clef::version;
+  std::vector<ManPageSource> pages{{&app, "clef", "clef", version, {}, true}};
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    const std::string name = command->get_name();
+    pages.push_back(
+        {name == "mock" ? &mock_app : command, "clef-" + name, "clef " + name, version, {}, false});
+  }
+  for (ManPageSource& page : pages) {
+    for (const ManPageSource& other : pages)
+      if (other.page != page.page) page.see_also.push_back(other.page);
+  }
+  return pages;
+}
+
+}  // namespace
+
+int write_man_pages(const std::string& directory, const std::vector<std::string>& expected,
+                    std::ostream& err) {
+  CLI::App app{root_description, "clef"};
+  Commands commands(app);
+  CLI::App mock_app{mock_description, "clef mock"};
+  MockFlags mock_flags;
+  declare_mock_flags(mock_app, mock_flags);
+  const std::vector<ManPageSource> pages = man_page_sources(app, mock_app);
+  std::vector<std::string> names;
+  for (const ManPageSource& page : pages) names.push_back(page.page);
+  std::vector<std::string> wanted = expected;
+  std::sort(names.begin(), names.end());
+  std::sort(wanted.begin(), wanted.end());
+  if (names != wanted) {
+    err << "clef_man_pages: the commands make the pages";
+    for (const std::string& name : names) err << " " << name;
+    err << "; the build installs";
+    for (const std::string& name : wanted) err << " " << name;
+    err << " (cli/CMakeLists.txt: clef_man_pages)\n";
+    return 1;
+  }
+  for (const ManPageSource& page : pages) {
+    const std::string path = directory + "/" + page.page + ".1";
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file << man_page(page);
+    file.close();
+    if (!file) {
+      err << "clef_man_pages: cannot write " << path << "\n";
+      return 1;
+    }
+  }
+  return 0;
 }
 
 }  // namespace clef::cli

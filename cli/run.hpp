@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <iosfwd>
+#include <string>
+#include <vector>
 
 namespace clef::cli {
 
@@ -18,5 +20,12 @@ struct RunOptions {
 /// Parses argv and runs the command; returns the exit code (see exit_codes.hpp).
 int run(int argc, char** argv, std::ostream& out, std::ostream& err,
         const RunOptions& options = {});
+
+/// Writes clef.1, clef-COMMAND.1 for each command and clef-mock.1 into `directory`, from the
+/// definitions run() parses (clef_man_pages, at build time). `expected` names the pages the build
+/// installs: a page more or less is an error, so a new command cannot go without its page.
+/// Returns 0, or 1 having said why on `err`.
+int write_man_pages(const std::string& directory, const std::vector<std::string>& expected,
+                    std::ostream& err);
 
 }  // namespace clef::cli

@@ -371,6 +371,14 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
 CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
   CLI::App* batch =
       app.add_subcommand("batch", "Decide every state in a JSONL, CSV/TSV or text file");
+  batch->footer(
+      "Examples:\n"
+      "  clef batch tickets.jsonl -q questions.json -o routed.jsonl -j 16\n"
+      "  clef batch tickets.jsonl -q questions.json -o routed.jsonl --resume\n"
+      "  clef batch tickets.csv --state-columns subject,body -q questions.json --output-format "
+      "csv\n"
+      "  clef batch tickets.jsonl -q questions.json --host http://gpu1:11434 \\\n"
+      "    --host http://gpu2:11434 -j 32 -o routed.jsonl\n");
   batch->add_option("INPUT", flags.input, "Input file ('-' = stdin)")->required();
   batch->add_option("-o,--output", flags.output, "Output JSONL file ('-' = stdout)")
       ->capture_default_str();

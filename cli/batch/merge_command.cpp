@@ -255,6 +255,10 @@ CLI::App* add_merge_command(CLI::App& app, MergeFlags& flags) {
   CLI::App* merge = app.add_subcommand(
       "merge",
       "Join the outputs of `clef batch --shard K/N` into one, in input order, every item once");
+  merge->footer(
+      "Examples:\n"
+      "  clef merge routed.?.jsonl -o routed.jsonl\n"
+      "  clef merge out/routed.*.jsonl -o routed.jsonl --input tickets.jsonl\n");
   merge
       ->add_option("SHARD_OUTPUT", flags.shards,
                    "The shards' output files (each with its run record)")

@@ -189,6 +189,13 @@ void print_decision(const AskFlags& flags, const Decision& decision,
 
 CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
   CLI::App* ask = app.add_subcommand("ask", "Ask a decision model about one state");
+  ask->footer(
+      "Examples:\n"
+      "  clef ask --state-json '{\"ticket\": \"I was charged twice.\"}' \\\n"
+      "    --choice 'team: Which team? | billing=Payments | technical=Bugs | other=Anything else'\n"
+      "  echo 'Please refund me' | clef ask --yes-no 'refund: Asks for a refund?' --format values\n"
+      "  clef ask --backend workers-ai -m @cf/cloudflare/clef-flash -q questions.json \\\n"
+      "    --state-file ticket.txt --json\n");
   ask->add_option("STATE", flags.state.text,
                   "The state as text (or use --state-file/--state-json, or pipe it)");
   ask->add_option("--state-file", flags.state.file, "Read the state text from FILE ('-' = stdin)");

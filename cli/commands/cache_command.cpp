@@ -12,6 +12,10 @@ namespace clef::cli {
 
 CLI::App* add_cache_command(CLI::App& app, CacheFlags& flags) {
   CLI::App* cache = app.add_subcommand("cache", "Show or empty the decision cache (--cache DIR)");
+  cache->footer(
+      "Examples:\n"
+      "  clef cache stats --cache ~/.cache/clef\n"
+      "  CLEF_CACHE_DIR=~/.cache/clef clef cache clear\n");
   cache->add_option("ACTION", flags.action, "stats | clear")
       ->required()
       ->check(CLI::IsMember({"stats", "clear"}));

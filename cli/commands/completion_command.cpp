@@ -194,6 +194,11 @@ void fish_script(std::ostream& out, const CliOutline& outline) {
 CLI::App* add_completion_command(CLI::App& app, std::string& shell) {
   CLI::App* completion = app.add_subcommand(
       "completion", "Print tab completion for a shell: source <(clef completion bash)");
+  completion->footer(
+      "Examples:\n"
+      "  source <(clef completion bash)\n"
+      "  clef completion zsh > ~/.zfunc/_clef\n"
+      "  clef completion fish > ~/.config/fish/completions/clef.fish\n");
   completion->add_option("SHELL", shell, "bash | zsh | fish")
       ->required()
       ->check(CLI::IsMember({"bash", "zsh", "fish"}));

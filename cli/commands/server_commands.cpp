@@ -133,6 +133,10 @@ int doctor_workers(const ConnectionFlags& flags, const Context& context) {
 CLI::App* add_models_command(CLI::App& app, ModelsFlags& flags) {
   CLI::App* models =
       app.add_subcommand("models", "List the models on an Ollama host and which can decide");
+  models->footer(
+      "Examples:\n"
+      "  clef models\n"
+      "  clef models --host http://gpu1:11434 --json\n");
   models->add_option("--host", flags.connection.hosts, "Ollama base URL (default: OLLAMA_HOST)")
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   models->add_option("--timeout", flags.connection.timeout_seconds, "Seconds per call")
@@ -175,6 +179,10 @@ int run_models(const ModelsFlags& flags, const Context& context) {
 CLI::App* add_doctor_command(CLI::App& app, ConnectionFlags& flags) {
   CLI::App* doctor = app.add_subcommand(
       "doctor", "Check the server, the model and the credentials, and say what to fix");
+  doctor->footer(
+      "Examples:\n"
+      "  clef doctor\n"
+      "  clef doctor --backend workers-ai -m @cf/cloudflare/clef-flash\n");
   add_connection_flags(*doctor, flags);
   return doctor;
 }

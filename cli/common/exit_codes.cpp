@@ -3,6 +3,30 @@
 
 namespace clef::cli {
 
+const std::vector<ExitCodeMeaning>& exit_code_meanings() {
+  static const std::vector<ExitCodeMeaning> meanings = {
+      {ExitCode::ok, "Success."},
+      {ExitCode::gate_failed,
+       "A gate failed: --expect, --min-confidence, or clef eval's --require or --baseline."},
+      {ExitCode::usage, "Usage or bad input: flags, question files, state, images."},
+      {ExitCode::authentication,
+       "Authentication (missing or refused credentials, a proxy's 407) or a used-up quota."},
+      {ExitCode::server,
+       "A server error after retries: HTTP 4xx/5xx, model missing, an invalid response."},
+      {ExitCode::transport, "Transport: connection refused, timeout, TLS."},
+      {ExitCode::partial_failure,
+       "clef batch: some items failed (their errors are in the output)."},
+      {ExitCode::output,
+       "The output cannot be written: disk full, a closed pipe, a cassette that cannot be "
+       "written."},
+      {ExitCode::abstained, "clef ask --policy: an answer is below its threshold (ask a person)."},
+      {ExitCode::not_recorded, "--replay: the cassette has no recording of a request."},
+      {ExitCode::incomplete, "clef merge: an item or a whole shard has no result."},
+      {ExitCode::interrupted, "Interrupted (SIGINT or SIGTERM)."},
+  };
+  return meanings;
+}
+
 ExitCode exit_code_for(ErrorKind kind) noexcept {
   switch (kind) {
     case ErrorKind::invalid_input:

@@ -1,6 +1,8 @@
 // The one exit-code table of the clef command (README: "Exit codes").
 #pragma once
 
+#include <vector>
+
 #include "clef/error.hpp"
 
 namespace clef::cli {
@@ -19,6 +21,15 @@ enum class ExitCode : int {
   incomplete = 10,      ///< clef merge: items or whole shards have no result.
   interrupted = 130,    ///< SIGINT / SIGTERM.
 };
+
+struct ExitCodeMeaning {
+  ExitCode code;
+  const char* meaning;
+};
+
+/// Every exit code and what it means, lowest first (the man pages' EXIT STATUS; the README's
+/// table says the same).
+const std::vector<ExitCodeMeaning>& exit_code_meanings();
 
 /// The exit code for an error of `kind`.
 ExitCode exit_code_for(ErrorKind kind) noexcept;

@@ -195,6 +195,11 @@ Result<InputFormat> data_format(const EvalFlags& flags) {
 CLI::App* add_eval_command(CLI::App& app, EvalFlags& flags) {
   CLI::App* eval = app.add_subcommand(
       "eval", "Measure models on labelled items: accuracy, F1, calibration, thresholds, gates");
+  eval->footer(
+      "Examples:\n"
+      "  clef eval labelled.jsonl -q questions.json --label team=gold_team -m clef-flash -m clef\n"
+      "  clef eval labelled.jsonl -q questions.json --label team=gold_team \\\n"
+      "    --report-json report.json --require 'team.accuracy >= 0.9'\n");
   eval->add_option("DATA", flags.run.input, "Labelled items: JSONL or CSV/TSV, as clef batch reads")
       ->required();
   add_batch_run_flags(*eval, flags.run);

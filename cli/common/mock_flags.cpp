@@ -1,0 +1,50 @@
+// The implementation of mock_flags.hpp: `clef mock`'s flags and examples.
+#include "common/mock_flags.hpp"
+
+namespace clef::cli {
+
+void declare_mock_flags(CLI::App& app, MockFlags& flags) {
+  app.footer(
+      "Examples:\n"
+      "  clef mock &    # prints its URL, http://127.0.0.1:PORT, on stdout's first line\n"
+      "  clef mock --port 0 --models clef --rules rules.json --log requests.jsonl > mock.txt &\n"
+      "  clef mock --profile workers-ai --token secret --rate-limit 20\n");
+  app.add_option("--port", flags.port, "Port on 127.0.0.1 (0: a free one; a port in use: exit 2)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--profile", flags.profile, "The server it imitates")
+      ->check(CLI::IsMember({"ollama", "workers-ai", "typesafe", "llamacpp", "laya", "ollaya"}))
+      ->capture_default_str();
+  app.add_option("--models", flags.models, "Models it serves (default: clef-flash)")
+      ->delimiter(',');
+  app.add_option("--rules", flags.rules_path, "Answer rules (JSON, see the README)");
+  app.add_option("--cassette", flags.cassette_path, "Answer from a --record cassette");
+  app.add_option("--latency", flags.latency_ms, "Milliseconds before each answer")
+      ->check(CLI::Range(0L, 600000L));
+  app.add_option("--fail-rate", flags.fail_rates,
+                 "STATUS:SHARE,… of decisions that fail (503:0.05)");
+  app.add_option("--drop-rate", flags.drop_rate, "Share of decisions whose connection drops")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--retry-after", flags.retry_after, "Retry-After seconds on 429/503 answers")
+      ->check(CLI::Range(0, 86400));
+  app.add_flag("--quota-exhausted", flags.quota,
+               "Every decision gets the daily-allocation 429 (4006)");
+  app.add_option("--capacity", flags.capacity,
+                 "Decisions answered at once; one more gets 503 \"server busy\" (0: no limit)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100000}));
+  app.add_option("--rate-limit", flags.rate_limit,
+                 "Decisions a second (a token bucket, one second's burst); one more gets 429 "
+                 "with Retry-After: 1 (0: no limit)")
+      ->check(CLI::Range(0.0, 1000000.0));
+  app.add_option("--log", flags.log_path, "Append each request as a JSON line to FILE");
+  app.add_option("--max-connections", flags.max_connections,
+                 "Connections served at once, each on its own thread; more wait")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+  app.add_option("--seed", flags.seed, "Seed of the fault draws")->capture_default_str();
+  app.add_option_function<std::string>(
+         "--token", [&flags](const std::string& token) { flags.token = token; },
+         "workers-ai: the only Bearer token accepted (default: any; a wrong one gets 401)")
+      ->type_name("TOKEN");
+}
+
+}  // namespace clef::cli
