@@ -39,14 +39,14 @@ Status validate_choice(const Question& q) {
       return question_error(q, "option \"" + option.label + "\" appears twice");
     }
   }
-  if (q.true_means || q.false_means || !q.levels.empty()) {
+  if (q.true_means || q.false_means || !q.levels.empty() || !q.level_descriptions.empty()) {
     return question_error(q, "a choice question takes options only (no true/false or levels)");
   }
   return {};
 }
 
 Status validate_yes_no(const Question& q) {
-  if (!q.options.empty() || !q.levels.empty()) {
+  if (!q.options.empty() || !q.levels.empty() || !q.level_descriptions.empty()) {
     return question_error(q, "a noul question takes only true/false descriptions");
   }
   return {};
@@ -61,6 +61,16 @@ Status validate_score(const Question& q) {
   for (std::size_t i = 0; i < q.levels.size(); ++i) {
     if (is_blank(q.levels[i])) {
       return question_error(q, "level " + std::to_string(i) + " has no description");
+    }
+  }
+  if (!q.level_descriptions.empty() && q.level_descriptions.size() != q.levels.size()) {
+    return question_error(q, "level_descriptions has " +
+                                 std::to_string(q.level_descriptions.size()) + " entries for " +
+                                 std::to_string(q.levels.size()) + " levels");
+  }
+  for (std::size_t i = 0; i < q.level_descriptions.size(); ++i) {
+    if (q.level_descriptions[i] && q.level_descriptions[i]->blank()) {
+      return question_error(q, "level " + std::to_string(i) + " has an empty description");
     }
   }
   if (!q.options.empty() || q.true_means || q.false_means) {

@@ -61,7 +61,13 @@ Status append_score_criteria(std::string& out, const Question& q, const std::str
   out += ",\"criteria\":[";
   for (std::size_t i = 0; i < q.levels.size(); ++i) {
     if (i) out += ',';
-    if (auto s = append_json_string(out, q.levels[i], where + ".criteria"); !s) return s;
+    const std::string at = where + ".criteria[" + std::to_string(i) + "]";
+    const bool described = i < q.level_descriptions.size() && q.level_descriptions[i];
+    if (auto s = described ? append_guidance(out, *q.level_descriptions[i], at)
+                           : append_json_string(out, q.levels[i], at);
+        !s) {
+      return s;
+    }
   }
   out += ']';
   return {};
@@ -211,19 +217,40 @@ class QuestionReader {
     return {};
   }
 
+  /// A level is a string (its own label), or a structured description: an object or array,
+  /// sent as it is, labelled by its "level", "label" or "name" text when it has one ("Soon" for
+  /// {"level": "Soon", "examples": […]}), else "level I".
   Status score_criteria(const Located& criteria, Question& question) const {
     if (!criteria.value.is_array()) {
       return error(criteria, "a score needs an array of level descriptions");
     }
+    bool any_structured = false;
     for (std::size_t i = 0; i < criteria.value.size(); ++i) {
-      if (!criteria.value[i].is_string()) {
-        Located level{criteria.value[i], criteria.text, criteria.path};
-        level.path += "[" + std::to_string(i) + "]";
-        return error(level, "must be a string");
+      const Json& value = criteria.value[i];
+      if (value.is_string()) {
+        question.levels.push_back(value.get<std::string>());
+        question.level_descriptions.emplace_back();
+        continue;
       }
-      question.levels.push_back(criteria.value[i].get<std::string>());
+      const Located level{value, criteria.text, criteria.path + "[" + std::to_string(i) + "]"};
+      auto description = guidance(level);
+      if (!description) return description.error();
+      question.levels.push_back(structured_level_label(value, i));
+      question.level_descriptions.emplace_back(std::move(description).value());
+      any_structured = true;
     }
+    if (!any_structured) question.level_descriptions.clear();
     return {};
+  }
+
+  static std::string structured_level_label(const Json& level, std::size_t index) {
+    if (level.is_object()) {
+      for (const char* key : {"level", "label", "name"}) {
+        const std::string text = string_field(level, key);
+        if (text.find_first_not_of(" \t\r\n") != std::string::npos) return text;
+      }
+    }
+    return "level " + std::to_string(index);
   }
 
   std::string_view m_document;

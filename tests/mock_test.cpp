@@ -10,6 +10,7 @@
 #include "clef/cassette.hpp"
 #include "clef/client.hpp"
 #include "clef/mock.hpp"
+#include "clef/question.hpp"
 #include "clef/transport.hpp"
 
 namespace {
@@ -106,6 +107,43 @@ TEST(Mock, QuotaAndDropsLookLikeTheRealThing) {
   ASSERT_FALSE(dropped);
   EXPECT_EQ(dropped.error().kind, clef::ErrorKind::connection_failed)
       << dropped.error().to_string();
+}
+
+// A score whose levels are structured, as Workers AI's schema allows: answered there (labels from
+// the levels), refused by a server documented with strings only (llama.cpp), naming the level.
+TEST(Mock, StructuredScoreLevelsWhereTheSchemaTakesThem) {
+  auto urgency = clef::parse_questions(
+      R"({"urgency": {"type": "score", "instructions": "How urgent?", "criteria": ["Routine",)"
+      R"( {"level": "Soon", "examples": ["next week"]}, "Urgent"]}})");
+  ASSERT_TRUE(urgency.ok()) << urgency.error().to_string();
+  clef::DecisionRequest request = ticket("The site is down for everyone.");
+  request.questions = urgency.value();
+
+  clef::MockServer workers(clef::MockProfile::workers_ai);
+  clef::ClientOptions options;
+  options.backend = clef::Backend::workers_ai;
+  options.base_url = workers.base_url() + "/client/v4";
+  options.account_id = "acc";
+  options.api_token = "test-token";
+  auto decision = clef::Client::create(options).value().decide(request);
+  ASSERT_TRUE(decision.ok()) << decision.error().to_string();
+  const clef::ScoreAnswer* score = decision->answers.at(0).score();
+  ASSERT_NE(score, nullptr) << decision->raw_json;
+  EXPECT_EQ(score->labels, (std::vector<std::string>{"Routine", "Soon", "Urgent"}));
+  const auto sent = nlohmann::json::parse(workers.requests().back().body);
+  EXPECT_EQ(sent["questions"]["urgency"]["criteria"][1]["examples"][0], "next week");
+
+  clef::MockServer llamacpp(clef::MockProfile::llamacpp);
+  clef::ClientOptions plain;
+  plain.backend = clef::Backend::systemone;
+  plain.base_url = llamacpp.base_url();
+  plain.retry.max_attempts = 1;
+  auto refused = clef::Client::create(plain).value().decide(request);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, clef::ErrorKind::request_rejected) << refused.error().to_string();
+  EXPECT_NE(refused.error().message.find("questions.urgency.criteria[1]: must be a string"),
+            std::string::npos)
+      << refused.error().to_string();
 }
 
 TEST(Mock, TheLogShowsWhatWasSentWithoutTheToken) {

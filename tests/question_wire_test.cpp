@@ -76,6 +76,45 @@ TEST(ParseQuestions, StructuredGuidanceFromCode) {
   EXPECT_EQ(refused.error().message, "instructions are empty");
 }
 
+// Workers AI's clef-flash schema: "ordered level descriptions (string, object, or array), lowest
+// first". The issue's example was refused with "must be a string"; it is read, labelled and sent
+// byte for byte.
+TEST(ParseQuestions, ScoreLevelsMayBeStructuredAsWorkersAiAllows) {
+  const char* const text = R"({"urgency": {"type": "score", "instructions": "How urgent?",
+      "criteria": ["Routine", {"level": "Soon", "examples": ["next week"]}, "Urgent",
+                   ["after", "the", "holidays"], {"when": "never"}]}})";
+  auto questions = clef::parse_questions(text);
+  ASSERT_TRUE(questions.ok()) << questions.error().to_string();
+  const Question& urgency = questions->at(0);
+  // Labels (for answers, eval's gold and the human view): a string is its own; a structured
+  // level's is its "level"/"label"/"name" text, else its place.
+  EXPECT_EQ(urgency.levels,
+            (std::vector<std::string>{"Routine", "Soon", "Urgent", "level 3", "level 4"}));
+  ASSERT_EQ(urgency.level_descriptions.size(), 5u);
+  EXPECT_FALSE(urgency.level_descriptions[0].has_value());
+  ASSERT_TRUE(urgency.level_descriptions[1].has_value());
+  EXPECT_TRUE(urgency.level_descriptions[1]->is_structured());
+  EXPECT_EQ(written(questions.value()),
+            R"({"urgency":{"type":"score","instructions":"How urgent?","criteria":["Routine",)"
+            R"({"level":"Soon","examples":["next week"]},"Urgent",["after","the","holidays"],)"
+            R"({"when":"never"}]}})");
+
+  // From code: a label shown to people, a description sent to the model.
+  Question severity = Question::score("severity", "How bad?", {"minor", "major"});
+  severity.level_descriptions = {Guidance("Cosmetic; nothing is blocked"),
+                                 Guidance::structured(R"({"blocks": ["checkout"]})").value()};
+  EXPECT_EQ(written({severity}),
+            R"({"severity":{"type":"score","instructions":"How bad?","criteria":)"
+            R"(["Cosmetic; nothing is blocked",{"blocks":["checkout"]}]}})");
+  severity.level_descriptions.pop_back();  // one per level, or none
+  auto refused = clef::validate(severity);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("level_descriptions has 1 entries for 2 levels"),
+            std::string::npos);
+  severity.level_descriptions = {std::nullopt, Guidance::structured("[]").value()};
+  EXPECT_FALSE(clef::validate(severity).ok());  // an empty structure says nothing
+}
+
 TEST(ParseQuestions, ErrorsNameQuestionFieldAndByte) {
   struct Case {
     std::string text;

@@ -75,6 +75,10 @@ struct CLEF_API Question {
   std::optional<std::string> true_means;   ///< yes/no: what "true" means (criteria.true).
   std::optional<std::string> false_means;  ///< yes/no: what "false" means (criteria.false).
   std::vector<std::string> levels;         ///< score: lowest first; level i is levels[i].
+  /// score: what is sent for level i when given — a text, or a structured description (a JSON
+  /// object or array, as Workers AI's schema allows: "ordered level descriptions (string,
+  /// object, or array)"); levels[i], its label, is sent when not. Empty, or one per level.
+  std::vector<std::optional<Guidance>> level_descriptions;
 
   static Question choice(std::string name, Guidance instructions,
                          std::vector<ChoiceOption> options);

@@ -58,6 +58,15 @@ std::string check_question(MockProfile shape, const std::string& at, const Json&
     if (!criteria || !criteria->is_array() || criteria->size() < 2 || criteria->size() > max) {
       return at + ".criteria: a score needs 2 to " + std::to_string(max) + " levels";
     }
+    // Workers AI's schema: "ordered level descriptions (string, object, or array)".
+    for (std::size_t i = 0; i < criteria->size(); ++i) {
+      const Json& level = (*criteria)[i];
+      const bool structured_level = level.is_object() || level.is_array();
+      if (!level.is_string() && !(structured_ok && structured_level)) {
+        return at + ".criteria[" + std::to_string(i) + "]: must be a string" +
+               (structured_ok ? ", an object or an array" : "");
+      }
+    }
   } else {
     return at + ".type: unknown question type \"" + kind + "\"";
   }
