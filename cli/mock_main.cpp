@@ -114,6 +114,7 @@ bool configure(clef::MockServer& server, const clef::cli::MockFlags& flags,
   server.set_max_connections(flags.max_connections);
   clef::cli::raise_open_file_limit(flags.max_connections);
   if (!flags.models.empty()) server.set_models(flags.models);
+  if (!flags.gateway.empty()) server.set_gateway(flags.gateway);
   server.set_rules(std::move(rules));
   server.set_faults(faults);
   if (!flags.cassette_path.empty()) {

@@ -163,7 +163,7 @@ struct Commands {
         "    --choice 'team: Which team? | billing=Payments | technical=Bugs | other=Anything "
         "else'\n"
         "  clef batch tickets.jsonl -q questions.json -o routed.jsonl -j 16\n"
-        "  clef help batch\n");
+        "  clef batch --help\n");
     app.fallthrough();  // --color may come before or after the command
     app.add_option("--color", color,
                    "auto | always | never (auto: only on a terminal, not with TERM=dumb or "

@@ -85,5 +85,8 @@ foreach(component runtime development cli)
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/copyright ${clef_changelog}
           DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${package} COMPONENT ${component})
 endforeach()
+# The man pages point at the README (clef mock's rules, the exit codes in full).
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/clef
+        COMPONENT cli)
 
 include(CPack)

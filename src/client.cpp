@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "ai_gateway.hpp"
 #include "http_errors.hpp"
 #include "options_check.hpp"
 #include "redact.hpp"
@@ -102,6 +103,7 @@ struct Client::Impl : detail::Connection {
                        {"Accept", "application/json"},
                        {"User-Agent", detail::user_agent()}};
     if (!authorization.empty()) headers.emplace_back("Authorization", authorization);
+    for (auto& header : detail::gateway_headers(options)) headers.push_back(std::move(header));
     return headers;
   }
 
@@ -210,8 +212,10 @@ std::string Client::endpoint(const DecisionRequest& request) const {
   if (m_impl->options.backend != Backend::workers_ai) return m_impl->base_url + "/v1/systemone";
   // A model request_body() refuses never reaches the wire; its URL is still shown as asked.
   auto names = detail::workers_model(m_impl->model(request));
-  return m_impl->base_url + "/accounts/" + m_impl->options.account_id + "/ai/run/" +
-         (names ? names->path : m_impl->model(request));
+  const std::string path = names ? names->path : m_impl->model(request);
+  // Through AI Gateway the base URL is the gateway's Workers AI root (ai_gateway.hpp).
+  if (detail::through_gateway(m_impl->options)) return m_impl->base_url + "/" + path;
+  return m_impl->base_url + "/accounts/" + m_impl->options.account_id + "/ai/run/" + path;
 }
 
 Headers Client::redacted_headers() const {

@@ -198,6 +198,12 @@ Json to_json(const Decision& decision) {
   out["answers"] = answers;
   if (decision.cached) out["cached"] = true;  // only then: a live answer's bytes never change
   if (!decision.host.empty()) out["host"] = decision.host;  // only with several hosts
+  if (decision.gateway) {                                   // only through AI Gateway
+    out["gateway"] = {
+        {"cache_status",
+         decision.gateway->cache_status.empty() ? Json() : Json(decision.gateway->cache_status)},
+        {"log_id", decision.gateway->log_id.empty() ? Json() : Json(decision.gateway->log_id)}};
+  }
   return out;
 }
 
@@ -228,6 +234,10 @@ Decision decision_from_json(const Json& json, const std::vector<Question>& quest
   const auto cached = line.find("cached");
   decision.cached = cached != line.end() && cached->is_boolean() && cached->get<bool>();
   decision.host = string_or(line, "host");
+  if (const auto gateway = line.find("gateway"); gateway != line.end() && gateway->is_object()) {
+    decision.gateway =
+        GatewayReport{string_or(*gateway, "cache_status"), string_or(*gateway, "log_id")};
+  }
   const auto answers = line.find("answers");
   for (const auto& question : questions) {
     const Json* answer = nullptr;

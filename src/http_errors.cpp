@@ -90,6 +90,16 @@ ServerText read_json_error(const Json& body) {
       text.message = string_field(*error, "message");
       text.code = scalar_field(*error, "type");
       if (text.code.empty()) text.code = scalar_field(*error, "code");
+    } else if (error->is_array()) {  // AI Gateway: {"success": false, "error": [{code, message}]}
+      for (const auto& e : *error) {
+        if (!e.is_object()) continue;
+        if (text.code.empty()) text.code = scalar_field(e, "code");
+        const std::string message = string_field(e, "message");
+        if (message.empty()) continue;
+        if (!text.message.empty()) text.message += "; ";
+        text.message += message;
+        if (text.message.size() > max_server_text) break;
+      }
     }
     if (!text.message.empty()) return text;
   }
@@ -250,6 +260,21 @@ std::chrono::milliseconds saturated_ms(double count, double unit_ms) {
 
 }  // namespace
 
+constexpr std::string_view gateway_not_configured_code = "2001";
+
+namespace {
+
+/// "\"support\"" for …/v1/ACCOUNT/support/workers-ai/…: the segment before "/workers-ai/".
+std::string gateway_named_in(std::string_view url) {
+  const auto end = url.find("/workers-ai/");
+  if (end == std::string_view::npos || end == 0) return "of that name";
+  const auto start = url.rfind('/', end - 1);
+  if (start == std::string_view::npos) return "of that name";
+  return "\"" + std::string(url.substr(start + 1, end - start - 1)) + "\"";
+}
+
+}  // namespace
+
 bool is_daily_allocation_code(std::string_view code) {
   return code == "4006" || code == "3036";
 }
@@ -265,6 +290,12 @@ Error error_from_response(Backend backend, const HttpResponse& response, const s
   error.request_id = request_id(response, secret);
   error.retry_after = retry_after(response);
   error.message = status_hint(backend, response.status, text, model, url);
+  if (backend == Backend::workers_ai && text.code == gateway_not_configured_code) {
+    // AI Gateway's "Please configure AI Gateway": no gateway of that name on the account.
+    error.kind = ErrorKind::not_found;
+    error.message = "AI Gateway has no gateway " + gateway_named_in(url) +
+                    " on this account: create it (dashboard, AI > AI Gateway) or check its name";
+  }
   if (!text.message.empty()) error.message += ": " + text.message;
   return error;
 }
@@ -283,8 +314,18 @@ std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& respons
   return std::clamp(wait, milliseconds(0), max_retry_after_value);
 }
 
+std::optional<GatewayReport> gateway_report(const HttpResponse& response, std::string_view secret) {
+  GatewayReport report;
+  report.cache_status = bounded(redact(response.header("cf-aig-cache-status"), secret));
+  report.log_id = bounded(redact(response.header("cf-aig-log-id"), secret));
+  if (report.cache_status.empty() && report.log_id.empty()) return std::nullopt;
+  return report;
+}
+
 std::string request_id(const HttpResponse& response, std::string_view secret) {
-  for (const char* name : {"x-typesafe-request-id", "cf-ai-req-id", "cf-ray", "x-request-id"}) {
+  // AI Gateway's cf-aig-log-id last: behind a gateway, Workers AI's own id comes first.
+  for (const char* name :
+       {"x-typesafe-request-id", "cf-ai-req-id", "cf-ray", "x-request-id", "cf-aig-log-id"}) {
     std::string value = response.header(name);
     if (!value.empty()) return bounded(redact(value, secret));
   }

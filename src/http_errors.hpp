@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "clef/backend.hpp"
+#include "clef/decision.hpp"
 #include "clef/transport.hpp"
 #include "json_text.hpp"
 
@@ -35,6 +36,11 @@ std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& respons
 /// The server's request id (x-typesafe-request-id, cf-ai-req-id, cf-ray or x-request-id),
 /// with `secret` redacted and cut to max_server_text.
 std::string request_id(const HttpResponse& response, std::string_view secret = {});
+
+/// What AI Gateway's headers say about the response (cf-aig-cache-status, cf-aig-log-id),
+/// bounded and redacted like any server text; nullopt when it sent neither.
+std::optional<GatewayReport> gateway_report(const HttpResponse& response,
+                                            std::string_view secret = {});
 
 /// The error for a Workers AI envelope with `success: false` (whatever the HTTP status).
 Error error_from_envelope(const Json& body, const HttpResponse& response,

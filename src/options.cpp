@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "ai_gateway.hpp"
 #include "base64.hpp"
 #include "clef/version.hpp"
 #include "options_check.hpp"
@@ -58,13 +59,14 @@ Result<std::string> base_for_backend(const ClientOptions& options) {
   switch (options.backend) {
     case Backend::ollama:
       return base.empty() ? ollama_base_url(env("OLLAMA_HOST")) : base;
-    case Backend::workers_ai:
-      if (options.account_id.empty()) {
+    case Backend::workers_ai: {
+      const bool gateway_url = detail::is_gateway_url(base);  // it holds the account itself
+      if (!gateway_url && options.account_id.empty()) {
         return make_error(ErrorKind::invalid_input,
                           "Workers AI needs an account id: set CLOUDFLARE_ACCOUNT_ID",
                           "account_id");
       }
-      if (!is_alphanumeric(options.account_id)) {
+      if (!gateway_url && !is_alphanumeric(options.account_id)) {
         return make_error(ErrorKind::invalid_input, "the account id must be letters and digits",
                           "account_id");
       }
@@ -72,7 +74,10 @@ Result<std::string> base_for_backend(const ClientOptions& options) {
         return make_error(ErrorKind::authentication,
                           "Workers AI needs an API token: set CLOUDFLARE_API_TOKEN", "api_token");
       }
+      if (gateway_url) return base;
+      if (!options.gateway.id.empty()) return detail::gateway_root(options);
       return detail::workers_api_root(base.empty() ? workers_ai_default_base_url : base);
+    }
     case Backend::systemone:
       if (base.empty()) {
         return make_error(ErrorKind::invalid_input,
@@ -121,6 +126,7 @@ Result<Connection> connection_from(ClientOptions options) {
 }
 
 Result<ApiRoot> checked_api_root(const ClientOptions& options) {
+  if (auto gateway = check_gateway_options(options); !gateway) return gateway.error();
   auto resolved = base_for_backend(options);
   if (!resolved) return resolved.error();
   // Credentials leave the URL here, before any message can show it.

@@ -284,6 +284,7 @@ Result<Decision> read_decision(Backend backend, const HttpResponse& response,
   auto decision = parse_decision(json, text, questions, validation);
   if (!decision) return unusable(decision.error());
   decision->request_id = request_id(response);
+  if (backend == Backend::workers_ai) decision->gateway = gateway_report(response, secret);
   decision->raw_json = text.empty() ? clef::dump_json(json) : std::string(text);
   return decision;
 }

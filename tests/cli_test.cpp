@@ -285,6 +285,69 @@ TEST(CliAsk, WorkersEndToEndWithTokenFromFileAndVerboseRedacted) {
   EXPECT_NE(bad.err.find("CLOUDFLARE_API_TOKEN"), std::string::npos);
 }
 
+// AI Gateway from the shell: the flags become the cf-aig-* headers, the gateway's report shows
+// in -v and in the JSON, and a limit is refused before anything is sent.
+TEST(CliAsk, ThroughAiGatewayItsFlagsAndItsReport) {
+  FakeServer server(ServerShape::workers_ai);
+  server.set_gateway("support-gw");
+  const std::vector<std::string> args = {"ask",
+                                         "--backend",
+                                         "workers-ai",
+                                         "--gateway",
+                                         "acc9/support-gw",
+                                         "--host",
+                                         server.base_url() + "/v1",
+                                         "--api-token-file",
+                                         write_temp_file("tok-gw", "test-token\n"),
+                                         "--aig-cache-ttl",
+                                         "600",
+                                         "--aig-no-log-payload",
+                                         "--aig-metadata",
+                                         "team=support",
+                                         "--aig-metadata",
+                                         "ticket=42",
+                                         "-v",
+                                         "--json",
+                                         "x",
+                                         "--yes-no",
+                                         "u: Urgent?"};
+  auto first = run_clef(args);
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(Json::parse(first.out)["gateway"]["cache_status"], "MISS");
+  EXPECT_NE(first.err.find("POST " + server.base_url() +
+                           "/v1/acc9/support-gw/workers-ai/@cf/cloudflare/clef-flash"),
+            std::string::npos)
+      << first.err;
+  EXPECT_NE(first.err.find(R"(cf-aig-metadata: {"team":"support","ticket":42})"), std::string::npos)
+      << first.err;
+  EXPECT_NE(first.err.find("cf-aig-collect-log-payload: false"), std::string::npos);
+  EXPECT_NE(first.err.find("cf-aig-cache-status MISS"), std::string::npos) << first.err;
+  EXPECT_EQ(first.err.find("test-token"), std::string::npos);
+  auto again = run_clef(args);
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(Json::parse(again.out)["gateway"]["cache_status"], "HIT");
+  const int sent = server.request_count();
+
+  std::vector<std::string> six = args;
+  for (const char* extra : {"a=1", "b=2", "c=3", "d=4"}) {
+    six.push_back("--aig-metadata");
+    six.push_back(extra);
+  }
+  auto refused = run_clef(six);
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("--aig-metadata: at most 5 entries (AI Gateway keeps 5 and silently "
+                             "drops the rest), not 6"),
+            std::string::npos)
+      << refused.err;
+  std::vector<std::string> no_gateway = args;
+  no_gateway[4] = "support-gw";  // not ACCOUNT/GATEWAY
+  auto malformed = run_clef(no_gateway);
+  EXPECT_EQ(malformed.code, 2);
+  EXPECT_NE(malformed.err.find("--gateway: 'support-gw' is not ACCOUNT/GATEWAY"), std::string::npos)
+      << malformed.err;
+  EXPECT_EQ(server.request_count(), sent);
+}
+
 TEST(CliAsk, WorkersHostWithOrWithoutClientV4AndModelTagDropped) {
   FakeServer server(ServerShape::workers_ai);
   const std::string token = write_temp_file("tok3", "test-token\n");

@@ -45,6 +45,11 @@ void declare_mock_flags(CLI::App& app, MockFlags& flags) {
          "--token", [&flags](const std::string& token) { flags.token = token; },
          "workers-ai: the only Bearer token accepted (default: any; a wrong one gets 401)")
       ->type_name("TOKEN");
+  app.add_option("--gateway", flags.gateway,
+                 "workers-ai: the name of the account's AI Gateway, served at "
+                 "/v1/ACCOUNT/NAME/workers-ai/MODEL (default: default; another name gets 400, "
+                 "code 2001)")
+      ->type_name("NAME");
 }
 
 }  // namespace clef::cli

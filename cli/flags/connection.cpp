@@ -109,6 +109,7 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
       ->check(CLI::Range(0.0, 86400.0));
   command.add_flag("-v,--verbose", flags.verbose, "Print the request and each attempt on stderr");
   add_offline_flags(command, flags);
+  add_gateway_flags(command, flags.gateway);
 }
 
 namespace {
@@ -150,6 +151,7 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
     options.base_url = flags.backend == Backend::ollama ? ollama_base_url(host) : host;
   }
   if (!flags.account_id.empty()) options.account_id = flags.account_id;
+  if (auto gateway = apply_gateway_flags(flags.gateway, options); !gateway) return gateway.error();
   if (!flags.api_token_file.empty()) {
     auto token = read_token_file(flags.api_token_file);
     if (!token) return token.error();

@@ -8,6 +8,7 @@
 
 #include "clef/client.hpp"
 #include "common/context.hpp"
+#include "flags/gateway_flags.hpp"
 
 namespace clef::cli {
 
@@ -32,6 +33,7 @@ struct ConnectionFlags {
   std::string replay;  ///< --replay FILE: answer from this cassette, with no network.
   std::string cache;   ///< --cache DIR (else CLEF_CACHE_DIR): answer repeats from disk.
   bool cache_images = false;
+  GatewayFlags gateway;  ///< workers-ai through Cloudflare AI Gateway.
 };
 
 /// Adds --backend, --host, --model, --account-id, --api-token-file, --timeout,

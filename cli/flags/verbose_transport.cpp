@@ -48,8 +48,10 @@ class VerboseTransport : public Transport {
     if (response) {
       back << "clef: < HTTP " << response->status << ", " << response->body.size() << " bytes, "
            << ms << " ms";
-      const std::string id = response->header("cf-ai-req-id");
-      if (!id.empty()) back << ", cf-ai-req-id " << terminal_safe(id);
+      for (const char* name : {"cf-ai-req-id", "cf-aig-cache-status", "cf-aig-log-id"}) {
+        const std::string value = response->header(name);
+        if (!value.empty()) back << ", " << name << " " << terminal_safe(value);
+      }
       back << "\n";
     } else {
       back << "clef: < failed after " << ms << " ms: " << response.error().to_string() << "\n";

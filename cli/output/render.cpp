@@ -154,6 +154,8 @@ void print_human(std::ostream& out, const Decision& decision,
   out << "model " << (decision.model.empty() ? "?" : terminal_safe(decision.model)) << " · "
       << decision.usage.input_tokens << " input tokens";
   if (!decision.request_id.empty()) out << " · request " << terminal_safe(decision.request_id);
+  if (decision.gateway && !decision.gateway->cache_status.empty())
+    out << " · gateway cache " << terminal_safe(decision.gateway->cache_status);
   if (color) out << reset;
   out << "\n";
 }

@@ -105,6 +105,12 @@ struct Usage {
 };
 
 /// The whole response to one request.
+/// What Cloudflare AI Gateway said about a decision it passed on (ClientOptions::gateway).
+struct GatewayReport {
+  std::string cache_status;  ///< cf-aig-cache-status as sent: "HIT", "MISS" (empty: none sent).
+  std::string log_id;        ///< cf-aig-log-id: the request in the gateway's logs.
+};
+
 struct CLEF_API Decision {
   std::string model;  ///< As the server reported it ("clef-flash", "jev-1.13.0").
   Usage usage;
@@ -117,6 +123,8 @@ struct CLEF_API Decision {
   bool cached = false;
   /// The base URL of the server that answered, when run_batch had several hosts; else empty.
   std::string host;
+  /// Through AI Gateway: what the gateway reported (its cache, its log id); else empty.
+  std::optional<GatewayReport> gateway;
 
   /// The answer for `question`, or nullptr.
   const Answer* answer(std::string_view question) const noexcept;

@@ -204,6 +204,11 @@ class MockServer {
   Status set_log(const std::string& path);
   /// Ollama's /api/version answer.
   void set_version(std::string version);
+  /// workers-ai: the name of the one AI Gateway the account has ("default" unless set). The
+  /// profile serves the gateway's URL form too, /v1/ACCOUNT/GATEWAY/workers-ai/MODEL, with the
+  /// gateway's cache (cf-aig-cache-ttl, cf-aig-skip-cache → cf-aig-cache-status HIT/MISS), a
+  /// cf-aig-log-id on every answer, and its 400 (code 2001) for any other name.
+  void set_gateway(std::string name);
 
   /// The last decision requests received, oldest first: at most set_request_log_limit() of them
   /// (1000 unless set) holding at most 256 MiB of bodies, so a long-running server does not grow

@@ -8,6 +8,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include "clef/async_transport.hpp"
 #include "clef/backend.hpp"
@@ -52,14 +55,38 @@ struct ValidationOptions {
   VerdictThresholds verdict;
 };
 
+/// A cf-aig-metadata value: AI Gateway takes a string, a number or a boolean.
+using GatewayMetadataValue = std::variant<std::string, long long, double, bool>;
+
+/// Cloudflare AI Gateway in front of Workers AI. With a gateway, a decision goes to
+/// {base}/{account}/{id}/workers-ai/@cf/cloudflare/MODEL (base: ai_gateway_default_base_url
+/// unless ClientOptions::base_url says otherwise); a base_url that already ends in
+/// "/workers-ai" is such a gateway URL, and `id` stays empty. The cf-aig-* headers below are
+/// sent only through a gateway: Client::create refuses them without one.
+struct AiGatewayOptions {
+  std::string id;  ///< The gateway's name (letters, digits, - and _).
+  std::optional<std::chrono::seconds> cache_ttl;  ///< cf-aig-cache-ttl: cache this answer.
+  bool skip_cache = false;                        ///< cf-aig-skip-cache: true.
+  /// false: cf-aig-collect-log-payload: false — the gateway logs usage, not the request and
+  /// response bodies (private tickets).
+  bool collect_log_payload = true;
+  /// cf-aig-metadata, in order. The gateway keeps 5 entries and silently drops the rest, so
+  /// Client::create refuses more (max_gateway_metadata) instead of losing them.
+  std::vector<std::pair<std::string, GatewayMetadataValue>> metadata;
+};
+
+inline constexpr const char* ai_gateway_default_base_url = "https://gateway.ai.cloudflare.com/v1";
+inline constexpr std::size_t max_gateway_metadata = 5;
+
 struct CLEF_API ClientOptions {
   Backend backend = Backend::ollama;
   /// Ollama: empty reads OLLAMA_HOST as Ollama does. Workers AI: empty is Cloudflare's API
   /// (workers_ai_default_base_url; "/client/v4" is added when missing). systemone: required,
   /// e.g. "http://localhost:8000".
   std::string base_url;
-  std::string account_id;  ///< Workers AI only.
-  std::string api_token;   ///< Workers AI (required) or systemone (optional). Never logged.
+  std::string account_id;    ///< Workers AI only (not needed with a gateway URL, which holds it).
+  AiGatewayOptions gateway;  ///< Workers AI only: through Cloudflare AI Gateway.
+  std::string api_token;     ///< Workers AI (required) or systemone (optional). Never logged.
   /// A client that never reaches a live server: a dry run (request_body, endpoint) or a
   /// transport that answers from a cassette. Workers AI's token is then not required, since
   /// nothing that needs it is sent; a request that does reach a server goes without one, and the

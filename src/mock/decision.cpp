@@ -20,9 +20,14 @@ namespace {
 std::optional<Reply> workers_ai_refusal(const MockSettings& s, const MockRequest& request,
                                         const std::string& model) {
   const MockProfile shape = MockProfile::workers_ai;
-  const std::string prefix = "/ai/run/@cf/cloudflare/";
+  // Straight (/client/v4/accounts/ACCOUNT/ai/run/…) or through AI Gateway
+  // (/v1/ACCOUNT/GATEWAY/workers-ai/…, gateway.cpp): the same model path follows.
+  const bool through_gateway = request.path.rfind("/v1/", 0) == 0;
+  const std::string prefix =
+      through_gateway ? "/workers-ai/@cf/cloudflare/" : "/ai/run/@cf/cloudflare/";
   const auto at = request.path.find(prefix);
-  if (request.path.rfind("/client/v4/accounts/", 0) != 0 || at == std::string::npos) {
+  if ((!through_gateway && request.path.rfind("/client/v4/accounts/", 0) != 0) ||
+      at == std::string::npos) {
     return error_reply(shape, 404, "No route for that URI", "7000");
   }
   if (!authorized(request.header("Authorization"), s.token)) {

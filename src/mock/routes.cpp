@@ -7,6 +7,7 @@
 
 #include "mock/decision_route.hpp"
 #include "mock/error_bodies.hpp"
+#include "mock/gateway.hpp"
 #include "mock/ollama_api.hpp"
 #include "mock/server_state.hpp"
 
@@ -63,6 +64,13 @@ void add_routes(ServerState& state) {
   auto decide = [&state](const Request& req, Response& res) { serve_decision(state, req, res); };
   state.http.Post("/v1/systemone", decide);
   state.http.Post(R"(/client/v4/accounts/([^/]+)/ai/run/(.+))", decide);
+  if (state.profile == MockProfile::workers_ai) {
+    // AI Gateway in front of it: https://gateway.ai.cloudflare.com/v1/ACCOUNT/GATEWAY/workers-ai/…
+    state.http.Post(R"(/v1/([^/]+)/([^/]+)/workers-ai/(.+))",
+                    [&state](const httplib::Request& req, httplib::Response& res) {
+                      serve_gateway(state, req, res);
+                    });
+  }
   if (state.profile == MockProfile::ollama) add_ollama_api(state);
 }
 

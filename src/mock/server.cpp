@@ -97,6 +97,10 @@ void MockServer::set_version(std::string version) {
   m_state->settings.change([&](MockSettings& s) { s.version = std::move(version); });
 }
 
+void MockServer::set_gateway(std::string name) {
+  m_state->settings.change([&](MockSettings& s) { s.gateway = std::move(name); });
+}
+
 std::vector<MockRequest> MockServer::requests() const {
   return m_state->log.requests();
 }

@@ -7,6 +7,7 @@
 
 #include "clef/mock.hpp"
 #include "mock/admission.hpp"
+#include "mock/gateway.hpp"
 #include "mock/http_server.hpp"
 #include "mock/request_body.hpp"
 #include "mock/request_log.hpp"
@@ -33,6 +34,7 @@ struct ServerState {
   std::atomic<int> calls{0};
   std::atomic<long long> latency_ms{0};
   Admission admission;
+  GatewayCache gateway_cache;  ///< workers-ai: AI Gateway's cache in front of it.
 };
 
 }  // namespace clef::mock_detail

@@ -26,6 +26,8 @@ struct MockSettings {
   std::map<std::string, std::string> digests;  ///< /api/tags digests set by a test
   /// Workers AI's Bearer token: any non-empty one when unset (see authorized()).
   std::optional<std::string> token;
+  /// The one AI Gateway the account has (workers-ai); another name gets the gateway's 2001.
+  std::string gateway = "default";
 };
 
 /// The settings, replaced whole under a mutex and read through a snapshot: a request sees one

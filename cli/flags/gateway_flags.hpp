@@ -1,0 +1,32 @@
+// The AI Gateway flags of the Workers AI backend: --gateway ACCOUNT/GATEWAY and the cf-aig-*
+// headers (--aig-cache-ttl, --aig-skip-cache, --aig-no-log-payload, --aig-metadata k=v).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "clef/options.hpp"
+#include "clef/result.hpp"
+
+namespace clef::cli {
+
+struct GatewayFlags {
+  std::string gateway;  ///< ACCOUNT/GATEWAY
+  long long cache_ttl_seconds = 0;
+  bool skip_cache = false;
+  bool no_log_payload = false;
+  std::vector<std::string> metadata;  ///< k=v, in order
+};
+
+void add_gateway_flags(CLI::App& command, GatewayFlags& flags);
+
+/// The flags into `options.gateway` (and --gateway's account into `options.account_id`).
+/// --aig-metadata past 5 entries, a value that is no k=v, or a --gateway that is not
+/// ACCOUNT/GATEWAY is refused here, naming the flag, before anything is sent.
+Status apply_gateway_flags(const GatewayFlags& flags, ClientOptions& options);
+
+/// "team=support" → {"team", "support"}; "ticket=42" → 42; "vip=true" → true; "x=1.5" → 1.5.
+Result<std::pair<std::string, GatewayMetadataValue>> parse_metadata_flag(const std::string& text);
+
+}  // namespace clef::cli

@@ -1,0 +1,179 @@
+// Workers AI through Cloudflare AI Gateway: the URL, the cf-aig-* headers byte for byte, what the
+// gateway reports back (cf-aig-cache-status, cf-aig-log-id) kept in the Decision and its JSON,
+// the gateway's own error body, and every limit refused before anything is sent.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "clef/clef.hpp"
+#include "clef/mock.hpp"
+#include "http_errors.hpp"
+
+namespace {
+
+clef::DecisionRequest refund_ticket() {
+  clef::DecisionRequest request;
+  request.state = clef::State::text("I was charged twice. Please refund the extra payment.");
+  request.questions = {clef::Question::yes_no("refund", "Asks for a refund?")};
+  return request;
+}
+
+clef::ClientOptions through(const clef::MockServer& server) {
+  clef::ClientOptions options;
+  options.backend = clef::Backend::workers_ai;
+  options.base_url = server.base_url() + "/v1";  // in place of https://gateway.ai.cloudflare.com/v1
+  options.account_id = "acc9";
+  options.api_token = "test-token";
+  options.retry.max_attempts = 1;
+  options.gateway.id = "support-gw";
+  return options;
+}
+
+TEST(Gateway, HeadersAndUrlAreExactAndTheGatewaysReportIsKept) {
+  clef::MockServer server(clef::MockProfile::workers_ai);
+  server.set_gateway("support-gw");
+  clef::ClientOptions options = through(server);
+  options.gateway.cache_ttl = std::chrono::seconds(3600);
+  options.gateway.collect_log_payload = false;
+  options.gateway.metadata = {
+      {"team", std::string("support")}, {"ticket", 4217LL}, {"vip", true}, {"score", 0.75}};
+  auto client = clef::Client::create(options);
+  ASSERT_TRUE(client.ok()) << client.error().to_string();
+  EXPECT_EQ(client->endpoint(refund_ticket()),
+            server.base_url() + "/v1/acc9/support-gw/workers-ai/@cf/cloudflare/clef-flash");
+
+  auto first = client->decide(refund_ticket());
+  ASSERT_TRUE(first.ok()) << first.error().to_string();
+  const clef::MockRequest sent = server.requests().at(0);
+  EXPECT_EQ(sent.path, "/v1/acc9/support-gw/workers-ai/@cf/cloudflare/clef-flash");
+  EXPECT_EQ(sent.header("cf-aig-cache-ttl"), "3600");
+  EXPECT_EQ(sent.header("cf-aig-collect-log-payload"), "false");
+  EXPECT_EQ(sent.header("cf-aig-metadata"),
+            R"({"team":"support","ticket":4217,"vip":true,"score":0.75})");
+  EXPECT_EQ(sent.header("cf-aig-skip-cache"), "");
+  EXPECT_EQ(sent.header("Authorization"), "Bearer test-token");
+  // The body is Workers AI's own: the gateway passes it on.
+  EXPECT_EQ(
+      sent.body,
+      R"({"model":"clef-flash","state":"I was charged twice. Please refund the extra payment.",)"
+      R"("questions":{"refund":{"type":"noul","instructions":"Asks for a refund?"}}})");
+  ASSERT_TRUE(first->gateway.has_value());
+  EXPECT_EQ(first->gateway->cache_status, "MISS");
+  EXPECT_EQ(first->gateway->log_id.size(), 26u) << first->gateway->log_id;
+
+  auto again = client->decide(refund_ticket());  // within the TTL: the gateway's cache
+  ASSERT_TRUE(again.ok()) << again.error().to_string();
+  EXPECT_EQ(again->gateway->cache_status, "HIT");
+  EXPECT_EQ(again->answers.at(0).yes_no()->p_true, first->answers.at(0).yes_no()->p_true);
+
+  options.gateway.skip_cache = true;
+  auto skipping = clef::Client::create(options).value().decide(refund_ticket());
+  ASSERT_TRUE(skipping.ok()) << skipping.error().to_string();
+  EXPECT_EQ(skipping->gateway->cache_status, "MISS");
+  EXPECT_EQ(server.requests().back().header("cf-aig-skip-cache"), "true");
+
+  // clef's JSON carries it, and reads it back.
+  const nlohmann::ordered_json json = clef::to_json(again.value());
+  EXPECT_EQ(json["gateway"]["cache_status"], "HIT");
+  EXPECT_EQ(json["gateway"]["log_id"], again->gateway->log_id);
+  const clef::Decision back = clef::decision_from_json(json, refund_ticket().questions);
+  ASSERT_TRUE(back.gateway.has_value());
+  EXPECT_EQ(back.gateway->log_id, again->gateway->log_id);
+  EXPECT_EQ(clef::dump_json(clef::to_json(back)), clef::dump_json(json));
+}
+
+TEST(Gateway, AGatewayUrlAsTheBaseHoldsTheAccount) {
+  clef::MockServer server(clef::MockProfile::workers_ai);
+  clef::ClientOptions options;
+  options.backend = clef::Backend::workers_ai;
+  options.base_url = server.base_url() + "/v1/acc9/default/workers-ai/";  // no account_id
+  options.api_token = "test-token";
+  options.gateway.skip_cache = true;
+  auto decision = clef::Client::create(options).value().decide(refund_ticket());
+  ASSERT_TRUE(decision.ok()) << decision.error().to_string();
+  EXPECT_EQ(server.requests().at(0).path, "/v1/acc9/default/workers-ai/@cf/cloudflare/clef-flash");
+  EXPECT_EQ(server.requests().at(0).header("cf-aig-skip-cache"), "true");
+  // Straight to Workers AI, no gateway report.
+  clef::ClientOptions direct;
+  direct.backend = clef::Backend::workers_ai;
+  direct.base_url = server.base_url() + "/client/v4";
+  direct.account_id = "acc9";
+  direct.api_token = "test-token";
+  auto plain = clef::Client::create(direct).value().decide(refund_ticket());
+  ASSERT_TRUE(plain.ok()) << plain.error().to_string();
+  EXPECT_FALSE(plain->gateway.has_value());
+  EXPECT_FALSE(clef::to_json(plain.value()).contains("gateway"));
+}
+
+// The gateway's own error body (not Workers AI's "errors"): {"success": false, "error": [...]}.
+TEST(Gateway, AGatewayTheAccountLacksIsNotFoundWithTheGatewaysWords) {
+  clef::MockServer server(clef::MockProfile::workers_ai);  // its gateway is "default"
+  auto decision = clef::Client::create(through(server)).value().decide(refund_ticket());
+  ASSERT_FALSE(decision.ok());
+  const clef::Error& error = decision.error();
+  EXPECT_EQ(error.kind, clef::ErrorKind::not_found) << error.to_string();
+  EXPECT_EQ(error.http_status, 400);
+  EXPECT_EQ(error.server_code, "2001");
+  EXPECT_EQ(error.server_message, "Please configure AI Gateway in the Cloudflare dashboard");
+  EXPECT_NE(error.message.find("AI Gateway has no gateway \"support-gw\" on this account"),
+            std::string::npos);
+  EXPECT_EQ(error.request_id.size(), 26u) << "cf-aig-log-id: " << error.request_id;
+
+  // The same body as written, through the one error mapping.
+  clef::HttpResponse response;
+  response.status = 400;
+  response.body = R"({"success":false,"result":[],"messages":[],"error":[{"code":2001,)"
+                  R"("message":"Please configure AI Gateway in the Cloudflare dashboard"}]})";
+  response.headers = {{"cf-aig-log-id", "01JABCDEFGHJKMNPQRSTVWXYZ0"}};
+  const clef::Error mapped = clef::detail::error_from_response(
+      clef::Backend::workers_ai, response, "clef-flash", "", "https://gateway.ai.cloudflare.com");
+  EXPECT_EQ(mapped.kind, clef::ErrorKind::not_found);
+  EXPECT_EQ(mapped.server_code, "2001");
+  EXPECT_EQ(mapped.request_id, "01JABCDEFGHJKMNPQRSTVWXYZ0");
+}
+
+TEST(Gateway, LimitsAreRefusedBeforeSendingNamingTheLimit) {
+  clef::MockServer server(clef::MockProfile::workers_ai);
+  struct Case {
+    std::function<void(clef::ClientOptions&)> change;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {[](clef::ClientOptions& o) {
+         for (int i = 0; i < 6; ++i) o.gateway.metadata.push_back({"k" + std::to_string(i), true});
+       },
+       "cf-aig-metadata takes at most 5 entries (AI Gateway silently drops the rest), not 6"},
+      {[](clef::ClientOptions& o) { o.gateway.cache_ttl = std::chrono::seconds(30); },
+       "cf-aig-cache-ttl must be 60 seconds to 30 days"},
+      {[](clef::ClientOptions& o) {
+         o.gateway.metadata = {{"a", 1LL}, {"a", 2LL}};
+       },
+       "metadata key \"a\" given twice"},
+      {[](clef::ClientOptions& o) {
+         o.gateway.metadata = {{"", 1LL}};
+       },
+       "a metadata key must be"},
+      {[](clef::ClientOptions& o) { o.gateway.id = "has space"; }, "a gateway id is 1 to 64"},
+      {[](clef::ClientOptions& o) {
+         o.gateway.id.clear();
+         o.gateway.skip_cache = true;
+       },
+       "cf-aig-* options need a gateway"},
+      {[](clef::ClientOptions& o) {
+         o.backend = clef::Backend::systemone;
+         o.base_url = "http://127.0.0.1:1";
+       },
+       "AI Gateway is for the Workers AI backend"},
+  };
+  for (const Case& c : cases) {
+    clef::ClientOptions options = through(server);
+    c.change(options);
+    auto client = clef::Client::create(options);
+    ASSERT_FALSE(client.ok()) << c.says;
+    EXPECT_EQ(client.error().kind, clef::ErrorKind::invalid_input);
+    EXPECT_NE(client.error().message.find(c.says), std::string::npos) << client.error().message;
+  }
+  EXPECT_EQ(server.request_count(), 0);
+}
+
+}  // namespace
