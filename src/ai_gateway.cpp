@@ -12,6 +12,7 @@ constexpr std::string_view gateway_suffix = "/workers-ai";
 constexpr std::chrono::seconds min_cache_ttl{60};
 constexpr std::chrono::seconds max_cache_ttl{30 * 24 * 3600};  // "one month"
 constexpr std::size_t max_metadata_key = 256;
+constexpr std::size_t max_metadata_value = 1024;
 
 bool is_name(const std::string& text) {
   if (text.empty() || text.size() > 64) return false;
@@ -19,6 +20,14 @@ bool is_name(const std::string& text) {
     const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                     c == '-' || c == '_';
     if (!ok) return false;
+  }
+  return true;
+}
+
+bool is_account(const std::string& text) {
+  if (text.empty() || text.size() > 64) return false;
+  for (const char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
   }
   return true;
 }
@@ -39,6 +48,19 @@ bool asks_anything(const AiGatewayOptions& gateway) {
          !gateway.metadata.empty();
 }
 
+/// A metadata text (key or value): bounded, no control character, valid UTF-8 — it travels in
+/// an HTTP header.
+Status check_metadata_text(const std::string& text, std::size_t max, const std::string& what,
+                           const std::string& where) {
+  std::string json;
+  if (text.size() > max || has_control(text) || !append_json_string(json, text, where)) {
+    return gateway_error(what + " must be at most " + std::to_string(max) +
+                             " bytes of UTF-8 text with no control character",
+                         where);
+  }
+  return {};
+}
+
 Status check_metadata(const AiGatewayOptions& gateway) {
   if (gateway.metadata.size() > max_gateway_metadata) {
     return gateway_error("cf-aig-metadata takes at most " + std::to_string(max_gateway_metadata) +
@@ -49,9 +71,11 @@ Status check_metadata(const AiGatewayOptions& gateway) {
   for (std::size_t i = 0; i < gateway.metadata.size(); ++i) {
     const auto& [key, value] = gateway.metadata[i];
     const std::string where = "metadata[" + std::to_string(i) + "]";
-    if (key.empty() || key.size() > max_metadata_key || has_control(key)) {
-      return gateway_error("a metadata key must be 1 to 256 characters, none a control character",
-                           where);
+    if (key.empty()) return gateway_error("a metadata key must not be empty", where);
+    if (auto s = check_metadata_text(key, max_metadata_key, "a metadata key", where); !s) return s;
+    if (const auto* text = std::get_if<std::string>(&value)) {
+      if (auto s = check_metadata_text(*text, max_metadata_value, "a metadata value", where); !s)
+        return s;
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (gateway.metadata[j].first == key) {
@@ -61,6 +85,35 @@ Status check_metadata(const AiGatewayOptions& gateway) {
     if (const auto* number = std::get_if<double>(&value); number && !std::isfinite(*number)) {
       return gateway_error("metadata \"" + key + "\" is not a finite number", where);
     }
+  }
+  return {};
+}
+
+/// A gateway URL's path names the account and the gateway: …/ACCOUNT/GATEWAY/workers-ai.
+Status check_gateway_url(std::string_view base_url) {
+  while (!base_url.empty() && base_url.back() == '/') base_url.remove_suffix(1);
+  base_url.remove_suffix(gateway_suffix.size());
+  const auto gateway_at = base_url.rfind('/');
+  const auto account_at = gateway_at == std::string_view::npos || gateway_at == 0
+                              ? std::string_view::npos
+                              : base_url.rfind('/', gateway_at - 1);
+  const auto scheme_end = base_url.find("://");
+  const auto path_at =
+      scheme_end == std::string_view::npos ? scheme_end : base_url.find('/', scheme_end + 3);
+  // No empty, "." or ".." segment: the path is sent as written, and a server resolves those.
+  const std::string_view path =
+      path_at == std::string_view::npos ? std::string_view() : base_url.substr(path_at);
+  const bool odd_segment = path.find("//") != std::string_view::npos ||
+                           path.find("/./") != std::string_view::npos ||
+                           path.find("/../") != std::string_view::npos;
+  if (account_at == std::string_view::npos || scheme_end == std::string_view::npos || odd_segment ||
+      path_at == std::string_view::npos || account_at < path_at ||
+      !is_account(std::string(base_url.substr(account_at + 1, gateway_at - account_at - 1))) ||
+      !is_name(std::string(base_url.substr(gateway_at + 1)))) {
+    return gateway_error(
+        "a gateway URL is …/v1/ACCOUNT/GATEWAY/workers-ai, the account letters "
+        "and digits, the gateway letters, digits, - or _",
+        "base_url");
   }
   return {};
 }
@@ -102,6 +155,9 @@ Status check_gateway_options(const ClientOptions& options) {
   }
   if (!gateway.id.empty() && is_gateway_url(options.base_url)) {
     return gateway_error("give a gateway id or a gateway URL, not both", "id");
+  }
+  if (gateway.id.empty()) {
+    if (auto url = check_gateway_url(options.base_url); !url) return url;
   }
   if (gateway.cache_ttl &&
       (*gateway.cache_ttl < min_cache_ttl || *gateway.cache_ttl > max_cache_ttl)) {

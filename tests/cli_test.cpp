@@ -7,10 +7,12 @@
 
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <variant>
 
 #include "clef/version.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
+#include "flags/gateway_flags.hpp"
 #include "wait_until.hpp"
 
 namespace {
@@ -346,6 +348,77 @@ TEST(CliAsk, ThroughAiGatewayItsFlagsAndItsReport) {
   EXPECT_NE(malformed.err.find("--gateway: 'support-gw' is not ACCOUNT/GATEWAY"), std::string::npos)
       << malformed.err;
   EXPECT_EQ(server.request_count(), sent);
+
+  // --print-curl sends the same request: the gateway's headers too.
+  std::vector<std::string> curl = args;
+  curl.push_back("--print-curl");
+  auto printed = run_clef(curl);
+  ASSERT_EQ(printed.code, 0) << printed.err;
+  EXPECT_NE(printed.out.find("-H 'cf-aig-collect-log-payload: false'"), std::string::npos)
+      << printed.out;
+  EXPECT_NE(printed.out.find("-H 'cf-aig-cache-ttl: 600'"), std::string::npos) << printed.out;
+  // An empty --gateway (an unset "$GATEWAY") and a clashing --account-id are refused, not ignored.
+  std::vector<std::string> empty = args;
+  empty[4] = "";
+  EXPECT_EQ(run_clef(empty).code, 2);
+  std::vector<std::string> clash = args;
+  clash.insert(clash.end(), {"--account-id", "other"});
+  auto clashing = run_clef(clash);
+  EXPECT_EQ(clashing.code, 2);
+  EXPECT_NE(clashing.err.find("its account 'acc9' is not --account-id's 'other'"),
+            std::string::npos)
+      << clashing.err;
+  EXPECT_EQ(server.request_count(), sent);
+}
+
+// A metadata value is typed only when JSON writes it back as given: the gateway logs what was
+// typed.
+TEST(CliAsk, GatewayMetadataKeepsWhatWasTyped) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"k=42", "42"},
+      {"k=-7", "-7"},
+      {"k=0.75", "0.75"},
+      {"k=true", "true"},
+      {"k=00042", "\"00042\""},
+      {"k=+1", "\"+1\""},
+      {"k=-0", "\"-0\""},
+      {"k=1e-400", "\"1e-400\""},
+      {"k=99999999999999999999", "\"99999999999999999999\""},
+      {"k=", "\"\""},
+      {"k=a=b", "\"a=b\""}};
+  for (const auto& [flag, json] : cases) {
+    auto parsed = clef::cli::parse_metadata_flag(flag);
+    ASSERT_TRUE(parsed.ok()) << flag;
+    EXPECT_EQ(parsed->first, "k");
+    const std::string sent = std::visit(
+        [](const auto& value) { return nlohmann::ordered_json(value).dump(); }, parsed->second);
+    EXPECT_EQ(sent, json) << flag;
+  }
+  EXPECT_FALSE(clef::cli::parse_metadata_flag("=v").ok());
+  EXPECT_FALSE(clef::cli::parse_metadata_flag("novalue").ok());
+}
+
+// clef doctor through a gateway asks past its cache: a cached answer proves no token.
+TEST(CliDoctor, ThroughAGatewayTheCacheCannotHideABadToken) {
+  FakeServer server(ServerShape::workers_ai);
+  ASSERT_TRUE(server.set_token("test-token"));
+  std::vector<std::string> args = {"doctor",
+                                   "--backend",
+                                   "workers-ai",
+                                   "--gateway",
+                                   "acc9/default",
+                                   "--host",
+                                   server.base_url() + "/v1",
+                                   "--aig-cache-ttl",
+                                   "600",
+                                   "--api-token-file",
+                                   write_temp_file("tok-doc", "test-token\n")};
+  auto good = run_clef(args);
+  ASSERT_EQ(good.code, 0) << good.err;
+  EXPECT_EQ(server.requests().back().header("cf-aig-skip-cache"), "true");
+  args.back() = write_temp_file("tok-doc-bad", "wrong\n");
+  auto bad = run_clef(args);
+  EXPECT_EQ(bad.code, 3) << bad.out << bad.err;
 }
 
 TEST(CliAsk, WorkersHostWithOrWithoutClientV4AndModelTagDropped) {

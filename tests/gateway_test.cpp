@@ -152,7 +152,7 @@ TEST(Gateway, LimitsAreRefusedBeforeSendingNamingTheLimit) {
       {[](clef::ClientOptions& o) {
          o.gateway.metadata = {{"", 1LL}};
        },
-       "a metadata key must be"},
+       "a metadata key must not be empty"},
       {[](clef::ClientOptions& o) { o.gateway.id = "has space"; }, "a gateway id is 1 to 64"},
       {[](clef::ClientOptions& o) {
          o.gateway.id.clear();
@@ -164,6 +164,23 @@ TEST(Gateway, LimitsAreRefusedBeforeSendingNamingTheLimit) {
          o.base_url = "http://127.0.0.1:1";
        },
        "AI Gateway is for the Workers AI backend"},
+      {[](clef::ClientOptions& o) {
+         o.gateway.metadata = {{"k", std::string("a\x7f"
+                                                 "b")}};
+       },
+       "a metadata value must be at most 1024 bytes of UTF-8 text with no control character"},
+      {[](clef::ClientOptions& o) {
+         o.gateway.metadata = {{"k", std::string("\xff\xfe")}};
+       },
+       "a metadata value must be at most 1024 bytes"},
+      {[](clef::ClientOptions& o) {
+         o.gateway.metadata = {{"k", std::string(1025, 'x')}};
+       },
+       "a metadata value must be at most 1024 bytes"},
+      {[](clef::ClientOptions& o) {
+         o.gateway.metadata = {{"k\xff", 1LL}};
+       },
+       "a metadata key must be at most 256 bytes"},
   };
   for (const Case& c : cases) {
     clef::ClientOptions options = through(server);
@@ -173,7 +190,67 @@ TEST(Gateway, LimitsAreRefusedBeforeSendingNamingTheLimit) {
     EXPECT_EQ(client.error().kind, clef::ErrorKind::invalid_input);
     EXPECT_NE(client.error().message.find(c.says), std::string::npos) << client.error().message;
   }
+  // A gateway URL as the base must name an account and a gateway.
+  for (const std::string path :
+       {"/workers-ai", "/v1//workers-ai", "/v1/acc9//workers-ai", "/v1/acc9/sup%20port/workers-ai",
+        "/v1/../acc9/gw/workers-ai", "/v1/ac-c9/gw/workers-ai"}) {
+    clef::ClientOptions options;
+    options.backend = clef::Backend::workers_ai;
+    options.base_url = server.base_url() + path;
+    options.api_token = "test-token";
+    auto client = clef::Client::create(options);
+    ASSERT_FALSE(client.ok()) << path;
+    EXPECT_NE(client.error().message.find("a gateway URL is …/v1/ACCOUNT/GATEWAY/workers-ai"),
+              std::string::npos)
+        << path << ": " << client.error().message;
+  }
   EXPECT_EQ(server.request_count(), 0);
+}
+
+// The gateway's headers are its own words only: a status word and an id. White space, escape
+// sequences, invisible characters or a page of text are left out, never shown as sent.
+TEST(Gateway, AHostileGatewaysHeadersAreLeftOut) {
+  clef::MockServer server(clef::MockProfile::workers_ai);
+  // Straight to the mock's Workers AI: the scripted headers are then the only cf-aig-* ones.
+  clef::ClientOptions options;
+  options.backend = clef::Backend::workers_ai;
+  options.base_url = server.base_url() + "/client/v4";
+  options.account_id = "acc9";
+  options.api_token = "test-token";
+  const std::vector<std::pair<std::string, std::string>> hostile = {
+      {"   \t ", " "},
+      {"H\x1b[31mIT",
+       "01J\x9b"
+       "31m"},
+      {"HIT\",\"x\":\"y", std::string(200, 'A')},
+      {"H\xe2\x80\xaeTI", "log id"}};
+  for (const auto& [status, id] : hostile) {
+    server.set_script([status = status, id = id](const clef::MockRequest&, int) {
+      clef::MockReply reply;
+      reply.body = R"({"result":{"model":"clef-flash","answers":{"refund":{"type":"noul",)"
+                   R"("noul":0.9}},"usage":{"input_tokens":5,"output_tokens":1}},"success":true,)"
+                   R"("errors":[],"messages":[]})";
+      reply.headers = {{"cf-aig-cache-status", status}, {"cf-aig-log-id", id}};
+      return std::optional<clef::MockReply>(reply);
+    });
+    auto decision = clef::Client::create(options).value().decide(refund_ticket());
+    ASSERT_TRUE(decision.ok()) << decision.error().to_string();
+    EXPECT_FALSE(decision->gateway.has_value())
+        << decision->gateway->cache_status << " / " << decision->gateway->log_id;
+  }
+  server.set_script([](const clef::MockRequest&, int) {
+    clef::MockReply reply;
+    reply.body = R"({"result":{"model":"clef-flash","answers":{"refund":{"type":"noul",)"
+                 R"("noul":0.9}},"usage":{"input_tokens":5,"output_tokens":1}},"success":true,)"
+                 R"("errors":[],"messages":[]})";
+    reply.headers = {{"cf-aig-cache-status", " HIT "}, {"cf-aig-log-id", "01J-ok_42"}};
+    return std::optional<clef::MockReply>(reply);
+  });
+  auto decision = clef::Client::create(options).value().decide(refund_ticket());
+  ASSERT_TRUE(decision.ok()) << decision.error().to_string();
+  ASSERT_TRUE(decision->gateway.has_value());
+  EXPECT_EQ(decision->gateway->cache_status, "HIT");
+  EXPECT_EQ(decision->gateway->log_id, "01J-ok_42");
 }
 
 }  // namespace

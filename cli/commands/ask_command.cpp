@@ -55,7 +55,9 @@ std::string curl_command(const Client& client, const DecisionRequest& request,
                                     ? "$(cat " + shell_quote(flags.api_token_file) + ")"
                                     : std::string("$") + (variable ? variable : "CLEF_API_KEY");
       command += " -H \"Authorization: Bearer " + token + "\"";
-    } else if (name == "Content-Type") {
+    } else if (name == "Content-Type" || name.rfind("cf-aig-", 0) == 0) {
+      // AI Gateway's headers too: without cf-aig-collect-log-payload the gateway would log the
+      // ticket that clef was told to keep out of its logs.
       command += " -H " + shell_quote(name + ": " + value);
     }
   }

@@ -41,7 +41,22 @@ int failed_check(const Context& context, const std::string& what, const Error& e
 }
 
 /// Sends one minimal real decision: the only proof that the URL, the token and the model work.
-int probe_decision(const ConnectionFlags& flags, const Context& context) {
+/// Whether these flags send through AI Gateway (--gateway, or a gateway URL as --host).
+bool through_gateway(const ConnectionFlags& flags) {
+  if (flags.backend != Backend::workers_ai) return false;
+  if (flags.gateway.gateway) return true;
+  if (flags.hosts.empty()) return false;
+  std::string host = flags.hosts.front();
+  while (!host.empty() && host.back() == '/') host.pop_back();
+  const std::string suffix = "/workers-ai";
+  return host.size() > suffix.size() &&
+         host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int probe_decision(const ConnectionFlags& given, const Context& context) {
+  // An answer from the gateway's cache would prove nothing about the token or the model.
+  ConnectionFlags flags = given;
+  if (through_gateway(flags)) flags.gateway.skip_cache = true;
   auto client = make_client(flags, context, false);
   if (!client) return failed_check(context, "cannot make a client", client.error());
   DecisionRequest probe;

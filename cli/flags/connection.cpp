@@ -151,7 +151,8 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
     options.base_url = flags.backend == Backend::ollama ? ollama_base_url(host) : host;
   }
   if (!flags.account_id.empty()) options.account_id = flags.account_id;
-  if (auto gateway = apply_gateway_flags(flags.gateway, options); !gateway) return gateway.error();
+  if (auto gateway = apply_gateway_flags(flags.gateway, flags.account_id, options); !gateway)
+    return gateway.error();
   if (!flags.api_token_file.empty()) {
     auto token = read_token_file(flags.api_token_file);
     if (!token) return token.error();

@@ -5,8 +5,14 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
+#include "clef/json.hpp"
+
 namespace clef::cli {
 namespace {
+
+using Json = nlohmann::ordered_json;
 
 Error flag_error(const std::string& flag, const std::string& message) {
   return make_error(ErrorKind::invalid_input, flag + ": " + message, flag);
@@ -41,10 +47,11 @@ std::optional<double> number_in(const std::string& text) {
 
 void add_gateway_flags(CLI::App& command, GatewayFlags& flags) {
   command
-      .add_option("--gateway", flags.gateway,
-                  "workers-ai: send through Cloudflare AI Gateway ACCOUNT/GATEWAY "
-                  "(https://gateway.ai.cloudflare.com/v1/ACCOUNT/GATEWAY/workers-ai/…; or give "
-                  "that URL as --host)")
+      .add_option_function<std::string>(
+          "--gateway", [&flags](const std::string& value) { flags.gateway = value; },
+          "workers-ai: send through Cloudflare AI Gateway ACCOUNT/GATEWAY "
+          "(https://gateway.ai.cloudflare.com/v1/ACCOUNT/GATEWAY/workers-ai/…; or give "
+          "that URL as --host)")
       ->type_name("ACCOUNT/GATEWAY");
   command
       .add_option("--aig-cache-ttl", flags.cache_ttl_seconds,
@@ -70,22 +77,35 @@ Result<std::pair<std::string, GatewayMetadataValue>> parse_metadata_flag(const s
   }
   std::string key = text.substr(0, equals);
   std::string value = text.substr(equals + 1);
-  if (value == "true" || value == "false")
-    return std::make_pair(key, GatewayMetadataValue(value == "true"));
-  if (auto integer = integer_in(value)) return std::make_pair(key, GatewayMetadataValue(*integer));
-  if (auto number = number_in(value)) return std::make_pair(key, GatewayMetadataValue(*number));
+  if (value == "true" || value == "false") {
+    return std::make_pair(std::move(key), GatewayMetadataValue(value == "true"));
+  }
+  // Typed only when JSON writes it back exactly as given: what the gateway logs is what was typed.
+  if (auto integer = integer_in(value); integer && dump_json(Json(*integer)) == value) {
+    return std::make_pair(std::move(key), GatewayMetadataValue(*integer));
+  }
+  if (auto number = number_in(value); number && dump_json(Json(*number)) == value) {
+    return std::make_pair(std::move(key), GatewayMetadataValue(*number));
+  }
   return std::make_pair(std::move(key), GatewayMetadataValue(std::move(value)));
 }
 
-Status apply_gateway_flags(const GatewayFlags& flags, ClientOptions& options) {
-  if (!flags.gateway.empty()) {
-    const auto slash = flags.gateway.find('/');
-    if (slash == std::string::npos || slash == 0 || slash + 1 == flags.gateway.size() ||
-        flags.gateway.find('/', slash + 1) != std::string::npos) {
-      return flag_error("--gateway", "'" + flags.gateway + "' is not ACCOUNT/GATEWAY");
+Status apply_gateway_flags(const GatewayFlags& flags, const std::string& account_flag,
+                           ClientOptions& options) {
+  if (flags.gateway) {
+    const std::string& gateway = *flags.gateway;
+    const auto slash = gateway.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == gateway.size() ||
+        gateway.find('/', slash + 1) != std::string::npos) {
+      return flag_error("--gateway", "'" + gateway + "' is not ACCOUNT/GATEWAY");
     }
-    options.account_id = flags.gateway.substr(0, slash);
-    options.gateway.id = flags.gateway.substr(slash + 1);
+    const std::string account = gateway.substr(0, slash);
+    if (!account_flag.empty() && account_flag != account) {
+      return flag_error("--gateway", "its account '" + account + "' is not --account-id's '" +
+                                         account_flag + "': give one");
+    }
+    options.account_id = account;
+    options.gateway.id = gateway.substr(slash + 1);
   }
   if (flags.cache_ttl_seconds > 0)
     options.gateway.cache_ttl = std::chrono::seconds(flags.cache_ttl_seconds);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,7 @@
 namespace clef::cli {
 
 struct GatewayFlags {
-  std::string gateway;  ///< ACCOUNT/GATEWAY
+  std::optional<std::string> gateway;  ///< ACCOUNT/GATEWAY (given empty: refused, not ignored)
   long long cache_ttl_seconds = 0;
   bool skip_cache = false;
   bool no_log_payload = false;
@@ -22,11 +23,15 @@ struct GatewayFlags {
 void add_gateway_flags(CLI::App& command, GatewayFlags& flags);
 
 /// The flags into `options.gateway` (and --gateway's account into `options.account_id`).
-/// --aig-metadata past 5 entries, a value that is no k=v, or a --gateway that is not
-/// ACCOUNT/GATEWAY is refused here, naming the flag, before anything is sent.
-Status apply_gateway_flags(const GatewayFlags& flags, ClientOptions& options);
+/// --aig-metadata past 5 entries, a value that is no k=v, a --gateway that is not
+/// ACCOUNT/GATEWAY, or one whose account differs from --account-id (`account_flag`) is refused
+/// here, naming the flag, before anything is sent.
+Status apply_gateway_flags(const GatewayFlags& flags, const std::string& account_flag,
+                           ClientOptions& options);
 
 /// "team=support" → {"team", "support"}; "ticket=42" → 42; "vip=true" → true; "x=1.5" → 1.5.
+/// A number only when JSON writes it back as typed ("00042", "+1", "-0", "1e-400" and
+/// "99999999999999999999" stay text), so the gateway logs what was given.
 Result<std::pair<std::string, GatewayMetadataValue>> parse_metadata_flag(const std::string& text);
 
 }  // namespace clef::cli

@@ -72,7 +72,9 @@ void serve_gateway(ServerState& state, const httplib::Request& req, httplib::Res
   }
   const long long ttl = cache_ttl(req);
   const bool skip = req.get_header_value("cf-aig-skip-cache") == "true";
-  const std::string key = req.matches[3].str() + "\n" + req.body;
+  // As AI Gateway keys its cache: the endpoint (account, gateway, model), the provider's
+  // Authorization header and the body — another account or token never gets this answer.
+  const std::string key = req.path + "\n" + req.get_header_value("Authorization") + "\n" + req.body;
   if (ttl > 0 && !skip) {
     if (auto cached = state.gateway_cache.find(key)) {
       res.status = 200;
