@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "ascii.hpp"
 #include "json_text.hpp"
 
 namespace clef::detail {
@@ -24,19 +25,9 @@ bool is_name(const std::string& text) {
   return true;
 }
 
-bool is_account(const std::string& text) {
-  if (text.empty() || text.size() > 64) return false;
-  for (const char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
-  }
-  return true;
-}
-
-bool has_control(const std::string& text) {
-  for (const char c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
-  }
-  return false;
+/// An account id as Cloudflare writes one: letters and digits.
+bool is_account(std::string_view text) {
+  return text.size() <= 64 && is_ascii_alphanumeric(text);
 }
 
 Error gateway_error(const std::string& message, const std::string& where) {
@@ -53,7 +44,7 @@ bool asks_anything(const AiGatewayOptions& gateway) {
 Status check_metadata_text(const std::string& text, std::size_t max, const std::string& what,
                            const std::string& where) {
   std::string json;
-  if (text.size() > max || has_control(text) || !append_json_string(json, text, where)) {
+  if (text.size() > max || has_control_characters(text) || !append_json_string(json, text, where)) {
     return gateway_error(what + " must be at most " + std::to_string(max) +
                              " bytes of UTF-8 text with no control character",
                          where);
@@ -108,7 +99,7 @@ Status check_gateway_url(std::string_view base_url) {
                            path.find("/../") != std::string_view::npos;
   if (account_at == std::string_view::npos || scheme_end == std::string_view::npos || odd_segment ||
       path_at == std::string_view::npos || account_at < path_at ||
-      !is_account(std::string(base_url.substr(account_at + 1, gateway_at - account_at - 1))) ||
+      !is_account(base_url.substr(account_at + 1, gateway_at - account_at - 1)) ||
       !is_name(std::string(base_url.substr(gateway_at + 1)))) {
     return gateway_error(
         "a gateway URL is …/v1/ACCOUNT/GATEWAY/workers-ai, the account letters "
@@ -120,16 +111,9 @@ Status check_gateway_url(std::string_view base_url) {
 
 }  // namespace
 
-bool is_gateway_url(std::string_view base_url) {
-  while (!base_url.empty() && base_url.back() == '/') base_url.remove_suffix(1);
-  return base_url.size() > gateway_suffix.size() &&
-         base_url.compare(base_url.size() - gateway_suffix.size(), gateway_suffix.size(),
-                          gateway_suffix) == 0;
-}
-
 bool through_gateway(const ClientOptions& options) {
   return options.backend == Backend::workers_ai &&
-         (!options.gateway.id.empty() || is_gateway_url(options.base_url));
+         (!options.gateway.id.empty() || is_ai_gateway_url(options.base_url));
 }
 
 std::string gateway_root(const ClientOptions& options) {
@@ -153,7 +137,7 @@ Status check_gateway_options(const ClientOptions& options) {
   if (!gateway.id.empty() && !is_name(gateway.id)) {
     return gateway_error("a gateway id is 1 to 64 letters, digits, - or _", "id");
   }
-  if (!gateway.id.empty() && is_gateway_url(options.base_url)) {
+  if (!gateway.id.empty() && is_ai_gateway_url(options.base_url)) {
     return gateway_error("give a gateway id or a gateway URL, not both", "id");
   }
   if (gateway.id.empty()) {
@@ -192,3 +176,14 @@ Headers gateway_headers(const ClientOptions& options) {
 }
 
 }  // namespace clef::detail
+
+namespace clef {
+
+bool is_ai_gateway_url(std::string_view base_url) {
+  while (!base_url.empty() && base_url.back() == '/') base_url.remove_suffix(1);
+  const std::string_view suffix = detail::gateway_suffix;
+  return base_url.size() > suffix.size() &&
+         base_url.compare(base_url.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace clef

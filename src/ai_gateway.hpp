@@ -12,11 +12,8 @@
 
 namespace clef::detail {
 
-/// A base URL that is already a gateway's Workers AI root
-/// (".../v1/ACCOUNT/GATEWAY/workers-ai", any host: a test server too).
-bool is_gateway_url(std::string_view base_url);
-
-/// Whether `options` send through a gateway: a gateway id, or a gateway URL as the base.
+/// Whether `options` send through a gateway: a gateway id, or a gateway URL as the base
+/// (is_ai_gateway_url).
 bool through_gateway(const ClientOptions& options);
 
 /// The gateway's Workers AI root for `options.gateway.id`: {base}/{account}/{id}/workers-ai.

@@ -1,5 +1,5 @@
-// Internal: ASCII case folding for names that are ASCII by definition (header names, URL hosts,
-// tags, labels): std::tolower per byte, never the locale's idea of a character.
+// Internal: byte-wise ASCII helpers for text that is ASCII by definition (header names and
+// values, URL hosts, tags, labels, ids): never the locale's idea of a character.
 #pragma once
 
 #include <cctype>
@@ -12,6 +12,29 @@ inline std::string ascii_lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+/// `text` without the spaces, tabs, CRs and LFs around it ("" when that is all it holds).
+inline std::string_view trimmed_space(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+/// Whether `text` holds a C0 control character or DEL (a line break in a header, a token).
+inline bool has_control_characters(std::string_view text) {
+  for (const char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+/// Whether `text` is non-empty and only ASCII letters and digits.
+inline bool is_ascii_alphanumeric(std::string_view text) {
+  for (const char c : text) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
+  }
+  return !text.empty();
 }
 
 }  // namespace clef::detail

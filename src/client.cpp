@@ -103,7 +103,7 @@ struct Client::Impl : detail::Connection {
                        {"Accept", "application/json"},
                        {"User-Agent", detail::user_agent()}};
     if (!authorization.empty()) headers.emplace_back("Authorization", authorization);
-    for (auto& header : detail::gateway_headers(options)) headers.push_back(std::move(header));
+    headers.insert(headers.end(), gateway_headers.begin(), gateway_headers.end());
     return headers;
   }
 

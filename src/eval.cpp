@@ -1,22 +1,19 @@
 // The implementation of clef/eval.hpp: how well a model answers one question on labelled items —
 // the typed report behind `clef eval`, for applications that gate themselves.
 #include "clef/eval.hpp"
-#include "ascii.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 
+#include "ascii.hpp"
 #include "clef/digest.hpp"
 
 namespace clef {
 namespace {
 
 std::string trimmed(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
+  return std::string(detail::trimmed_space(text));
 }
 
 Error not_a_gold(const Question& question, const std::string& written, std::string valid) {

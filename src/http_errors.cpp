@@ -21,13 +21,6 @@ struct ServerText {
 };
 
 /// At most max_server_text bytes of `text`, cut on a UTF-8 character boundary.
-/// `text` without the white space around it (a header of spaces says nothing).
-std::string trimmed(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
-
 std::string bounded(std::string text) {
   if (text.size() <= max_server_text) return text;
   std::size_t cut = max_server_text;
@@ -326,7 +319,7 @@ std::optional<GatewayReport> gateway_report(const HttpResponse& response, std::s
   // Anything else from a header — white space only, control or invisible characters, a page of
   // text — is not the gateway speaking, and is left out.
   auto word = [&](const char* name, std::size_t max, bool digits) {
-    const std::string value = trimmed(response.header(name));
+    const std::string value = response.header(name);
     if (value.empty() || value.size() > max) return std::string();
     for (const char c : value) {
       const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
@@ -346,7 +339,7 @@ std::string request_id(const HttpResponse& response, std::string_view secret) {
   // AI Gateway's cf-aig-log-id last: behind a gateway, Workers AI's own id comes first.
   for (const char* name :
        {"x-typesafe-request-id", "cf-ai-req-id", "cf-ray", "x-request-id", "cf-aig-log-id"}) {
-    std::string value = trimmed(response.header(name));
+    std::string value = response.header(name);
     if (!value.empty()) return bounded(redact(value, secret));
   }
   return {};

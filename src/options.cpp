@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "ai_gateway.hpp"
+#include "ascii.hpp"
 #include "base64.hpp"
 #include "clef/version.hpp"
 #include "options_check.hpp"
@@ -18,22 +19,6 @@ namespace {
 std::string env(const char* name) {
   const char* value = std::getenv(name);
   return value ? value : "";
-}
-
-bool has_control_characters(const std::string& text) {
-  for (char c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
-  }
-  return false;
-}
-
-bool is_alphanumeric(const std::string& text) {
-  for (char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) {
-      return false;
-    }
-  }
-  return !text.empty();
 }
 
 /// Timeouts outside [1 ms, 1 day] are refused: 0 would mean "no timeout" to libcurl, and
@@ -60,13 +45,13 @@ Result<std::string> base_for_backend(const ClientOptions& options) {
     case Backend::ollama:
       return base.empty() ? ollama_base_url(env("OLLAMA_HOST")) : base;
     case Backend::workers_ai: {
-      const bool gateway_url = detail::is_gateway_url(base);  // it holds the account itself
+      const bool gateway_url = is_ai_gateway_url(base);  // it holds the account itself
       if (!gateway_url && options.account_id.empty()) {
         return make_error(ErrorKind::invalid_input,
                           "Workers AI needs an account id: set CLOUDFLARE_ACCOUNT_ID",
                           "account_id");
       }
-      if (!gateway_url && !is_alphanumeric(options.account_id)) {
+      if (!gateway_url && !detail::is_ascii_alphanumeric(options.account_id)) {
         return make_error(ErrorKind::invalid_input, "the account id must be letters and digits",
                           "account_id");
       }
@@ -121,6 +106,7 @@ Result<Connection> connection_from(ClientOptions options) {
   connection.base_url = std::move(root->url);
   connection.authorization = std::move(root->authorization);
   connection.secret = std::move(root->secret);
+  connection.gateway_headers = gateway_headers(options);
   connection.options = std::move(options);
   return connection;
 }
@@ -138,8 +124,8 @@ Result<ApiRoot> checked_api_root(const ClientOptions& options) {
                       "the base URL must start with http:// or https://: \"" + base + "\"",
                       "base_url");
   }
-  if (has_control_characters(base) ||
-      (credentials && has_control_characters(credentials->user + credentials->password))) {
+  if (detail::has_control_characters(base) ||
+      (credentials && detail::has_control_characters(credentials->user + credentials->password))) {
     return make_error(ErrorKind::invalid_input, "the base URL contains control characters",
                       "base_url");
   }
@@ -149,7 +135,7 @@ Result<ApiRoot> checked_api_root(const ClientOptions& options) {
                       "give one of them (both would go in the Authorization header)",
                       "base_url");
   }
-  if (has_control_characters(options.api_token)) {
+  if (detail::has_control_characters(options.api_token)) {
     return make_error(ErrorKind::invalid_input,
                       "the API token contains a line break or control character (a stray "
                       "newline from a file?)",

@@ -33,6 +33,7 @@ struct Connection {
   std::string base_url;
   std::string authorization;  ///< The Authorization header's value, or empty.
   std::string secret;         ///< Scrubbed from everything the server says.
+  Headers gateway_headers;    ///< AI Gateway's cf-aig-* headers, the same on every request.
 };
 
 /// The options checked (checked_api_root) and made into a Connection.

@@ -18,6 +18,16 @@ clef::DecisionRequest refund_ticket() {
   return request;
 }
 
+/// Straight to the mock's Workers AI, no gateway in front.
+clef::ClientOptions direct(const clef::MockServer& server) {
+  clef::ClientOptions options;
+  options.backend = clef::Backend::workers_ai;
+  options.base_url = server.base_url() + "/client/v4";
+  options.account_id = "acc9";
+  options.api_token = "test-token";
+  return options;
+}
+
 clef::ClientOptions through(const clef::MockServer& server) {
   clef::ClientOptions options;
   options.backend = clef::Backend::workers_ai;
@@ -94,12 +104,7 @@ TEST(Gateway, AGatewayUrlAsTheBaseHoldsTheAccount) {
   EXPECT_EQ(server.requests().at(0).path, "/v1/acc9/default/workers-ai/@cf/cloudflare/clef-flash");
   EXPECT_EQ(server.requests().at(0).header("cf-aig-skip-cache"), "true");
   // Straight to Workers AI, no gateway report.
-  clef::ClientOptions direct;
-  direct.backend = clef::Backend::workers_ai;
-  direct.base_url = server.base_url() + "/client/v4";
-  direct.account_id = "acc9";
-  direct.api_token = "test-token";
-  auto plain = clef::Client::create(direct).value().decide(refund_ticket());
+  auto plain = clef::Client::create(direct(server)).value().decide(refund_ticket());
   ASSERT_TRUE(plain.ok()) << plain.error().to_string();
   EXPECT_FALSE(plain->gateway.has_value());
   EXPECT_FALSE(clef::to_json(plain.value()).contains("gateway"));
@@ -212,11 +217,7 @@ TEST(Gateway, LimitsAreRefusedBeforeSendingNamingTheLimit) {
 TEST(Gateway, AHostileGatewaysHeadersAreLeftOut) {
   clef::MockServer server(clef::MockProfile::workers_ai);
   // Straight to the mock's Workers AI: the scripted headers are then the only cf-aig-* ones.
-  clef::ClientOptions options;
-  options.backend = clef::Backend::workers_ai;
-  options.base_url = server.base_url() + "/client/v4";
-  options.account_id = "acc9";
-  options.api_token = "test-token";
+  const clef::ClientOptions options = direct(server);
   const std::vector<std::pair<std::string, std::string>> hostile = {
       {"   \t ", " "},
       {"H\x1b[31mIT",

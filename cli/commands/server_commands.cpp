@@ -43,14 +43,9 @@ int failed_check(const Context& context, const std::string& what, const Error& e
 /// Sends one minimal real decision: the only proof that the URL, the token and the model work.
 /// Whether these flags send through AI Gateway (--gateway, or a gateway URL as --host).
 bool through_gateway(const ConnectionFlags& flags) {
-  if (flags.backend != Backend::workers_ai) return false;
-  if (flags.gateway.gateway) return true;
-  if (flags.hosts.empty()) return false;
-  std::string host = flags.hosts.front();
-  while (!host.empty() && host.back() == '/') host.pop_back();
-  const std::string suffix = "/workers-ai";
-  return host.size() > suffix.size() &&
-         host.compare(host.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return flags.backend == Backend::workers_ai &&
+         (flags.gateway.gateway ||
+          (!flags.hosts.empty() && is_ai_gateway_url(flags.hosts.front())));
 }
 
 int probe_decision(const ConnectionFlags& given, const Context& context) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -76,6 +77,10 @@ struct AiGatewayOptions {
 };
 
 inline constexpr const char* ai_gateway_default_base_url = "https://gateway.ai.cloudflare.com/v1";
+
+/// Whether `base_url` is already an AI Gateway's Workers AI root (".../workers-ai", trailing
+/// slashes aside), which holds the account and the gateway itself.
+CLEF_API bool is_ai_gateway_url(std::string_view base_url);
 inline constexpr std::size_t max_gateway_metadata = 5;
 
 struct CLEF_API ClientOptions {

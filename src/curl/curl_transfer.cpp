@@ -44,11 +44,8 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   }
   const auto colon = line.find(':');
   if (colon == std::string_view::npos) return bytes;
-  std::string_view value = line.substr(colon + 1);
-  const auto first = value.find_first_not_of(" \t");
-  const auto last = value.find_last_not_of(" \t\r\n");
-  value =
-      first == std::string_view::npos ? std::string_view() : value.substr(first, last - first + 1);
+  // A value of white space only is empty (it was "\r\n": the start skipped only spaces and tabs).
+  const std::string_view value = detail::trimmed_space(line.substr(colon + 1));
   transfer->headers.emplace_back(detail::ascii_lower(line.substr(0, colon)), std::string(value));
   return bytes;
 }

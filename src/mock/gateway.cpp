@@ -11,7 +11,7 @@
 namespace clef::mock_detail {
 namespace {
 
-// The gateway keeps at most this many answers; past it, the oldest to expire goes first.
+// The gateway keeps at most this many answers; past it, one (the first by key) makes room.
 constexpr std::size_t max_cached_answers = 10000;
 
 /// cf-aig-cache-ttl in seconds, or 0 when absent or not a whole number in the gateway's range.
