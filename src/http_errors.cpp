@@ -290,8 +290,10 @@ Error error_from_response(Backend backend, const HttpResponse& response, const s
   error.request_id = request_id(response, secret);
   error.retry_after = retry_after(response);
   error.message = status_hint(backend, response.status, text, model, url);
-  if (backend == Backend::workers_ai && text.code == gateway_not_configured_code) {
-    // AI Gateway's "Please configure AI Gateway": no gateway of that name on the account.
+  if (backend == Backend::workers_ai && response.status == 400 &&
+      text.code == gateway_not_configured_code) {
+    // AI Gateway's "Please configure AI Gateway" (sent with 400): no gateway of that name on the
+    // account. Only on a 400: a 429 or 5xx quoting the code keeps its status's kind and retry.
     error.kind = ErrorKind::not_found;
     error.message = "AI Gateway has no gateway " + gateway_named_in(url) +
                     " on this account: create it (dashboard, AI > AI Gateway) or check its name";

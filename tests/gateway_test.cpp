@@ -135,6 +135,20 @@ TEST(Gateway, AGatewayTheAccountLacksIsNotFoundWithTheGatewaysWords) {
   EXPECT_EQ(mapped.kind, clef::ErrorKind::not_found);
   EXPECT_EQ(mapped.server_code, "2001");
   EXPECT_EQ(mapped.request_id, "01JABCDEFGHJKMNPQRSTVWXYZ0");
+
+  // Only the gateway's 400 means "no such gateway": any other status quoting 2001 keeps its
+  // status's kind, so a 429 is still retried after its Retry-After (a fuzzer found this).
+  response.status = 429;
+  response.headers.emplace_back("retry-after", "3");
+  const clef::Error throttled = clef::detail::error_from_response(
+      clef::Backend::workers_ai, response, "clef-flash", "", "https://gateway.ai.cloudflare.com");
+  EXPECT_EQ(throttled.kind, clef::ErrorKind::rate_limited) << throttled.to_string();
+  EXPECT_TRUE(throttled.retryable());
+  response.status = 503;
+  EXPECT_EQ(clef::detail::error_from_response(clef::Backend::workers_ai, response, "clef-flash",
+                                              "", "https://gateway.ai.cloudflare.com")
+                .kind,
+            clef::ErrorKind::server_error);
 }
 
 TEST(Gateway, LimitsAreRefusedBeforeSendingNamingTheLimit) {

@@ -18,7 +18,8 @@ enum class ErrorKind {
   timeout,            ///< Connect or total timeout, or HTTP 408. Retry: yes.
   tls,                ///< Certificate or handshake failure. Retry: no.
   authentication,     ///< HTTP 401/403: missing or bad token. Retry: no.
-  not_found,          ///< HTTP 404: model not pulled, or no System One endpoint. Retry: no.
+  not_found,          ///< HTTP 404: model not pulled, or no System One endpoint; also AI
+                      ///< Gateway's 400 with code 2001 (no such gateway). Retry: no.
   rate_limited,       ///< HTTP 429 the server expects to clear. Retry: yes, after Retry-After.
   quota_exhausted,    ///< HTTP 429 for a used-up allocation (Workers AI 4006). Retry: no.
   request_rejected,  ///< Other HTTP 4xx (400, 413, 422...): the server refused the body. Retry: no.
