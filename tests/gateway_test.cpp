@@ -145,8 +145,8 @@ TEST(Gateway, AGatewayTheAccountLacksIsNotFoundWithTheGatewaysWords) {
   EXPECT_EQ(throttled.kind, clef::ErrorKind::rate_limited) << throttled.to_string();
   EXPECT_TRUE(throttled.retryable());
   response.status = 503;
-  EXPECT_EQ(clef::detail::error_from_response(clef::Backend::workers_ai, response, "clef-flash",
-                                              "", "https://gateway.ai.cloudflare.com")
+  EXPECT_EQ(clef::detail::error_from_response(clef::Backend::workers_ai, response, "clef-flash", "",
+                                              "https://gateway.ai.cloudflare.com")
                 .kind,
             clef::ErrorKind::server_error);
 }
