@@ -260,7 +260,7 @@ std::string random_suffix() {
 /// What a request asks, read back from its body: what an answer must answer to be stored.
 struct Asked {
   std::vector<Question> questions;
-  bool images = false;
+  bool images = false;  ///< images, audio or video: held to CacheOptions::include_images
 };
 
 /// Nothing when the body is not a decision request clef can read back: such a request is sent,
@@ -274,8 +274,12 @@ std::optional<Asked> read_asked(const std::string& body) {
   if (!questions) return std::nullopt;
   Asked asked;
   asked.questions = std::move(questions).value();
-  const auto images = parsed->find("images");
-  asked.images = images != parsed->end() && !(images->is_array() && images->empty());
+  for (const char* field : {"images", "audio", "videos"}) {
+    const auto attachments = parsed->find(field);
+    if (attachments != parsed->end() && !(attachments->is_array() && attachments->empty())) {
+      asked.images = true;
+    }
+  }
   return asked;
 }
 

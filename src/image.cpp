@@ -2,33 +2,11 @@
 // by file name.
 #include "clef/image.hpp"
 
-#include <cstdio>
-#include <fstream>
-#include <iterator>
-
 #include "base64.hpp"
+#include "media/file_bytes.hpp"
+#include "media/image_size.hpp"
 
 namespace clef {
-namespace {
-
-std::string hex_prefix(std::string_view bytes) {
-  std::string out;
-  char buffer[4];
-  for (std::size_t i = 0; i < bytes.size() && i < 8; ++i) {
-    std::snprintf(buffer, sizeof buffer, "%02X ", static_cast<unsigned char>(bytes[i]));
-    out += buffer;
-  }
-  if (!out.empty()) out.pop_back();
-  return out;
-}
-
-std::string mib(std::size_t bytes) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return buffer;
-}
-
-}  // namespace
 
 const char* mime_type(ImageFormat format) noexcept {
   switch (format) {
@@ -52,35 +30,26 @@ Result<ImageFormat> sniff_image_format(std::string_view bytes) {
     return ImageFormat::webp;
   }
   if (bytes.empty()) return make_error(ErrorKind::invalid_input, "image is empty");
-  return make_error(ErrorKind::invalid_input,
-                    "not a PNG, JPEG or WebP image (first bytes: " + hex_prefix(bytes) + ")");
+  return make_error(ErrorKind::invalid_input, "not a PNG, JPEG or WebP image (first bytes: " +
+                                                  detail::first_bytes_hex(bytes) + ")");
 }
 
 Result<Image> Image::from_bytes(std::string bytes, std::size_t max_bytes) {
   if (bytes.size() > max_bytes) {
-    return make_error(ErrorKind::invalid_input,
-                      "image is " + mib(bytes.size()) + ", over the " + mib(max_bytes) + " limit");
+    return make_error(ErrorKind::invalid_input, "image is " + detail::mib_text(bytes.size()) +
+                                                    ", over the " + detail::mib_text(max_bytes) +
+                                                    " limit");
   }
   auto format = sniff_image_format(bytes);
   if (!format) return format.error();
-  return Image(format.value(), std::move(bytes));
+  const auto size = detail::image_size(bytes, format.value());
+  return Image(format.value(), std::move(bytes), size);
 }
 
 Result<Image> Image::from_file(const std::string& path, std::size_t max_bytes) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) return make_error(ErrorKind::invalid_input, "cannot open image file", path);
-  const auto size = static_cast<std::size_t>(file.tellg());
-  if (size > max_bytes) {
-    // Refuse before reading: an oversize file is never loaded into memory.
-    return make_error(ErrorKind::invalid_input,
-                      "image is " + mib(size) + ", over the " + mib(max_bytes) + " limit", path);
-  }
-  file.seekg(0);
-  std::string bytes(size, '\0');
-  if (!file.read(bytes.data(), static_cast<std::streamsize>(size))) {
-    return make_error(ErrorKind::invalid_input, "cannot read image file", path);
-  }
-  auto image = from_bytes(std::move(bytes), max_bytes);
+  auto bytes = detail::read_attachment(path, max_bytes, "image");
+  if (!bytes) return bytes.error();
+  auto image = from_bytes(std::move(bytes).value(), max_bytes);
   if (!image) {
     Error error = image.error();
     error.where = path;

@@ -6,34 +6,31 @@
 
 #include "json_text.hpp"
 #include "question_wire.hpp"
+#include "request_limits.hpp"
 
 namespace clef::detail {
 namespace {
 
-constexpr std::size_t workers_max_images = 4;
-constexpr std::size_t workers_max_image_bytes = 4u * 1024u * 1024u;
-constexpr std::size_t ollama_max_body_bytes = 32u * 1024u * 1024u;
-
-Status check_images(const DecisionRequest& request, Backend backend) {
-  if (backend != Backend::workers_ai) return {};
-  if (request.images.size() > workers_max_images) {
-    return make_error(
-        ErrorKind::invalid_input,
-        "Workers AI takes at most 4 images, got " + std::to_string(request.images.size()),
-        "images");
+/// Ollama's own wire form is raw base64; everyone else takes data URLs.
+template <typename Attachment>
+void append_attachments(std::string& out, const char* field,
+                        const std::vector<Attachment>& attachments, bool raw_base64) {
+  if (attachments.empty()) return;
+  out += ",\"";
+  out += field;
+  out += "\":[";
+  for (std::size_t i = 0; i < attachments.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    out += raw_base64 ? attachments[i].base64() : attachments[i].data_url();
+    out += '"';
   }
-  for (std::size_t i = 0; i < request.images.size(); ++i) {
-    if (request.images[i].bytes().size() > workers_max_image_bytes) {
-      return make_error(ErrorKind::invalid_input, "Workers AI takes images up to 4 MiB each",
-                        "images[" + std::to_string(i) + "]");
-    }
-  }
-  return {};
+  out += ']';
 }
 
 Status append_extra_fields(std::string& out, const DecisionRequest& request) {
-  static const std::set<std::string> known = {"model", "state", "questions", "images",
-                                              "keep_alive"};
+  static const std::set<std::string> known = {"model", "state",  "questions", "images",
+                                              "audio", "videos", "keep_alive"};
   std::set<std::string> seen;
   for (const auto& [name, json_text] : request.extra_fields) {
     if (known.count(name) || !seen.insert(name).second) {
@@ -69,7 +66,7 @@ Result<std::string> serialize_request(const DecisionRequest& request, Backend ba
                       "refuses it",
                       "keep_alive");
   }
-  if (auto s = check_images(request, backend); !s) return s.error();
+  if (auto s = check_attachments(request, backend, model); !s) return s.error();
 
   std::string out;
   out.reserve(256 + request.state.wire_json().size());
@@ -79,29 +76,17 @@ Result<std::string> serialize_request(const DecisionRequest& request, Backend ba
   out += request.state.wire_json();
   out += ",\"questions\":";
   if (auto s = append_questions(out, request.questions); !s) return s.error();
-  if (!request.images.empty()) {
-    out += ",\"images\":[";
-    for (std::size_t i = 0; i < request.images.size(); ++i) {
-      if (i) out += ',';
-      out += '"';
-      // Ollama wants raw base64 and refuses data URLs; the others take data URLs.
-      out += backend == Backend::ollama ? request.images[i].base64() : request.images[i].data_url();
-      out += '"';
-    }
-    out += ']';
-  }
+  // Ollama wants raw base64 images and refuses data URLs (it takes no audio or video).
+  append_attachments(out, "images", request.images, backend == Backend::ollama);
+  append_attachments(out, "audio", request.audio, false);
+  append_attachments(out, "videos", request.videos, false);
   if (request.keep_alive) {
     out += ",\"keep_alive\":";
     out += request.keep_alive->wire_json();
   }
   if (auto s = append_extra_fields(out, request); !s) return s.error();
   out += '}';
-  if (backend == Backend::ollama && out.size() > ollama_max_body_bytes) {
-    return make_error(ErrorKind::invalid_input,
-                      "request is " + std::to_string(out.size() >> 20) +
-                          " MiB; Ollama takes at most 32 MiB with images",
-                      "images");
-  }
+  if (auto s = check_body_size(out.size(), backend, model); !s) return s.error();
   return out;
 }
 

@@ -641,3 +641,44 @@ TEST(CliVersion, NamesClefLibcurlAndTheTlsLibraryLoaded) {
 }
 
 }  // namespace
+
+// --audio and --video: recognised by their bytes, sent as clef-omni's lower-case data URLs,
+// refused (exit 2, before sending) for a model without them, and a note when only some videos
+// carry sound.
+TEST(CliAsk, AudioAndVideoReachClefOmniAndNoOtherModel) {
+  FakeServer server(ServerShape::workers_ai);
+  server.set_models({"clef-flash", "clef-omni"});
+  const std::string media = std::string(CLEF_TEST_DATA) + "/media/";
+  const std::string token = write_temp_file("tok-omni", "test-token\n");
+  auto ask = [&](const std::string& model, std::vector<std::string> attachments) {
+    std::vector<std::string> args = {"ask",  "--backend",        "workers-ai", "--host",
+                                     server.base_url() + "/client/v4",        "--account-id",
+                                     "acc9", "--api-token-file", token,        "-m",
+                                     model,  "--yes-no",         "r: Refund?", "--json",
+                                     "Caller on hold"};
+    args.insert(args.end(), attachments.begin(), attachments.end());
+    return run_clef(args);
+  };
+  auto answered = ask("@cf/cloudflare/clef-omni", {"--audio", media + "tone-2s.opus", "--video",
+                                                   media + "clip-1s.mp4", "--video",
+                                                   media + "clip-1s-silent.mp4"});
+  ASSERT_EQ(answered.code, 0) << answered.err;
+  EXPECT_NE(answered.err.find("clef: note: video 2 has no soundtrack"), std::string::npos)
+      << answered.err;
+  ASSERT_EQ(server.requests().size(), 1u);
+  const Json body = Json::parse(server.requests().at(0).body);
+  EXPECT_EQ(body["model"], "clef-omni");
+  EXPECT_EQ(body["audio"].size(), 1u);
+  EXPECT_EQ(body["audio"][0].get<std::string>().rfind("data:audio/ogg;base64,T2dnUw", 0), 0u);
+  EXPECT_EQ(body["videos"].size(), 2u);
+
+  auto flash = ask("@cf/cloudflare/clef-flash", {"--audio", media + "tone-2s.wav"});
+  EXPECT_EQ(flash.code, 2) << flash.err;
+  EXPECT_NE(flash.err.find("takes no audio or video: only clef-omni"), std::string::npos)
+      << flash.err;
+  auto swapped = ask("@cf/cloudflare/clef-omni", {"--video", media + "tone-2s.wav"});
+  EXPECT_EQ(swapped.code, 2);
+  EXPECT_NE(swapped.err.find("this is WAV audio, not a video"), std::string::npos) << swapped.err;
+  EXPECT_NE(swapped.err.find("tone-2s.wav"), std::string::npos) << swapped.err;
+  EXPECT_EQ(server.requests().size(), 1u) << "a refused request reached the server";
+}

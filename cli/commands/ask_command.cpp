@@ -204,8 +204,17 @@ CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
   ask->add_option("--state-json", flags.state.json,
                   "The state as a JSON object/array, or @FILE (key order is kept)");
   add_question_flags(*ask, flags.questions);
+  one_value_each(ask->add_option("--image", flags.attachments.images,
+                                 "Attach a PNG, JPEG or WebP image (repeatable)")
+                     ->type_name("FILE"));
+  one_value_each(ask->add_option("--audio", flags.attachments.audio,
+                                 "Attach an audio clip: WAV, MP3, AAC, FLAC, Ogg, M4A or WebM "
+                                 "(clef-omni only; repeatable, at most 4)")
+                     ->type_name("FILE"));
   one_value_each(
-      ask->add_option("--image", flags.images, "Attach a PNG, JPEG or WebP image (repeatable)")
+      ask->add_option("--video", flags.attachments.videos,
+                      "Attach a video: MP4, QuickTime, WebM or Matroska (clef-omni only; "
+                      "repeatable, at most 2)")
           ->type_name("FILE"));
   ask->add_option("--keep-alive", flags.keep_alive,
                   "Ollama: keep the model loaded (seconds, or a duration like 5m; -1 = forever)");
@@ -293,9 +302,11 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
   if (!gates) return report(context, gates.error(), flags.connection);
   auto state = read_state(flags.state, context.in, context.stdin_is_piped);
   if (!state) return report(context, state.error(), flags.connection);
-  auto request =
-      build_request(std::move(state).value(), questions.value(), flags.images, flags.keep_alive);
+  auto request = build_request(std::move(state).value(), questions.value(), flags.attachments,
+                               flags.keep_alive);
   if (!request) return report(context, request.error(), flags.connection);
+  if (auto note = unheard_soundtracks(request->videos))
+    context.err << "clef: note: " << *note << "\n";
   auto policy = load_policy(flags.policy, questions.value(), flags.connection.model, context);
   if (!policy) return report(context, policy.error(), flags.connection);
 

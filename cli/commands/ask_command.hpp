@@ -9,6 +9,7 @@
 #include "common/context.hpp"
 #include "flags/connection.hpp"
 #include "flags/question_flags.hpp"
+#include "flags/request_builder.hpp"
 #include "flags/state_input.hpp"
 
 namespace clef::cli {
@@ -16,7 +17,7 @@ namespace clef::cli {
 struct AskFlags {
   StateFlags state;
   QuestionFlags questions;
-  std::vector<std::string> images;
+  AttachmentPaths attachments;  ///< --image, --audio, --video
   std::string keep_alive;
   bool json = false;
   std::string format;  ///< human | json | jsonl | tsv | values

@@ -27,6 +27,7 @@
 #include "clef/eval_gates.hpp"
 #include "clef/eval_report.hpp"
 #include "clef/image.hpp"
+#include "clef/media.hpp"
 #include "clef/json.hpp"
 #include "clef/metrics.hpp"
 #include "clef/ollama.hpp"

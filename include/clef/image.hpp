@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,6 +16,12 @@ enum class ImageFormat { png, jpeg, webp };
 
 /// "image/png", "image/jpeg" or "image/webp".
 CLEF_API const char* mime_type(ImageFormat format) noexcept;
+
+/// Pixels across and down, as the image's header states them.
+struct ImageSize {
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+};
 
 /// An image attached to a request, shared by all its questions.
 ///
@@ -33,15 +41,20 @@ class CLEF_API Image {
 
   ImageFormat format() const noexcept { return m_format; }
   const std::string& bytes() const noexcept { return m_bytes; }
+  /// The size the header states; nullopt when the header is cut short (such an image is still
+  /// sent: the server judges it).
+  std::optional<ImageSize> size() const noexcept { return m_size; }
   /// Standard base64 of the bytes, no prefix (what Ollama takes).
   std::string base64() const;
   /// "data:image/png;base64,..." (what Workers AI and llama.cpp take).
   std::string data_url() const;
 
  private:
-  Image(ImageFormat format, std::string bytes) : m_format(format), m_bytes(std::move(bytes)) {}
+  Image(ImageFormat format, std::string bytes, std::optional<ImageSize> size)
+      : m_format(format), m_bytes(std::move(bytes)), m_size(size) {}
   ImageFormat m_format;
   std::string m_bytes;
+  std::optional<ImageSize> m_size;
 };
 
 /// The format of `bytes` from their magic number, or invalid_input saying what was found.

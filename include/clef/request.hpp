@@ -1,4 +1,4 @@
-// clef: one decision request — a state, named questions, optional images.
+// clef: one decision request — a state, named questions, optional images, audio and video.
 #pragma once
 
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "clef/export.hpp"
 #include "clef/image.hpp"
+#include "clef/media.hpp"
 #include "clef/question.hpp"
 #include "clef/result.hpp"
 #include "clef/state.hpp"
@@ -41,6 +42,10 @@ struct DecisionRequest {
   State state = State::text("");
   std::vector<Question> questions;
   std::vector<Image> images;
+  /// Audio and video clips, for a model that takes them (clef-omni); refused before sending for
+  /// any other model, and on Ollama.
+  std::vector<MediaClip> audio;
+  std::vector<MediaClip> videos;
   std::optional<KeepAlive> keep_alive;  ///< Ollama only; refused for Workers AI.
 
   /// Top-level fields this version of clef does not know, as (name, JSON text), sent as given

@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "mock/attachment_checks.hpp"
+
 namespace clef::mock_detail {
 namespace {
 
@@ -73,20 +75,6 @@ std::string check_question(MockProfile shape, const std::string& at, const Json&
   return {};
 }
 
-std::string check_images(MockProfile shape, const Json& images) {
-  if (!images.is_array()) return "images: must be an array";
-  for (const auto& image : images) {
-    if (!image.is_string()) return "images: each image must be a string";
-    const bool data_url = image.get_ref<const std::string&>().rfind("data:", 0) == 0;
-    if (shape == MockProfile::ollama && data_url) {
-      return "invalid image input: send raw base64, not a data URL";
-    }
-    if (shape == MockProfile::workers_ai && !data_url) return "images: expected a data URL";
-  }
-  if (shape == MockProfile::workers_ai && images.size() > 4) return "images: at most 4";
-  return {};
-}
-
 }  // namespace
 
 bool authorized(const std::string& authorization, const std::optional<std::string>& token) {
@@ -130,8 +118,7 @@ std::string check_body(MockProfile shape, const Json& body) {
       return problem;
     }
   }
-  if (const Json* images = member(body, "images")) return check_images(shape, *images);
-  return {};
+  return check_attachments(shape, body);
 }
 
 }  // namespace clef::mock_detail

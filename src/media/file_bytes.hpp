@@ -1,0 +1,24 @@
+// Internal: reading an attachment (image, audio, video) from a file with its size refused before
+// reading, and the words clef's errors use to describe bytes.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "clef/result.hpp"
+
+namespace clef::detail {
+
+/// The whole file; an oversize file is refused before it is read, naming `what` ("image").
+/// Errors carry the path as `where`.
+Result<std::string> read_attachment(const std::string& path, std::size_t max_bytes,
+                                    std::string_view what);
+
+/// "12.0 MiB".
+std::string mib_text(std::size_t bytes);
+
+/// The first 8 bytes in hex ("89 50 4E 47 ..."), for "not a … file" messages.
+std::string first_bytes_hex(std::string_view bytes);
+
+}  // namespace clef::detail

@@ -1,0 +1,25 @@
+// Internal: the limits a backend and model put on a request's attachments and body, checked
+// before anything is sent, each refusal naming the limit.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "clef/backend.hpp"
+#include "clef/request.hpp"
+
+namespace clef::detail {
+
+/// True for a model that takes audio and video ("clef-omni", "@cf/cloudflare/clef-omni",
+/// "clef-omni:latest").
+bool takes_audio_and_video(const std::string& model);
+
+/// Images, audio and videos against what `backend` and `model` take: counts, sizes, lengths,
+/// pixels and totals.
+Status check_attachments(const DecisionRequest& request, Backend backend, const std::string& model);
+
+/// The serialized body against the backend's cap (Ollama 32 MiB, Workers AI 13 MiB except for
+/// clef-omni, whose clips alone may be larger).
+Status check_body_size(std::size_t body_bytes, Backend backend, const std::string& model);
+
+}  // namespace clef::detail
