@@ -27,6 +27,7 @@ clef::MockProfile profile_named(const std::string& name) {
          : name == "llamacpp" ? clef::MockProfile::llamacpp
          : name == "laya"     ? clef::MockProfile::laya
          : name == "ollaya"   ? clef::MockProfile::ollaya
+         : name == "openai"   ? clef::MockProfile::openai
                               : clef::MockProfile::ollama;
 }
 

@@ -87,12 +87,15 @@ const char* to_string(Backend backend) noexcept {
       return "workers-ai";
     case Backend::systemone:
       return "systemone";
+    case Backend::openai:
+      return "openai";
   }
   return "unknown";
 }
 
 std::optional<Backend> backend_named(std::string_view name) noexcept {
-  for (Backend backend : {Backend::ollama, Backend::workers_ai, Backend::systemone}) {
+  for (Backend backend :
+       {Backend::ollama, Backend::workers_ai, Backend::systemone, Backend::openai}) {
     if (name == to_string(backend)) return backend;
   }
   return std::nullopt;
@@ -104,6 +107,8 @@ const char* token_variable(Backend backend) noexcept {
       return "CLOUDFLARE_API_TOKEN";
     case Backend::systemone:
       return "CLEF_API_KEY";
+    case Backend::openai:
+      return "OPENAI_API_KEY";
     case Backend::ollama:
       break;
   }

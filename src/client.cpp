@@ -209,6 +209,7 @@ const ClientOptions& Client::options() const noexcept {
 }
 
 std::string Client::endpoint(const DecisionRequest& request) const {
+  if (m_impl->options.backend == Backend::openai) return m_impl->base_url + "/decisions";
   if (m_impl->options.backend != Backend::workers_ai) return m_impl->base_url + "/v1/systemone";
   // A model request_body() refuses never reaches the wire; its URL is still shown as asked.
   auto names = detail::workers_model(m_impl->model(request));

@@ -192,6 +192,10 @@ Json to_json(const Decision& decision) {
   out["model"] = decision.model;
   out["usage"] = {{"input_tokens", decision.usage.input_tokens},
                   {"output_tokens", decision.usage.output_tokens}};
+  // Only servers that report a prompt cache say how much of the input it served.
+  if (decision.usage.cached_input_tokens > 0) {
+    out["usage"]["cached_input_tokens"] = decision.usage.cached_input_tokens;
+  }
   out["request_id"] = decision.request_id.empty() ? Json() : Json(decision.request_id);
   Json answers = Json::object();
   for (const auto& answer : decision.answers) answers[answer.question] = to_json(answer);
@@ -230,6 +234,8 @@ Decision decision_from_json(const Json& json, const std::vector<Question>& quest
   if (usage != line.end() && usage->is_object()) {
     decision.usage.input_tokens = static_cast<std::int64_t>(number_or(*usage, "input_tokens", 0));
     decision.usage.output_tokens = static_cast<std::int64_t>(number_or(*usage, "output_tokens", 0));
+    decision.usage.cached_input_tokens =
+        static_cast<std::int64_t>(number_or(*usage, "cached_input_tokens", 0));
   }
   const auto cached = line.find("cached");
   decision.cached = cached != line.end() && cached->is_boolean() && cached->get<bool>();

@@ -12,6 +12,9 @@
 #include "url_path.hpp"
 
 namespace clef::detail {
+/// OpenAI's 429 for an account out of quota or credits (not a rate limit: no retry helps).
+constexpr std::string_view openai_quota_code = "insufficient_quota";
+
 namespace {
 
 struct ServerText {
@@ -86,10 +89,13 @@ ServerText read_json_error(const Json& body) {
     if (error->is_string()) {  // Ollama; ollaya adds "code"
       text.message = error->get<std::string>();
       text.code = scalar_field(body, "code");
-    } else if (error->is_object()) {  // llama.cpp
+    } else if (error->is_object()) {  // llama.cpp; OpenAI {message, type, param, code}
       text.message = string_field(*error, "message");
       text.code = scalar_field(*error, "type");
-      if (text.code.empty()) text.code = scalar_field(*error, "code");
+      // OpenAI's used-up quota may say so in either field: the code decides the kind.
+      if (text.code.empty() || scalar_field(*error, "code") == openai_quota_code) {
+        text.code = scalar_field(*error, "code");
+      }
     } else if (error->is_array()) {  // AI Gateway: {"success": false, "error": [{code, message}]}
       for (const auto& e : *error) {
         if (!e.is_object()) continue;
@@ -177,6 +183,11 @@ std::string not_found_hint(Backend backend, const ServerText& text, const std::s
       return "Workers AI has no such route (" + at +
              "): check the account id and --host (the API root, "
              "https://api.cloudflare.com/client/v4)";
+    case Backend::openai:
+      if (mentions_model(text)) return "the server has no decisions model \"" + model + "\"";
+      return "nothing answers at " + at +
+             ": give --host as the API's base URL (https://api.openai.com/v1; clef adds "
+             "/decisions)";
     case Backend::systemone:
       break;
   }
@@ -193,6 +204,9 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
       if (backend == Backend::workers_ai) {
         return "Workers AI refused the token: check CLOUDFLARE_API_TOKEN (it needs Workers AI "
                "permission) and CLOUDFLARE_ACCOUNT_ID";
+      }
+      if (backend == Backend::openai) {
+        return "the server refused the key: check OPENAI_API_KEY (or --api-token-file)";
       }
       return "the server refused the credentials: check the API key";
     case 400:
@@ -217,6 +231,10 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
       if (is_daily_allocation_code(text.code)) {
         return "the Workers AI daily allocation is used up; retrying will not help today";
       }
+      if (text.code == openai_quota_code) {
+        return "the account's quota or credits are used up (insufficient_quota); retrying will "
+               "not help until they are topped up";
+      }
       return "the server is rate limiting requests";
     case 529:
       return "the server is overloaded";
@@ -233,8 +251,9 @@ ErrorKind kind_for_status(int status, const ServerText& text) {
   if (status == 404) return ErrorKind::not_found;
   if (status == 408) return ErrorKind::timeout;
   if (status == 429) {
-    return is_daily_allocation_code(text.code) ? ErrorKind::quota_exhausted
-                                               : ErrorKind::rate_limited;
+    return is_daily_allocation_code(text.code) || text.code == openai_quota_code
+               ? ErrorKind::quota_exhausted
+               : ErrorKind::rate_limited;
   }
   if (status >= 400 && status < 500) return ErrorKind::request_rejected;
   if (status >= 500 && status < 600) return ErrorKind::server_error;

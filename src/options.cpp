@@ -70,6 +70,12 @@ Result<std::string> base_for_backend(const ClientOptions& options) {
                           "base_url");
       }
       return base;
+    case Backend::openai:
+      if (options.api_token.empty() && !options.offline) {
+        return make_error(ErrorKind::authentication,
+                          "OpenAI's decisions need an API key: set OPENAI_API_KEY", "api_token");
+      }
+      return base.empty() ? openai_default_base_url : base;
   }
   return make_error(ErrorKind::invalid_input, "unknown backend", "backend");
 }
@@ -90,6 +96,7 @@ ClientOptions ClientOptions::from_environment(Backend backend) {
       options.api_token = env(token_variable(backend));
       break;
     case Backend::systemone:
+    case Backend::openai:
       options.api_token = env(token_variable(backend));
       break;
   }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "json_text.hpp"
+#include "openai_dialect.hpp"
 #include "question_wire.hpp"
 #include "request_limits.hpp"
 
@@ -28,9 +29,16 @@ void append_attachments(std::string& out, const char* field,
   out += ']';
 }
 
-Status append_extra_fields(std::string& out, const DecisionRequest& request) {
-  static const std::set<std::string> known = {"model", "state",  "questions", "images",
-                                              "audio", "videos", "keep_alive"};
+/// The fields clef writes itself, which an extra field may not repeat.
+const std::set<std::string>& fields_sent(Backend backend) {
+  static const std::set<std::string> systemone = {"model", "state",  "questions", "images",
+                                                  "audio", "videos", "keep_alive"};
+  static const std::set<std::string> openai = {"model", "input", "questions"};
+  return backend == Backend::openai ? openai : systemone;
+}
+
+Status append_extra_fields(std::string& out, const DecisionRequest& request, Backend backend) {
+  const std::set<std::string>& known = fields_sent(backend);
   std::set<std::string> seen;
   for (const auto& [name, json_text] : request.extra_fields) {
     if (known.count(name) || !seen.insert(name).second) {
@@ -60,13 +68,23 @@ Result<std::string> serialize_request(const DecisionRequest& request, Backend ba
     return make_error(ErrorKind::invalid_input, "state text is not valid UTF-8", "state");
   }
   if (model.empty()) return make_error(ErrorKind::invalid_input, "no model named", "model");
-  if (request.keep_alive && backend == Backend::workers_ai) {
-    return make_error(ErrorKind::invalid_input,
-                      "keep_alive is an Ollama setting; Workers AI "
-                      "refuses it",
-                      "keep_alive");
+  if (request.keep_alive && (backend == Backend::workers_ai || backend == Backend::openai)) {
+    return make_error(
+        ErrorKind::invalid_input,
+        std::string("keep_alive is an Ollama setting; ") +
+            (backend == Backend::workers_ai ? "Workers AI refuses" : "OpenAI's decisions refuse") +
+            " it",
+        "keep_alive");
   }
   if (auto s = check_attachments(request, backend, model); !s) return s.error();
+  if (backend == Backend::openai) {
+    auto body = openai_request_body(request, model);
+    if (!body) return body.error();
+    std::string out = std::move(body).value();
+    out.pop_back();  // the closing brace: extra fields go before it
+    if (auto s = append_extra_fields(out, request, backend); !s) return s.error();
+    return out + '}';
+  }
 
   std::string out;
   out.reserve(256 + request.state.wire_json().size());
@@ -84,7 +102,7 @@ Result<std::string> serialize_request(const DecisionRequest& request, Backend ba
     out += ",\"keep_alive\":";
     out += request.keep_alive->wire_json();
   }
-  if (auto s = append_extra_fields(out, request); !s) return s.error();
+  if (auto s = append_extra_fields(out, request, backend); !s) return s.error();
   out += '}';
   if (auto s = check_body_size(out.size(), backend, model); !s) return s.error();
   return out;

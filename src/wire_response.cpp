@@ -1,11 +1,14 @@
 // The implementation of wire_response.hpp: a decision response object -> typed, validated answers.
 #include "wire_response.hpp"
 
+#include "openai_dialect.hpp"
+
 #include <cmath>
 #include <limits>
 #include <set>
 
 #include "http_errors.hpp"
+#include "openai_dialect.hpp"
 #include "workers_ai.hpp"
 
 namespace clef::detail {
@@ -252,6 +255,11 @@ Result<Decision> parse_decision(const Json& body, std::string_view body_text,
   if (auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
     decision.usage.input_tokens = token_count(number(*usage, "input_tokens").value_or(0));
     decision.usage.output_tokens = token_count(number(*usage, "output_tokens").value_or(0));
+    if (auto details = usage->find("input_tokens_details");
+        details != usage->end() && details->is_object()) {
+      decision.usage.cached_input_tokens =
+          token_count(number(*details, "cached_tokens").value_or(0));
+    }
   }
   const auto answers_text = member_text(body_text, "answers");
   decision.answers.reserve(questions.size());
@@ -260,6 +268,32 @@ Result<Decision> parse_decision(const Json& body, std::string_view body_text,
   }
   return decision;
 }
+
+namespace {
+
+/// OpenAI's answers array, translated (openai_dialect.hpp) and read by the one parser; the
+/// translation's own findings (a boolean value, another question's name) mark their answers, and
+/// each answer's raw_json is the server's own.
+Result<Decision> read_openai_decision(const Json& body, const std::vector<Question>& questions,
+                                      const ValidationOptions& validation) {
+  std::vector<DialectProblem> problems;
+  auto translated = openai_body_as_systemone(body, questions, problems);
+  if (!translated) return translated.error();
+  auto decision = parse_decision(translated.value(), {}, questions, validation);
+  if (!decision) return decision.error();
+  for (const auto& [question, problem] : problems) {
+    for (auto& answer : decision->answers) {
+      if (answer.question == question) mark(answer, AnswerStatus::invalid, problem);
+    }
+  }
+  const auto sent = body.find("answers");  // an array: the translation checked
+  for (std::size_t i = 0; i < sent->size() && i < decision->answers.size(); ++i) {
+    decision->answers[i].raw_json = clef::dump_json((*sent)[i]);
+  }
+  return decision;
+}
+
+}  // namespace
 
 Result<Decision> read_decision(Backend backend, const HttpResponse& response,
                                const std::vector<Question>& questions,
@@ -280,6 +314,13 @@ Result<Decision> read_decision(Backend backend, const HttpResponse& response,
     if (!inner) return inner.error();
     json = std::move(inner).value();
     if (enveloped) text = member_text(text, "result").value_or(std::string_view());
+  }
+  if (backend == Backend::openai) {
+    auto decision = read_openai_decision(json, questions, validation);
+    if (!decision) return unusable(decision.error());
+    decision->request_id = request_id(response);
+    decision->raw_json = std::string(text);
+    return decision;
   }
   auto decision = parse_decision(json, text, questions, validation);
   if (!decision) return unusable(decision.error());

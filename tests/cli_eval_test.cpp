@@ -1103,3 +1103,71 @@ TEST(CliEval, FailureSummaryNamesKindsAndMissingItemsInOneShortLine) {
 }
 
 }  // namespace
+
+namespace {
+
+// The comparison: a System One model and an OpenAI-dialect model on the same labelled
+// tickets, each through its own mock and `clef batch`, then `clef eval --from-results` pairs them.
+TEST(CliEval, ComparesASystemOneModelWithAnOpenAiDialectModel) {
+  EvalFiles files;
+  FakeServer system_one;  // Ollama's System One
+  script_model_m(system_one);
+  FakeServer openai(clef::MockProfile::openai);
+  openai.set_models({"luna"});  // every team right at 0.9, refund always "no"
+  openai.set_rules({rule("luna", "team", "money", "billing", 0.9),
+                    rule("luna", "team", "bug", "technical", 0.9),
+                    rule("luna", "refund", ".", "no", 0.9)});
+  const std::string key = write_temp_file("openai_key_" + test_name(), "sk-test\n");
+  const std::string from_m = fresh_path("cross_m.jsonl");
+  const std::string from_luna = fresh_path("cross_luna.jsonl");
+  auto m = run_clef({"batch", files.data, "-o", from_m, "-q", files.questions, "--host",
+                     system_one.base_url(), "-m", "m"});
+  ASSERT_EQ(m.code, 0) << m.err;
+  auto luna =
+      run_clef({"batch", files.data, "-o", from_luna, "-q", files.questions, "--backend", "openai",
+                "--host", openai.base_url() + "/v1", "--api-token-file", key, "-m", "luna"});
+  ASSERT_EQ(luna.code, 0) << luna.err;
+  ASSERT_EQ(openai.request_count(), 10);
+  // What the OpenAI mock received was its own dialect.
+  const Json sent = Json::parse(openai.requests().at(0).body);
+  EXPECT_TRUE(sent["questions"].is_array());
+  EXPECT_EQ(sent["questions"][0]["type"], "choice");
+  EXPECT_EQ(sent["questions"][1]["type"], "predicate");
+  EXPECT_TRUE(sent["input"].is_string());
+
+  const std::string report = fresh_path("cross_report.json");
+  auto eval = run_clef({"eval",
+                        files.data,
+                        "-q",
+                        files.questions,
+                        "--label",
+                        "team=team",
+                        "--label",
+                        "refund=refund",
+                        "--from-results",
+                        from_m,
+                        "--from-results",
+                        from_luna,
+                        "-m",
+                        "m",
+                        "-m",
+                        "luna",
+                        "--report-json",
+                        report,
+                        "--color",
+                        "never"});
+  ASSERT_EQ(eval.code, 0) << eval.err;
+  EXPECT_NE(eval.out.find("m vs luna"), std::string::npos) << eval.out;
+  EXPECT_NE(eval.out.find("McNemar p"), std::string::npos) << eval.out;
+  const Json json = Json::parse(read_file(report));
+  ASSERT_EQ(json["comparison"].size(), 1u) << json.dump();
+  const Json& pair = json["comparison"][0];
+  EXPECT_EQ(pair["a"], "m");
+  EXPECT_EQ(pair["b"], "luna");
+  // "m" misroutes tickets 5 and 9, where "luna" gets every team right.
+  EXPECT_EQ(pair["questions"]["team"]["only_a_right"], 0) << pair.dump();
+  EXPECT_EQ(pair["questions"]["team"]["only_b_right"], 2) << pair.dump();
+  EXPECT_EQ(pair["questions"]["team"]["n"], 9) << pair.dump();
+}
+
+}  // namespace

@@ -373,8 +373,9 @@ TEST(CliNewcomer, BackendHelpAndErrorsNameTheBackendsOnly) {
   for (const std::string name : {"bogus", "0", "2"}) {
     auto r = run_clef({"ask", "--backend", name, "--yes-no", "u: U?", "x", "--dry-run"});
     EXPECT_EQ(r.code, 2) << name;
-    EXPECT_NE(r.err.find("unknown backend '" + name + "': use ollama, workers-ai or systemone"),
-              std::string::npos)
+    EXPECT_NE(
+        r.err.find("unknown backend '" + name + "': use ollama, workers-ai, systemone or openai"),
+        std::string::npos)
         << r.err;
   }
   auto named = run_clef({"ask", "--backend", "workers-ai", "--account-id", "a", "--yes-no", "u: U?",

@@ -36,7 +36,7 @@ touch "$work/tickets.jsonl" "$work/tickets.csv"
 expect "batch" clef ba
 expect "jsonl csv tsv" clef batch --output-format ""
 expect "csv" clef batch --output-format c
-expect "ollama workers-ai systemone" clef ask --backend ""
+expect "ollama workers-ai systemone openai" clef ask --backend ""
 expect "auto always never" clef --color ""
 expect "auto always never" clef batch --color ""
 expect "stats clear" clef cache ""

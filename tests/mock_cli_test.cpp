@@ -329,7 +329,7 @@ TEST(MockCli, TokenIsDocumentedAndRefusedWhereNoTokenIsChecked) {
 
   MockProcess ollama({"--port", "0", "--token", "s3cret"});
   EXPECT_EQ(ollama.exit_code(10s), 2) << ollama.err();
-  EXPECT_NE(ollama.err().find("clef mock: error: --token: only the Workers AI profile"),
+  EXPECT_NE(ollama.err().find("clef mock: error: --token: only the Workers AI and OpenAI profiles"),
             std::string::npos)
       << ollama.err();
   EXPECT_EQ(ollama.out(), "") << "no URL: it never served";

@@ -59,9 +59,14 @@ int probe_decision(const ConnectionFlags& given, const Context& context) {
   probe.questions = {Question::yes_no("reachable", "Is this a test?")};
   auto decision = client->decide(probe);
   if (!decision) {
-    const std::string fix = decision.error().kind == ErrorKind::authentication
-                                ? "check the token's Workers AI permission and the account id"
-                                : "";
+    std::string fix;
+    if (decision.error().kind == ErrorKind::authentication) {
+      const char* variable = token_variable(flags.backend);  // nullptr for Ollama
+      fix = flags.backend == Backend::workers_ai
+                ? "check the token's Workers AI permission and the account id"
+            : variable ? std::string("check the key in ") + variable + " or --api-token-file"
+                       : "check the credentials in the server's URL";
+    }
     return failed_check(context, "a test decision to " + client->endpoint(probe) + " failed",
                         decision.error(), fix);
   }
@@ -204,6 +209,7 @@ int run_doctor(const ConnectionFlags& flags, const Context& context) {
     case Backend::workers_ai:
       return doctor_workers(flags, context);
     case Backend::systemone:
+    case Backend::openai:
       return probe_decision(flags, context);
   }
   return as_int(ExitCode::usage);

@@ -12,7 +12,8 @@ void declare_mock_flags(CLI::App& app, MockFlags& flags) {
   app.add_option("--port", flags.port, "Port on 127.0.0.1 (0: a free one; a port in use: exit 2)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--profile", flags.profile, "The server it imitates")
-      ->check(CLI::IsMember({"ollama", "workers-ai", "typesafe", "llamacpp", "laya", "ollaya"}))
+      ->check(CLI::IsMember(
+          {"ollama", "workers-ai", "typesafe", "llamacpp", "laya", "ollaya", "openai"}))
       ->capture_default_str();
   app.add_option("--models", flags.models, "Models it serves (default: clef-flash)")
       ->delimiter(',');
@@ -43,7 +44,8 @@ void declare_mock_flags(CLI::App& app, MockFlags& flags) {
   app.add_option("--seed", flags.seed, "Seed of the fault draws")->capture_default_str();
   app.add_option_function<std::string>(
          "--token", [&flags](const std::string& token) { flags.token = token; },
-         "workers-ai: the only Bearer token accepted (default: any; a wrong one gets 401)")
+         "workers-ai and openai: the only Bearer token accepted (default: any; a wrong one gets "
+         "401)")
       ->type_name("TOKEN");
   app.add_option("--gateway", flags.gateway,
                  "workers-ai: the name of the account's AI Gateway, served at "

@@ -58,16 +58,18 @@ void add_offline_flags(CLI::App& command, ConnectionFlags& flags) {
 
 void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
   // CLI11's CheckedTransformer would show its map ({ollama->0,...} OR {0,2,1}) in the help and
-  // in the error, and take the enum's numbers: this one knows the three names only.
+  // in the error, and take the enum's numbers: this one knows the names only.
   const CLI::Validator backend_name(
       [](std::string& value) -> std::string {
         const std::optional<Backend> backend = backend_named(value);
-        if (!backend) return "unknown backend '" + value + "': use ollama, workers-ai or systemone";
+        if (!backend) {
+          return "unknown backend '" + value + "': use ollama, workers-ai, systemone or openai";
+        }
         value = std::to_string(static_cast<int>(*backend));
         return std::string();
       },
       "", "backend");
-  command.add_option("--backend", flags.backend, "ollama | workers-ai | systemone")
+  command.add_option("--backend", flags.backend, "ollama | workers-ai | systemone | openai")
       ->transform(backend_name)
       ->type_name("NAME")
       ->default_str("ollama");
@@ -76,14 +78,15 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
                   "Server base URL (batch and eval: repeat it to send to several servers). "
                   "Defaults: ollama: OLLAMA_HOST, else http://127.0.0.1:11434; "
                   "workers-ai: https://api.cloudflare.com/client/v4 (/client/v4 is added to a "
-                  "bare host); systemone: none, required")
+                  "bare host); systemone: none, required; openai: https://api.openai.com/v1 "
+                  "(clef adds /decisions)")
       ->type_name("URL");
   command.add_option("-m,--model", flags.model, "Model name")->capture_default_str();
   command.add_option("--account-id", flags.account_id,
                      "Workers AI account id (default: CLOUDFLARE_ACCOUNT_ID)");
   command.add_option("--api-token-file", flags.api_token_file,
                      "Read the API token from FILE (default: CLOUDFLARE_API_TOKEN for workers-ai, "
-                     "CLEF_API_KEY for systemone)");
+                     "CLEF_API_KEY for systemone, OPENAI_API_KEY for openai)");
   command
       .add_option("--timeout", flags.timeout_seconds,
                   "Seconds per attempt (a cold model load "

@@ -33,7 +33,8 @@ int report(const Context& context, const Error& error, const ConnectionFlags& fl
     case ErrorKind::authentication:
       hint = flags.backend == Backend::workers_ai
                  ? "set CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID, or use --api-token-file"
-                 : "set CLEF_API_KEY or use --api-token-file";
+             : flags.backend == Backend::openai ? "set OPENAI_API_KEY or use --api-token-file"
+                                                : "set CLEF_API_KEY or use --api-token-file";
       break;
     case ErrorKind::tls:
       hint = "check the server's certificate; clef never turns verification off";

@@ -13,15 +13,18 @@ enum class Backend {
   ollama,      ///< Ollama >= 0.35.1: {base}/v1/systemone, no key, raw base64 images.
   workers_ai,  ///< Cloudflare Workers AI: per-account URL, Bearer token, result envelope.
   systemone,   ///< Any other System One server by base URL, optional Bearer key.
+  /// OpenAI's POST {base}/decisions dialect (GPT-6 Luna; Fireworks serves it too): questions
+  /// an array, answers in question order. Bearer OPENAI_API_KEY.
+  openai,
 };
 
-/// "ollama", "workers-ai" or "systemone": the names the CLI and the environment use.
+/// "ollama", "workers-ai", "systemone" or "openai": the names the CLI and the environment use.
 CLEF_API const char* to_string(Backend backend) noexcept;
 /// The backend called `name` (as to_string spells it), or nullopt.
 CLEF_API std::optional<Backend> backend_named(std::string_view name) noexcept;
 
 /// The environment variable the API token is read from: CLOUDFLARE_API_TOKEN (Workers AI),
-/// CLEF_API_KEY (systemone), or nullptr (Ollama takes none).
+/// CLEF_API_KEY (systemone), OPENAI_API_KEY (openai), or nullptr (Ollama takes none).
 CLEF_API const char* token_variable(Backend backend) noexcept;
 /// The environment variable of Workers AI's account id.
 inline constexpr const char* workers_ai_account_variable = "CLOUDFLARE_ACCOUNT_ID";
@@ -29,6 +32,8 @@ inline constexpr const char* workers_ai_account_variable = "CLOUDFLARE_ACCOUNT_I
 /// Cloudflare's API, the default Workers AI base URL. A base URL given without the
 /// "/client/v4" suffix gets it added.
 inline constexpr const char* workers_ai_default_base_url = "https://api.cloudflare.com/client/v4";
+/// OpenAI's API, the default base URL of the openai backend (requests go to {base}/decisions).
+inline constexpr const char* openai_default_base_url = "https://api.openai.com/v1";
 /// The first Ollama release that serves /v1/systemone.
 inline constexpr const char* minimum_ollama_version = "0.35.1";
 

@@ -102,6 +102,9 @@ struct CLEF_API Answer {
 struct Usage {
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;  ///< 0 on Ollama and llama.cpp.
+  /// Of input_tokens, those read from the server's prompt cache (usage.input_tokens_details.
+  /// cached_tokens: OpenAI, OpenRouter); 0 when the server does not say.
+  std::int64_t cached_input_tokens = 0;
 };
 
 /// The whole response to one request.

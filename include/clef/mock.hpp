@@ -40,6 +40,9 @@ enum class MockProfile {
   llamacpp,    ///< criteria key order, 422 {"error": {type, message, code}}, ignores model.
   laya,        ///< entropy confidence, adds "action" and "routing", {"detail": "..."}.
   ollaya,      ///< 4 decimals, {"error", "code", "detail"}, 503 QUEUE_FULL with Retry-After.
+  /// OpenAI's POST /v1/decisions: a questions array, answers in order with typed choice values,
+  /// refusals, {"error": {message, type, param, code}}, x-request-id, a Bearer key required.
+  openai,
 };
 
 struct MockRequest {

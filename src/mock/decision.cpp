@@ -5,10 +5,13 @@
 #include <optional>
 #include <string>
 
+#include "json_text.hpp"
+
 #include "clef/ollama.hpp"
 #include "mock/answers.hpp"
 #include "mock/checks.hpp"
 #include "mock/error_bodies.hpp"
+#include "mock/openai_profile.hpp"
 #include "mock/profile.hpp"
 #include "mock/rules.hpp"
 
@@ -85,10 +88,38 @@ std::optional<Reply> refusal(MockProfile shape, const MockSettings& s, const Moc
   return std::nullopt;
 }
 
+/// OpenAI's refusals: no or a wrong key (401), then its schema's first problem (400).
+std::optional<Reply> openai_refusal(const MockSettings& s, const MockRequest& request,
+                                    const Json& body) {
+  const MockProfile shape = MockProfile::openai;
+  if (!authorized(request.header("Authorization"), s.token)) {
+    return error_reply(shape, 401,
+                       "Incorrect API key provided. You can find your API key at "
+                       "https://platform.openai.com/account/api-keys.");
+  }
+  if (const auto problem = check_openai_body(body)) {
+    return error_reply(shape, 400, problem->message, problem->param);
+  }
+  if (!serves(s, shape, clef::detail::string_field(body, "model"))) {
+    return error_reply(shape, 404,
+                       "The model `" + clef::detail::string_field(body, "model") +
+                           "` does not exist or you do not have access to it.",
+                       "model_not_found");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Reply simulate(MockProfile shape, const MockSettings& s, const MockRequest& request,
                std::size_t body_bytes, const Decoded& decoded) {
+  if (shape == MockProfile::openai) {
+    if (decoded.too_large || !decoded.body) return invalid_json_reply(shape, decoded.problem);
+    if (auto refused = openai_refusal(s, request, *decoded.body)) return std::move(*refused);
+    Reply reply;
+    reply.body = openai_decision(s, decoded, body_bytes);
+    return reply;
+  }
   if (auto refused = refusal(shape, s, request, decoded)) return std::move(*refused);
   const std::string& model = decoded.model;
   Json answers = Json::object();

@@ -5,6 +5,24 @@
 
 namespace clef::mock_detail {
 
+namespace {
+
+/// OpenAI's {message, type, param, code}: `code` is the parameter a 400 names, else the code.
+Json openai_error(int status, const std::string& message, const std::string& code) {
+  const char* type = status == 401 ? "invalid_request_error"
+                     : status == 429
+                         ? (code == "insufficient_quota" ? "insufficient_quota" : "requests")
+                     : status >= 500 ? "server_error"
+                                     : "invalid_request_error";
+  Json error = {{"message", message}, {"type", type}, {"param", nullptr}, {"code", nullptr}};
+  if (status == 400 && !code.empty()) error["param"] = code;
+  if (status == 401) error["code"] = "invalid_api_key";
+  if (status == 429) error["code"] = code.empty() ? "rate_limit_exceeded" : code;
+  return error;
+}
+
+}  // namespace
+
 Reply error_reply(MockProfile shape, int status, const std::string& message,
                   const std::string& code) {
   Reply reply;
@@ -50,6 +68,9 @@ Reply error_reply(MockProfile shape, int status, const std::string& message,
                     {"code", code.empty() ? "INVALID_REQUEST" : code},
                     {"detail", Json::array()}};
       break;
+    case MockProfile::openai:
+      reply.body = {{"error", openai_error(status, message, code)}};
+      break;
   }
   return reply;
 }
@@ -58,6 +79,7 @@ int invalid_status(MockProfile shape) {
   switch (shape) {
     case MockProfile::ollama:
     case MockProfile::workers_ai:
+    case MockProfile::openai:
       return 400;
     default:
       return 422;
@@ -67,6 +89,12 @@ int invalid_status(MockProfile shape) {
 Reply invalid_json_reply(MockProfile shape, const std::string& why) {
   if (shape == MockProfile::workers_ai)
     return error_reply(shape, 400, "Malformed JSON: " + why, "5006");
+  if (shape == MockProfile::openai) {
+    return error_reply(shape, 400,
+                       "We could not parse the JSON body of your request. (HINT: This likely "
+                       "means you aren't using your HTTP library correctly. The OpenAI API "
+                       "expects a JSON payload, but what was sent was not valid JSON.)");
+  }
   return error_reply(shape, 400, "invalid JSON body: " + why);
 }
 

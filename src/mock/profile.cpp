@@ -95,6 +95,9 @@ std::optional<std::pair<std::string, std::string>> request_id_header(MockProfile
   if (shape == MockProfile::workers_ai) {
     return std::make_pair(std::string("cf-ai-req-id"), "cf-" + std::to_string(call) + "-5e3f0c1a");
   }
+  if (shape == MockProfile::openai) {
+    return std::make_pair(std::string("x-request-id"), "req_" + std::to_string(call) + "a7c3");
+  }
   return std::nullopt;
 }
 
@@ -117,6 +120,8 @@ const char* cassette_tag(MockProfile profile) noexcept {
       return to_string(Backend::ollama);
     case MockProfile::workers_ai:
       return to_string(Backend::workers_ai);
+    case MockProfile::openai:
+      return to_string(Backend::openai);
     default:
       return to_string(Backend::systemone);
   }

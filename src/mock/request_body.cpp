@@ -2,6 +2,8 @@
 // model and state the rules and the simulated model read.
 #include "mock/request_body.hpp"
 
+#include "mock/openai_profile.hpp"
+
 #include "clef/json.hpp"
 #include "json_text.hpp"
 
@@ -37,6 +39,12 @@ Decoded decode(MockProfile shape, const std::string& text) {
   out.body = parse_body(text, out.problem);
   if (!out.body || !out.body->is_object()) return out;
   out.model = detail::string_field(*out.body, "model");
+  if (shape == MockProfile::openai) {  // OpenAI's "input" in place of "state"
+    const auto input = out.body->find("input");
+    out.state_text = input == out.body->end() ? "" : openai_input_text(*input);
+    out.state_json = clef::dump_json(Json(out.state_text));
+    return out;
+  }
   const auto state = out.body->find("state");
   if (state != out.body->end()) {
     out.state_json = clef::dump_json(*state);

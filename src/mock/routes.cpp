@@ -72,6 +72,7 @@ void add_routes(ServerState& state) {
                     });
   }
   if (state.profile == MockProfile::ollama) add_ollama_api(state);
+  if (state.profile == MockProfile::openai) state.http.Post("/v1/decisions", decide);
 }
 
 }  // namespace clef::mock_detail

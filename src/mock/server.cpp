@@ -59,9 +59,10 @@ void MockServer::set_faults(MockFaults faults) {
 }
 
 Status MockServer::set_token(std::optional<std::string> token) {
-  if (token && m_state->profile != MockProfile::workers_ai) {
-    return make_error(ErrorKind::invalid_input, "only the Workers AI profile checks a token",
-                      "token");
+  if (token && m_state->profile != MockProfile::workers_ai &&
+      m_state->profile != MockProfile::openai) {
+    return make_error(ErrorKind::invalid_input,
+                      "only the Workers AI and OpenAI profiles check a token", "token");
   }
   if (token && token->find_first_not_of(" \t") == std::string::npos) {
     return make_error(ErrorKind::invalid_input, "the token is empty", "token");
