@@ -36,9 +36,8 @@ Result<ImageFormat> sniff_image_format(std::string_view bytes) {
 
 Result<Image> Image::from_bytes(std::string bytes, std::size_t max_bytes) {
   if (bytes.size() > max_bytes) {
-    return make_error(ErrorKind::invalid_input, "image is " + detail::mib_text(bytes.size()) +
-                                                    ", over the " + detail::mib_text(max_bytes) +
-                                                    " limit");
+    return make_error(ErrorKind::invalid_input,
+                      detail::over_limit_text("image", bytes.size(), max_bytes));
   }
   auto format = sniff_image_format(bytes);
   if (!format) return format.error();

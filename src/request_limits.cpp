@@ -35,18 +35,28 @@ std::string indexed(const char* field, std::size_t i) {
   return std::string(field) + "[" + std::to_string(i) + "]";
 }
 
+/// "300.000125 s": as many decimals as it takes (up to 6), so a value just over a limit never
+/// reads as the limit itself.
 std::string seconds_text(double seconds) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f s", seconds);
-  return buffer;
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.6f", seconds);
+  std::string text = buffer;
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text + " s";
+}
+
+/// "8388609 bytes (8.0 MiB)": exact, for the same reason.
+std::string bytes_text(std::size_t bytes) {
+  return std::to_string(bytes) + " bytes (" + mib_text(bytes) + ")";
 }
 
 Status check_image(const Image& image, std::size_t i) {
   if (image.bytes().size() > workers_max_image_bytes) {
-    return make_error(
-        ErrorKind::invalid_input,
-        "image is " + mib_text(image.bytes().size()) + ", over Workers AI's 4 MiB per image",
-        indexed("images", i));
+    return make_error(ErrorKind::invalid_input,
+                      "image is " + bytes_text(image.bytes().size()) +
+                          ", over Workers AI's 4 MiB (4194304 bytes) per image",
+                      indexed("images", i));
   }
   const auto size = image.size();
   if (size && std::uint64_t{size->width} * size->height > workers_max_image_pixels) {
@@ -74,10 +84,11 @@ Status check_workers_images(const DecisionRequest& request) {
     total += request.images[i].bytes().size();
   }
   if (total > workers_max_images_bytes) {
-    return make_error(ErrorKind::invalid_input,
-                      "images come to " + mib_text(total) +
-                          " decoded, over Workers AI's 8 MiB for all images of a request",
-                      "images");
+    return make_error(
+        ErrorKind::invalid_input,
+        "images come to " + bytes_text(total) +
+            " decoded, over Workers AI's 8 MiB (8388608 bytes) for all images of a request",
+        "images");
   }
   return {};
 }
@@ -93,8 +104,8 @@ Status check_clips(const std::vector<MediaClip>& clips, const ClipLimits& limits
     const std::string kind = to_string(clips[i].kind());
     if (clips[i].bytes().size() > limits.bytes) {
       return make_error(ErrorKind::invalid_input,
-                        kind + " clip is " + mib_text(clips[i].bytes().size()) +
-                            ", over clef-omni's " + mib_text(limits.bytes) + " per " + kind +
+                        kind + " clip is " + bytes_text(clips[i].bytes().size()) +
+                            ", over clef-omni's " + bytes_text(limits.bytes) + " per " + kind +
                             " clip",
                         indexed(limits.field, i));
     }
@@ -128,10 +139,11 @@ Status check_media(const DecisionRequest& request, Backend backend, const std::s
   for (const auto& clip : request.audio) total += clip.bytes().size();
   for (const auto& clip : request.videos) total += clip.bytes().size();
   if (total > omni_max_clip_bytes) {
-    return make_error(ErrorKind::invalid_input,
-                      "audio and video come to " + mib_text(total) +
-                          " decoded, over clef-omni's 16 MiB for all clips of a request",
-                      field);
+    return make_error(
+        ErrorKind::invalid_input,
+        "audio and video come to " + bytes_text(total) +
+            " decoded, over clef-omni's 16 MiB (16777216 bytes) for all clips of a request",
+        field);
   }
   return {};
 }
@@ -156,15 +168,15 @@ Status check_attachments(const DecisionRequest& request, Backend backend,
 Status check_body_size(std::size_t body_bytes, Backend backend, const std::string& model) {
   if (backend == Backend::ollama && body_bytes > ollama_max_body_bytes) {
     return make_error(ErrorKind::invalid_input,
-                      "request is " + mib_text(body_bytes) + "; Ollama takes at most 32 MiB",
+                      "request is " + bytes_text(body_bytes) + "; Ollama takes at most 32 MiB",
                       "request");
   }
   if (backend == Backend::workers_ai && !takes_audio_and_video(model) &&
       body_bytes > workers_max_body_bytes) {
-    return make_error(
-        ErrorKind::invalid_input,
-        "request is " + mib_text(body_bytes) + ", over Workers AI's 13 MiB per request body",
-        "request");
+    return make_error(ErrorKind::invalid_input,
+                      "request is " + bytes_text(body_bytes) +
+                          ", over Workers AI's 13 MiB (13631488 bytes) per request body",
+                      "request");
   }
   return {};
 }

@@ -179,34 +179,48 @@ TEST(Attachments, EveryClipLimitIsRefusedBeforeSendingNamingIt) {
   EXPECT_EQ(refused(three_videos, omni).message, "clef-omni takes at most 2 videos, got 3");
 
   auto big_audio = omni_request();
-  big_audio.audio.push_back(clip(wav(8000000, 8u << 20), MediaKind::audio));
+  big_audio.audio.push_back(clip(wav(8000000, (8u << 20) - 44 + 1), MediaKind::audio));
   error = refused(big_audio, omni);
-  EXPECT_EQ(error.message, "audio clip is 8.0 MiB, over clef-omni's 8.0 MiB per audio clip");
+  EXPECT_EQ(error.message,
+            "audio clip is 8388609 bytes (8.0 MiB), over clef-omni's 8388608 bytes (8.0 MiB) per "
+            "audio clip");
   EXPECT_EQ(error.where, "audio[0]");
 
   auto long_audio = omni_request();
-  long_audio.audio.push_back(clip(wav(8000, 8000 * 301), MediaKind::audio));
+  long_audio.audio.push_back(clip(wav(8000, 8000 * 300 + 1), MediaKind::audio));
   error = refused(long_audio, omni);
-  EXPECT_EQ(error.message, "audio clip is 301.0 s long, over clef-omni's 300.0 s per audio clip");
+  EXPECT_EQ(error.message,
+            "audio clip is 300.000125 s long, over clef-omni's 300 s per audio clip");
 
   auto big_video = omni_request();
   big_video.videos.push_back(clip(mp4(1), MediaKind::video));
   big_video.videos.push_back(clip(mp4(1, (16u << 20) + 1), MediaKind::video));
   error = refused(big_video, omni);
-  EXPECT_EQ(error.message, "video clip is 16.0 MiB, over clef-omni's 16.0 MiB per video clip");
+  EXPECT_EQ(error.message,
+            "video clip is 16777217 bytes (16.0 MiB), over clef-omni's 16777216 bytes (16.0 MiB) "
+            "per video clip");
   EXPECT_EQ(error.where, "videos[1]");
 
   auto long_video = omni_request();
   long_video.videos.push_back(clip(mp4(61), MediaKind::video));
   EXPECT_EQ(refused(long_video, omni).message,
-            "video clip is 61.0 s long, over clef-omni's 60.0 s per video clip");
+            "video clip is 61 s long, over clef-omni's 60 s per video clip");
 
   auto too_much = omni_request();
   too_much.audio.push_back(clip(wav(8000000, 7u << 20), MediaKind::audio));
   too_much.videos.push_back(clip(mp4(1, 10u << 20), MediaKind::video));
   EXPECT_EQ(refused(too_much, omni).message,
-            "audio and video come to 17.0 MiB decoded, over clef-omni's 16 MiB for all clips of "
-            "a request");
+            "audio and video come to 17825836 bytes (17.0 MiB) decoded, over clef-omni's 16 MiB "
+            "(16777216 bytes) for all clips of a request");
+
+  // At each limit exactly, it goes.
+  clef::MockServer server(clef::MockProfile::workers_ai);
+  auto client = clef::Client::create(workers(server, omni)).value();
+  auto edge = omni_request();
+  edge.audio.push_back(clip(wav(8000000, (8u << 20) - 44), MediaKind::audio));
+  edge.audio.push_back(clip(wav(8000, 8000 * 300), MediaKind::audio));
+  edge.videos.push_back(clip(mp4(60), MediaKind::video));
+  EXPECT_TRUE(client.request_body(edge).ok()) << client.request_body(edge).error().to_string();
 }
 
 TEST(Attachments, AModelOrServerWithoutAudioRefusesIt) {
@@ -240,7 +254,8 @@ TEST(Attachments, EveryWorkersAiImageLimitIsRefusedBeforeSendingNamingIt) {
 
   auto big = omni_request();
   big.images.push_back(image(png(64, 48, (4u << 20) + 1)));
-  EXPECT_EQ(refused(big, flash).message, "image is 4.0 MiB, over Workers AI's 4 MiB per image");
+  EXPECT_EQ(refused(big, flash).message,
+            "image is 4194305 bytes (4.0 MiB), over Workers AI's 4 MiB (4194304 bytes) per image");
 
   auto wide = omni_request();
   wide.images.push_back(image(png(5000, 4000)));
@@ -253,12 +268,14 @@ TEST(Attachments, EveryWorkersAiImageLimitIsRefusedBeforeSendingNamingIt) {
   auto total = omni_request();
   total.images.assign(3, image(png(64, 48, 3u << 20)));
   EXPECT_EQ(refused(total, flash).message,
-            "images come to 9.0 MiB decoded, over Workers AI's 8 MiB for all images of a request");
+            "images come to 9437184 bytes (9.0 MiB) decoded, over Workers AI's 8 MiB (8388608 "
+            "bytes) for all images of a request");
 
   auto body = omni_request();
   body.state = clef::State::text(std::string(13u << 20, 'x'));
   EXPECT_EQ(refused(body, flash).message,
-            "request is 13.0 MiB, over Workers AI's 13 MiB per request body");
+            "request is 13631596 bytes (13.0 MiB), over Workers AI's 13 MiB (13631488 bytes) per "
+            "request body");
 
   // At the limits exactly, it goes.
   clef::MockServer server(clef::MockProfile::workers_ai);

@@ -651,19 +651,18 @@ TEST(CliAsk, AudioAndVideoReachClefOmniAndNoOtherModel) {
   const std::string media = std::string(CLEF_TEST_DATA) + "/media/";
   const std::string token = write_temp_file("tok-omni", "test-token\n");
   auto ask = [&](const std::string& model, std::vector<std::string> attachments) {
-    std::vector<std::string> args = {"ask",  "--backend",        "workers-ai", "--host",
-                                     server.base_url() + "/client/v4",        "--account-id",
-                                     "acc9", "--api-token-file", token,        "-m",
-                                     model,  "--yes-no",         "r: Refund?", "--json",
-                                     "Caller on hold"};
+    std::vector<std::string> args = {
+        "ask",          "--backend", "workers-ai",       "--host", server.base_url() + "/client/v4",
+        "--account-id", "acc9",      "--api-token-file", token,    "-m",
+        model,          "--yes-no",  "r: Refund?",       "--json", "Caller on hold"};
     args.insert(args.end(), attachments.begin(), attachments.end());
     return run_clef(args);
   };
-  auto answered = ask("@cf/cloudflare/clef-omni", {"--audio", media + "tone-2s.opus", "--video",
-                                                   media + "clip-1s.mp4", "--video",
-                                                   media + "clip-1s-silent.mp4"});
+  auto answered = ask("@cf/cloudflare/clef-omni",
+                      {"--audio", media + "tone-2s.opus", "--video", media + "clip-1s.mp4",
+                       "--video", media + "clip-1s-silent.mp4"});
   ASSERT_EQ(answered.code, 0) << answered.err;
-  EXPECT_NE(answered.err.find("clef: note: video 2 has no soundtrack"), std::string::npos)
+  EXPECT_NE(answered.err.find("clef: note: videos[1] has no soundtrack"), std::string::npos)
       << answered.err;
   ASSERT_EQ(server.requests().size(), 1u);
   const Json body = Json::parse(server.requests().at(0).body);

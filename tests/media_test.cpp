@@ -77,7 +77,7 @@ TEST(Media, AVideoSaysWhetherItHasASoundtrack) {
   EXPECT_FALSE(clef::unheard_soundtracks({silent, mkv}).has_value());
   const auto note = clef::unheard_soundtracks({with_sound, silent});
   ASSERT_TRUE(note.has_value());
-  EXPECT_NE(note->find("video 2 has no soundtrack"), std::string::npos) << *note;
+  EXPECT_NE(note->find("videos[1] has no soundtrack"), std::string::npos) << *note;
 }
 
 TEST(Media, TheWrongKindOrAForeignFileIsRefusedSayingWhatItIs) {
@@ -101,7 +101,9 @@ TEST(Media, TheWrongKindOrAForeignFileIsRefusedSayingWhatItIs) {
   // Over the reading cap: refused before the file is read.
   auto capped = clef::MediaClip::from_file(fixture("tone-2s.flac"), MediaKind::audio, 1000);
   ASSERT_FALSE(capped.ok());
-  EXPECT_NE(capped.error().message.find("over the 0.0 MiB limit"), std::string::npos)
+  EXPECT_NE(
+      capped.error().message.find("audio clip is 15924 bytes, over the 1000-byte (0.0 MiB) limit"),
+      std::string::npos)
       << capped.error().message;
 }
 
@@ -144,7 +146,60 @@ TEST(Media, ALengthTheContainerStatesIsTheOneRead) {
   auto clip = clef::MediaClip::from_bytes(mp4, clef::MediaKind::video);
   ASSERT_TRUE(clip.ok()) << clip.error().to_string();
   EXPECT_DOUBLE_EQ(*clip->seconds(), 61.0);
-  EXPECT_EQ(clip->has_soundtrack(), false);
+  EXPECT_FALSE(clip->has_soundtrack().has_value()) << "no track: nothing said of sound";
+}
+
+// What an outside hostile probe found: bytes that only look like an MP3 frame, image files in
+// an ISO container, a VBR MP3 without a Xing header, a fragmented MP4, AAC behind an ID3 tag, a
+// container holding only the other kind of track, and files that are not regular files.
+TEST(Media, LookalikesAreRefusedAndAwkwardFilesAreReadWhole) {
+  using clef::MediaKind;
+  // A JPEG (its comment marker), UTF-16 text and random bytes all hold "FF Fx" somewhere.
+  for (const std::string& bytes : {bytes_of("pattern-64x48.jpg"),
+                                   std::string("\xFF\xFE"
+                                               "h\0i\0",
+                                               6),
+                                   std::string("\xFF\xFB\x90\x00", 4) + std::string(2000, 'x')}) {
+    auto clip = clef::MediaClip::from_bytes(bytes, MediaKind::audio);
+    EXPECT_FALSE(clip.ok()) << clip->media_type();
+  }
+  // AVIF and HEIC are ISO files whose brand says image.
+  std::string avif(
+      "\0\0\0\x18"
+      "ftypavif\0\0\0\0"
+      "mif1avif",
+      24);
+  EXPECT_FALSE(clef::MediaClip::from_bytes(avif, MediaKind::video).ok());
+
+  auto vbr = clef::MediaClip::from_file(fixture("noise-then-silence-3s-vbr.mp3"), MediaKind::audio);
+  ASSERT_TRUE(vbr.ok()) << vbr.error().to_string();
+  // Every frame counted (ffprobe -count_packets: 44 frames of 576 samples at 8 kHz), not the
+  // first frame's bit rate times the size.
+  EXPECT_NEAR(*vbr->seconds(), 44 * 576 / 8000.0, 1e-9);
+
+  auto fragmented = clef::MediaClip::from_file(fixture("clip-3s-fragmented.mp4"), MediaKind::video);
+  ASSERT_TRUE(fragmented.ok()) << fragmented.error().to_string();
+  ASSERT_TRUE(fragmented->seconds().has_value());
+  EXPECT_NEAR(*fragmented->seconds(), 3.0, 0.01);  // the fragments' end, not mvhd's 0
+
+  auto tagged = clef::MediaClip::from_file(fixture("tone-2s-id3.aac"), MediaKind::audio);
+  ASSERT_TRUE(tagged.ok()) << tagged.error().to_string();
+  EXPECT_EQ(tagged->media_type(), "audio/aac");
+  EXPECT_NEAR(*tagged->seconds(), 2.176, 0.01);
+
+  auto silent_as_audio =
+      clef::MediaClip::from_file(fixture("clip-1s-silent.webm"), MediaKind::audio);
+  ASSERT_FALSE(silent_as_audio.ok());
+  EXPECT_EQ(silent_as_audio.error().message, "this WebM has no sound track: not audio");
+  auto audio_as_video = clef::MediaClip::from_file(fixture("tone-2s.m4a"), MediaKind::video);
+  ASSERT_FALSE(audio_as_video.ok());
+  EXPECT_EQ(audio_as_video.error().message, "this MP4 has no video track: attach it as audio");
+
+  auto directory = clef::MediaClip::from_file(std::string(CLEF_TEST_DATA), MediaKind::audio);
+  ASSERT_FALSE(directory.ok());
+  EXPECT_EQ(directory.error().message,
+            "audio clip is not a regular file (a directory, pipe or device): give a file");
+  EXPECT_FALSE(clef::Image::from_file(std::string(CLEF_TEST_DATA)).ok());
 }
 
 TEST(ImageSize, ReadFromEachFormatsHeader) {

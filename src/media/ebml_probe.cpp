@@ -19,6 +19,7 @@ constexpr std::uint64_t tracks_id = 0x1654AE6B;
 constexpr std::uint64_t track_entry_id = 0xAE;
 constexpr std::uint64_t track_type_id = 0x83;
 constexpr std::uint64_t cluster_id = 0x1F43B675;
+constexpr std::uint64_t video_track_type = 1;
 constexpr std::uint64_t audio_track_type = 2;
 
 /// The length of an EBML variable-size integer from its first byte (1..8), or 0 if invalid.
@@ -99,26 +100,30 @@ void read_info(std::string_view info, MediaFacts& facts) {
   }
 }
 
-bool has_audio_track(std::string_view tracks) {
+/// Whether Tracks holds an audio and a video TrackEntry.
+void read_tracks(std::string_view tracks, MediaFacts& facts) {
   bool audio = false;
+  bool video = false;
   for_each_element(tracks, [&](const Element& entry) {
     if (entry.id != track_entry_id) return true;
     for_each_element(entry.body, [&](const Element& field) {
-      if (field.id == track_type_id && field.body.size() == 1 &&
-          big_endian(field.body, 0, 1) == audio_track_type) {
-        audio = true;
+      if (field.id == track_type_id && field.body.size() == 1) {
+        const auto type = big_endian(field.body, 0, 1);
+        audio = audio || type == audio_track_type;
+        video = video || type == video_track_type;
       }
       return true;
     });
     return true;
   });
-  return audio;
+  facts.has_sound = audio;
+  facts.has_picture = video;
 }
 
 void read_segment(std::string_view segment, MediaFacts& facts) {
   for_each_element(segment, [&](const Element& element) {
     if (element.id == info_id) read_info(element.body, facts);
-    if (element.id == tracks_id) facts.has_sound = has_audio_track(element.body);
+    if (element.id == tracks_id) read_tracks(element.body, facts);
     return element.id != cluster_id;  // Info and Tracks come before the media
   });
 }

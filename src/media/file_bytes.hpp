@@ -18,6 +18,10 @@ Result<std::string> read_attachment(const std::string& path, std::size_t max_byt
 /// "12.0 MiB".
 std::string mib_text(std::size_t bytes);
 
+/// "image is 20971521 bytes, over the 20971520-byte (20.0 MiB) limit": exact, so a size just
+/// over a limit never reads as the limit itself.
+std::string over_limit_text(std::string_view what, std::size_t bytes, std::size_t max_bytes);
+
 /// The first 8 bytes in hex ("89 50 4E 47 ..."), for "not a … file" messages.
 std::string first_bytes_hex(std::string_view bytes);
 

@@ -1,6 +1,8 @@
 // The implementation of media_probe.hpp's ISO base media probe (MP4, M4A, QuickTime): the length
 // from moov/mvhd (or mvex/mehd for a fragmented file), sound from a track whose handler is "soun".
+#include <algorithm>
 #include <functional>
+#include <vector>
 
 #include "media/byte_reader.hpp"
 #include "media/media_probe.hpp"
@@ -64,43 +66,142 @@ std::uint64_t fragment_duration(std::string_view mvex) {
   return duration;
 }
 
-/// True when a trak's mdia/hdlr names the sound handler.
-bool is_sound_track(std::string_view trak) {
-  bool sound = false;
-  for_each_box(trak, [&](std::string_view type, std::string_view mdia) {
+/// A track: its id (tkhd), handler ("soun", "vide": mdia/hdlr) and timescale (mdia/mdhd).
+struct Track {
+  std::uint64_t id = 0;
+  std::string_view handler;
+  std::uint64_t timescale = 0;
+};
+
+Track read_track(std::string_view trak) {
+  Track track;
+  for_each_box(trak, [&](std::string_view type, std::string_view body) {
+    if (type == "tkhd") {  // version 1 has 64-bit times before the id
+      const bool long_fields = big_endian(body, 0, 1).value_or(0) == 1;
+      track.id = big_endian(body, long_fields ? 20 : 12, 4).value_or(0);
+    }
     if (type != "mdia") return;
-    for_each_box(mdia, [&](std::string_view inner, std::string_view hdlr) {
+    for_each_box(body, [&](std::string_view inner, std::string_view box) {
       // hdlr: version and flags (4), pre_defined (4), then the handler type.
-      if (inner == "hdlr" && has_tag(hdlr, 8, "soun")) sound = true;
+      if (inner == "hdlr") track.handler = bytes_at(box, 8, 4).value_or("");
+      if (inner == "mdhd") track.timescale = movie_header_timing(box).timescale;
     });
   });
-  return sound;
+  return track;
 }
 
-void read_movie(std::string_view moov, MediaFacts& facts) {
+/// The ticks one fragment's samples last: trun's per-sample durations when it carries them,
+/// else tfhd's default duration for each sample.
+std::uint64_t fragment_ticks(std::string_view trun, std::uint64_t default_duration) {
+  const std::uint64_t flags = big_endian(trun, 0, 4).value_or(0) & 0xFFFFFF;
+  const std::uint64_t count = big_endian(trun, 4, 4).value_or(0);
+  if (!(flags & 0x100)) return count * default_duration;
+  // Optional data offset and first-sample flags, then one record per sample.
+  std::size_t at = 8 + ((flags & 0x01) ? 4 : 0) + ((flags & 0x04) ? 4 : 0);
+  const std::size_t record =
+      4 * (1 + ((flags & 0x200) ? 1 : 0) + ((flags & 0x400) ? 1 : 0) + ((flags & 0x800) ? 1 : 0));
+  std::uint64_t ticks = 0;
+  for (std::uint64_t i = 0; i < count && at + 4 <= trun.size(); ++i, at += record) {
+    ticks += big_endian(trun, at, 4).value_or(0);
+  }
+  return ticks;
+}
+
+/// Where a traf's samples end, in its track's ticks: tfdt's start plus its truns' durations.
+struct FragmentEnd {
+  std::uint64_t track_id = 0;
+  std::uint64_t ticks = 0;
+};
+
+FragmentEnd fragment_end(std::string_view traf) {
+  FragmentEnd end;
+  std::uint64_t default_duration = 0;
+  std::uint64_t start = 0;
+  std::uint64_t length = 0;
+  for_each_box(traf, [&](std::string_view box, std::string_view body) {
+    const std::uint64_t flags = big_endian(body, 0, 4).value_or(0) & 0xFFFFFF;
+    if (box == "tfhd") {
+      end.track_id = big_endian(body, 4, 4).value_or(0);
+      // base data offset (8) and sample description index (4) come before the duration.
+      const std::size_t at = 8 + ((flags & 0x01) ? 8 : 0) + ((flags & 0x02) ? 4 : 0);
+      if (flags & 0x08) default_duration = big_endian(body, at, 4).value_or(0);
+    }
+    if (box == "tfdt") {
+      const bool long_field = big_endian(body, 0, 1).value_or(0) == 1;
+      start = big_endian(body, 4, long_field ? 8 : 4).value_or(0);
+    }
+    if (box == "trun") length += fragment_ticks(body, default_duration);
+  });
+  end.ticks = start + length;
+  return end;
+}
+
+/// The end of the last fragment (moof/traf), in seconds of its track's timescale: a fragmented
+/// file's mvhd covers only what is in moov, often nothing.
+double fragments_end(std::string_view file, const std::vector<Track>& tracks) {
+  double latest = 0;
+  for_each_box(file, [&](std::string_view type, std::string_view moof) {
+    if (type != "moof") return;
+    for_each_box(moof, [&](std::string_view inner, std::string_view traf) {
+      if (inner != "traf") return;
+      const FragmentEnd end = fragment_end(traf);
+      for (const Track& track : tracks) {
+        if (track.id == end.track_id && track.timescale > 0) {
+          latest = std::max(latest,
+                            static_cast<double>(end.ticks) / static_cast<double>(track.timescale));
+        }
+      }
+    });
+  });
+  return latest;
+}
+
+void read_movie(std::string_view file, std::string_view moov, MediaFacts& facts) {
   Timing timing;
   std::uint64_t fragmented = 0;
-  bool sound = false;
+  bool has_mvex = false;
+  std::vector<Track> tracks;
   for_each_box(moov, [&](std::string_view type, std::string_view body) {
     if (type == "mvhd") timing = movie_header_timing(body);
-    if (type == "mvex") fragmented = fragment_duration(body);
-    if (type == "trak" && is_sound_track(body)) sound = true;
+    if (type == "mvex") {
+      has_mvex = true;
+      fragmented = fragment_duration(body);
+    }
+    if (type == "trak") tracks.push_back(read_track(body));
   });
-  const std::uint64_t duration = timing.duration > 0 ? timing.duration : fragmented;
+  // mehd, when a fragmented file has one, is its whole length; mvhd then covers only moov.
+  const std::uint64_t duration = fragmented > 0 ? fragmented : timing.duration;
   if (timing.timescale > 0 && duration > 0) {
     facts.seconds = static_cast<double>(duration) / static_cast<double>(timing.timescale);
   }
-  facts.has_sound = sound;
+  if (has_mvex && fragmented == 0) {
+    facts.seconds = std::max(facts.seconds.value_or(0), fragments_end(file, tracks));
+  }
+  if (tracks.empty()) return;  // a movie header alone says nothing of its tracks
+  facts.has_sound =
+      std::any_of(tracks.begin(), tracks.end(), [](const Track& t) { return t.handler == "soun"; });
+  facts.has_picture =
+      std::any_of(tracks.begin(), tracks.end(), [](const Track& t) { return t.handler == "vide"; });
+}
+
+/// HEIF and AVIF images are ISO files too: their brands say so.
+bool is_image_brand(std::string_view brand) {
+  for (std::string_view image : {"avif", "avis", "heic", "heix", "heim", "heis", "hevc", "hevx",
+                                 "mif1", "msf1", "jpeg", "avci"}) {
+    if (brand == image) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
 std::optional<MediaFacts> probe_iso(std::string_view bytes) {
   if (!has_tag(bytes, 4, "ftyp")) return std::nullopt;
+  if (is_image_brand(bytes_at(bytes, 8, 4).value_or(""))) return std::nullopt;
   MediaFacts facts;
   facts.container = has_tag(bytes, 8, "qt  ") ? Container::quicktime : Container::mp4;
   for_each_box(bytes, [&](std::string_view type, std::string_view body) {
-    if (type == "moov") read_movie(body, facts);
+    if (type == "moov") read_movie(bytes, body, facts);
   });
   return facts;
 }

@@ -79,15 +79,23 @@ const char* to_string(MediaKind kind) noexcept {
 Result<MediaClip> MediaClip::from_bytes(std::string bytes, MediaKind kind, std::size_t max_bytes) {
   const std::string what = std::string(to_string(kind)) + " clip";
   if (bytes.size() > max_bytes) {
-    return make_error(ErrorKind::invalid_input, what + " is " + detail::mib_text(bytes.size()) +
-                                                    ", over the " + detail::mib_text(max_bytes) +
-                                                    " limit");
+    return make_error(ErrorKind::invalid_input,
+                      detail::over_limit_text(what, bytes.size(), max_bytes));
   }
   const auto facts = detail::probe_media(bytes);
   if (!facts) return unrecognised(bytes, kind);
   const char* type =
       kind == MediaKind::audio ? audio_type(facts->container) : video_type(facts->container);
   if (type == nullptr) return wrong_kind(facts->container, kind);
+  // A container of both kinds says which tracks it holds (MP4, WebM, Matroska).
+  const std::string name = detail::container_name(facts->container);
+  if (kind == MediaKind::audio && facts->has_sound == false) {
+    return make_error(ErrorKind::invalid_input, "this " + name + " has no sound track: not audio");
+  }
+  if (kind == MediaKind::video && facts->has_picture == false) {
+    return make_error(ErrorKind::invalid_input,
+                      "this " + name + " has no video track: attach it as audio");
+  }
   MediaClip clip;
   clip.m_kind = kind;
   clip.m_media_type = type;
@@ -123,13 +131,13 @@ std::optional<std::string> unheard_soundtracks(const std::vector<MediaClip>& vid
   bool any_sound = false;
   for (std::size_t i = 0; i < videos.size(); ++i) {
     if (videos[i].has_soundtrack() == false) {
-      silent += (silent.empty() ? "" : ", ") + std::to_string(i + 1);
+      silent += (silent.empty() ? "" : ", ") + ("videos[" + std::to_string(i) + "]");
     } else if (videos[i].has_soundtrack() == true) {
       any_sound = true;
     }
   }
   if (!any_sound || silent.empty()) return std::nullopt;
-  return "video " + silent +
+  return silent +
          " has no soundtrack, so the model hears no video's sound (only its frames): it hears "
          "sound only when every video has one";
 }

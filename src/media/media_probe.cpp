@@ -47,7 +47,7 @@ std::optional<MediaFacts> probe_media(std::string_view bytes) {
 
 std::optional<MediaFacts> probe_wav(std::string_view bytes) {
   if (!has_tag(bytes, 0, "RIFF") || !has_tag(bytes, 8, "WAVE")) return std::nullopt;
-  MediaFacts facts{Container::wav, std::nullopt, true};
+  MediaFacts facts{Container::wav, std::nullopt, true, false};
   std::uint64_t byte_rate = 0;
   std::size_t at = 12;
   for (int chunk = 0; chunk < max_wav_chunks; ++chunk) {
@@ -60,7 +60,8 @@ std::optional<MediaFacts> probe_wav(std::string_view bytes) {
     } else if (*id == "data") {
       // A streamed WAV says 0xFFFFFFFF: what is actually there counts.
       const std::uint64_t present = std::min<std::uint64_t>(*size, bytes.size() - (at + 8));
-      if (byte_rate > 0) facts.seconds = static_cast<double>(present) / static_cast<double>(byte_rate);
+      if (byte_rate > 0)
+        facts.seconds = static_cast<double>(present) / static_cast<double>(byte_rate);
       break;
     }
     at += 8 + *size + (*size & 1);  // chunks are padded to an even size
@@ -70,7 +71,7 @@ std::optional<MediaFacts> probe_wav(std::string_view bytes) {
 
 std::optional<MediaFacts> probe_flac(std::string_view bytes) {
   if (!has_tag(bytes, 0, "fLaC")) return std::nullopt;
-  MediaFacts facts{Container::flac, std::nullopt, true};
+  MediaFacts facts{Container::flac, std::nullopt, true, false};
   // STREAMINFO comes first (block type 0); from its 11th byte: 20 bits of sample rate, 3 of
   // channels, 5 of bits per sample, 36 of total samples.
   const auto block_type = big_endian(bytes, 4, 1);

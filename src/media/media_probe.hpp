@@ -26,6 +26,7 @@ struct MediaFacts {
   Container container = Container::wav;
   std::optional<double> seconds;
   std::optional<bool> has_sound;
+  std::optional<bool> has_picture;  ///< a video track (ISO and EBML say; nullopt elsewhere)
 };
 
 /// The container's name for messages ("WAV", "MP3", "MP4", ...).

@@ -1,5 +1,6 @@
 // The implementation of media_probe.hpp's MPEG audio (MP3, ADTS AAC) and Ogg probes: containers
 // whose length is read from their frames or pages rather than a header field.
+#include <algorithm>
 #include <optional>
 
 #include "media/byte_reader.hpp"
@@ -20,6 +21,7 @@ struct MpegFrame {
   unsigned kbps = 0;     // 0 = free format
   unsigned rate = 0;
   bool mono = false;
+  unsigned padding = 0;
 };
 
 unsigned bitrate_kbps(unsigned version, unsigned layer, unsigned index) {
@@ -51,6 +53,7 @@ std::optional<MpegFrame> mpeg_frame_at(std::string_view bytes, std::size_t at) {
   frame.rate = rates[rate_index] / divisor;
   frame.kbps = bitrate_kbps(frame.version, frame.layer, bitrate_index);
   frame.mono = ((*header >> 6) & 3) == 3;
+  frame.padding = (*header >> 9) & 1;
   return frame;
 }
 
@@ -60,17 +63,60 @@ unsigned samples_per_frame(const MpegFrame& frame) {
   return 576;
 }
 
-/// The frame count a Xing/Info or VBRI header in the first frame states, if any.
-std::optional<std::uint64_t> stated_frames(std::string_view bytes, const MpegFrame& frame) {
-  const std::size_t side_info = frame.version == 3 ? (frame.mono ? 17 : 32) : (frame.mono ? 9 : 17);
-  const std::size_t xing = frame.at + 4 + side_info;
-  if (has_tag(bytes, xing, "Xing") || has_tag(bytes, xing, "Info")) {
-    const auto flags = big_endian(bytes, xing + 4, 4);
-    if (flags && (*flags & 1)) return big_endian(bytes, xing + 8, 4);
+/// The frame's length in bytes; 0 for free format, whose length no header states.
+std::size_t frame_bytes(const MpegFrame& frame) {
+  if (frame.kbps == 0) return 0;
+  const std::size_t bits_per_second = std::size_t{frame.kbps} * 1000;
+  if (frame.layer == 3) return (12 * bits_per_second / frame.rate + frame.padding) * 4;
+  const std::size_t factor = frame.layer == 1 && frame.version != 3 ? 72 : 144;
+  return factor * bits_per_second / frame.rate + frame.padding;
+}
+
+/// A frame at `at` whose next frame follows where its length says, with the same version, layer
+/// and rate (or the file ends there): what tells MPEG audio from bytes that merely look like a
+/// frame header (a JPEG, random data).
+std::optional<MpegFrame> chained_frame_at(std::string_view bytes, std::size_t at) {
+  auto frame = mpeg_frame_at(bytes, at);
+  if (!frame) return std::nullopt;
+  const std::size_t length = frame_bytes(*frame);
+  if (length < 4) return std::nullopt;
+  const std::size_t next_at = at + length;
+  if (next_at == bytes.size()) return frame;        // a file of one whole frame
+  if (next_at > bytes.size()) return std::nullopt;  // a "frame" longer than the file
+  const auto next = mpeg_frame_at(bytes, next_at);
+  if (!next || next->version != frame->version || next->layer != frame->layer ||
+      next->rate != frame->rate) {
     return std::nullopt;
   }
-  if (has_tag(bytes, frame.at + 36, "VBRI")) return big_endian(bytes, frame.at + 50, 4);
-  return std::nullopt;
+  return frame;
+}
+
+/// The stream's length in samples: every frame walked from `first` (a damaged stretch is skipped
+/// to the next chained frame), ending at the end or at a trailing tag.
+std::uint64_t walked_samples(std::string_view bytes, const MpegFrame& first) {
+  std::uint64_t samples = 0;
+  std::size_t at = first.at;
+  while (at + 4 <= bytes.size()) {
+    if (has_tag(bytes, at, "TAG") || has_tag(bytes, at, "APETAGEX")) break;
+    const auto frame = mpeg_frame_at(bytes, at);
+    const std::size_t length = frame ? frame_bytes(*frame) : 0;
+    if (!frame || length < 4 || frame->rate != first.rate) {
+      ++at;  // resynchronise: the walk only moves forward, so it stays linear
+      while (at + 4 <= bytes.size() && !chained_frame_at(bytes, at)) ++at;
+      continue;
+    }
+    samples += samples_per_frame(*frame);
+    at += length;
+  }
+  return samples;
+}
+
+/// True when the first frame holds a Xing, Info or VBRI header (encoder data, no audio).
+bool has_info_header(std::string_view bytes, const MpegFrame& frame) {
+  const std::size_t side_info = frame.version == 3 ? (frame.mono ? 17 : 32) : (frame.mono ? 9 : 17);
+  const std::size_t xing = frame.at + 4 + side_info;
+  return has_tag(bytes, xing, "Xing") || has_tag(bytes, xing, "Info") ||
+         has_tag(bytes, frame.at + 36, "VBRI");
 }
 
 /// Where the audio starts: after an ID3v2 tag (its size is "syncsafe", 7 bits a byte).
@@ -91,7 +137,7 @@ std::optional<MediaFacts> probe_adts(std::string_view bytes) {
   if (!first || !rate_byte || (*first & 0xFFF6) != 0xFFF0) return std::nullopt;
   const unsigned rate_index = (*rate_byte >> 2) & 0xF;
   if (rate_index >= 13) return std::nullopt;
-  MediaFacts facts{Container::aac, std::nullopt, true};
+  MediaFacts facts{Container::aac, std::nullopt, true, false};
   std::uint64_t blocks = 0;
   std::size_t at = 0;
   for (std::size_t frames = 0; frames < max_adts_frames && at < bytes.size(); ++frames) {
@@ -110,29 +156,31 @@ std::optional<MediaFacts> probe_adts(std::string_view bytes) {
 
 std::optional<MediaFacts> probe_mpeg_audio(std::string_view bytes) {
   if (auto aac = probe_adts(bytes)) return aac;
-  const std::size_t start = after_id3(bytes);
-  std::optional<MpegFrame> frame;
-  for (std::size_t at = start; at < start + frame_search_window && !frame; ++at) {
-    if (at >= bytes.size()) break;
-    frame = mpeg_frame_at(bytes, at);
+  std::size_t start = after_id3(bytes);
+  if (start > 0 && start < bytes.size()) {
+    // An ID3 tag is put in front of AAC and FLAC too: what follows says what it is.
+    const std::string_view rest = bytes.substr(start);
+    if (auto flac = probe_flac(rest)) return flac;
+    if (auto aac = probe_adts(rest)) return aac;
   }
-  if (!frame) {
-    if (start == 0) return std::nullopt;
-    return MediaFacts{Container::mp3, std::nullopt, true};  // an ID3 tag and no frame in reach
+  // Encoders pad after a tag with zeros; without a tag the first frame is the first byte.
+  const std::size_t padding_end = start > 0 ? start + frame_search_window : 0;
+  while (start < padding_end && start < bytes.size() && bytes[start] == '\0') ++start;
+  const auto frame = chained_frame_at(bytes, start);
+  if (!frame) return std::nullopt;
+  MediaFacts facts{Container::mp3, std::nullopt, true, false};
+  std::uint64_t samples = walked_samples(bytes, *frame);
+  // A Xing, Info or VBRI header fills the first frame instead of audio.
+  if (has_info_header(bytes, *frame)) {
+    samples -= std::min<std::uint64_t>(samples, samples_per_frame(*frame));
   }
-  MediaFacts facts{Container::mp3, std::nullopt, true};
-  if (const auto frames = stated_frames(bytes, *frame)) {
-    facts.seconds = static_cast<double>(*frames) * samples_per_frame(*frame) / frame->rate;
-  } else if (frame->kbps > 0) {
-    // Constant bit rate: the bytes from the first frame on, at the first frame's rate.
-    facts.seconds = static_cast<double>(bytes.size() - frame->at) * 8 / (frame->kbps * 1000.0);
-  }
+  facts.seconds = static_cast<double>(samples) / frame->rate;
   return facts;
 }
 
 std::optional<MediaFacts> probe_ogg(std::string_view bytes) {
   if (!has_tag(bytes, 0, "OggS")) return std::nullopt;
-  MediaFacts facts{Container::ogg, std::nullopt, true};
+  MediaFacts facts{Container::ogg, std::nullopt, true, false};
   const auto segments = big_endian(bytes, 26, 1);
   if (!segments) return facts;
   const std::size_t packet = 27 + *segments;

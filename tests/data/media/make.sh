@@ -26,3 +26,9 @@ ffmpeg "${common[@]}" -f lavfi -i "testsrc=size=64x48:duration=1" -frames:v 1 "$
 ffmpeg "${common[@]}" -f lavfi -i "testsrc=size=64x48:duration=1" -frames:v 1 "${out[@]}" pattern-64x48.jpg
 ffmpeg "${common[@]}" -f lavfi -i "testsrc=size=64x48:duration=1" -frames:v 1 -c:v libwebp -lossless 0 "${out[@]}" pattern-64x48.webp
 ffmpeg "${common[@]}" -f lavfi -i "testsrc=size=64x48:duration=1" -frames:v 1 -c:v libwebp -lossless 1 "${out[@]}" pattern-64x48-lossless.webp
+# The awkward ones: a VBR MP3 without a Xing header (noise, then silence), a fragmented MP4 (its
+# mvhd covers none of the media), AAC behind an ID3 tag, a video-only WebM.
+ffmpeg "${common[@]}" -f lavfi -i "anoisesrc=d=1:r=8000,apad=pad_dur=2" -c:a libmp3lame -q:a 9 -write_xing 0 "${out[@]}" noise-then-silence-3s-vbr.mp3
+ffmpeg "${common[@]}" -f lavfi -i "testsrc=size=32x24:rate=5:duration=3" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -g 5 -movflags frag_keyframe+empty_moov "${out[@]}" clip-3s-fragmented.mp4
+ffmpeg "${common[@]}" "${tone[@]}" -c:a aac -b:a 16k -f adts -write_id3v2 1 "${out[@]}" tone-2s-id3.aac
+ffmpeg "${common[@]}" "${pattern[@]}" -c:v libvpx -b:v 20k "${out[@]}" clip-1s-silent.webm
