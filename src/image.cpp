@@ -46,15 +46,9 @@ Result<Image> Image::from_bytes(std::string bytes, std::size_t max_bytes) {
 }
 
 Result<Image> Image::from_file(const std::string& path, std::size_t max_bytes) {
-  auto bytes = detail::read_attachment(path, max_bytes, "image");
-  if (!bytes) return bytes.error();
-  auto image = from_bytes(std::move(bytes).value(), max_bytes);
-  if (!image) {
-    Error error = image.error();
-    error.where = path;
-    return error;
-  }
-  return image;
+  return detail::recognise_file<Image>(path, max_bytes, "image", [&](std::string bytes) {
+    return from_bytes(std::move(bytes), max_bytes);
+  });
 }
 
 std::string Image::base64() const {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "clef/result.hpp"
 
@@ -14,6 +15,22 @@ namespace clef::detail {
 /// Errors carry the path as `where`.
 Result<std::string> read_attachment(const std::string& path, std::size_t max_bytes,
                                     std::string_view what);
+
+/// `recognise(bytes)` on the file's bytes (Image::from_bytes, MediaClip::from_bytes), its error
+/// naming the path.
+template <typename Recognised, typename Recognise>
+Result<Recognised> recognise_file(const std::string& path, std::size_t max_bytes,
+                                  std::string_view what, Recognise recognise) {
+  auto bytes = read_attachment(path, max_bytes, what);
+  if (!bytes) return bytes.error();
+  Result<Recognised> recognised = recognise(std::move(bytes).value());
+  if (!recognised) {
+    Error error = recognised.error();
+    error.where = path;
+    return error;
+  }
+  return recognised;
+}
 
 /// "12.0 MiB".
 std::string mib_text(std::size_t bytes);

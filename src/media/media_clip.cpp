@@ -107,15 +107,9 @@ Result<MediaClip> MediaClip::from_bytes(std::string bytes, MediaKind kind, std::
 
 Result<MediaClip> MediaClip::from_file(const std::string& path, MediaKind kind,
                                        std::size_t max_bytes) {
-  auto bytes = detail::read_attachment(path, max_bytes, std::string(to_string(kind)) + " clip");
-  if (!bytes) return bytes.error();
-  auto clip = from_bytes(std::move(bytes).value(), kind, max_bytes);
-  if (!clip) {
-    Error error = clip.error();
-    error.where = path;
-    return error;
-  }
-  return clip;
+  return detail::recognise_file<MediaClip>(
+      path, max_bytes, std::string(to_string(kind)) + " clip",
+      [&](std::string bytes) { return from_bytes(std::move(bytes), kind, max_bytes); });
 }
 
 std::string MediaClip::base64() const {
