@@ -359,7 +359,7 @@ std::optional<GatewayReport> gateway_report(const HttpResponse& response, std::s
 std::string request_id(const HttpResponse& response, std::string_view secret) {
   // AI Gateway's cf-aig-log-id last: behind a gateway, Workers AI's own id comes first.
   for (const char* name :
-       {"x-typesafe-request-id", "cf-ai-req-id", "cf-ray", "x-request-id", "cf-aig-log-id"}) {
+       {"x-typesafe-request-id", "cf-ai-req-id", "x-request-id", "cf-ray", "cf-aig-log-id"}) {
     std::string value = response.header(name);
     if (!value.empty()) return bounded(redact(value, secret));
   }

@@ -83,12 +83,31 @@ std::string boolean_text(const Json& value) {
   return std::string(value.get<bool>() ? "true" : "false") + " (a JSON boolean)";
 }
 
-/// A choice's [{value, probability}] as {label: probability}; a boolean value is a problem.
+/// Keeps the first problem found: the one a reader should fix first.
+void note(std::string& problem, std::string text) {
+  if (problem.empty()) problem = std::move(text);
+}
+
+/// The entry's "value" when it is an object with a value and a probability, else a problem.
+const Json* entry_value(const Json& entry, std::string& problem) {
+  const auto value = entry.is_object() ? entry.find("value") : entry.end();
+  if (value == entry.end() || !entry.contains("probability")) {
+    note(problem, "a probabilities entry is not {\"value\", \"probability\"}: " +
+                      clef::dump_json(entry).substr(0, 80));
+    return nullptr;
+  }
+  return &*value;
+}
+
+/// A choice's [{value, probability}] as {label: probability}. A boolean value, an entry that
+/// is not an option's text, or a value given twice is a problem: nothing is dropped unsaid.
 Json choice_answer(const Json& answer, std::string& problem) {
   Json out = {{"type", "choice"}};
-  if (auto choice = answer.find("choice"); choice != answer.end()) {
+  const auto choice = answer.find("choice");
+  if (choice == answer.end()) note(problem, "the answer has no \"choice\"");
+  if (choice != answer.end()) {
     if (choice->is_boolean()) {
-      problem = "\"choice\" is " + boolean_text(*choice) + ", not one of the options' text";
+      note(problem, "\"choice\" is " + boolean_text(*choice) + ", not one of the options' text");
     }
     out["choice"] = *choice;
   }
@@ -99,40 +118,56 @@ Json choice_answer(const Json& answer, std::string& problem) {
   if (probabilities == answer.end() || !probabilities->is_array()) return out;
   Json map = Json::object();
   for (const auto& entry : *probabilities) {
-    const auto value = entry.is_object() ? entry.find("value") : entry.end();
-    if (value == entry.end()) continue;
-    if (value->is_boolean() && problem.empty()) {
-      problem = "a probability is for " + boolean_text(*value) + ", not one of the options' text";
+    const Json* value = entry_value(entry, problem);
+    if (!value) continue;
+    if (value->is_boolean()) {
+      note(problem,
+           "a probability is for " + boolean_text(*value) + ", not one of the options' text");
+      continue;
     }
-    if (!value->is_string()) continue;
-    const auto p = entry.find("probability");
-    map[value->get<std::string>()] = p == entry.end() ? Json() : *p;
+    if (!value->is_string()) {
+      note(problem, "a probability is for " + clef::dump_json(*value) + ", not an option's text");
+      continue;
+    }
+    const std::string label = value->get<std::string>();
+    if (map.contains(label)) note(problem, "\"" + label + "\" has two probabilities");
+    map[label] = entry["probability"];
   }
   out["probabilities"] = std::move(map);
   return out;
 }
 
-/// A score's [{value: index, label, probability}] as {"INDEX": probability}.
+/// A score's [{value: index, label, probability}] as {"INDEX": probability}, each index a whole
+/// number given once, with its level's label.
 Json score_answer(const Json& answer, const Question& q, std::string& problem) {
   Json out = {{"type", "score"}};
   for (const char* key : {"score", "confidence"}) {
     if (auto field = answer.find(key); field != answer.end()) out[key] = *field;
   }
+  if (out.contains("score") && !out["score"].is_number()) {
+    note(problem, "\"score\" is " + clef::dump_json(out["score"]) + ", not a number");
+  }
   const auto probabilities = answer.find("probabilities");
   if (probabilities == answer.end() || !probabilities->is_array()) return out;
   Json map = Json::object();
   for (const auto& entry : *probabilities) {
-    const auto value = entry.is_object() ? entry.find("value") : entry.end();
-    if (value == entry.end() || !value->is_number_unsigned()) continue;
+    const Json* value = entry_value(entry, problem);
+    if (!value) continue;
+    if (!value->is_number_unsigned()) {
+      note(problem, "a level is " + clef::dump_json(*value) + ", not a level index (0, 1, ...)");
+      continue;
+    }
     const auto index = value->get<std::uint64_t>();
     const auto label = entry.find("label");
-    if (index < q.levels.size() && label != entry.end() && label->is_string() &&
-        label->get<std::string>() != q.levels[index] && problem.empty()) {
-      problem = "level " + std::to_string(index) + " is labelled \"" + label->get<std::string>() +
-                "\", not \"" + q.levels[index] + "\"";
+    if (index < q.levels.size() && (label == entry.end() || !label->is_string())) {
+      note(problem, "level " + std::to_string(index) + " has no label");
+    } else if (index < q.levels.size() && label->get<std::string>() != q.levels[index]) {
+      note(problem, "level " + std::to_string(index) + " is labelled \"" +
+                        label->get<std::string>() + "\", not \"" + q.levels[index] + "\"");
     }
-    const auto p = entry.find("probability");
-    map[std::to_string(index)] = p == entry.end() ? Json() : *p;
+    const std::string key = std::to_string(index);
+    if (map.contains(key)) note(problem, "level " + key + " has two probabilities");
+    map[key] = entry["probability"];
   }
   out["probabilities"] = std::move(map);
   return out;
@@ -157,7 +192,10 @@ Json systemone_answer(const Json& answer, const Question& q, std::string& proble
   if (kind == "choice") return choice_answer(answer, problem);
   if (kind == "score") return score_answer(answer, q, problem);
   if (kind == "refusal") return {{"type", "refusal"}};
-  // Anything else ("noul", a typo, no type) is passed on and named by the parser.
+  // System One's own names ("noul") included: this dialect never sends them.
+  note(problem, (kind.empty() ? std::string("an answer without a type")
+                              : "\"" + kind + "\" is not one of OpenAI's answer types") +
+                    " (predicate, choice, score, refusal)");
   return answer;
 }
 

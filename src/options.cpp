@@ -93,11 +93,11 @@ ClientOptions ClientOptions::from_environment(Backend backend) {
       break;
     case Backend::workers_ai:
       options.account_id = env(workers_ai_account_variable);
-      options.api_token = env(token_variable(backend));
+      options.api_token = std::string(detail::trimmed_space(env(token_variable(backend))));
       break;
     case Backend::systemone:
     case Backend::openai:
-      options.api_token = env(token_variable(backend));
+      options.api_token = std::string(detail::trimmed_space(env(token_variable(backend))));
       break;
   }
   return options;
@@ -146,6 +146,12 @@ Result<ApiRoot> checked_api_root(const ClientOptions& options) {
     return make_error(ErrorKind::invalid_input,
                       "the API token contains a line break or control character (a stray "
                       "newline from a file?)",
+                      "api_token");
+  }
+  if (detail::trimmed_space(options.api_token).size() != options.api_token.size()) {
+    // Redaction looks for the token as given; a server echoing the bare key would show it.
+    return make_error(ErrorKind::invalid_input,
+                      "the API token starts or ends with white space: give the bare token",
                       "api_token");
   }
   if (auto s = check_timeout(options.connect_timeout, "connect_timeout"); !s) return s.error();

@@ -122,9 +122,12 @@ Status check_clips(const std::vector<MediaClip>& clips, const ClipLimits& limits
 Status check_media(const DecisionRequest& request, Backend backend, const std::string& model) {
   if (request.audio.empty() && request.videos.empty()) return {};
   const char* field = request.audio.empty() ? "videos" : "audio";
-  if (backend == Backend::ollama) {
+  if (backend == Backend::ollama || backend == Backend::openai) {
     return make_error(ErrorKind::invalid_input,
-                      "Ollama's System One API takes images only, not audio or video", field);
+                      std::string(backend == Backend::ollama ? "Ollama's System One API takes"
+                                                             : "OpenAI's decisions take") +
+                          " images only, not audio or video",
+                      field);
   }
   if (!takes_audio_and_video(model)) {
     return make_error(ErrorKind::invalid_input,

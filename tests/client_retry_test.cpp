@@ -259,6 +259,9 @@ TEST(Client, CreateChecksOptions) {
   EXPECT_EQ(clef::Client::create(workers).error().kind, ErrorKind::authentication);
   workers.api_token = "tok\n";
   EXPECT_NE(clef::Client::create(workers).error().message.find("line break"), std::string::npos);
+  // Spaces around it: a server echoing the bare token would not be redacted.
+  workers.api_token = " tok ";
+  EXPECT_NE(clef::Client::create(workers).error().message.find("white space"), std::string::npos);
   clef::ClientOptions generic;
   generic.backend = clef::Backend::systemone;
   EXPECT_EQ(clef::Client::create(generic).error().where, "base_url");

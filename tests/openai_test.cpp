@@ -142,6 +142,39 @@ TEST(OpenAi, RefusalsBooleansAndStrangersAreEachAnswersOwnStatus) {
   EXPECT_EQ(stranger.answers[0].status, clef::AnswerStatus::invalid);
   EXPECT_EQ(stranger.answers[0].problem, "the answer in this question's place is for \"refund\"");
   EXPECT_EQ(stranger.answers[2].problem, "level 0 is labelled \"Low\", not \"Routine\"");
+  // What an outside probe sent (each accepted before): System One's "noul" for a predicate, a
+  // value given twice, an entry that is no option, no "choice", a level index that is not one.
+  const char* const score_ok =
+      R"({"type":"score","name":"urgency","score":0,"confidence":1,"probabilities":[)"
+      R"({"value":0,"label":"Routine","probability":1},{"value":1,"label":"Soon","probability":0},)"
+      R"({"value":2,"label":"Urgent","probability":0}]})";
+  struct Probe {
+    std::string answers;
+    std::size_t index;
+    const char* problem;
+  };
+  for (const Probe& p : std::vector<Probe>{
+           {R"([null,{"type":"noul","name":"refund","noul":0.9}])", 1,
+            "\"noul\" is not one of OpenAI's answer types (predicate, choice, score, refusal)"},
+           {R"([{"type":"choice","name":"team","choice":"billing","probabilities":[)"
+            R"({"value":"billing","probability":0.5},{"value":"billing","probability":0.9},)"
+            R"({"value":"technical","probability":0.1}]}])",
+            0, "\"billing\" has two probabilities"},
+           {R"([{"type":"choice","name":"team","choice":"billing","probabilities":[)"
+            R"({"value":"billing","probability":0.9},{"value":"technical","probability":0.1},)"
+            R"({"value":7,"probability":0.5}]}])",
+            0, "a probability is for 7, not an option's text"},
+           {R"([{"type":"choice","name":"team","probabilities":[)"
+            R"({"value":"billing","probability":0.9},{"value":"technical","probability":0.1}]}])",
+            0, "the answer has no \"choice\""},
+           {R"([null,null,{"type":"score","name":"urgency","score":0,"probabilities":[)"
+            R"({"value":0,"label":"Routine","probability":0.5},{"value":1.5,"probability":0.5}]}])",
+            2, "a level is 1.5, not a level index (0, 1, ...)"},
+           {std::string("[null,null,") + score_ok + "]", 2, ""}}) {
+    auto probed = read(p.answers);
+    EXPECT_EQ(probed.answers[p.index].problem, p.problem) << p.answers;
+  }
+
   // More answers than questions, or no array: the body as a whole is unusable.
   auto extra = clef::detail::read_decision(
       clef::Backend::openai, response(R"({"model":"x","answers":[{},{},{},{}],"usage":{}})"),
@@ -238,6 +271,16 @@ TEST(OpenAi, TheMockHoldsOpenAisSchemaAndTypedValues) {
   EXPECT_TRUE(answer["probabilities"][1]["value"].is_string());
   EXPECT_TRUE(answer["choice"].is_boolean() || answer["choice"] == "true");
   EXPECT_TRUE(body["usage"]["input_tokens_details"].contains("cached_tokens"));
+  // Three values whose texts the simulated model might confuse: still three, summing to 1.
+  auto [collide_status, collide] =
+      send(R"({"model":"luna","input":"x","questions":[{"type":"choice","instructions":"?",)"
+           R"json("choices":[{"value":"true"},{"value":true},{"value":"true (boolean)"}]}]})json");
+  ASSERT_EQ(collide_status, 200) << collide.dump();
+  double sum = 0;
+  for (const auto& entry : collide["answers"][0]["probabilities"])
+    sum += entry["probability"].get<double>();
+  EXPECT_NEAR(sum, 1.0, 1e-9) << collide.dump();
+  EXPECT_EQ(collide["answers"][0]["probabilities"].size(), 3u);
 
   struct Refused {
     const char* body;
@@ -276,6 +319,19 @@ TEST(OpenAi, WhatTheDialectCannotCarryIsRefusedBeforeSending) {
   EXPECT_EQ(keep_alive.error().message,
             "keep_alive is an Ollama setting; OpenAI's decisions refuse it");
   request.keep_alive.reset();
+  // Clips: this dialect has no field for them, even for a model named clef-omni.
+  auto omni = openai(server, "clef-omni");
+  request.audio.push_back(
+      clef::MediaClip::from_bytes(std::string("RIFF\x28\0\0\0WAVEfmt \x10\0\0\0"
+                                              "\x01\0\x01\0\x40\x1f\0\0\x40\x1f\0\0"
+                                              "\x01\0\x08\0data\x04\0\0\0\x80\x80\x80\x80",
+                                              48),
+                                  clef::MediaKind::audio)
+          .value());
+  auto clips = clef::Client::create(omni).value().request_body(request);
+  ASSERT_FALSE(clips.ok());
+  EXPECT_EQ(clips.error().message, "OpenAI's decisions take images only, not audio or video");
+  request.audio.clear();
   request.extra_fields = {{"input", "\"y\""}};
   EXPECT_FALSE(client.request_body(request).ok());
   request.extra_fields = {{"safety_identifier", "\"user_8f2c\""}};

@@ -199,8 +199,11 @@ class BatchJob {
     if (m_write_failed) return {report_write_failure()};
     if (m_quota) {
       print_error(m_context, m_quota->to_string(),
-                  "the daily allocation is used up: nothing more was sent; run the same command "
-                  "with --resume when it renews");
+                  m_flags.connection.backend == Backend::workers_ai
+                      ? "the daily allocation is used up: nothing more was sent; run the same "
+                        "command with --resume when it renews"
+                      : "the account's quota is used up: nothing more was sent; run the same "
+                        "command with --resume once it is topped up");
       return {as_int(ExitCode::authentication)};
     }
     // The server is not there at all: the run stopped instead of failing every item.

@@ -70,6 +70,15 @@ int probe_decision(const ConnectionFlags& given, const Context& context) {
     return failed_check(context, "a test decision to " + client->endpoint(probe) + " failed",
                         decision.error(), fix);
   }
+  // An answer that is not a valid yes/no (a refusal, a probability of 7) proves the route, not
+  // the model: the check fails, naming what came back.
+  const Answer& answer = decision->answers.front();
+  if (answer.status != AnswerStatus::ok) {
+    return check_line(context, false,
+                      "a test decision to " + client->endpoint(probe) + " came back " +
+                          to_string(answer.status) + ": " + answer.problem,
+                      "", ExitCode::server);
+  }
   std::string what = "a test decision succeeded (model " + decision->model;
   if (!decision->request_id.empty()) what += ", request id " + decision->request_id;
   return check_line(context, true, what + ")");

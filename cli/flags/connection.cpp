@@ -21,10 +21,13 @@ namespace {
 Result<std::string> read_token_file(const std::string& path) {
   auto text = read_file(path, "the token file", std::cin, 64u * 1024u);
   if (!text) return text.error();
-  std::string token = std::move(text).value();
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) {
-    token.pop_back();
-  }
+  // White space around the key is the file's, not the key's: sent, it would not match what is
+  // redacted from a server's echo of the bare key.
+  const std::string& raw = text.value();
+  const auto first = raw.find_first_not_of(" \t\r\n");
+  std::string token = first == std::string::npos
+                          ? ""
+                          : raw.substr(first, raw.find_last_not_of(" \t\r\n") - first + 1);
   if (token.empty()) return make_error(ErrorKind::authentication, "the token file is empty", path);
   return token;
 }

@@ -29,7 +29,9 @@ std::optional<Reply> Admission::admit(MockProfile shape, const MockFaults& fault
   if (faults.rate_limit > 0 && !take_token(faults.rate_limit)) {
     m_refused.fetch_add(1);
     Reply reply =
-        error_reply(shape, 429, "Capacity temporarily exceeded, please try again.", "3040");
+        shape == MockProfile::openai
+            ? error_reply(shape, 429, "Rate limit reached for requests", "rate_limit_exceeded")
+            : error_reply(shape, 429, "Capacity temporarily exceeded, please try again.", "3040");
     reply.headers.emplace_back("Retry-After", "1");
     return reply;
   }

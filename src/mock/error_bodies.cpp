@@ -18,6 +18,7 @@ Json openai_error(int status, const std::string& message, const std::string& cod
   if (status == 400 && !code.empty()) error["param"] = code;
   if (status == 401) error["code"] = "invalid_api_key";
   if (status == 429) error["code"] = code.empty() ? "rate_limit_exceeded" : code;
+  if (status == 404 && !code.empty()) error["code"] = code;
   return error;
 }
 

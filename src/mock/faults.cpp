@@ -21,6 +21,12 @@ double unit_draw(std::uint64_t seed, int call, std::uint64_t stream) {
 }
 
 std::optional<Reply> drawn_fault(MockProfile shape, const MockFaults& faults, int call) {
+  if (faults.quota_exhausted && shape == MockProfile::openai) {
+    return error_reply(shape, 429,
+                       "You exceeded your current quota, please check your plan and billing "
+                       "details.",
+                       "insufficient_quota");
+  }
   if (faults.quota_exhausted) {
     return error_reply(shape, 429, "you have used up your daily free allocation", "4006");
   }

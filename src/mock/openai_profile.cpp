@@ -214,12 +214,13 @@ std::string openai_input_text(const Json& input) {
 namespace clef::mock_detail {
 namespace {
 
-/// The labels the simulated model sees for a choice's typed values: a boolean's text, unless a
-/// string value has the same text (then "true (boolean)"), so rules name them as written.
+/// The labels the simulated model sees for a choice's typed values, all distinct: a string's
+/// text, a boolean's ("true"), or when a string already has that text "true (boolean)", then
+/// "true (boolean 2)" and so on — so rules name them as written.
 std::vector<std::string> choice_labels(const Json& choices) {
-  std::set<std::string> strings;
+  std::set<std::string> taken;
   for (const auto& choice : choices) {
-    if (choice["value"].is_string()) strings.insert(choice["value"].get<std::string>());
+    if (choice["value"].is_string()) taken.insert(choice["value"].get<std::string>());
   }
   std::vector<std::string> labels;
   for (const auto& choice : choices) {
@@ -229,7 +230,12 @@ std::vector<std::string> choice_labels(const Json& choices) {
       continue;
     }
     const std::string text = value.get<bool>() ? "true" : "false";
-    labels.push_back(strings.count(text) ? text + " (boolean)" : text);
+    std::string label = text;
+    for (int n = 1; taken.count(label); ++n) {
+      label = text + (n == 1 ? " (boolean)" : " (boolean " + std::to_string(n) + ")");
+    }
+    taken.insert(label);
+    labels.push_back(label);
   }
   return labels;
 }
