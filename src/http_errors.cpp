@@ -206,7 +206,11 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
                "permission) and CLOUDFLARE_ACCOUNT_ID";
       }
       if (backend == Backend::openai) {
-        return "the server refused the key: check OPENAI_API_KEY (or --api-token-file)";
+        return status == 403 ? "the server refused this request for this key (OpenAI's 403: a "
+                               "country, region or project it does not serve, or a model the "
+                               "key may not use)"
+                             : "the server refused the key: check OPENAI_API_KEY (or "
+                               "--api-token-file)";
       }
       return "the server refused the credentials: check the API key";
     case 400:

@@ -466,6 +466,35 @@ TEST(CliDoctor, WorkersSendsARealDecisionAndReportsARejectedToken) {
   EXPECT_EQ(bad.err.find("wrong"), std::string::npos) << bad.err;
 }
 
+// The test decision must come back a valid yes/no: a server that answers, but with a refusal or
+// a probability of 7, has not shown that the model works (an outside probe found doctor passing).
+TEST(CliDoctor, AnAnswerThatIsNotAValidYesNoFailsTheCheck) {
+  FakeServer server(ServerShape::openai);
+  server.set_models({"luna"});
+  const std::string key = write_temp_file("openai-doctor-key", "sk-test\n");
+  auto doctor = [&] {
+    return run_clef({"doctor", "--backend", "openai", "--host", server.base_url() + "/v1",
+                     "--api-token-file", key, "-m", "luna"});
+  };
+  auto fine = doctor();
+  EXPECT_EQ(fine.code, 0) << fine.out;
+  EXPECT_NE(fine.out.find("ok    a test decision succeeded (model luna"), std::string::npos)
+      << fine.out;
+  for (const std::string answer : {R"({"type":"refusal","name":"reachable"})",
+                                   R"({"type":"predicate","name":"reachable","probability":7})"}) {
+    server.set_script([answer](const auto&, int) {
+      return Scripted{200, R"({"model":"luna","answers":[)" + answer +
+                               R"(],"usage":{"input_tokens":3,"output_tokens":0}})"};
+    });
+    auto bad = doctor();
+    EXPECT_EQ(bad.code, 4) << bad.out;
+    EXPECT_NE(
+        bad.out.find("FAIL  a test decision to " + server.base_url() + "/v1/decisions came back "),
+        std::string::npos)
+        << bad.out;
+  }
+}
+
 struct ErrorCase {
   std::string name;
   Scripted reply;
