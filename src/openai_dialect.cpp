@@ -22,45 +22,49 @@ Json predicate_instructions(const Question& q) {
   return text;
 }
 
-Json question_json(const Question& q) {
-  Json out = Json::object();
-  switch (q.type) {
+const char* openai_type(QuestionType type) {
+  switch (type) {
     case QuestionType::yes_no:
-      out["type"] = "predicate";
-      out["name"] = q.name;
-      out["instructions"] = predicate_instructions(q);
-      return out;
-    case QuestionType::choice: {
-      out["type"] = "choice";
-      out["name"] = q.name;
-      out["instructions"] = text_of(q.instructions);
-      Json choices = Json::array();
-      for (const auto& option : q.options) {
-        Json choice = {{"value", option.label}};
-        if (option.description && !option.description->blank()) {
-          choice["description"] = text_of(*option.description);
-        }
-        choices.push_back(std::move(choice));
-      }
-      out["choices"] = std::move(choices);
-      return out;
-    }
-    case QuestionType::score: {
-      out["type"] = "score";
-      out["name"] = q.name;
-      out["instructions"] = text_of(q.instructions);
-      Json levels = Json::array();
-      for (std::size_t i = 0; i < q.levels.size(); ++i) {
-        Json level = {{"label", q.levels[i]}};
-        if (i < q.level_descriptions.size() && q.level_descriptions[i]) {
-          level["description"] = text_of(*q.level_descriptions[i]);
-        }
-        levels.push_back(std::move(level));
-      }
-      out["levels"] = std::move(levels);
-      return out;
-    }
+      return "predicate";
+    case QuestionType::choice:
+      return "choice";
+    case QuestionType::score:
+      return "score";
   }
+  return "";
+}
+
+Json choices_json(const Question& q) {
+  Json choices = Json::array();
+  for (const auto& option : q.options) {
+    Json choice = {{"value", option.label}};
+    if (option.description && !option.description->blank()) {
+      choice["description"] = text_of(*option.description);
+    }
+    choices.push_back(std::move(choice));
+  }
+  return choices;
+}
+
+Json levels_json(const Question& q) {
+  Json levels = Json::array();
+  for (std::size_t i = 0; i < q.levels.size(); ++i) {
+    Json level = {{"label", q.levels[i]}};
+    if (i < q.level_descriptions.size() && q.level_descriptions[i]) {
+      level["description"] = text_of(*q.level_descriptions[i]);
+    }
+    levels.push_back(std::move(level));
+  }
+  return levels;
+}
+
+Json question_json(const Question& q) {
+  Json out = {{"type", openai_type(q.type)},
+              {"name", q.name},
+              {"instructions", q.type == QuestionType::yes_no ? predicate_instructions(q)
+                                                              : text_of(q.instructions)}};
+  if (q.type == QuestionType::choice) out["choices"] = choices_json(q);
+  if (q.type == QuestionType::score) out["levels"] = levels_json(q);
   return out;
 }
 

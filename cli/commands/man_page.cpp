@@ -64,8 +64,7 @@ const std::vector<Described>& environment() {
       {"CLOUDFLARE_API_TOKEN",
        "Workers AI: the API token (never printed, never on a command line)."},
       {"CLEF_API_KEY", "--backend systemone: an optional Bearer token."},
-      {"OPENAI_API_KEY",
-       "--backend openai: the API key (never printed, never on a command line)."},
+      {"OPENAI_API_KEY", "--backend openai: the API key (never printed, never on a command line)."},
       {"CLEF_CACHE_DIR", "Turns the decision cache on in this directory (as --cache DIR)."},
       {"https_proxy, HTTPS_PROXY, http_proxy, all_proxy, ALL_PROXY",
        "A proxy, read as curl reads them (HTTP_PROXY in upper case never is); a loopback host is "

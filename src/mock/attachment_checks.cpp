@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <string_view>
 
+#include "ascii.hpp"
+
 namespace clef::mock_detail {
 namespace {
 
@@ -104,11 +106,8 @@ std::string check_image_strings(MockProfile shape, const Json& images) {
 bool is_omni(const Json& body) {
   const auto model = body.find("model");
   if (model == body.end() || !model->is_string()) return false;
-  const std::string& name = model->get_ref<const std::string&>();
   // The schema's own pattern: ^\s*clef-omni\s*$.
-  const auto first = name.find_first_not_of(" \t\r\n");
-  const auto last = name.find_last_not_of(" \t\r\n");
-  return first != std::string::npos && name.substr(first, last - first + 1) == "clef-omni";
+  return clef::detail::trimmed_space(model->get_ref<const std::string&>()) == "clef-omni";
 }
 
 }  // namespace

@@ -13,12 +13,6 @@ std::string type_name(const Json& value) {
   return value.is_null() ? "null" : value.type_name();
 }
 
-/// Member `key` of object `object`, or nullptr.
-const Json* member(const Json& object, const std::string& key) {
-  const auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
 std::string check_question(MockProfile shape, const std::string& at, const Json& q) {
   if (!q.is_object()) return at + ": must be an object, not " + type_name(q);
   const Json* type = member(q, "type");
@@ -76,6 +70,11 @@ std::string check_question(MockProfile shape, const std::string& at, const Json&
 }
 
 }  // namespace
+
+const Json* member(const Json& object, const std::string& key) {
+  const auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
 
 bool authorized(const std::string& authorization, const std::optional<std::string>& token) {
   const std::string scheme = "Bearer ";

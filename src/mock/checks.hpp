@@ -17,6 +17,9 @@ using Json = nlohmann::ordered_json;
 /// "Bearer " and `token` when one is required, else "Bearer " and any token that is not blank.
 bool authorized(const std::string& authorization, const std::optional<std::string>& token);
 
+/// Member `key` of object `object`, or nullptr (never a throwing accessor on hostile JSON).
+const Json* member(const Json& object, const std::string& key);
+
 /// The checks the servers make on a decision body: the first problem found, or "".
 std::string check_body(MockProfile shape, const Json& body);
 

@@ -13,6 +13,7 @@
 
 #include "json_text.hpp"
 #include "mock/answers.hpp"
+#include "mock/checks.hpp"
 #include "mock/rules.hpp"
 
 namespace clef::mock_detail {
@@ -33,11 +34,6 @@ bool non_empty_string(const Json* value) {
   return value && value->is_string() && !value->get_ref<const std::string&>().empty();
 }
 
-const Json* field(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
 /// Fields other than `allowed`: OpenAI's "Unrecognized request argument".
 Problem unknown_fields(const Json& object, const std::set<std::string>& allowed,
                        const std::string& at) {
@@ -50,15 +46,15 @@ Problem unknown_fields(const Json& object, const std::set<std::string>& allowed,
 }
 
 Problem check_part(const Json& part, const std::string& at, std::size_t& images) {
-  const Json* type = part.is_object() ? field(part, "type") : nullptr;
+  const Json* type = part.is_object() ? member(part, "type") : nullptr;
   if (type && *type == "input_text") {
-    if (!field(part, "text") || !field(part, "text")->is_string()) {
+    if (!member(part, "text") || !member(part, "text")->is_string()) {
       return problem("Missing required parameter: '" + at + ".text'.", at + ".text");
     }
     return unknown_fields(part, {"type", "text"}, at + ".");
   }
   if (type && *type == "input_image") {
-    const Json* url = field(part, "image_url");
+    const Json* url = member(part, "image_url");
     if (!non_empty_string(url) || url->get_ref<const std::string&>().rfind("data:image/", 0) != 0) {
       return problem("Invalid '" + at + ".image_url': images must be data URLs.",
                      at + ".image_url");
@@ -80,12 +76,12 @@ Problem check_input(const Json* input) {
   for (std::size_t i = 0; i < input->size(); ++i) {
     const std::string at = "input[" + std::to_string(i) + "]";
     const Json& message = (*input)[i];
-    if (!message.is_object() || !field(message, "role") || *field(message, "role") != "user") {
+    if (!message.is_object() || !member(message, "role") || *member(message, "role") != "user") {
       return problem("Invalid value for '" + at + ".role': only 'user' messages are supported.",
                      at + ".role");
     }
     if (auto p = unknown_fields(message, {"type", "role", "content"}, at + ".")) return p;
-    const Json* content = field(message, "content");
+    const Json* content = member(message, "content");
     if (content && content->is_string()) continue;
     if (!content || !content->is_array()) {
       return problem("Missing required parameter: '" + at + ".content'.", at + ".content");
@@ -99,7 +95,7 @@ Problem check_input(const Json* input) {
 }
 
 Problem check_choices(const Json& q, const std::string& at) {
-  const Json* choices = field(q, "choices");
+  const Json* choices = member(q, "choices");
   if (!choices || !choices->is_array() || choices->size() < 2 || choices->size() > max_choices) {
     return problem("Invalid '" + at + ".choices': provide between 2 and 255 choices.",
                    at + ".choices");
@@ -108,12 +104,12 @@ Problem check_choices(const Json& q, const std::string& at) {
   for (std::size_t i = 0; i < choices->size(); ++i) {
     const std::string c_at = at + ".choices[" + std::to_string(i) + "]";
     const Json& choice = (*choices)[i];
-    const Json* value = choice.is_object() ? field(choice, "value") : nullptr;
+    const Json* value = choice.is_object() ? member(choice, "value") : nullptr;
     if (!value || !(value->is_string() || value->is_boolean())) {
       return problem("Invalid type for '" + c_at + ".value': expected a string or a boolean.",
                      c_at + ".value");
     }
-    const Json* description = field(choice, "description");
+    const Json* description = member(choice, "description");
     if (description && !description->is_string() && !description->is_null()) {
       return problem("Invalid type for '" + c_at + ".description': expected a string.",
                      c_at + ".description");
@@ -128,14 +124,14 @@ Problem check_choices(const Json& q, const std::string& at) {
 }
 
 Problem check_levels(const Json& q, const std::string& at) {
-  const Json* levels = field(q, "levels");
+  const Json* levels = member(q, "levels");
   if (!levels || !levels->is_array() || levels->size() < 2 || levels->size() > max_levels) {
     return problem("Invalid '" + at + ".levels': provide between 2 and 10 levels.", at + ".levels");
   }
   for (std::size_t i = 0; i < levels->size(); ++i) {
     const std::string l_at = at + ".levels[" + std::to_string(i) + "]";
     const Json& level = (*levels)[i];
-    if (!level.is_object() || !non_empty_string(field(level, "label"))) {
+    if (!level.is_object() || !non_empty_string(member(level, "label"))) {
       return problem("Missing required parameter: '" + l_at + ".label'.", l_at + ".label");
     }
     if (auto p = unknown_fields(level, {"label", "description"}, l_at + ".")) return p;
@@ -145,12 +141,12 @@ Problem check_levels(const Json& q, const std::string& at) {
 
 Problem check_question(const Json& q, const std::string& at) {
   if (!q.is_object()) return problem("Invalid type for '" + at + "': expected an object.", at);
-  const Json* type = field(q, "type");
-  const Json* name = field(q, "name");
+  const Json* type = member(q, "type");
+  const Json* name = member(q, "name");
   if (name && !name->is_string() && !name->is_null()) {
     return problem("Invalid type for '" + at + ".name': expected a string.", at + ".name");
   }
-  if (!non_empty_string(field(q, "instructions"))) {
+  if (!non_empty_string(member(q, "instructions"))) {
     return problem("Missing required parameter: '" + at + ".instructions'.", at + ".instructions");
   }
   if (type && *type == "predicate")
@@ -174,11 +170,11 @@ std::optional<OpenAiProblem> check_openai_body(const Json& body) {
   if (auto p = unknown_fields(body, {"model", "input", "questions", "safety_identifier"}, "")) {
     return p;
   }
-  if (!non_empty_string(field(body, "model"))) {
+  if (!non_empty_string(member(body, "model"))) {
     return problem("Missing required parameter: 'model'.", "model");
   }
-  if (auto p = check_input(field(body, "input"))) return p;
-  const Json* questions = field(body, "questions");
+  if (auto p = check_input(member(body, "input"))) return p;
+  const Json* questions = member(body, "questions");
   if (!questions || !questions->is_array() || questions->empty() ||
       questions->size() > max_questions) {
     return problem("Invalid 'questions': provide between 1 and 400 questions.", "questions");
@@ -194,13 +190,13 @@ std::string openai_input_text(const Json& input) {
   std::string text;
   if (!input.is_array()) return text;
   for (const auto& message : input) {
-    const Json* content = message.is_object() ? field(message, "content") : nullptr;
+    const Json* content = message.is_object() ? member(message, "content") : nullptr;
     if (!content) continue;
     if (content->is_string()) text += (text.empty() ? "" : "\n") + content->get<std::string>();
     if (!content->is_array()) continue;
     for (const auto& part : *content) {
-      const Json* type = part.is_object() ? field(part, "type") : nullptr;
-      const Json* part_text = part.is_object() ? field(part, "text") : nullptr;
+      const Json* type = part.is_object() ? member(part, "type") : nullptr;
+      const Json* part_text = part.is_object() ? member(part, "text") : nullptr;
       if (type && *type == "input_text" && part_text && part_text->is_string()) {
         text += (text.empty() ? "" : "\n") + part_text->get<std::string>();
       }
