@@ -265,8 +265,8 @@ TEST(Batch, RunsOnTheLoopWithNoWorkerThreads) {
   auto client = client_for(server);
   clef::BatchOptions options;
   options.concurrency = 150;
-  // A first run opens the 150 connections, and the mock's thread for each of them, whose names
-  // are only set once they run; the second run, counted, reuses them.
+  // A first run opens the 150 connections, and the mock's thread for each of them; the second
+  // run, counted, reuses them.
   const int at_start = clef::testing::client_threads();
   EXPECT_EQ(clef::decide_all(client, tickets(150), options).size(), 150u);
   const int before = clef::testing::client_threads();

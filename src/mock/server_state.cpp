@@ -1,6 +1,8 @@
 // A running MockServer's state: set up with its routes, served on its own thread, stopped.
 #include "mock/server_state.hpp"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <system_error>
 
@@ -22,7 +24,12 @@ Result<int> ServerState::serve(int port) {
   auto bound = http.listen_on_loopback(port);
   if (!bound) return bound;
   try {
-    thread = std::thread([this] { http.listen_after_bind(); });
+    thread = std::thread([this] {
+      // Named before it accepts: Linux gives a new thread its creator's name, so the connection
+      // threads this one starts are the mock's from their first instant, not only once they run.
+      pthread_setname_np(pthread_self(), "clef-mock-http");
+      http.listen_after_bind();
+    });
   } catch (const std::system_error& e) {
     http.close_listener();
     return make_error(ErrorKind::connection_failed,
