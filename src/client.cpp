@@ -14,6 +14,7 @@
 #include "redact.hpp"
 #include "retry.hpp"
 #include "timer_queue.hpp"
+#include "typesafe_assets.hpp"
 #include "wire_request.hpp"
 #include "wire_response.hpp"
 #include "workers_ai.hpp"
@@ -41,10 +42,11 @@ struct Client::Impl : detail::Connection {
   }
 
   /// The HTTP request for `request`'s body, with the options' timeouts, caps, CA and proxy.
-  HttpRequest http_request(std::string url, std::string body) const {
+  HttpRequest http_request(std::string url, std::string body,
+                           const DecisionRequest& request) const {
     HttpRequest http;
     http.url = std::move(url);
-    http.headers = headers();
+    http.headers = headers(request);
     http.body = std::move(body);
     detail::apply_transfer_options(options, http);
     return http;
@@ -105,6 +107,15 @@ struct Client::Impl : detail::Connection {
     if (!authorization.empty()) headers.emplace_back("Authorization", authorization);
     headers.insert(headers.end(), gateway_headers.begin(), gateway_headers.end());
     return headers;
+  }
+
+  /// headers(), and what this request's content asks for (TypeSafe's opt-in for images).
+  Headers headers(const DecisionRequest& request) const {
+    Headers all = headers();
+    if (auto name = body_model(request)) {
+      detail::add_typesafe_headers(all, request, options.backend, name.value());
+    }
+    return all;
   }
 
   bool cancelled() const { return options.cancel && options.cancel->load(); }
@@ -219,13 +230,24 @@ std::string Client::endpoint(const DecisionRequest& request) const {
   return m_impl->base_url + "/accounts/" + m_impl->options.account_id + "/ai/run/" + path;
 }
 
-Headers Client::redacted_headers() const {
-  Headers headers = m_impl->headers();
+namespace {
+
+Headers redacted(Headers headers) {
   for (auto& [name, value] : headers) {
     // The scheme stays ("Bearer", "Basic"): it tells a reader which credential went.
     if (name == "Authorization") value = value.substr(0, value.find(' ')) + " <redacted>";
   }
   return headers;
+}
+
+}  // namespace
+
+Headers Client::redacted_headers() const {
+  return redacted(m_impl->headers());
+}
+
+Headers Client::redacted_headers(const DecisionRequest& request) const {
+  return redacted(m_impl->headers(request));
 }
 
 Result<std::string> Client::request_body(const DecisionRequest& request) const {
@@ -243,7 +265,7 @@ Result<Decision> Client::decide(const DecisionRequest& request, const RetryPolic
   auto body = request_body(request);
   if (!body) return body.error();
 
-  const HttpRequest http = impl.http_request(endpoint(request), std::move(body).value());
+  const HttpRequest http = impl.http_request(endpoint(request), std::move(body).value(), request);
   const auto started = std::chrono::steady_clock::now();
   for (int attempt = 1;; ++attempt) {
     if (impl.cancelled()) return make_error(ErrorKind::cancelled, "cancelled before sending");
@@ -281,7 +303,7 @@ void Client::submit(DecisionRequest request, const RetryPolicy& retry,
   auto submission = std::make_shared<detail::Submission>();
   submission->impl = m_impl;
   submission->transport = m_impl->async_transport();
-  submission->http = m_impl->http_request(endpoint(request), std::move(body).value());
+  submission->http = m_impl->http_request(endpoint(request), std::move(body).value(), request);
   if (cancel) submission->http.cancel = cancel;
   submission->request = std::move(request);
   submission->policy = retry;

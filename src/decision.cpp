@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "box_answer.hpp"
+
 namespace clef {
 
 const char* to_string(Verdict verdict) noexcept {
@@ -35,10 +37,20 @@ const char* to_string(AnswerStatus status) noexcept {
   return "invalid";
 }
 
+double intersection_over_union(const BoxAnswer& a, const BoxAnswer& b) noexcept {
+  const double across = std::min(a.right, b.right) - std::max(a.left, b.left);
+  const double down = std::min(a.bottom, b.bottom) - std::max(a.top, b.top);
+  if (!(across > 0) || !(down > 0)) return 0;
+  const double shared = across * down;
+  const double either = a.width() * a.height() + b.width() * b.height() - shared;
+  return either > 0 ? shared / either : 0;
+}
+
 std::string Answer::winner() const {
   if (auto* c = choice()) return c->choice;
   if (auto* n = yes_no()) return to_string(n->verdict);
   if (auto* s = score()) return s->most_likely_label;
+  if (auto* b = box()) return detail::box_text(*b);
   return {};
 }
 
@@ -55,6 +67,7 @@ double Answer::winner_probability() const noexcept {
     }
   }
   if (auto* s = score()) return s->probabilities[static_cast<std::size_t>(s->most_likely_level)];
+  if (auto* b = box()) return b->confidence;
   return 0;
 }
 
@@ -62,6 +75,7 @@ double Answer::confidence() const noexcept {
   if (auto* c = choice()) return c->confidence;
   if (auto* n = yes_no()) return n->confidence;
   if (auto* s = score()) return s->confidence;
+  if (auto* b = box()) return b->confidence;
   return 0;
 }
 

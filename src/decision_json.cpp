@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "box_answer.hpp"
+
 namespace clef {
 namespace {
 
@@ -125,6 +127,14 @@ Answer answer_from(const Question& question, const Json& json) {
   const auto renormalized = json.find("renormalized");
   answer.renormalized =
       renormalized != json.end() && renormalized->is_boolean() && renormalized->get<bool>();
+  if (question.type == QuestionType::box) {
+    BoxAnswer box;
+    if (auto problem = detail::read_box(json, box); !problem.empty()) {
+      return invalid(answer, problem);
+    }
+    answer.value = box;
+    return answer;
+  }
   if (question.type == QuestionType::yes_no) {
     auto p = probability_at(json, "p_true");
     if (!p) return invalid(answer, "no p_true in [0, 1]");
@@ -182,6 +192,8 @@ Json to_json(const Answer& answer) {
     out["score"] = s->score;
     out["probabilities"] = probabilities_json(*s);
     if (s->server_confidence) out["server_confidence"] = *s->server_confidence;
+  } else if (const auto* b = answer.box()) {
+    out["box"] = {{"top", b->top}, {"bottom", b->bottom}, {"left", b->left}, {"right", b->right}};
   }
   if (answer.renormalized) out["renormalized"] = true;
   return out;

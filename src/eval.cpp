@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ascii.hpp"
+#include "box_answer.hpp"
 #include "clef/digest.hpp"
 
 namespace clef {
@@ -31,7 +32,14 @@ struct Scored {
   std::optional<double> p_true;  ///< yes/no
   std::optional<double> absolute_error, rps;
   std::optional<bool> within_1;  ///< score
+  std::optional<double> iou;     ///< box: with the gold box
 };
+
+/// A box is right when it overlaps the gold box by half (IoU ≥ 0.5, the usual detection bar);
+/// any other answer when its winner is the gold label.
+bool is_right(const Scored& s, const std::string& gold) {
+  return s.iou ? *s.iou >= 0.5 : s.predicted == gold;
+}
 
 std::size_t index_of(const std::vector<std::string>& labels, const std::string& label) {
   return static_cast<std::size_t>(std::find(labels.begin(), labels.end(), label) - labels.begin());
@@ -82,11 +90,22 @@ Scored score_level(const ScoreAnswer& a, const Question& q, const std::string& g
   return s;
 }
 
+Scored score_box(const BoxAnswer& b, const std::string& gold) {
+  Scored s;
+  s.predicted = detail::box_text(b);
+  s.winner_probability = b.confidence;
+  std::string problem;
+  const auto gold_box = detail::parse_box_text(gold, problem);  // gold_label wrote it
+  s.iou = gold_box ? intersection_over_union(b, *gold_box) : 0.0;
+  return s;
+}
+
 std::optional<Scored> score(const Question& q, const Answer* answer, const std::string& gold) {
   if (!answer || !answer->ok()) return std::nullopt;
   if (const auto* c = answer->choice()) return score_choice(*c, gold);
   if (const auto* n = answer->yes_no()) return score_yes_no(*n, gold);
   if (const auto* s = answer->score()) return score_level(*s, q, gold);
+  if (const auto* b = answer->box()) return score_box(*b, gold);
   return std::nullopt;
 }
 
@@ -96,13 +115,18 @@ struct Collected {
   std::vector<double> brier, log_loss, confidence, p_true, absolute_error, rps;
   std::vector<bool> right, gold_yes;
   std::size_t within_1 = 0;
+  std::vector<double> iou;
 };
 
 void collect(Collected& all, const Scored& s, const std::string& gold) {
-  const bool right = s.predicted == gold;
+  const bool right = is_right(s, gold);
   all.correct += right ? 1 : 0;
   all.right.push_back(right);
   all.confidence.push_back(s.winner_probability);
+  if (s.iou) {
+    all.iou.push_back(*s.iou);
+    return;  // a box has no probabilities to score
+  }
   all.brier.push_back(s.brier);
   all.log_loss.push_back(s.log_loss);
   if (s.p_true) {
@@ -145,6 +169,11 @@ Result<std::string> gold_label(const Question& question, std::string_view writte
           question, text,
           "a level's label, or its index 0 to " + std::to_string(question.levels.size() - 1));
     }
+    case QuestionType::box: {
+      std::string problem;
+      if (auto box = detail::parse_box_text(text, problem)) return detail::box_text(*box);
+      return not_a_gold(question, text, problem);
+    }
   }
   return not_a_gold(question, text, "unknown question type");
 }
@@ -162,7 +191,10 @@ QuestionEvaluation evaluate_question(const Question& question, const std::vector
     }
     ++out.n;
     const auto scored = score(question, i < answers.size() ? answers[i] : nullptr, gold[i]);
-    out.confusion.add(gold[i], scored ? scored->predicted : std::string());
+    // Boxes are measured by overlap: every box is its own label, so no confusion matrix.
+    if (question.type != QuestionType::box) {
+      out.confusion.add(gold[i], scored ? scored->predicted : std::string());
+    }
     if (!scored) continue;
     ++out.answered;
     collect(all, *scored, gold[i]);
@@ -182,6 +214,10 @@ QuestionEvaluation evaluate_question(const Question& question, const std::vector
     out.within_1 = metrics::wilson(all.within_1, out.answered);
     out.rps = metrics::bootstrap_mean(all.rps);
   }
+  if (question.type == QuestionType::box) {
+    out.mean_iou = metrics::bootstrap_mean(all.iou);
+    out.iou_at_least_half = out.accuracy_answered;  // right means IoU ≥ 0.5
+  }
   return out;
 }
 
@@ -196,12 +232,17 @@ ModelComparison compare_question(const Question& question, const std::vector<std
     ++out.n;
     const auto a = score(question, i < answers_a.size() ? answers_a[i] : nullptr, gold[i]);
     const auto b = score(question, i < answers_b.size() ? answers_b[i] : nullptr, gold[i]);
-    const bool a_right = a && a->predicted == gold[i];
-    const bool b_right = b && b->predicted == gold[i];
+    const bool a_right = a && is_right(*a, gold[i]);
+    const bool b_right = b && is_right(*b, gold[i]);
     out.only_a_right += a_right && !b_right ? 1 : 0;
     out.only_b_right += b_right && !a_right ? 1 : 0;
     difference.push_back((a_right ? 1.0 : 0.0) - (b_right ? 1.0 : 0.0));
-    if ((a ? a->predicted : std::string()) != (b ? b->predicted : std::string())) ++flips;
+    // Two boxes are never the same text: they flip when one overlaps the gold and one not.
+    const bool flipped =
+        question.type == QuestionType::box
+            ? a_right != b_right
+            : (a ? a->predicted : std::string()) != (b ? b->predicted : std::string());
+    flips += flipped ? 1 : 0;
   }
   out.accuracy_difference = metrics::bootstrap_mean(difference);
   out.mcnemar_p = metrics::mcnemar_exact_p(out.only_a_right, out.only_b_right);

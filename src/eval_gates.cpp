@@ -43,13 +43,19 @@ struct Compared {
   const char* type;
 };
 
-constexpr Compared compared_metrics[] = {
-    {"accuracy", true, true, ""},   {"accuracy_answered", true, true, ""},
-    {"coverage", true, true, ""},   {"macro_f1", true, false, ""},
-    {"auroc", true, false, "noul"}, {"within_1", true, true, "score"},
-    {"brier", false, true, ""},     {"log_loss", false, true, ""},
-    {"ece", false, false, ""},      {"mae", false, true, "score"},
-    {"rps", false, true, "score"}};
+constexpr Compared compared_metrics[] = {{"accuracy", true, true, ""},
+                                         {"accuracy_answered", true, true, ""},
+                                         {"coverage", true, true, ""},
+                                         {"macro_f1", true, false, ""},
+                                         {"auroc", true, false, "noul"},
+                                         {"within_1", true, true, "score"},
+                                         {"brier", false, true, ""},
+                                         {"log_loss", false, true, ""},
+                                         {"ece", false, false, ""},
+                                         {"mae", false, true, "score"},
+                                         {"rps", false, true, "score"},
+                                         {"mean_iou", true, true, "box"},
+                                         {"iou_at_least_half", true, true, "box"}};
 
 bool applies(const Compared& metric, const std::string& type) {
   return metric.type[0] == '\0' || type == metric.type;
@@ -303,7 +309,8 @@ Result<std::map<std::string, double>> parse_tolerances(const std::vector<std::st
       return make_error(ErrorKind::invalid_input,
                         shown(metric) +
                             " is not a compared metric (accuracy, accuracy_answered, coverage, "
-                            "macro_f1, auroc, within_1, brier, log_loss, ece, mae, rps)",
+                            "macro_f1, auroc, within_1, brier, log_loss, ece, mae, rps, "
+                            "mean_iou, iou_at_least_half)",
                         "--tolerance");
     }
     out[metric] = *value;
@@ -330,8 +337,8 @@ std::string metric_shape_problem(const Json& value, bool interval) {
 Status check_question(const Json& question, const std::string& where) {
   if (!question.is_object()) return bad_baseline(where + " is not an object");
   const std::string type = text_of(question, "type");
-  if (type != "choice" && type != "noul" && type != "score") {
-    return bad_baseline(where + ".type is not choice, noul or score");
+  if (type != "choice" && type != "noul" && type != "score" && type != "box") {
+    return bad_baseline(where + ".type is not choice, noul, score or box");
   }
   for (const auto& metric : compared_metrics) {
     if (!applies(metric, type)) continue;

@@ -166,6 +166,10 @@ void add_type_metrics(const QuestionEvaluation& e, Json& out) {
     out["within_1"] = interval_json(e.within_1);
     out["rps"] = interval_json(e.rps);
   }
+  if (e.type == QuestionType::box) {
+    out["mean_iou"] = interval_json(e.mean_iou);
+    out["iou_at_least_half"] = interval_json(e.iou_at_least_half);
+  }
 }
 
 Json question_json(const QuestionEvaluation& e) {

@@ -30,6 +30,8 @@ const char* openai_type(QuestionType type) {
       return "choice";
     case QuestionType::score:
       return "score";
+    case QuestionType::box:
+      return "";  // refused before the body is written (wire_request.cpp)
   }
   return "";
 }

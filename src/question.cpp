@@ -79,6 +79,14 @@ Status validate_score(const Question& q) {
   return {};
 }
 
+Status validate_box(const Question& q) {
+  if (!q.options.empty() || q.true_means || q.false_means || !q.levels.empty() ||
+      !q.level_descriptions.empty()) {
+    return question_error(q, "a box question takes instructions only (no criteria)");
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Guidance> Guidance::structured(std::string_view json_text) {
@@ -109,6 +117,8 @@ const char* to_string(QuestionType type) noexcept {
       return "noul";
     case QuestionType::score:
       return "score";
+    case QuestionType::box:
+      return "box";
   }
   return "unknown";
 }
@@ -144,6 +154,14 @@ Question Question::score(std::string name, Guidance instructions, std::vector<st
   return q;
 }
 
+Question Question::box(std::string name, Guidance instructions) {
+  Question q;
+  q.name = std::move(name);
+  q.type = QuestionType::box;
+  q.instructions = std::move(instructions);
+  return q;
+}
+
 Status validate(const Question& q) {
   if (q.name.empty() || q.name.size() > QuestionLimits::max_name_length ||
       !std::all_of(q.name.begin(), q.name.end(), is_name_char)) {
@@ -161,6 +179,8 @@ Status validate(const Question& q) {
       return validate_yes_no(q);
     case QuestionType::score:
       return validate_score(q);
+    case QuestionType::box:
+      return validate_box(q);
   }
   return question_error(q, "unknown question type");
 }

@@ -91,6 +91,8 @@ Status append_question(std::string& out, const Question& q) {
     case QuestionType::score:
       criteria = append_score_criteria(out, q, where);
       break;
+    case QuestionType::box:
+      break;  // a box takes no criteria
   }
   if (!criteria) return criteria;
   out += '}';
@@ -147,7 +149,7 @@ class QuestionReader {
     }
     const Located type = member(q, "type");
     if (!q.value.contains("type") || !type.value.is_string()) {
-      return error(type, "missing: \"choice\", \"noul\" or \"score\"");
+      return error(type, "missing: \"choice\", \"noul\", \"score\" or \"box\"");
     }
     const Located instructions = member(q, "instructions");
     if (!q.value.contains("instructions")) return error(instructions, "missing");
@@ -168,8 +170,13 @@ class QuestionReader {
     } else if (type_name == "score") {
       question.type = QuestionType::score;
       read = score_criteria(criteria, question);
+    } else if (type_name == "box") {
+      question.type = QuestionType::box;
+      if (q.value.contains("criteria")) {
+        read = error(criteria, "a box question takes no criteria, only instructions");
+      }
     } else {
-      return error(type, "unknown type \"" + type_name + "\" (choice, noul or score)");
+      return error(type, "unknown type \"" + type_name + "\" (choice, noul, score or box)");
     }
     if (!read) return read.error();
     if (auto status = validate(question); !status) {

@@ -8,6 +8,7 @@
 #include "openai_dialect.hpp"
 #include "question_wire.hpp"
 #include "request_limits.hpp"
+#include "typesafe_assets.hpp"
 
 namespace clef::detail {
 namespace {
@@ -31,8 +32,8 @@ void append_attachments(std::string& out, const char* field,
 
 /// The fields clef writes itself, which an extra field may not repeat.
 const std::set<std::string>& fields_sent(Backend backend) {
-  static const std::set<std::string> systemone = {"model", "state",  "questions", "images",
-                                                  "audio", "videos", "keep_alive"};
+  static const std::set<std::string> systemone = {"model",  "state", "questions", "images",
+                                                  "assets", "audio", "videos",    "keep_alive"};
   static const std::set<std::string> openai = {"model", "input", "questions"};
   return backend == Backend::openai ? openai : systemone;
 }
@@ -76,6 +77,7 @@ Result<std::string> serialize_request(const DecisionRequest& request, Backend ba
             " it",
         "keep_alive");
   }
+  if (auto s = check_typesafe_form(request, backend, model); !s) return s.error();
   if (auto s = check_attachments(request, backend, model); !s) return s.error();
   if (backend == Backend::openai) {
     auto body = openai_request_body(request, model);
@@ -92,10 +94,13 @@ Result<std::string> serialize_request(const DecisionRequest& request, Backend ba
   if (auto s = append_json_string(out, model, "model"); !s) return s.error();
   out += ",\"state\":";
   out += request.state.wire_json();
+  // TypeSafe's images go before the questions that name them, as its published examples put them.
+  const bool assets = sends_assets(request, backend, model);
+  if (assets) append_assets(out, request);
   out += ",\"questions\":";
   if (auto s = append_questions(out, request.questions); !s) return s.error();
   // Ollama wants raw base64 images and refuses data URLs (it takes no audio or video).
-  append_attachments(out, "images", request.images, backend == Backend::ollama);
+  if (!assets) append_attachments(out, "images", request.images, backend == Backend::ollama);
   append_attachments(out, "audio", request.audio, false);
   append_attachments(out, "videos", request.videos, false);
   if (request.keep_alive) {
@@ -105,6 +110,9 @@ Result<std::string> serialize_request(const DecisionRequest& request, Backend ba
   if (auto s = append_extra_fields(out, request, backend); !s) return s.error();
   out += '}';
   if (auto s = check_body_size(out.size(), backend, model); !s) return s.error();
+  if (assets) {
+    if (auto s = check_typesafe_body_size(out.size()); !s) return s.error();
+  }
   return out;
 }
 

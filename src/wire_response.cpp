@@ -1,12 +1,11 @@
 // The implementation of wire_response.hpp: a decision response object -> typed, validated answers.
 #include "wire_response.hpp"
 
-#include "openai_dialect.hpp"
-
 #include <cmath>
 #include <limits>
 #include <set>
 
+#include "box_answer.hpp"
 #include "http_errors.hpp"
 #include "openai_dialect.hpp"
 #include "workers_ai.hpp"
@@ -178,6 +177,17 @@ void parse_score(const Json& json, const Question& q, const ValidationOptions& v
   a.value = std::move(score);
 }
 
+/// A box as TypeSafe sends it: {"type": "box", "box": {"top", "bottom", "left", "right"},
+/// "confidence"}. Geometry outside the image or inside out is refused, never clamped: a box drawn
+/// from it would be somewhere the model did not say.
+void parse_box(const Json& json, Answer& a) {
+  BoxAnswer box;
+  if (auto problem = read_box(json, box); !problem.empty()) {
+    return mark(a, AnswerStatus::invalid, problem);
+  }
+  a.value = box;
+}
+
 Answer parse_answer(const Json& answers, std::optional<std::string_view> answers_text,
                     const Question& q, const ValidationOptions& v) {
   Answer a;
@@ -216,6 +226,9 @@ Answer parse_answer(const Json& answers, std::optional<std::string_view> answers
       break;
     case QuestionType::score:
       parse_score(*it, q, v, a);
+      break;
+    case QuestionType::box:
+      parse_box(*it, a);
       break;
   }
   return a;

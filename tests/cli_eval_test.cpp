@@ -826,7 +826,7 @@ TEST(CliEval, DamagedBaselineIsRefusedNamingTheField) {
       {[](Json& b) { b["models"]["m"]["questions"]["refund"].erase("auroc"); },
        "models.m.questions.refund has no \"auroc\""},
       {[](Json& b) { b["models"]["m"]["questions"]["team"]["type"] = 3; },
-       "models.m.questions.team.type is not choice, noul or score"},
+       "models.m.questions.team.type is not choice, noul, score or box"},
       {[](Json& b) { b.erase("schema"); }, "not a clef-eval/1 report"},
       {[](Json& b) { b.erase("dataset_sha256"); }, "has no \"dataset_sha256\" string"},
       {[](Json& b) { b["questions_sha256"] = 7; }, "has no \"questions_sha256\" string"},

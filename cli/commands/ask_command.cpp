@@ -44,7 +44,7 @@ constexpr std::size_t inline_body_limit = 16u * 1024u;
 std::string curl_command(const Client& client, const DecisionRequest& request,
                          const std::string& body, const ConnectionFlags& flags) {
   std::string command = "curl -sS " + shell_quote(client.endpoint(request));
-  for (const auto& [name, value] : client.redacted_headers()) {
+  for (const auto& [name, value] : client.redacted_headers(request)) {
     if (name == "Authorization" && value.rfind("Basic ", 0) == 0) {
       // Credentials from the URL: curl asks for the password itself, so it is never printed.
       const auto credentials = url_credentials(client.options().base_url);
@@ -55,7 +55,8 @@ std::string curl_command(const Client& client, const DecisionRequest& request,
                                     ? "$(cat " + shell_quote(flags.api_token_file) + ")"
                                     : std::string("$") + (variable ? variable : "CLEF_API_KEY");
       command += " -H \"Authorization: Bearer " + token + "\"";
-    } else if (name == "Content-Type" || name.rfind("cf-aig-", 0) == 0) {
+    } else if (name == "Content-Type" || name.rfind("cf-aig-", 0) == 0 ||
+               name.rfind("TypeSafe-", 0) == 0) {
       // AI Gateway's headers too: without cf-aig-collect-log-payload the gateway would log the
       // ticket that clef was told to keep out of its logs.
       command += " -H " + shell_quote(name + ": " + value);
@@ -100,6 +101,8 @@ std::vector<std::string> winner_labels(const Question& question) {
     case QuestionType::score:
       labels = question.levels;
       break;
+    case QuestionType::box:
+      break;  // a box has edges, not a label (parse_gates refuses it)
   }
   return labels;
 }
@@ -135,6 +138,12 @@ Result<std::vector<Gate>> parse_gates(const std::vector<std::string>& expects,
                                        [&](const Question& q) { return q.name == name; });
     if (question == questions.end()) {
       return make_error(ErrorKind::invalid_input, "no question named \"" + name + "\"", "--expect");
+    }
+    if (question->type == QuestionType::box) {
+      return make_error(
+          ErrorKind::invalid_input,
+          "\"" + name + "\" is a box question: a box has edges, not a label to expect",
+          "--expect " + expect);
     }
     auto label = gate_label(*question, wanted);
     if (!label) {
@@ -173,7 +182,8 @@ std::vector<std::string> failed_gates(const Decision& decision, const std::vecto
 }
 
 void print_decision(const AskFlags& flags, const Decision& decision,
-                    const std::vector<Question>& questions, const Context& context) {
+                    const std::vector<Question>& questions, const DecisionRequest& request,
+                    const Context& context) {
   const std::string format = flags.json ? "json" : flags.format;
   if (format == "json")
     context.out << dump_json(to_json(decision)) << "\n";
@@ -184,7 +194,9 @@ void print_decision(const AskFlags& flags, const Decision& decision,
   else if (format == "values")
     print_values(context.out, decision);
   else
-    print_human(context.out, decision, questions, context.color);
+    // A box is drawn in pixels only when it is clear which image it is in.
+    print_human(context.out, decision, questions, context.color,
+                request.images.size() == 1 ? request.images[0].size() : std::nullopt);
 }
 
 }  // namespace
@@ -255,7 +267,7 @@ int print_without_sending(const AskFlags& flags, const Client& client,
     return as_int(ExitCode::ok);
   }
   context.err << "POST " << client.endpoint(request) << "\n";
-  for (const auto& [name, value] : client.redacted_headers())
+  for (const auto& [name, value] : client.redacted_headers(request))
     context.err << name << ": " << value << "\n";
   context.out << body.value() << "\n";
   return as_int(ExitCode::ok);
@@ -263,10 +275,10 @@ int print_without_sending(const AskFlags& flags, const Client& client,
 
 /// Prints the decision and turns it into the exit code: unusable answers, then abstentions, then
 /// the gates.
-int conclude(const AskFlags& flags, const Decision& decision,
+int conclude(const AskFlags& flags, const Decision& decision, const DecisionRequest& request,
              const std::vector<Question>& questions, const std::vector<Gate>& gates,
              const Context& context) {
-  print_decision(flags, decision, questions, context);
+  print_decision(flags, decision, questions, request, context);
   bool all_ok = true;
   bool abstained = false;
   for (const auto& answer : decision.answers) {
@@ -327,7 +339,8 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
   if (int code = cassette_failure_exit(client.value(), context)) return code;
   if (!decision) return report(context, decision.error(), flags.connection);
   if (*policy) (*policy)->apply(decision.value());
-  return conclude(flags, decision.value(), questions.value(), gates.value(), context);
+  return conclude(flags, decision.value(), request.value(), questions.value(), gates.value(),
+                  context);
 }
 
 }  // namespace clef::cli

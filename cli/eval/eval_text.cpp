@@ -45,6 +45,10 @@ std::string extras(const QuestionEvaluation& q) {
     return "  MAE " + fixed(value_of(q.mae), 2) + "  within-1 " + pct(value_of(q.within_1)) +
            "  RPS " + fixed(value_of(q.rps), 3);
   }
+  if (q.type == QuestionType::box) {
+    return "  mean IoU " + fixed(value_of(q.mean_iou), 3) + "  IoU>=0.5 " +
+           pct(value_of(q.iou_at_least_half));
+  }
   return "";
 }
 

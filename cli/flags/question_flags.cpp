@@ -1,5 +1,5 @@
 // The implementation of question_flags.hpp: --questions FILE and the inline --choice / --yes-no /
-// --score flags, shared by ask and batch.
+// --score / --box flags, shared by ask and batch.
 #include "flags/question_flags.hpp"
 
 #include <iostream>
@@ -22,7 +22,12 @@ void add_question_flags(CLI::App& command, QuestionFlags& flags) {
   flags.score_option =
       command.add_option("--score", flags.scores,
                          "A score question: 'NAME: instructions | lowest level | ... | highest'");
-  for (CLI::Option* option : {flags.choice_option, flags.yes_no_option, flags.score_option}) {
+  flags.box_option = command.add_option(
+      "--box", flags.boxes,
+      "A box question, where one thing is in the image (TypeSafe's Jev 1.14): 'NAME: "
+      "instructions'");
+  for (CLI::Option* option :
+       {flags.choice_option, flags.yes_no_option, flags.score_option, flags.box_option}) {
     one_value_each(option);
   }
 }
@@ -33,7 +38,7 @@ Result<std::vector<Question>> collect_questions(const QuestionFlags& flags,
   auto from_files = read_questions_files(flags.files, std::cin);
   if (!from_files) return from_files.error();
   questions = std::move(from_files).value();
-  std::size_t next_choice = 0, next_yes_no = 0, next_score = 0;
+  std::size_t next_choice = 0, next_yes_no = 0, next_score = 0, next_box = 0;
   for (const CLI::Option* option : command.parse_order()) {
     Result<Question> question = make_error(ErrorKind::invalid_input, "unreachable");
     if (option == flags.choice_option && next_choice < flags.choices.size()) {
@@ -42,6 +47,8 @@ Result<std::vector<Question>> collect_questions(const QuestionFlags& flags,
       question = parse_shorthand(QuestionType::yes_no, flags.yes_nos[next_yes_no++]);
     } else if (option == flags.score_option && next_score < flags.scores.size()) {
       question = parse_shorthand(QuestionType::score, flags.scores[next_score++]);
+    } else if (option == flags.box_option && next_box < flags.boxes.size()) {
+      question = parse_shorthand(QuestionType::box, flags.boxes[next_box++]);
     } else {
       continue;
     }
@@ -49,9 +56,10 @@ Result<std::vector<Question>> collect_questions(const QuestionFlags& flags,
     questions.push_back(std::move(question).value());
   }
   if (questions.empty()) {
-    return make_error(ErrorKind::invalid_input,
-                      "no questions: give --questions FILE or --choice / --yes-no / --score",
-                      "questions");
+    return make_error(
+        ErrorKind::invalid_input,
+        "no questions: give --questions FILE or --choice / --yes-no / --score / --box",
+        "questions");
   }
   if (auto status = validate(questions); !status) return status.error();
   return questions;

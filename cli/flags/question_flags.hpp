@@ -1,4 +1,5 @@
-// --questions FILE and the inline --choice / --yes-no / --score flags, shared by ask and batch.
+// --questions FILE and the inline --choice / --yes-no / --score / --box flags, shared by ask and
+// batch.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,9 +15,11 @@ struct QuestionFlags {
   std::vector<std::string> choices;
   std::vector<std::string> yes_nos;
   std::vector<std::string> scores;
+  std::vector<std::string> boxes;
   CLI::Option* choice_option = nullptr;
   CLI::Option* yes_no_option = nullptr;
   CLI::Option* score_option = nullptr;
+  CLI::Option* box_option = nullptr;
 };
 
 void add_question_flags(CLI::App& command, QuestionFlags& flags);

@@ -26,6 +26,16 @@ std::vector<std::string> split_parts(const std::string& spec) {
   return parts;
 }
 
+/// `text` with each '|' escaped, so split_parts keeps it whole.
+std::string escaped_pipes(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::vector<Question>> read_questions_files(const std::vector<std::string>& paths,
@@ -48,7 +58,8 @@ Result<std::vector<Question>> read_questions_files(const std::vector<std::string
 Result<Question> parse_shorthand(QuestionType type, const std::string& spec) {
   const std::string flag = type == QuestionType::choice   ? "--choice"
                            : type == QuestionType::yes_no ? "--yes-no"
-                                                          : "--score";
+                           : type == QuestionType::score  ? "--score"
+                                                          : "--box";
   const auto colon = spec.find(':');
   if (colon == std::string::npos) {
     return make_error(ErrorKind::invalid_input,
@@ -57,7 +68,10 @@ Result<Question> parse_shorthand(QuestionType type, const std::string& spec) {
   }
   std::string name = spec.substr(0, colon);
   while (!name.empty() && name.back() == ' ') name.pop_back();
-  std::vector<std::string> parts = split_parts(spec.substr(colon + 1));
+  // A box has instructions only: everything after the colon, a '|' included.
+  std::vector<std::string> parts = type == QuestionType::box
+                                       ? split_parts(escaped_pipes(spec.substr(colon + 1)))
+                                       : split_parts(spec.substr(colon + 1));
   Question question;
   question.name = name;
   question.type = type;
@@ -92,6 +106,8 @@ Result<Question> parse_shorthand(QuestionType type, const std::string& spec) {
       case QuestionType::score:
         question.levels.push_back(part);
         break;
+      case QuestionType::box:
+        break;  // one part only (escaped_pipes)
     }
   }
   if (auto status = validate(question); !status) {

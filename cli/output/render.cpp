@@ -7,6 +7,7 @@
 #include "common/context.hpp"
 #include "common/number_text.hpp"
 #include "common/terminal_text.hpp"
+#include "output/box_view.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -100,7 +101,8 @@ const Question* find_question(const std::vector<Question>& questions, const std:
 }  // namespace
 
 void print_human(std::ostream& out, const Decision& decision,
-                 const std::vector<Question>& questions, bool color) {
+                 const std::vector<Question>& questions, bool color,
+                 std::optional<ImageSize> image) {
   for (const auto& answer : decision.answers) {
     const Question* q = find_question(questions, answer.question);
     if (color) out << bold;
@@ -148,6 +150,9 @@ void print_human(std::ostream& out, const Decision& decision,
       }
       print_rows(out, rows, std::to_string(s->most_likely_level) + " " + s->most_likely_label,
                  color, RowOrder::as_given);
+    } else if (const auto* b = answer.box()) {
+      out << "  confidence " << fixed(b->confidence, 2) << "\n";
+      print_box(out, *b, image, color);
     }
   }
   if (color) out << dim;

@@ -70,6 +70,9 @@ class CLEF_API Client {
   /// The headers decide() sends, the Authorization value replaced by "Bearer <redacted>" (or
   /// "Basic <redacted>" for credentials given in the base URL).
   Headers redacted_headers() const;
+  /// The same for `request`, with what its content adds (TypeSafe-Danger-Zone-Images: true for
+  /// an image or a box question in TypeSafe's form).
+  Headers redacted_headers(const DecisionRequest& request) const;
 
   const ClientOptions& options() const noexcept;
 

@@ -56,6 +56,25 @@ struct ScoreAnswer {
   double confidence = 0;  ///< clef's own: 1 − H(p)/ln N.
 };
 
+/// Answer to a box question: the edges of a box around what its instructions describe, each a
+/// fraction of the image measured from its top-left corner (top and bottom of its height, left
+/// and right of its width). clef refuses, never clamps, other geometry: every edge finite and in
+/// [0, 1], top < bottom and left < right, else the answer is invalid.
+struct BoxAnswer {
+  double top = 0;
+  double bottom = 0;
+  double left = 0;
+  double right = 0;
+  double confidence = 0;  ///< As the server reported it, in [0, 1] (a box has no probabilities).
+
+  double width() const noexcept { return right - left; }
+  double height() const noexcept { return bottom - top; }
+};
+
+/// The intersection over union of two boxes: 1 when they are the same, 0 when they do not
+/// overlap.
+CLEF_API double intersection_over_union(const BoxAnswer& a, const BoxAnswer& b) noexcept;
+
 enum class AnswerStatus {
   ok,          ///< A valid answer of the asked type.
   missing,     ///< The server sent no answer for this question.
@@ -76,7 +95,7 @@ struct CLEF_API Answer {
   AnswerStatus status = AnswerStatus::missing;
   std::string problem;        ///< Why the status is not ok (the server's refusal text, ...).
   bool renormalized = false;  ///< Rounded probabilities were rescaled to sum to 1.
-  std::variant<std::monostate, ChoiceAnswer, YesNoAnswer, ScoreAnswer> value;
+  std::variant<std::monostate, ChoiceAnswer, YesNoAnswer, ScoreAnswer, BoxAnswer> value;
   std::string raw_json;             ///< The answer object exactly as sent (empty when missing).
   std::optional<double> threshold;  ///< abstained: the Policy threshold it fell below.
 
@@ -84,16 +103,18 @@ struct CLEF_API Answer {
   const ChoiceAnswer* choice() const noexcept { return std::get_if<ChoiceAnswer>(&value); }
   const YesNoAnswer* yes_no() const noexcept { return std::get_if<YesNoAnswer>(&value); }
   const ScoreAnswer* score() const noexcept { return std::get_if<ScoreAnswer>(&value); }
+  const BoxAnswer* box() const noexcept { return std::get_if<BoxAnswer>(&value); }
   [[deprecated("Answer::yes_no()")]] const YesNoAnswer* noul() const noexcept { return yes_no(); }
 
   /// True when there is a valid value: ok, or abstained (valid but below its threshold).
   bool has_value() const noexcept { return !std::holds_alternative<std::monostate>(value); }
 
   /// The winning label for scripts: the choice label, "yes"/"no"/"unknown", or the most likely
-  /// score level's label ("Urgent"; ScoreAnswer::most_likely_level has its index); empty
-  /// without a value.
+  /// score level's label ("Urgent"; ScoreAnswer::most_likely_level has its index), a box's edges
+  /// as "top,bottom,left,right" (the form clef eval's gold takes); empty without a value.
   std::string winner() const;
-  /// The winner's probability (for yes/no, P(verdict side)); 0 without a value.
+  /// The winner's probability (for yes/no, P(verdict side); for a box, its confidence); 0
+  /// without a value.
   double winner_probability() const noexcept;
   /// clef's confidence for any type; 0 without a value.
   double confidence() const noexcept;

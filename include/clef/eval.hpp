@@ -25,8 +25,10 @@ namespace clef {
 
 /// A gold answer as people write it, as the label Answer::winner() would give: a choice label
 /// (exactly); for yes/no "true", "yes", "1" → "yes" and "false", "no", "0" → "no" (any case);
-/// for a score a level's label or its index → the label. Empty (or only white space) is "":
-/// no gold for this item. Anything else is an error naming the valid answers.
+/// for a score a level's label or its index → the label; for a box "top,bottom,left,right"
+/// (fractions, top < bottom, left < right) → the same edges in Answer::winner()'s form. Empty (or
+/// only white space) is "": no gold for this item. Anything else is an error naming the valid
+/// answers.
 CLEF_API Result<std::string> gold_label(const Question& question, std::string_view written);
 
 /// One question over a set of items.
@@ -60,10 +62,16 @@ struct QuestionEvaluation {
   std::optional<metrics::Interval> mae;       ///< score: |Σ i·pᵢ − gold index|
   std::optional<metrics::Interval> within_1;  ///< score: most likely level within 1 of gold
   std::optional<metrics::Interval> rps;       ///< score: ranked probability score
+  /// box: the intersection over union with the gold box, mean over the answered items. A box is
+  /// right (accuracy, ECE, comparisons) when its IoU is at least 0.5; boxes have no confusion
+  /// matrix, Brier score or log loss.
+  std::optional<metrics::Interval> mean_iou;
+  std::optional<metrics::Interval> iou_at_least_half;  ///< box: answered items with IoU ≥ 0.5
 };
 
 /// Evaluates `question` where gold[i] is item i's gold label as gold_label gives it ("" = none)
-/// and answers[i] its answer (nullptr = none). A yes/no prediction is "yes" at P(true) ≥ 0.5.
+/// and answers[i] its answer (nullptr = none). A yes/no prediction is "yes" at P(true) ≥ 0.5; a
+/// box's gold is "top,bottom,left,right".
 CLEF_API QuestionEvaluation evaluate_question(const Question& question,
                                               const std::vector<std::string>& gold,
                                               const std::vector<const Answer*>& answers);

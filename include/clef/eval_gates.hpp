@@ -83,8 +83,8 @@ struct BaselineComparison {
 };
 
 /// The metrics a baseline compares (accuracy, accuracy_answered, coverage, macro_f1, auroc,
-/// within_1, brier, log_loss, ece, mae, rps), per model and question in both reports. A
-/// comparison of no metric at all is an error: it would prove nothing.
+/// within_1, brier, log_loss, ece, mae, rps, mean_iou, iou_at_least_half), per model and question
+/// in both reports. A comparison of no metric at all is an error: it would prove nothing.
 CLEF_API Result<BaselineComparison> compare_to_baseline(
     const EvalReport& report, const EvalBaseline& baseline,
     const std::map<std::string, double>& tolerances);

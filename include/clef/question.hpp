@@ -17,9 +17,13 @@ enum class QuestionType {
   yes_no,  ///< Yes / no / unknown ("noul" on the wire); the answer is P(true).
   noul [[deprecated("QuestionType::yes_no")]] = yes_no,
   score,  ///< An ordered scale of 2–10 described levels; the answer is the expected level.
+  /// Where one thing is in the request's image: the answer is a box, four edges as fractions of
+  /// the image (TypeSafe's Jev 1.14, `jev-1.14.0` / `jev-preview`; experimental there). Only
+  /// the generic System One backend sends it; Workers AI, Ollama and OpenAI have no such type.
+  box,
 };
 
-/// "choice", "noul" or "score": the wire names. (clef's own name for the yes/no/unknown type
+/// "choice", "noul", "score" or "box": the wire names. (clef's own name for the yes/no/unknown type
 /// is yes_no everywhere in C++ and "yes/no" in text; "noul" is only what the wire calls it.)
 CLEF_API const char* to_string(QuestionType type) noexcept;
 
@@ -66,6 +70,7 @@ struct ChoiceOption {
 ///                                         {"other", std::nullopt}});
 ///     auto refund = clef::Question::yes_no("refund", "Does the customer ask for a refund?");
 ///     auto urgency = clef::Question::score("urgency", "How urgent?", {"Routine", "Urgent"});
+///     auto mug = clef::Question::box("mug", "The coffee mug in the photo");
 struct CLEF_API Question {
   std::string name;
   QuestionType type = QuestionType::choice;
@@ -86,6 +91,9 @@ struct CLEF_API Question {
                          std::optional<std::string> true_means = std::nullopt,
                          std::optional<std::string> false_means = std::nullopt);
   static Question score(std::string name, Guidance instructions, std::vector<std::string> levels);
+  /// Instructions only: what to find, and in which image when there are several. A box is
+  /// always answered, even when the thing is absent: ask a yes/no beside it.
+  static Question box(std::string name, Guidance instructions);
 };
 
 /// Limits every server enforces; clef checks them before sending.

@@ -42,6 +42,13 @@ struct DecisionRequest {
   State state = State::text("");
   std::vector<Question> questions;
   std::vector<Image> images;
+  /// TypeSafe's form (Jev models, and any request with a box question, on the systemone
+  /// backend): images travel in an `assets` map, each under a reference that the model reads
+  /// where the request's text names it — in the state, an instruction or a criterion, as
+  /// {"photo": "image_1"} with "the mug in `photo`". One per image (1-64 characters of A-Z, a-z,
+  /// 0-9, '_', '-'), or empty for image_1, image_2, … . A reference nothing names is refused
+  /// before sending, as TypeSafe would refuse it.
+  std::vector<std::string> image_references;
   /// Audio and video clips, for a model that takes them (clef-omni); refused before sending for
   /// any other model, and on Ollama.
   std::vector<MediaClip> audio;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "box_answer.hpp"
 #include "json_text.hpp"
 #include "mock/profile.hpp"
 
@@ -131,12 +132,41 @@ Json score_answer(MockProfile shape, const Options& options, const std::vector<d
   return answer;
 }
 
+/// A box around where the simulated model "sees" the thing: a rule's "top,bottom,left,right"
+/// with its probability as the confidence, else edges from the hash (at least 0.1 wide and
+/// tall, so TypeSafe's two decimals keep top < bottom and left < right).
+Json box_answer(MockProfile shape, const std::string& state, const std::string& name,
+                const MockRule* rule) {
+  std::string problem;
+  const auto ruled_box = rule ? clef::detail::parse_box_text(rule->answer, problem) : std::nullopt;
+  const double sure = ruled_box ? rule->probability : 0.5 + logit(state, name, "sure") / 14.0;
+  BoxAnswer box;
+  if (ruled_box) {
+    box = *ruled_box;
+  } else {
+    const double height = 0.1 + logit(state, name, "height") / 20.0;  // logits are [0, 6.25)
+    const double width = 0.1 + logit(state, name, "width") / 20.0;
+    box.top = (1.0 - height) * logit(state, name, "top") / 6.25;
+    box.left = (1.0 - width) * logit(state, name, "left") / 6.25;
+    box.bottom = box.top + height;
+    box.right = box.left + width;
+  }
+  return {{"type", "box"},
+          {"box",
+           {{"top", number_as_sent(shape, box.top)},
+            {"bottom", number_as_sent(shape, box.bottom)},
+            {"left", number_as_sent(shape, box.left)},
+            {"right", number_as_sent(shape, box.right)}}},
+          {"confidence", number_as_sent(shape, sure)}};
+}
+
 }  // namespace
 
 Json answer_for(MockProfile shape, const std::string& state, const std::string& name,
                 const Json& question, const MockRule* rule) {
   const std::string type = detail::string_field(question, "type");
   if (type == "noul") return noul_answer(shape, state, name, rule);
+  if (type == "box") return box_answer(shape, state, name, rule);
   const Options options = options_of(type, question);
   const std::vector<double> p = distribution(state, name, options, rule);
   if (type == "choice") return choice_answer(shape, options, p);

@@ -17,7 +17,8 @@ std::string check_question(MockProfile shape, const std::string& at, const Json&
   if (!q.is_object()) return at + ": must be an object, not " + type_name(q);
   const Json* type = member(q, "type");
   if (!type || !type->is_string()) {
-    return at + ".type: must be a string (choice, noul or score)" +
+    return at + ".type: must be a string (choice, noul, score" +
+           (shape == MockProfile::typesafe ? ", box)" : ")") +
            (type ? ", not " + type_name(*type) : std::string());
   }
   // Workers AI, Ollama's Clef models and TypeSafe read structured (object or array)
@@ -63,6 +64,8 @@ std::string check_question(MockProfile shape, const std::string& at, const Json&
                (structured_ok ? ", an object or an array" : "");
       }
     }
+  } else if (kind == "box" && shape == MockProfile::typesafe) {
+    if (criteria) return at + ".criteria: a box question takes no criteria";
   } else {
     return at + ".type: unknown question type \"" + kind + "\"";
   }

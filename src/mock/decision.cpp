@@ -14,6 +14,7 @@
 #include "mock/openai_profile.hpp"
 #include "mock/profile.hpp"
 #include "mock/rules.hpp"
+#include "mock/typesafe_checks.hpp"
 
 namespace clef::mock_detail {
 namespace {
@@ -85,6 +86,7 @@ std::optional<Reply> refusal(MockProfile shape, const MockSettings& s, const Moc
   if (auto problem = check_body(shape, body); !problem.empty()) {
     return error_reply(shape, invalid_status(shape), problem);
   }
+  if (shape == MockProfile::typesafe) return typesafe_refusal(request, body, decoded.model);
   return std::nullopt;
 }
 

@@ -2,6 +2,8 @@
 // id, model names (and the cassette tag a profile records under).
 #include "mock/profile.hpp"
 
+#include "mock/typesafe_checks.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -73,8 +75,11 @@ Json probabilities_object(MockProfile shape, const std::vector<std::string>& key
 Json decision_body(MockProfile shape, const std::string& model, Json answers,
                    std::size_t request_bytes) {
   const int count = static_cast<int>(answers.size());
-  Json decision = {{"model", shape == MockProfile::typesafe ? "jev-1.13.0" : model},
-                   {"answers", std::move(answers)}};
+  // TypeSafe names the version that answered: jev-latest is still 1.13, jev-preview is 1.14.
+  const std::string answered = shape != MockProfile::typesafe ? model
+                               : answers_boxes(model)         ? "jev-1.14.0"
+                                                              : "jev-1.13.0";
+  Json decision = {{"model", answered}, {"answers", std::move(answers)}};
   decision["usage"] = {{"input_tokens", static_cast<long long>(request_bytes / 4)},
                        {"output_tokens", shape == MockProfile::typesafe ? count * 10 : 0}};
   if (shape == MockProfile::laya) {

@@ -32,3 +32,9 @@ ffmpeg "${common[@]}" -f lavfi -i "anoisesrc=d=1:r=8000,apad=pad_dur=2" -c:a lib
 ffmpeg "${common[@]}" -f lavfi -i "testsrc=size=32x24:rate=5:duration=3" -c:v libx264 -preset ultrafast -pix_fmt yuv420p -g 5 -movflags frag_keyframe+empty_moov "${out[@]}" clip-3s-fragmented.mp4
 ffmpeg "${common[@]}" "${tone[@]}" -c:a aac -b:a 16k -f adts -write_id3v2 1 "${out[@]}" tone-2s-id3.aac
 ffmpeg "${common[@]}" "${pattern[@]}" -c:v libvpx -b:v 20k "${out[@]}" clip-1s-silent.webm
+# A scene for the Box question (TypeSafe takes 280 to 1568 pixels a side): a red square on white,
+# its box top 0.2, bottom 0.5, left 0.5, right 0.7 of the 400x300 frame.
+ffmpeg "${common[@]}" -f lavfi -i "color=c=white:s=400x300,drawbox=x=200:y=60:w=80:h=90:color=red:t=fill" \
+  -frames:v 1 "${out[@]}" red-square-400x300.png
+ffmpeg "${common[@]}" -f lavfi -i "color=c=white:s=400x300,drawbox=x=200:y=60:w=80:h=90:color=red:t=fill" \
+  -frames:v 1 "${out[@]}" red-square-400x300.jpg
