@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "batch/batch_input.hpp"
+#include "batch/item_images.hpp"
 #include "batch/batch_output.hpp"
 #include "batch/batch_progress.hpp"
 #include "batch/batch_shard.hpp"
@@ -62,6 +63,11 @@ Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format,
   const Client& client = clients.front();
   DecisionRequest probe = prototype;
   probe.state = State::text("x");
+  if (!flags.image_field.empty()) {
+    // Each item brings its own image: the run is checked with a stand-in the state names.
+    probe.images.push_back(stand_in_image());
+    probe.state = State::text("image_1");
+  }
   auto body = client.request_body(probe);
   if (!body) return body.error();
   auto questions_digest = questions_sha256(prototype.questions);
@@ -79,6 +85,7 @@ Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format,
       {"id_field", format == InputFormat::text ? "" : flags.id_field},
       {"state_field", format == InputFormat::text ? "" : flags.state_field},
   };
+  if (!flags.image_field.empty()) record.fields.emplace_back("image_field", flags.image_field);
   if (shard) {
     // What clef merge checks the shards by: the same input bytes, split the same way.
     auto input = file_sha256(flags.input, "the input");
@@ -131,6 +138,17 @@ class BatchJob {
       if (!readable) return Result<DecisionRequest>(item->state.error());
       DecisionRequest request = m_prototype;
       request.state = std::move(item->state).value();
+      if (!m_flags.image_field.empty()) {
+        // Read as the item is sent, so a night-long run holds only the images in flight.
+        auto images = item_images(item->image, directory_of(m_flags.input));
+        if (!images) {
+          Error error = images.error();
+          error.where = "line " + std::to_string(item->line) + ", " + m_flags.image_field + ": " +
+                        error.where;
+          return Result<DecisionRequest>(std::move(error));
+        }
+        request.images = std::move(images).value();
+      }
       return Result<DecisionRequest>(std::move(request));
     }
   }
@@ -345,6 +363,9 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
                   "CSV/TSV: the state is a JSON object of these columns, in this order (a,b,c)")
       ->delimiter(',')
       ->allow_extra_args(false);
+  batch.add_option("--image-field", flags.image_field,
+                   "Field or column naming each item's image file (or a JSON array of files), "
+                   "read from the input's directory when relative");
   add_question_flags(batch, flags.questions);
   batch.add_option("-j,--concurrency", flags.concurrency, "Requests in flight")
       ->capture_default_str()
@@ -444,6 +465,12 @@ Status check_format_flags(const BatchFlags& flags, const CLI::App& command, Inpu
                       "give the state one way: --state-field or --state-columns",
                       "--state-columns");
   }
+  if (!flags.image_field.empty() && format == InputFormat::text) {
+    return make_error(ErrorKind::invalid_input,
+                      "--image-field names a field of JSONL or a column of CSV/TSV, and text "
+                      "lines have neither",
+                      "--image-field");
+  }
   if (flags.output_format != "jsonl" && (flags.resume || flags.dedupe)) {
     return make_error(ErrorKind::invalid_input,
                       std::string(flags.resume ? "--resume" : "--dedupe") +
@@ -461,7 +488,8 @@ Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputF
   }
   std::istream& in = flags.input == "-" ? stdin_stream : file;
   auto reader =
-      make_reader(in, format, {flags.id_field, flags.state_field, flags.state_columns, {}});
+      make_reader(in, format,
+                  {flags.id_field, flags.state_field, flags.state_columns, {}, flags.image_field});
   if (!reader) {
     Error error = reader.error();
     error.where = flags.input + ": " + error.where;

@@ -22,6 +22,7 @@ struct BatchFlags {
   std::string input_format;  ///< Empty: from the file name.
   std::string id_field = "id";
   std::string state_field = "state";
+  std::string image_field;  ///< --image-field: each item's image file(s); empty: none.
   QuestionFlags questions;
   std::size_t concurrency = 4;
   std::size_t per_host = 0;     ///< Several hosts: the most in flight on one (0: -j only).

@@ -85,6 +85,7 @@ class JsonlReader final : public InputReader {
       }
       item.id = object[m_fields.id];
       for (const auto& name : m_fields.extra) item.extra.push_back(field_text(object, name));
+      if (!m_fields.image.empty()) item.image = field_text(object, m_fields.image);
       if (!object.contains(m_fields.state)) {
         item.state = make_error(ErrorKind::invalid_input,
                                 "no \"" + m_fields.state + "\" field (--state-field)", where);
@@ -110,7 +111,7 @@ class TextReader final : public InputReader {
     std::string& line = read.text;
     while (read_line(m_in, read, max_input_line)) {
       ++m_line;
-      if (read.too_long) return InputItem{Json(m_line), too_long_error(m_line), m_line, {}, {}};
+      if (read.too_long) return InputItem{Json(m_line), too_long_error(m_line), m_line, {}, {}, {}};
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) {
         // A blank line still gets its output line: every input line is accounted for.
@@ -119,9 +120,10 @@ class TextReader final : public InputReader {
                                     "line " + std::to_string(m_line)),
                          m_line,
                          {},
+                         {},
                          {}};
       }
-      return InputItem{Json(m_line), State::text(line), m_line, {}, {}};
+      return InputItem{Json(m_line), State::text(line), m_line, {}, {}, {}};
     }
     return std::nullopt;
   }
@@ -161,6 +163,15 @@ class DelimitedReader final : public InputReader {
                           "the header has no \"" + name + "\" column (--label)", "line 1");
       }
       m_extra_columns.push_back(static_cast<std::size_t>(at - m_header.begin()));
+    }
+    if (!fields.image.empty()) {
+      const auto at = std::find(m_header.begin(), m_header.end(), fields.image);
+      if (at == m_header.end()) {
+        return make_error(ErrorKind::invalid_input,
+                          "the header has no \"" + fields.image + "\" column (--image-field)",
+                          "line 1");
+      }
+      m_image_column = static_cast<int>(at - m_header.begin());
     }
     if (!m_state_columns.empty()) m_state_column = static_cast<int>(m_state_columns[0].second);
     m_last_needed = static_cast<std::size_t>(std::max(m_id_column, m_state_column));
@@ -204,6 +215,8 @@ class DelimitedReader final : public InputReader {
       item.state = state_of(*fields, start);
       for (std::size_t column : m_extra_columns)
         item.extra.push_back(column < fields->size() ? (*fields)[column] : std::string());
+      const auto image = static_cast<std::size_t>(m_image_column);
+      if (m_image_column >= 0 && image < fields->size()) item.image = (*fields)[image];
       item.columns = std::move(fields).value();
       return item;
     }
@@ -310,6 +323,7 @@ class DelimitedReader final : public InputReader {
   std::vector<std::string> m_header;
   std::vector<std::pair<std::string, std::size_t>> m_state_columns;
   std::vector<std::size_t> m_extra_columns;
+  int m_image_column = -1;
 };
 
 /// Drops a UTF-8 byte order mark at the start (Excel's "CSV UTF-8" writes one): otherwise it

@@ -36,6 +36,8 @@ struct InputItem {
   /// InputFields::extra's values in their order: a string as is, a number or boolean as JSON
   /// writes it, "" when absent or null.
   std::vector<std::string> extra;
+  /// InputFields::image's value: an image file's path, or a JSON array of paths; "" for none.
+  std::string image;
 };
 
 class InputReader {
@@ -57,6 +59,8 @@ struct InputFields {
   /// More fields or columns to read with each item (clef eval's gold labels, --label). A CSV/TSV
   /// header without one is an error.
   std::vector<std::string> extra;
+  /// The field or column naming each item's image file(s) (--image-field); empty: none.
+  std::string image;
 };
 
 /// Reads `in` (which must outlive the reader). CSV/TSV fail here if the header lacks a field.

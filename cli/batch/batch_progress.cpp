@@ -49,7 +49,8 @@ void Progress::finished(bool ok, const Decision* decision) {
   if (decision && decision->cached) ++m_cached;
   if (decision) {
     for (const auto& answer : decision->answers) {
-      if (answer.ok()) ++m_labels[answer.question][answer.winner()];
+      // Every box is its own winner: counted as boxes, not one line per box in the summary.
+      if (answer.ok()) ++m_labels[answer.question][answer.box() ? "box" : answer.winner()];
       if (answer.status == AnswerStatus::abstained) ++m_labels[answer.question]["(abstained)"];
     }
   }

@@ -44,7 +44,7 @@ Result<LabelledSet> read_labelled_set(const BatchFlags& run, InputFormat format,
                                       const std::vector<Question>& asked,
                                       const std::vector<LabelFlag>& labels) {
   LabelledSet data;
-  InputFields fields{run.id_field, run.state_field, run.state_columns, {}};
+  InputFields fields{run.id_field, run.state_field, run.state_columns, {}, {}};
   for (const auto& label : labels) {
     const Question* question = nullptr;
     for (const auto& q : asked)

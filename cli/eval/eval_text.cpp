@@ -138,8 +138,12 @@ void print_model(std::ostream& out, const EvalReport& report, const ModelEvaluat
     const QuestionEvaluation& q = model.questions[i];
     out << "  " << (color ? bold : "") << terminal_safe(q.question) << (color ? reset : "") << " ("
         << type_name(q.type) << ")  n " << q.n << "  coverage " << pct(value_of(q.coverage))
-        << "  accuracy " << rate(q.accuracy) << "  macro-F1 " << fixed(q.macro_f1, 3) << "  Brier "
-        << fixed(value_of(q.brier), 3) << "  " << ece(q, color) << extras(q) << "\n";
+        << "  accuracy " << rate(q.accuracy);
+    // A box has no labels and no probabilities: no macro-F1 and no Brier score to show.
+    if (q.type != QuestionType::box) {
+      out << "  macro-F1 " << fixed(q.macro_f1, 3) << "  Brier " << fixed(value_of(q.brier), 3);
+    }
+    out << "  " << ece(q, color) << extras(q) << "\n";
     print_classes(out, q);
     if (i < model.thresholds.size()) print_threshold(out, report, model.thresholds[i]);
   }
