@@ -18,7 +18,20 @@ std::optional<double> number_at(const Json& object, const char* key) {
   return it->get<double>();
 }
 
-bool in_unit_range(double x) { return std::isfinite(x) && x >= 0.0 && x <= 1.0; }
+bool in_unit_range(double x) {
+  return std::isfinite(x) && x >= 0.0 && x <= 1.0;
+}
+
+/// The shortest decimal that reads back as `x`: what the server sent, not six rounded places
+/// that can make -1e-9 read "-0.000000" or 0.3000000001 read as 0.3.
+std::string shortest(double x) {
+  char buffer[32] = "";
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", digits, x);
+    if (std::strtod(buffer, nullptr) == x) break;
+  }
+  return buffer;
+}
 
 }  // namespace
 
@@ -27,16 +40,16 @@ std::string box_geometry_problem(const BoxAnswer& box) {
       {"top", box.top}, {"bottom", box.bottom}, {"left", box.left}, {"right", box.right}};
   for (const auto& [name, edge] : edges) {
     if (!in_unit_range(edge)) {
-      return std::string("box.") + name + " is " + std::to_string(edge) + ", outside [0, 1]";
+      return std::string("box.") + name + " is " + shortest(edge) + ", outside [0, 1]";
     }
   }
   if (!(box.top < box.bottom)) {
-    return "box.top " + std::to_string(box.top) + " is not above box.bottom " +
-           std::to_string(box.bottom) + " (top < bottom)";
+    return "box.top " + shortest(box.top) + " is not above box.bottom " + shortest(box.bottom) +
+           " (top < bottom)";
   }
   if (!(box.left < box.right)) {
-    return "box.left " + std::to_string(box.left) + " is not left of box.right " +
-           std::to_string(box.right) + " (left < right)";
+    return "box.left " + shortest(box.left) + " is not left of box.right " + shortest(box.right) +
+           " (left < right)";
   }
   return {};
 }
@@ -50,14 +63,14 @@ std::string read_box(const Json& answer, BoxAnswer& out) {
   for (const auto& [name, edge] : edges) {
     const auto value = number_at(*it, name);
     if (!value) return std::string("box.") + name + " is missing or not a number";
-    *edge = *value;
+    *edge = *value + 0.0;  // -0 is 0: "-0" is no edge anyone drew
   }
   if (auto problem = box_geometry_problem(box); !problem.empty()) return problem;
   const auto confidence = number_at(answer, "confidence");
   if (!confidence || !in_unit_range(*confidence)) {
     return "the box's confidence is missing or outside [0, 1]";
   }
-  box.confidence = *confidence;
+  box.confidence = *confidence + 0.0;
   out = box;
   return {};
 }
@@ -65,12 +78,7 @@ std::string read_box(const Json& answer, BoxAnswer& out) {
 std::string box_text(const BoxAnswer& box) {
   std::string text;
   for (double edge : {box.top, box.bottom, box.left, box.right}) {
-    char buffer[32] = "";
-    for (int digits = 1; digits <= 17; ++digits) {
-      std::snprintf(buffer, sizeof buffer, "%.*g", digits, edge);
-      if (std::strtod(buffer, nullptr) == edge) break;
-    }
-    text += (text.empty() ? "" : ",") + std::string(buffer);
+    text += (text.empty() ? "" : ",") + shortest(edge + 0.0);
   }
   return text;
 }
@@ -85,14 +93,14 @@ std::optional<BoxAnswer> parse_box_text(std::string_view text, std::string& prob
   std::size_t start = 0;
   for (;;) {
     const std::size_t comma = text.find(',', start);
-    const std::string_view part =
-        trimmed_space(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
+    const std::string_view part = trimmed_space(
+        text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
     const auto value = parse_decimal(part);
     if (count == 4 || !value) {
       problem = "a box is four numbers, top,bottom,left,right (such as 0.25,0.82,0.44,0.84)";
       return std::nullopt;
     }
-    edges[count++] = *value;
+    edges[count++] = *value + 0.0;
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

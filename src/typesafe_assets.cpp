@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "clef/json.hpp"
 #include "json_text.hpp"
 #include "media/file_bytes.hpp"
 
@@ -30,7 +31,9 @@ std::string bare_name(const std::string& model) {
   return slash == std::string::npos ? model : model.substr(slash + 1);
 }
 
-bool is_jev(const std::string& model) { return bare_name(model).rfind("jev-", 0) == 0; }
+bool is_jev(const std::string& model) {
+  return bare_name(model).rfind("jev-", 0) == 0;
+}
 
 /// A Jev before 1.14, which answers a box with a bare "Invalid request.": jev-latest (still
 /// 1.13) and jev-1.N for N < 14.
@@ -45,7 +48,9 @@ bool jev_without_boxes(const std::string& model) {
   return digits > 6 && minor < 14;
 }
 
-std::string indexed(std::size_t i) { return "images[" + std::to_string(i) + "]"; }
+std::string indexed(std::size_t i) {
+  return "images[" + std::to_string(i) + "]";
+}
 
 Error refused(std::string message, std::string where) {
   return make_error(ErrorKind::invalid_input, std::move(message), std::move(where));
@@ -53,11 +58,14 @@ Error refused(std::string message, std::string where) {
 
 /// Whether `reference` is in a string value of `value` (TypeSafe does not look inside keys).
 bool mentioned_in(const Json& value, const std::string& reference, int depth = 0) {
-  if (value.is_string()) return value.get_ref<const std::string&>().find(reference) != std::string::npos;
-  if (depth > 64 || (!value.is_object() && !value.is_array())) return false;
-  return std::any_of(value.begin(), value.end(), [&](const Json& item) {
-    return mentioned_in(item, reference, depth + 1);
-  });
+  if (value.is_string())
+    return value.get_ref<const std::string&>().find(reference) != std::string::npos;
+  // As deep as clef reads JSON at all (max_json_depth): a reference found nowhere is refused.
+  if (depth > static_cast<int>(max_json_depth) || (!value.is_object() && !value.is_array())) {
+    return false;
+  }
+  return std::any_of(value.begin(), value.end(),
+                     [&](const Json& item) { return mentioned_in(item, reference, depth + 1); });
 }
 
 bool mentioned_in(const Guidance& guidance, const std::string& reference) {
@@ -107,8 +115,14 @@ Status check_image(const Image& image, std::size_t i) {
                    indexed(i));
   }
   const auto size = image.size();
-  if (size && (std::min(size->width, size->height) < min_side ||
-               std::max(size->width, size->height) > max_side)) {
+  if (!size) {
+    return refused(
+        "the image's header is cut short, so its size cannot be read; TypeSafe refuses an image "
+        "outside 280 to 1568 pixels a side",
+        indexed(i));
+  }
+  if (std::min(size->width, size->height) < min_side ||
+      std::max(size->width, size->height) > max_side) {
     return refused("image is " + std::to_string(size->width) + " x " +
                        std::to_string(size->height) +
                        " pixels; TypeSafe takes 280 to 1568 pixels a side (it does not resize)",
@@ -127,7 +141,10 @@ Status check_references(const DecisionRequest& request) {
   std::set<std::string> seen;
   for (std::size_t i = 0; i < request.images.size(); ++i) {
     const std::string reference = image_reference(request, i);
-    const std::string where = "image_references[" + std::to_string(i) + "]";
+    // Named by the caller: that name; else the image (image_1 is images[0]'s).
+    const std::string where = request.image_references.empty()
+                                  ? indexed(i) + " (" + reference + ")"
+                                  : "image_references[" + std::to_string(i) + "]";
     if (!well_formed(reference)) {
       return refused("image reference \"" + reference +
                          "\" must be 1-64 characters of A-Z, a-z, 0-9, '_' and '-'",
@@ -136,12 +153,23 @@ Status check_references(const DecisionRequest& request) {
     if (!seen.insert(reference).second) {
       return refused("image reference \"" + reference + "\" is given twice", where);
     }
+    // TypeSafe matches references as plain text: one inside another (image_1 in image_12)
+    // would place an image where the other's reference is.
+    for (std::size_t j = 0; j < request.images.size(); ++j) {
+      const std::string other = image_reference(request, j);
+      if (j != i && other != reference && other.find(reference) != std::string::npos) {
+        return refused("image reference \"" + reference + "\" occurs inside \"" + other +
+                           "\"; TypeSafe matches references as plain text, so each must be "
+                           "distinct from every part of the others",
+                       where);
+      }
+    }
     if (!mentioned(request, reference)) {
       return refused("image reference \"" + reference +
                          "\" appears nowhere in the state or the questions; TypeSafe refuses an "
-                         "image nothing refers to (write \"" + reference +
-                         "\" where the image belongs, such as {\"photo\": \"" + reference +
-                         "\"} and \"the mug in `photo`\")",
+                         "image nothing refers to (write \"" +
+                         reference + "\" where the image belongs, such as {\"photo\": \"" +
+                         reference + "\"} and \"the mug in `photo`\")",
                      where);
     }
   }

@@ -12,11 +12,11 @@
 #include <unordered_set>
 
 #include "batch/batch_input.hpp"
-#include "batch/item_images.hpp"
 #include "batch/batch_output.hpp"
 #include "batch/batch_progress.hpp"
 #include "batch/batch_shard.hpp"
 #include "batch/batch_table.hpp"
+#include "batch/item_images.hpp"
 #include "clef/batch.hpp"
 #include "clef/decision_json.hpp"
 #include "clef/digest.hpp"
@@ -487,9 +487,8 @@ Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputF
     if (!file) return make_error(ErrorKind::invalid_input, "cannot open the input", flags.input);
   }
   std::istream& in = flags.input == "-" ? stdin_stream : file;
-  auto reader =
-      make_reader(in, format,
-                  {flags.id_field, flags.state_field, flags.state_columns, {}, flags.image_field});
+  auto reader = make_reader(
+      in, format, {flags.id_field, flags.state_field, flags.state_columns, {}, flags.image_field});
   if (!reader) {
     Error error = reader.error();
     error.where = flags.input + ": " + error.where;

@@ -24,15 +24,14 @@ Result<std::vector<std::string>> paths_in(const std::string& field) {
     if (paths.size() == parsed->size()) return paths;
   }
   return make_error(ErrorKind::invalid_input,
-                    "the image field is a path or an array of at most 16 paths",
-                    "--image-field");
+                    "the image field is a path or an array of at most 16 paths", "--image-field");
 }
 
 }  // namespace
 
 Image stand_in_image() {
-  static const std::string header("\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\x01\x18\0\0\x01\x18\x08\x02\0\0\0",
-                                  29);
+  static const std::string header(
+      "\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\x01\x18\0\0\x01\x18\x08\x02\0\0\0", 29);
   return Image::from_bytes(header).value();
 }
 

@@ -208,23 +208,27 @@ void html_model(std::ostream& out, const EvalReport& report, const ModelEvaluati
   if (!failures.empty()) out << "<p class=\"failed\">" << escape(failures) << "</p>\n";
   out << "<table><tr><th>question</th><th>type</th><th>n</th><th>coverage</th>"
          "<th>accuracy</th><th>macro-F1</th><th>Brier</th><th>log loss</th><th>ECE "
-         "(noise floor)</th></tr>\n";
+         "(noise floor)</th><th>more</th></tr>\n";
   for (const std::size_t i : questions_by_name(report)) {
     const QuestionEvaluation& q = model.questions[i];
     out << "<tr><td>" << escape(q.question) << "</td><td>" << escape(to_string(q.type))
         << "</td><td>" << q.n << "</td><td>" << interval(q.coverage) << "</td><td>"
         << interval(q.accuracy) << "</td><td>" << fixed(q.macro_f1, 3) << "</td><td>"
         << fixed(value_of(q.brier), 3) << "</td><td>" << fixed(value_of(q.log_loss), 3)
-        << "</td><td>" << ece_cell(q) << "</td></tr>\n";
+        << "</td><td>" << ece_cell(q) << "</td><td>" << escape(extras(q)) << "</td></tr>\n";
   }
   out << "</table>\n";
   for (const std::size_t i : questions_by_name(report)) {
     const QuestionEvaluation& q = model.questions[i];
-    out << "<h3>" << escape(name) << " · " << escape(q.question) << "</h3>\n<div class=\"charts\">"
-        << "<figure><figcaption>F1 per label</figcaption>" << f1_bars(q.classes)
-        << "</figure><figure><figcaption>Confusion matrix</figcaption>"
-        << confusion_matrix(q.confusion) << "</figure><figure><figcaption>Reliability</figcaption>"
-        << reliability_diagram(q.reliability) << "</figure></div>\n";
+    out << "<h3>" << escape(name) << " · " << escape(q.question) << "</h3>\n<div class=\"charts\">";
+    // A box has no labels: its overlap is in the table, its calibration in the diagram.
+    if (q.type != QuestionType::box) {
+      out << "<figure><figcaption>F1 per label</figcaption>" << f1_bars(q.classes)
+          << "</figure><figure><figcaption>Confusion matrix</figcaption>"
+          << confusion_matrix(q.confusion) << "</figure>";
+    }
+    out << "<figure><figcaption>Reliability</figcaption>" << reliability_diagram(q.reliability)
+        << "</figure></div>\n";
   }
 }
 

@@ -38,20 +38,6 @@ std::string type_name(QuestionType type) {
   return type == QuestionType::yes_no ? "yes/no" : to_string(type);
 }
 
-/// The line of type-specific numbers: AUROC for yes/no, MAE/within-1/RPS for scores.
-std::string extras(const QuestionEvaluation& q) {
-  if (q.type == QuestionType::yes_no) return "  AUROC " + fixed(q.auroc, 3);
-  if (q.type == QuestionType::score) {
-    return "  MAE " + fixed(value_of(q.mae), 2) + "  within-1 " + pct(value_of(q.within_1)) +
-           "  RPS " + fixed(value_of(q.rps), 3);
-  }
-  if (q.type == QuestionType::box) {
-    return "  mean IoU " + fixed(value_of(q.mean_iou), 3) + "  IoU>=0.5 " +
-           pct(value_of(q.iou_at_least_half));
-  }
-  return "";
-}
-
 /// "ECE 0.054 (noise ~0.12)"; the floor means nothing without an ECE.
 std::string ece(const QuestionEvaluation& q, bool color) {
   if (!q.ece) return std::string("ECE ") + undefined_text;
@@ -150,6 +136,21 @@ void print_model(std::ostream& out, const EvalReport& report, const ModelEvaluat
 }
 
 }  // namespace
+
+// The line of type-specific numbers: AUROC for yes/no, MAE/within-1/RPS for scores, mean IoU
+// for boxes.
+std::string extras(const QuestionEvaluation& q) {
+  if (q.type == QuestionType::yes_no) return "  AUROC " + fixed(q.auroc, 3);
+  if (q.type == QuestionType::score) {
+    return "  MAE " + fixed(value_of(q.mae), 2) + "  within-1 " + pct(value_of(q.within_1)) +
+           "  RPS " + fixed(value_of(q.rps), 3);
+  }
+  if (q.type == QuestionType::box) {
+    return "  mean IoU " + fixed(value_of(q.mean_iou), 3) + "  IoU>=0.5 " +
+           pct(value_of(q.iou_at_least_half));
+  }
+  return "";
+}
 
 std::optional<double> value_of(const std::optional<metrics::Interval>& interval) {
   return interval ? std::optional<double>(interval->value) : std::nullopt;

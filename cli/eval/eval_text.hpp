@@ -16,6 +16,9 @@ namespace clef::cli {
 /// its noise floor, a bar per label's F1; then each comparison.
 void print_eval_summary(std::ostream& out, const EvalReport& report, bool color);
 
+/// The numbers only its type has, as "  MAE 0.42  within-1 90.0%  RPS 0.081" ("" for a choice).
+std::string extras(const QuestionEvaluation& q);
+
 /// The same as Markdown tables.
 std::string report_markdown(const EvalReport& report);
 

@@ -12,7 +12,6 @@ namespace clef::cli {
 
 /// The lines under a box answer's name: its edges, then the frame with the box in it. `image`
 /// is the size of the one image the box is in (nullopt when unknown or there were several).
-void print_box(std::ostream& out, const BoxAnswer& box, std::optional<ImageSize> image,
-               bool color);
+void print_box(std::ostream& out, const BoxAnswer& box, std::optional<ImageSize> image, bool color);
 
 }  // namespace clef::cli

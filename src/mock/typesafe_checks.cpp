@@ -32,7 +32,8 @@ bool any_box(const Json& questions) {
 
 /// Whether `reference` is in a string value of `value`: TypeSafe does not look inside keys.
 bool mentioned_in(const Json& value, const std::string& reference, int depth = 0) {
-  if (value.is_string()) return value.get_ref<const std::string&>().find(reference) != std::string::npos;
+  if (value.is_string())
+    return value.get_ref<const std::string&>().find(reference) != std::string::npos;
   if (depth > 64 || (!value.is_object() && !value.is_array())) return false;
   return std::any_of(value.begin(), value.end(),
                      [&](const Json& item) { return mentioned_in(item, reference, depth + 1); });
@@ -108,8 +109,9 @@ std::optional<Reply> typesafe_refusal(const MockRequest& request, const Json& bo
   const bool box = questions && questions->is_object() && any_box(*questions);
   if (!assets && !box) return std::nullopt;
   if (request.header("TypeSafe-Danger-Zone-Images") != "true") {
-    return usage_error("Images and box questions are experimental: send "
-                       "TypeSafe-Danger-Zone-Images: true");
+    return usage_error(
+        "Images and box questions are experimental: send "
+        "TypeSafe-Danger-Zone-Images: true");
   }
   if (box && !answers_boxes(model)) return usage_error("Invalid request.");
   if (assets && !assets->is_object()) return usage_error("assets: must be an object");
