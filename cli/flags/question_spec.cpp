@@ -36,6 +36,43 @@ std::string escaped_pipes(const std::string& text) {
   return out;
 }
 
+/// One '|' part after the instructions: an option (label=description), a yes/no meaning
+/// (true=... or false=...) or a score level.
+Status add_part(Question& question, const std::string& part, const std::string& flag) {
+  const auto equals = part.find('=');
+  std::string key = part.substr(0, equals);
+  while (!key.empty() && key.back() == ' ') key.pop_back();
+  std::optional<std::string> value;
+  if (equals != std::string::npos) {
+    std::string v = part.substr(equals + 1);
+    const auto first = v.find_first_not_of(' ');
+    value = first == std::string::npos ? std::string() : v.substr(first);
+  }
+  switch (question.type) {
+    case QuestionType::choice:
+      question.options.push_back({key, value});
+      break;
+    case QuestionType::yes_no:
+      if (key == "true" && value) {
+        question.true_means = value;
+      } else if (key == "false" && value) {
+        question.false_means = value;
+      } else {
+        return make_error(
+            ErrorKind::invalid_input,
+            "a yes/no question takes only 'true=...' and 'false=...', not \"" + part + "\"",
+            flag + " " + question.name);
+      }
+      break;
+    case QuestionType::score:
+      question.levels.push_back(part);
+      break;
+    case QuestionType::box:
+      break;  // one part only (escaped_pipes)
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::vector<Question>> read_questions_files(const std::vector<std::string>& paths,
@@ -77,38 +114,7 @@ Result<Question> parse_shorthand(QuestionType type, const std::string& spec) {
   question.type = type;
   question.instructions = parts.front();
   for (std::size_t i = 1; i < parts.size(); ++i) {
-    const std::string& part = parts[i];
-    const auto equals = part.find('=');
-    std::string key = part.substr(0, equals);
-    while (!key.empty() && key.back() == ' ') key.pop_back();
-    std::optional<std::string> value;
-    if (equals != std::string::npos) {
-      std::string v = part.substr(equals + 1);
-      const auto first = v.find_first_not_of(' ');
-      value = first == std::string::npos ? std::string() : v.substr(first);
-    }
-    switch (type) {
-      case QuestionType::choice:
-        question.options.push_back({key, value});
-        break;
-      case QuestionType::yes_no:
-        if (key == "true" && value)
-          question.true_means = value;
-        else if (key == "false" && value)
-          question.false_means = value;
-        else {
-          return make_error(
-              ErrorKind::invalid_input,
-              "a yes/no question takes only 'true=...' and 'false=...', not \"" + part + "\"",
-              flag + " " + name);
-        }
-        break;
-      case QuestionType::score:
-        question.levels.push_back(part);
-        break;
-      case QuestionType::box:
-        break;  // one part only (escaped_pipes)
-    }
+    if (auto added = add_part(question, parts[i], flag); !added) return added.error();
   }
   if (auto status = validate(question); !status) {
     Error error = status.error();

@@ -98,6 +98,40 @@ const Question* find_question(const std::vector<Question>& questions, const std:
   return nullptr;
 }
 
+/// The lines under an answer's winner: a bar per option or level, or the box on its image.
+void print_values_of(std::ostream& out, const Answer& answer, const Question* q, bool color,
+                     std::optional<ImageSize> image) {
+  std::vector<Row> rows;
+  if (const auto* c = answer.choice()) {
+    out << "  " << percent(c->probability) << "  confidence " << fixed(c->confidence, 2) << "\n";
+    for (std::size_t i = 0; i < c->probabilities.size(); ++i) {
+      std::string description;
+      if (q && i < q->options.size() && q->options[i].description)
+        description = q->options[i].description->text();
+      rows.push_back({c->probabilities[i].label, c->probabilities[i].probability, description});
+    }
+    print_rows(out, rows, c->choice, color);
+  } else if (const auto* n = answer.yes_no()) {
+    out << "  P(true) " << percent(n->p_true) << "  confidence " << fixed(n->confidence, 2) << "\n";
+    rows = {{"true", n->p_true, q && q->true_means ? *q->true_means : ""},
+            {"false", 1.0 - n->p_true, q && q->false_means ? *q->false_means : ""}};
+    print_rows(out, rows, n->p_true >= 0.5 ? "true" : "false", color);
+  } else if (const auto* s = answer.score()) {
+    out << "  expected " << fixed(s->score, 2) << "  confidence " << fixed(s->confidence, 2)
+        << "\n";
+    // A scale reads in its own order, lowest level first.
+    for (std::size_t i = 0; i < s->probabilities.size(); ++i) {
+      const std::string label = i < s->labels.size() ? s->labels[i] : "";
+      rows.push_back({std::to_string(i) + " " + label, s->probabilities[i], ""});
+    }
+    print_rows(out, rows, std::to_string(s->most_likely_level) + " " + s->most_likely_label, color,
+               RowOrder::as_given);
+  } else if (const auto* b = answer.box()) {
+    out << "  confidence " << fixed(b->confidence, 2) << "\n";
+    print_box(out, *b, image, color);
+  }
+}
+
 }  // namespace
 
 void print_human(std::ostream& out, const Decision& decision,
@@ -124,36 +158,7 @@ void print_human(std::ostream& out, const Decision& decision,
                                : std::string("the policy trusts no answer here"))
           << ")";
     }
-    std::vector<Row> rows;
-    if (const auto* c = answer.choice()) {
-      out << "  " << percent(c->probability) << "  confidence " << fixed(c->confidence, 2) << "\n";
-      for (std::size_t i = 0; i < c->probabilities.size(); ++i) {
-        std::string description;
-        if (q && i < q->options.size() && q->options[i].description)
-          description = q->options[i].description->text();
-        rows.push_back({c->probabilities[i].label, c->probabilities[i].probability, description});
-      }
-      print_rows(out, rows, c->choice, color);
-    } else if (const auto* n = answer.yes_no()) {
-      out << "  P(true) " << percent(n->p_true) << "  confidence " << fixed(n->confidence, 2)
-          << "\n";
-      rows = {{"true", n->p_true, q && q->true_means ? *q->true_means : ""},
-              {"false", 1.0 - n->p_true, q && q->false_means ? *q->false_means : ""}};
-      print_rows(out, rows, n->p_true >= 0.5 ? "true" : "false", color);
-    } else if (const auto* s = answer.score()) {
-      out << "  expected " << fixed(s->score, 2) << "  confidence " << fixed(s->confidence, 2)
-          << "\n";
-      // A scale reads in its own order, lowest level first.
-      for (std::size_t i = 0; i < s->probabilities.size(); ++i) {
-        const std::string label = i < s->labels.size() ? s->labels[i] : "";
-        rows.push_back({std::to_string(i) + " " + label, s->probabilities[i], ""});
-      }
-      print_rows(out, rows, std::to_string(s->most_likely_level) + " " + s->most_likely_label,
-                 color, RowOrder::as_given);
-    } else if (const auto* b = answer.box()) {
-      out << "  confidence " << fixed(b->confidence, 2) << "\n";
-      print_box(out, *b, image, color);
-    }
+    print_values_of(out, answer, q, color, image);
   }
   if (color) out << dim;
   out << "model " << (decision.model.empty() ? "?" : terminal_safe(decision.model)) << " · "
