@@ -26,8 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto again = clef::parse_questions(once);
     if (!again || written(again.value()) != once) __builtin_trap();  // the writer reads back
   }
-  for (auto type :
-       {clef::QuestionType::choice, clef::QuestionType::yes_no, clef::QuestionType::score}) {
+  for (auto type : {clef::QuestionType::choice, clef::QuestionType::yes_no,
+                    clef::QuestionType::score, clef::QuestionType::box}) {
     auto question = clef::cli::parse_shorthand(type, text);
     if (question && !clef::validate(question.value())) __builtin_trap();
   }

@@ -1,5 +1,6 @@
 // libFuzzer: a 200 body from every backend through the client's parser and validator, for a
-// fixed request with one question of each type. The first byte picks the backend.
+// fixed request with one question of each type (a box too, for the systemone backend, as
+// TypeSafe's Jev). The first byte picks the backend.
 // Oracles beyond "no crash", what the README promises of every answer marked ok: one answer
 // per question in question order; every option has a probability in [0, 1]; they sum to 1
 // within the validation tolerance; the winner is the most likely option (ties: the first);
@@ -49,6 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       clef::Question::choice("team", "Which team?", {{"billing", "Money"}, {"technical", {}}}),
       clef::Question::yes_no("refund", "Refund?"),
       clef::Question::score("urgency", "How urgent?", {"Routine", "Soon", "Urgent"})};
+  if (options.backend == clef::Backend::systemone) {
+    // TypeSafe's Jev 1.14: a box, about a 280 x 280 PNG the state names.
+    static const clef::Image image =
+        clef::Image::from_bytes(
+            std::string("\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\x01\x18\0\0\x01\x18", 24))
+            .value();
+    request.model = "jev-1.14.0";
+    request.state = clef::State::text("ticket image_1");
+    request.images = {image};
+    request.questions.push_back(clef::Question::box("where", "the square in image_1"));
+  }
   auto decision = client->decide(request);
   if (!decision) {
     (void)decision.error().to_string();
@@ -63,6 +75,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!answer.ok()) continue;
     const double confidence = answer.confidence();
     if (!(confidence >= -1e-9 && confidence <= 1 + 1e-9)) __builtin_trap();
+    if (const auto* box = answer.box()) {
+      // Whole, never clamped; its winner is the gold form eval reads back as the same box.
+      if (!(box->top >= 0 && box->top < box->bottom && box->bottom <= 1)) __builtin_trap();
+      if (!(box->left >= 0 && box->left < box->right && box->right <= 1)) __builtin_trap();
+      auto gold = clef::gold_label(request.questions[i], answer.winner());
+      if (!gold || gold.value() != answer.winner()) __builtin_trap();
+      continue;
+    }
     std::vector<double> p;
     std::size_t winner = 0;
     if (const auto* choice = answer.choice()) {
