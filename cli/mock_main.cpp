@@ -116,6 +116,12 @@ bool configure(clef::MockServer& server, const clef::cli::MockFlags& flags,
   clef::cli::raise_open_file_limit(flags.max_connections);
   if (!flags.models.empty()) server.set_models(flags.models);
   if (!flags.gateway.empty()) server.set_gateway(flags.gateway);
+  if (flags.gateway_token && flags.profile != "workers-ai") {
+    std::cerr << "clef mock: error: --gateway-token: AI Gateway is in front of Workers AI "
+                 "(--profile workers-ai)\n";
+    return false;
+  }
+  if (flags.gateway_token) server.set_gateway_token(flags.gateway_token);
   server.set_rules(std::move(rules));
   server.set_faults(faults);
   if (!flags.cassette_path.empty()) {

@@ -143,6 +143,14 @@ Status check_gateway_options(const ClientOptions& options) {
   if (gateway.id.empty()) {
     if (auto url = check_gateway_url(options.base_url); !url) return url;
   }
+  if (has_control_characters(gateway.token) ||
+      trimmed_space(gateway.token).size() != gateway.token.size()) {
+    // Redaction looks for the token as given: a stray newline or space would leave it unmatched.
+    return gateway_error(
+        "the gateway token has white space around it or a control character: "
+        "give the bare token",
+        "token");
+  }
   if (gateway.cache_ttl &&
       (*gateway.cache_ttl < min_cache_ttl || *gateway.cache_ttl > max_cache_ttl)) {
     return gateway_error(
@@ -172,6 +180,9 @@ Headers gateway_headers(const ClientOptions& options) {
   if (!gateway.collect_log_payload) headers.emplace_back("cf-aig-collect-log-payload", "false");
   if (!gateway.metadata.empty())
     headers.emplace_back("cf-aig-metadata", gateway_metadata_json(gateway));
+  // An Authenticated Gateway refuses a request without its token; one that is not ignores it.
+  const std::string& token = gateway.token.empty() ? options.api_token : gateway.token;
+  if (!token.empty()) headers.emplace_back("cf-aig-authorization", "Bearer " + token);
   return headers;
 }
 

@@ -55,11 +55,12 @@ std::string describe(const std::string& body) {
          state + "\"";
 }
 
-/// A header whose value is a credential: Authorization, or a name that says key, token or
-/// secret (X-Api-Key, Api-Key, X-Auth-Token…).
+/// A header whose value is a credential: a name that says authorization (Authorization,
+/// Proxy-Authorization, AI Gateway's cf-aig-authorization), key, token or secret (X-Api-Key,
+/// Api-Key, X-Auth-Token…).
 bool is_credential_header(const std::string& name) {
   const std::string n = detail::ascii_lower(name);
-  return n == "authorization" || n == "proxy-authorization" || n.find("key") != std::string::npos ||
+  return n.find("authorization") != std::string::npos || n.find("key") != std::string::npos ||
          n.find("token") != std::string::npos || n.find("secret") != std::string::npos;
 }
 

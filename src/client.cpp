@@ -235,7 +235,9 @@ namespace {
 Headers redacted(Headers headers) {
   for (auto& [name, value] : headers) {
     // The scheme stays ("Bearer", "Basic"): it tells a reader which credential went.
-    if (name == "Authorization") value = value.substr(0, value.find(' ')) + " <redacted>";
+    if (name == "Authorization" || name == "cf-aig-authorization") {
+      value = value.substr(0, value.find(' ')) + " <redacted>";
+    }
   }
   return headers;
 }

@@ -127,7 +127,7 @@ ServerText read_json_error(const Json& body) {
   return text;
 }
 
-ServerText read_error_body(const std::string& body, std::string_view secret) {
+ServerText read_error_body(const std::string& body, const Secrets& secret) {
   ServerText text;
   auto parsed = clef::parse_json(body, "the error body", ErrorKind::invalid_response);
   if (parsed && parsed->is_object()) {
@@ -136,7 +136,7 @@ ServerText read_error_body(const std::string& body, std::string_view secret) {
   } else {
     // Plain text (an old Ollama's "404 page not found", a proxy's HTML): a short excerpt, cut
     // only after redaction so no part of a token straddling the cut survives.
-    text.message = redact(body, secret);
+    text.message = redact_all(body, secret);
     text.json = parsed.ok();
     while (!text.message.empty() && (text.message.back() == '\n' || text.message.back() == '\r' ||
                                      text.message.back() == ' '))
@@ -144,8 +144,8 @@ ServerText read_error_body(const std::string& body, std::string_view secret) {
     if (text.message.size() > 300) text.message = bounded(text.message.substr(0, 300));
     return text;
   }
-  text.message = bounded(redact(text.message, secret));
-  text.code = bounded(redact(text.code, secret));
+  text.message = bounded(redact_all(text.message, secret));
+  text.code = bounded(redact_all(text.code, secret));
   return text;
 }
 
@@ -303,7 +303,7 @@ bool is_daily_allocation_code(std::string_view code) {
 }
 
 Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model,
-                          std::string_view secret, std::string_view url) {
+                          const Secrets& secret, std::string_view url) {
   const ServerText text = read_error_body(response.body, secret);
   Error error;
   error.kind = kind_for_status(response.status, text);
@@ -339,7 +339,7 @@ std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& respons
   return std::clamp(wait, milliseconds(0), max_retry_after_value);
 }
 
-std::optional<GatewayReport> gateway_report(const HttpResponse& response, std::string_view secret) {
+std::optional<GatewayReport> gateway_report(const HttpResponse& response, const Secrets& secret) {
   // What clef reports as the gateway's own words: a status word (HIT, MISS) and an id (ULID-like).
   // Anything else from a header — white space only, control or invisible characters, a page of
   // text — is not the gateway speaking, and is left out.
@@ -351,7 +351,7 @@ std::optional<GatewayReport> gateway_report(const HttpResponse& response, std::s
                       (digits && ((c >= '0' && c <= '9') || c == '-' || c == '_'));
       if (!ok) return std::string();
     }
-    return redact(value, secret);
+    return redact_all(value, secret);
   };
   GatewayReport report;
   report.cache_status = word("cf-aig-cache-status", 16, false);
@@ -360,24 +360,24 @@ std::optional<GatewayReport> gateway_report(const HttpResponse& response, std::s
   return report;
 }
 
-std::string request_id(const HttpResponse& response, std::string_view secret) {
+std::string request_id(const HttpResponse& response, const Secrets& secret) {
   // AI Gateway's cf-aig-log-id last: behind a gateway, Workers AI's own id comes first.
   for (const char* name :
        {"x-typesafe-request-id", "cf-ai-req-id", "x-request-id", "cf-ray", "cf-aig-log-id"}) {
     std::string value = response.header(name);
-    if (!value.empty()) return bounded(redact(value, secret));
+    if (!value.empty()) return bounded(redact_all(value, secret));
   }
   return {};
 }
 
-Error error_from_envelope(const Json& body, const HttpResponse& response, std::string_view secret) {
+Error error_from_envelope(const Json& body, const HttpResponse& response, const Secrets& secret) {
   const ServerText text = read_json_error(body);
   Error error = make_error(is_daily_allocation_code(text.code) ? ErrorKind::quota_exhausted
                                                                : ErrorKind::request_rejected,
                            "Workers AI answered success: false");
   error.http_status = response.status;
-  error.server_message = bounded(redact(text.message, secret));
-  error.server_code = bounded(redact(text.code, secret));
+  error.server_message = bounded(redact_all(text.message, secret));
+  error.server_code = bounded(redact_all(text.code, secret));
   error.request_id = request_id(response, secret);
   if (!error.server_message.empty()) error.message += ": " + error.server_message;
   return error;

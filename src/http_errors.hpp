@@ -10,6 +10,7 @@
 #include "clef/decision.hpp"
 #include "clef/transport.hpp"
 #include "json_text.hpp"
+#include "redact.hpp"
 
 namespace clef::detail {
 
@@ -27,7 +28,7 @@ inline constexpr std::chrono::milliseconds max_retry_after_value{86'400'000};
 /// the server's version is at fault. Every text taken from the response has `secret` redacted,
 /// the whole body before any excerpt is cut.
 Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model,
-                          std::string_view secret = {}, std::string_view url = {});
+                          const Secrets& secret = {}, std::string_view url = {});
 
 /// retry-after-ms (milliseconds), else Retry-After (seconds or an HTTP date), else nothing;
 /// saturated to max_retry_after_value.
@@ -35,16 +36,16 @@ std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& respons
 
 /// The server's request id (x-typesafe-request-id, cf-ai-req-id, cf-ray or x-request-id),
 /// with `secret` redacted and cut to max_server_text.
-std::string request_id(const HttpResponse& response, std::string_view secret = {});
+std::string request_id(const HttpResponse& response, const Secrets& secret = {});
 
 /// What AI Gateway's headers say about the response (cf-aig-cache-status, cf-aig-log-id),
 /// bounded and redacted like any server text; nullopt when it sent neither.
 std::optional<GatewayReport> gateway_report(const HttpResponse& response,
-                                            std::string_view secret = {});
+                                            const Secrets& secret = {});
 
 /// The error for a Workers AI envelope with `success: false` (whatever the HTTP status).
 Error error_from_envelope(const Json& body, const HttpResponse& response,
-                          std::string_view secret = {});
+                          const Secrets& secret = {});
 
 /// True for the Workers AI codes that mean the account's daily allocation is used up.
 bool is_daily_allocation_code(std::string_view code);

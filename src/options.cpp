@@ -94,6 +94,7 @@ ClientOptions ClientOptions::from_environment(Backend backend) {
     case Backend::workers_ai:
       options.account_id = env(workers_ai_account_variable);
       options.api_token = std::string(detail::trimmed_space(env(token_variable(backend))));
+      options.gateway.token = std::string(detail::trimmed_space(env(ai_gateway_token_variable)));
       break;
     case Backend::systemone:
     case Backend::openai:
@@ -112,7 +113,8 @@ Result<Connection> connection_from(ClientOptions options) {
   connection.transport = options.transport ? options.transport : make_curl_transport();
   connection.base_url = std::move(root->url);
   connection.authorization = std::move(root->authorization);
-  connection.secret = std::move(root->secret);
+  connection.secret = detail::Secrets(root->secret);
+  if (through_gateway(options)) connection.secret.add(options.gateway.token);
   connection.gateway_headers = gateway_headers(options);
   connection.options = std::move(options);
   return connection;

@@ -7,6 +7,7 @@
 #include "clef/options.hpp"
 #include "clef/result.hpp"
 #include "clef/transport.hpp"
+#include "redact.hpp"
 
 namespace clef::detail {
 
@@ -32,7 +33,7 @@ struct Connection {
   std::shared_ptr<Transport> transport;
   std::string base_url;
   std::string authorization;  ///< The Authorization header's value, or empty.
-  std::string secret;         ///< Scrubbed from everything the server says.
+  Secrets secret;             ///< Scrubbed from everything the server says.
   Headers gateway_headers;    ///< AI Gateway's cf-aig-* headers, the same on every request.
 };
 

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "clef/decision.hpp"
 #include "clef/error.hpp"
@@ -17,7 +18,29 @@ inline constexpr std::string_view redacted_placeholder = "<redacted>";
 /// never looks at what it wrote. An empty secret returns `text` as it is.
 std::string redact(std::string_view text, std::string_view secret);
 
+/// Every secret a client holds — its API token or the URL's password, and AI Gateway's own
+/// token when it is another — each scrubbed from whatever a server says. Made from one secret
+/// where only one is known.
+class Secrets {
+ public:
+  Secrets() = default;
+  Secrets(std::string_view secret) { add(secret); }    // NOLINT: one secret is a set of one
+  Secrets(const std::string& secret) { add(secret); }  // NOLINT
+  Secrets(const char* secret) { add(secret); }         // NOLINT
+  /// Adds `secret` unless it is empty or already held; the longest are redacted first, so a
+  /// secret inside another never leaves the longer one's tail behind.
+  void add(std::string_view secret);
+  bool empty() const noexcept { return m_secrets.empty(); }
+
+ private:
+  friend std::string redact_all(std::string_view text, const Secrets& secrets);
+  std::vector<std::string> m_secrets;
+};
+
+/// `text` with each of `secrets` redacted, longest first.
+std::string redact_all(std::string_view text, const Secrets& secrets);
+
 /// Redacts every text field of a decision that came from the server.
-void redact_decision(Decision& decision, std::string_view secret);
+void redact_decision(Decision& decision, const Secrets& secret);
 
 }  // namespace clef::detail

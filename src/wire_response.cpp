@@ -310,7 +310,7 @@ Result<Decision> read_openai_decision(const Json& body, const std::vector<Questi
 
 Result<Decision> read_decision(Backend backend, const HttpResponse& response,
                                const std::vector<Question>& questions,
-                               const ValidationOptions& validation, std::string_view secret) {
+                               const ValidationOptions& validation, const Secrets& secret) {
   // A 2xx body clef cannot use, stamped with what the response said about itself.
   auto unusable = [&](Error error) {
     error.http_status = response.status;

@@ -9,6 +9,7 @@
 #include "clef/options.hpp"
 #include "clef/transport.hpp"
 #include "json_text.hpp"
+#include "redact.hpp"
 
 namespace clef::detail {
 
@@ -25,7 +26,7 @@ Result<Decision> parse_decision(const Json& body, std::string_view body_text,
 /// the response's status and request id; `secret` is redacted from server text in errors only.
 Result<Decision> read_decision(Backend backend, const HttpResponse& response,
                                const std::vector<Question>& questions,
-                               const ValidationOptions& validation, std::string_view secret);
+                               const ValidationOptions& validation, const Secrets& secret);
 
 /// `value` as a whole number of tokens: negative, fractional or out-of-range counts saturate
 /// to [0, INT64_MAX] instead of overflowing.

@@ -35,7 +35,7 @@ Result<WorkersModel> workers_model(const std::string& model) {
 }
 
 Result<Json> unwrap_workers_envelope(Json body, const HttpResponse& response,
-                                     std::string_view secret) {
+                                     const Secrets& secret) {
   if (!body.is_object() || !body.contains("success")) return body;
   if (body["success"] == true) {
     auto result = body.find("result");

@@ -8,6 +8,7 @@
 #include "clef/result.hpp"
 #include "clef/transport.hpp"
 #include "json_text.hpp"
+#include "redact.hpp"
 
 namespace clef::detail {
 
@@ -28,6 +29,6 @@ Result<WorkersModel> workers_model(const std::string& model);
 /// The inner `result` of a Workers AI envelope; a body without the envelope is returned as it
 /// is, an unsuccessful one becomes an Error (see error_from_envelope in http_errors.hpp).
 Result<Json> unwrap_workers_envelope(Json body, const HttpResponse& response,
-                                     std::string_view secret = {});
+                                     const Secrets& secret = {});
 
 }  // namespace clef::detail

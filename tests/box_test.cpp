@@ -159,8 +159,8 @@ TEST(Box, TheAnswerIsReadFromThePublishedBox) {
   const Json json = clef::to_json(*box);
   EXPECT_EQ(json["box"].dump(), R"({"top":0.25,"bottom":0.82,"left":0.44,"right":0.84})");
   EXPECT_EQ(json["confidence"], 0.92);
-  const auto back = clef::decision_from_json(clef::to_json(decision.value()),
-                                             red_square_request().questions);
+  const auto back =
+      clef::decision_from_json(clef::to_json(decision.value()), red_square_request().questions);
   ASSERT_NE(back.answer("red_square"), nullptr);
   ASSERT_NE(back.answer("red_square")->box(), nullptr);
   EXPECT_EQ(back.answer("red_square")->winner(), "0.25,0.82,0.44,0.84");
@@ -254,8 +254,8 @@ TEST(Box, EachLimitIsRefusedBeforeSendingNamingIt) {
   auto client = clef::Client::create(typesafe("http://127.0.0.1:9", jev)).value();
   EXPECT_TRUE(client.request_body(with_images({image(png(280, 1568, 16u << 20))})).ok());
   // Two images of 13 MiB: each within 16 MiB, the body over 32 MiB.
-  error = refused(with_images({image(png(400, 400, 13u << 20)), image(png(400, 400, 13u << 20))}),
-                  jev);
+  error =
+      refused(with_images({image(png(400, 400, 13u << 20)), image(png(400, 400, 13u << 20))}), jev);
   EXPECT_NE(error.message.find("over TypeSafe's 32 MiB (33554432 bytes) per request"),
             std::string::npos)
       << error.message;
@@ -284,8 +284,9 @@ TEST(Box, EachLimitIsRefusedBeforeSendingNamingIt) {
             "image outside 280 to 1568 pixels a side");
   std::vector<clef::Image> eleven(11, image(png(280, 280)));
   auto many = with_images(eleven);
-  many.state = clef::State::text("image_1 image_2 image_3 image_4 image_5 image_6 image_7 "
-                                 "image_8 image_9 image_10 image_11");
+  many.state = clef::State::text(
+      "image_1 image_2 image_3 image_4 image_5 image_6 image_7 "
+      "image_8 image_9 image_10 image_11");
   error = refused(many, jev);
   EXPECT_EQ(error.message,
             "image reference \"image_1\" occurs inside \"image_10\"; TypeSafe matches "
@@ -327,8 +328,8 @@ TEST(Box, EachLimitIsRefusedBeforeSendingNamingIt) {
 
 TEST(Box, TheTypeSafeMockAnswersBoxesAndHoldsTheDangerZone) {
   clef::MockServer server(clef::MockProfile::typesafe);
-  server.set_rules({{"", "red_square", clef::MockPattern::compile("photo").value(),
-                     "0.2,0.5,0.5,0.7", 0.96}});
+  server.set_rules(
+      {{"", "red_square", clef::MockPattern::compile("photo").value(), "0.2,0.5,0.5,0.7", 0.96}});
   auto request = red_square_request();
   request.images = {image(fixture("red-square-400x300.png"))};
   auto decision =
@@ -385,10 +386,9 @@ TEST(Box, TheTypeSafeMockAnswersBoxesAndHoldsTheDangerZone) {
   expect_refusal(send(body("jev-1.14.0", R"({"photo":"p1"})", "")),
                  "A box question needs an image in assets");
   const std::string small = clef::Image::from_bytes(fixture("pattern-64x48.png"))->base64();
-  expect_refusal(
-      send(body("jev-1.14.0", R"({"photo":"p1"})",
-                R"("assets":{"p1":{"format":"png","data_base64":")" + small + R"("}})")),
-      "Invalid image dimensions");
+  expect_refusal(send(body("jev-1.14.0", R"({"photo":"p1"})",
+                           R"("assets":{"p1":{"format":"png","data_base64":")" + small + R"("}})")),
+                 "Invalid image dimensions");
   expect_refusal(send(body("jev-1.14.0", R"({"photo":"p1"})",
                            R"("assets":{"p1":{"format":"gif","data_base64":")" + photo + R"("}})")),
                  "assets.p1.format: must be png, jpg or jpeg");
@@ -396,10 +396,10 @@ TEST(Box, TheTypeSafeMockAnswersBoxesAndHoldsTheDangerZone) {
       send(body("jev-1.14.0", R"({"photo":"p1"})",
                 R"("assets":{"p1":{"format":"png","data_base64":"data:image/png;base64,AAAA"}})")),
       "assets.p1.data_base64: must be standard padded base64");
-  expect_refusal(send(body("jev-1.14.0", R"({"photo":"p1"})",
-                           R"("assets":{"p1":{"format":"png","part":"f","data_base64":")" + photo +
-                               R"("}})")),
-                 "assets.p1.part: unknown field");
+  expect_refusal(
+      send(body("jev-1.14.0", R"({"photo":"p1"})",
+                R"("assets":{"p1":{"format":"png","part":"f","data_base64":")" + photo + R"("}})")),
+      "assets.p1.part: unknown field");
   // Other servers have no box type.
   clef::MockServer ollama(clef::MockProfile::ollama);
   clef::HttpRequest raw;
@@ -468,9 +468,9 @@ TEST(Box, EvalMeasuresOverlapWithTheGoldBox) {
   EXPECT_NEAR(e.accuracy->value, 2.0 / 4.0, 1e-12);
   EXPECT_FALSE(e.brier);
   EXPECT_EQ(e.confusion.total(), 0u);
-  EXPECT_NEAR(clef::intersection_over_union(same.box() ? *same.box() : clef::BoxAnswer{},
-                                            *shifted.box()),
-              5.0 / 7.0, 1e-12);
+  EXPECT_NEAR(
+      clef::intersection_over_union(same.box() ? *same.box() : clef::BoxAnswer{}, *shifted.box()),
+      5.0 / 7.0, 1e-12);
   // Paired: a beats b on the shifted item only.
   const auto c = clef::compare_question(question, gold, {&same, &shifted, &beside, nullptr},
                                         {&same, &beside, &beside, nullptr});

@@ -34,8 +34,8 @@ std::string test_name() {
 }
 
 std::vector<std::string> typesafe_args(const FakeServer& server, std::vector<std::string> more) {
-  std::vector<std::string> args = {"--backend", "systemone", "--host", server.base_url(), "-m",
-                                   "jev-preview"};
+  std::vector<std::string> args = {"--backend",       "systemone", "--host",
+                                   server.base_url(), "-m",        "jev-preview"};
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
@@ -102,8 +102,8 @@ TEST(CliBox, BatchReadsEachItemsImageFromTheData) {
           R"({"id":"c","state":{"photo":"image_1","n":"three"},"image":"no-such.png"})" + "\n");
   const std::string out = fresh_path("box_items_out.jsonl");
   std::vector<std::string> args = {"batch", data, "-o", out};
-  for (const auto& arg : typesafe_args(server, {"--image-field", "image", "--box",
-                                                "square: the red square in `photo`"})) {
+  for (const auto& arg : typesafe_args(
+           server, {"--image-field", "image", "--box", "square: the red square in `photo`"})) {
     args.push_back(arg);
   }
   auto run = run_clef(args);
@@ -113,8 +113,7 @@ TEST(CliBox, BatchReadsEachItemsImageFromTheData) {
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines["a"]["answers"]["square"]["winner"], "0.2,0.5,0.5,0.7") << lines["a"].dump();
   EXPECT_EQ(lines["b"]["answers"]["square"]["status"], "ok") << lines["b"].dump();
-  EXPECT_NE(lines["c"]["error"]["where"].get<std::string>().find("no-such.png"),
-            std::string::npos)
+  EXPECT_NE(lines["c"]["error"]["where"].get<std::string>().find("no-such.png"), std::string::npos)
       << lines["c"].dump();
   EXPECT_EQ(server.request_count(), 2);
 
@@ -133,20 +132,21 @@ TEST(CliBox, EvalScoresBoxesByTheirOverlapWithTheGold) {
   // "three" beside it (IoU 0).
   server.set_rules({rule("one", "0.2,0.5,0.5,0.7", 0.9), rule("two", "0.25,0.55,0.5,0.7", 0.8),
                     rule("three", "0.2,0.5,0.1,0.3", 0.7)});
-  const std::string data = write_temp_file(
-      "box_gold_" + test_name() + ".jsonl",
-      R"({"id":"a","state":{"photo":"image_1","n":"one"},"image":")" + square_png +
-          R"(","gold":"0.2,0.5,0.5,0.7"})" + "\n" +
-          R"({"id":"b","state":{"photo":"image_1","n":"two"},"image":")" + square_png +
-          R"(","gold":[0.2,0.5,0.5,0.7]})" + "\n" +
-          R"({"id":"c","state":{"photo":"image_1","n":"three"},"image":")" + square_png +
-          R"(","gold":"0.2, 0.5, 0.5, 0.7"})" + "\n");
+  const std::string data =
+      write_temp_file("box_gold_" + test_name() + ".jsonl",
+                      R"({"id":"a","state":{"photo":"image_1","n":"one"},"image":")" + square_png +
+                          R"(","gold":"0.2,0.5,0.5,0.7"})" + "\n" +
+                          R"({"id":"b","state":{"photo":"image_1","n":"two"},"image":")" +
+                          square_png + R"(","gold":[0.2,0.5,0.5,0.7]})" + "\n" +
+                          R"({"id":"c","state":{"photo":"image_1","n":"three"},"image":")" +
+                          square_png + R"(","gold":"0.2, 0.5, 0.5, 0.7"})" + "\n");
   const std::string questions = write_temp_file(
       "box_questions_" + test_name() + ".json",
       R"({"square": {"type": "box", "instructions": "the red square in `photo`"}})");
   const std::string report = fresh_path("box_report.json");
-  std::vector<std::string> args = {"eval", data, "-q", questions, "--label", "square=gold",
-                                   "--report-json", report, "--color", "never"};
+  std::vector<std::string> args = {
+      "eval",          data,   "-q",      questions, "--label", "square=gold",
+      "--report-json", report, "--color", "never"};
   for (const auto& arg : typesafe_args(server, {"--image-field", "image"})) args.push_back(arg);
   auto eval = run_clef(args);
   ASSERT_EQ(eval.code, 0) << eval.err;
@@ -162,7 +162,8 @@ TEST(CliBox, EvalScoresBoxesByTheirOverlapWithTheGold) {
   // A gold box that is no box names the line and the field.
   const std::string bad = write_temp_file(
       "box_bad_gold_" + test_name() + ".jsonl",
-      R"({"id":"a","state":{"photo":"image_1"},"image":"x.png","gold":"0.5,0.2,0.5,0.7"})" "\n");
+      R"({"id":"a","state":{"photo":"image_1"},"image":"x.png","gold":"0.5,0.2,0.5,0.7"})"
+      "\n");
   auto refused = run_clef({"eval", bad, "-q", questions, "--label", "square=gold", "--host",
                            server.base_url(), "--image-field", "image"});
   EXPECT_EQ(refused.code, 2);

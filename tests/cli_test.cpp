@@ -371,6 +371,44 @@ TEST(CliAsk, ThroughAiGatewayItsFlagsAndItsReport) {
   EXPECT_EQ(server.request_count(), sent);
 }
 
+TEST(CliAsk, AnAuthenticatedGatewaysTokenComesFromItsFileAndIsNeverShown) {
+  FakeServer server(ServerShape::workers_ai);
+  server.set_gateway("support-gw");
+  server.set_gateway_token("gw-secret-77");
+  const std::string gateway_token = write_temp_file("tok-aig", "gw-secret-77\n");
+  std::vector<std::string> args = {"ask",
+                                   "--backend",
+                                   "workers-ai",
+                                   "--gateway",
+                                   "acc9/support-gw",
+                                   "--host",
+                                   server.base_url() + "/v1",
+                                   "--api-token-file",
+                                   write_temp_file("tok-gw2", "test-token\n"),
+                                   "x",
+                                   "--yes-no",
+                                   "u: Urgent?"};
+  auto without = run_clef(args);
+  EXPECT_EQ(without.code, 3) << without.err;
+  EXPECT_NE(without.err.find("for an Authenticated Gateway, its token (CF_AIG_TOKEN or "
+                             "--aig-token-file)"),
+            std::string::npos)
+      << without.err;
+  args.insert(args.end(), {"--aig-token-file", gateway_token, "-v"});
+  auto with = run_clef(args);
+  ASSERT_EQ(with.code, 0) << with.err;
+  EXPECT_NE(with.err.find("cf-aig-authorization: Bearer <redacted>"), std::string::npos)
+      << with.err;
+  EXPECT_EQ((with.out + with.err).find("gw-secret-77"), std::string::npos);
+  args.push_back("--print-curl");
+  auto curl = run_clef(args);
+  ASSERT_EQ(curl.code, 0) << curl.err;
+  EXPECT_NE(curl.out.find("-H \"cf-aig-authorization: Bearer $(cat '" + gateway_token + "')\""),
+            std::string::npos)
+      << curl.out;
+  EXPECT_EQ(curl.out.find("gw-secret-77"), std::string::npos) << curl.out;
+}
+
 // A metadata value is typed only when JSON writes it back as given: the gateway logs what was
 // typed.
 TEST(CliAsk, GatewayMetadataKeepsWhatWasTyped) {

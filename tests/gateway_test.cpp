@@ -131,7 +131,7 @@ TEST(Gateway, AGatewayTheAccountLacksIsNotFoundWithTheGatewaysWords) {
                   R"("message":"Please configure AI Gateway in the Cloudflare dashboard"}]})";
   response.headers = {{"cf-aig-log-id", "01JABCDEFGHJKMNPQRSTVWXYZ0"}};
   const clef::Error mapped = clef::detail::error_from_response(
-      clef::Backend::workers_ai, response, "clef-flash", "", "https://gateway.ai.cloudflare.com");
+      clef::Backend::workers_ai, response, "clef-flash", {}, "https://gateway.ai.cloudflare.com");
   EXPECT_EQ(mapped.kind, clef::ErrorKind::not_found);
   EXPECT_EQ(mapped.server_code, "2001");
   EXPECT_EQ(mapped.request_id, "01JABCDEFGHJKMNPQRSTVWXYZ0");
@@ -141,11 +141,11 @@ TEST(Gateway, AGatewayTheAccountLacksIsNotFoundWithTheGatewaysWords) {
   response.status = 429;
   response.headers.emplace_back("retry-after", "3");
   const clef::Error throttled = clef::detail::error_from_response(
-      clef::Backend::workers_ai, response, "clef-flash", "", "https://gateway.ai.cloudflare.com");
+      clef::Backend::workers_ai, response, "clef-flash", {}, "https://gateway.ai.cloudflare.com");
   EXPECT_EQ(throttled.kind, clef::ErrorKind::rate_limited) << throttled.to_string();
   EXPECT_TRUE(throttled.retryable());
   response.status = 503;
-  EXPECT_EQ(clef::detail::error_from_response(clef::Backend::workers_ai, response, "clef-flash", "",
+  EXPECT_EQ(clef::detail::error_from_response(clef::Backend::workers_ai, response, "clef-flash", {},
                                               "https://gateway.ai.cloudflare.com")
                 .kind,
             clef::ErrorKind::server_error);
@@ -266,6 +266,71 @@ TEST(Gateway, AHostileGatewaysHeadersAreLeftOut) {
   ASSERT_TRUE(decision->gateway.has_value());
   EXPECT_EQ(decision->gateway->cache_status, "HIT");
   EXPECT_EQ(decision->gateway->log_id, "01J-ok_42");
+}
+
+TEST(Gateway, AnAuthenticatedGatewayGetsItsTokenAndNoTextShowsIt) {
+  clef::MockServer server(clef::MockProfile::workers_ai);
+  server.set_gateway("support-gw");
+  clef::ClientOptions options = through(server);
+  // No gateway token given: the Workers AI token goes in cf-aig-authorization too.
+  auto reused = clef::Client::create(options).value().decide(refund_ticket());
+  ASSERT_TRUE(reused.ok()) << reused.error().to_string();
+  EXPECT_EQ(server.requests().back().header("cf-aig-authorization"), "Bearer test-token");
+
+  // An Authenticated Gateway with a token of its own refuses the Workers AI one.
+  server.set_gateway_token("gw-secret-77");
+  auto refused = clef::Client::create(options).value().decide(refund_ticket());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, clef::ErrorKind::authentication) << refused.error().to_string();
+  EXPECT_EQ(refused.error().server_code, "2009");
+  options.gateway.token = "gw-secret-77";
+  auto client = clef::Client::create(options).value();
+  auto answered = client.decide(refund_ticket());
+  ASSERT_TRUE(answered.ok()) << answered.error().to_string();
+  const clef::MockRequest sent = server.requests().back();
+  EXPECT_EQ(sent.header("cf-aig-authorization"), "Bearer gw-secret-77");
+  EXPECT_EQ(sent.header("Authorization"), "Bearer test-token");
+  bool shown_redacted = false;
+  for (const auto& [name, value] : client.redacted_headers()) {
+    EXPECT_EQ(value.find("gw-secret-77"), std::string::npos) << name;
+    shown_redacted =
+        shown_redacted || (name == "cf-aig-authorization" && value == "Bearer <redacted>");
+  }
+  EXPECT_TRUE(shown_redacted);
+
+  // A server that echoes both tokens: neither reaches an error or a decision.
+  server.set_script([](const clef::MockRequest&, int call) -> std::optional<clef::MockReply> {
+    if (call % 2 == 0) {
+      return clef::MockReply{
+          400,
+          R"({"errors":[{"code":5006,"message":"bad gw-secret-77 and test-token"}],"success":false,"result":{},"messages":[]})",
+          "application/json",
+          {{"cf-ai-req-id", "gw-secret-77"}}};
+    }
+    return clef::MockReply{
+        200,
+        R"({"result":{"model":"gw-secret-77","answers":{"refund":{"type":"noul","noul":0.9}}},"success":true,"errors":[],"messages":[]})",
+        "application/json",
+        {}};
+  });
+  auto echoed = client.decide(refund_ticket());
+  ASSERT_FALSE(echoed.ok());
+  const std::string text = echoed.error().to_string() + echoed.error().request_id;
+  EXPECT_EQ(text.find("gw-secret-77"), std::string::npos) << text;
+  EXPECT_EQ(text.find("test-token"), std::string::npos) << text;
+  EXPECT_NE(text.find("<redacted>"), std::string::npos) << text;
+  auto decided = client.decide(refund_ticket());
+  ASSERT_TRUE(decided.ok()) << decided.error().to_string();
+  EXPECT_EQ(decided->model, "<redacted>");
+  EXPECT_EQ(decided->raw_json.find("gw-secret-77"), std::string::npos);
+
+  // The token as given is what is redacted: white space or a line break around it is refused.
+  options.gateway.token = "gw-secret-77\n";
+  auto stray = clef::Client::create(options);
+  ASSERT_FALSE(stray.ok());
+  EXPECT_EQ(stray.error().message,
+            "the gateway token has white space around it or a control character: give the bare "
+            "token");
 }
 
 }  // namespace

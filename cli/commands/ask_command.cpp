@@ -38,9 +38,24 @@ std::string shell_quote(const std::string& text) {
 /// (MAX_ARG_STRLEN), and an image easily passes that.
 constexpr std::size_t inline_body_limit = 16u * 1024u;
 
-/// A shell command that sends the same request. The token is never in it: the shell reads it
-/// from where clef did (--api-token-file, else the backend's variable); a password given in
-/// the URL is asked for by curl (--user NAME).
+/// The shell words that read the API token from where clef did: --api-token-file, else the
+/// backend's variable.
+std::string api_token_words(const Client& client, const ConnectionFlags& flags) {
+  const char* variable = token_variable(client.options().backend);
+  return !flags.api_token_file.empty() ? "$(cat " + shell_quote(flags.api_token_file) + ")"
+                                       : std::string("$") + (variable ? variable : "CLEF_API_KEY");
+}
+
+/// The same for AI Gateway's token: --aig-token-file, CF_AIG_TOKEN, else the API token's.
+std::string gateway_token_words(const Client& client, const ConnectionFlags& flags) {
+  if (!flags.gateway.token_file.empty())
+    return "$(cat " + shell_quote(flags.gateway.token_file) + ")";
+  if (!client.options().gateway.token.empty()) return std::string("$") + ai_gateway_token_variable;
+  return api_token_words(client, flags);
+}
+
+/// A shell command that sends the same request. No token is in it: the shell reads each from
+/// where clef did; a password given in the URL is asked for by curl (--user NAME).
 std::string curl_command(const Client& client, const DecisionRequest& request,
                          const std::string& body, const ConnectionFlags& flags) {
   std::string command = "curl -sS " + shell_quote(client.endpoint(request));
@@ -50,11 +65,9 @@ std::string curl_command(const Client& client, const DecisionRequest& request,
       const auto credentials = url_credentials(client.options().base_url);
       command += " --user " + shell_quote(credentials ? credentials->user : std::string());
     } else if (name == "Authorization") {
-      const char* variable = token_variable(client.options().backend);
-      const std::string token = !flags.api_token_file.empty()
-                                    ? "$(cat " + shell_quote(flags.api_token_file) + ")"
-                                    : std::string("$") + (variable ? variable : "CLEF_API_KEY");
-      command += " -H \"Authorization: Bearer " + token + "\"";
+      command += " -H \"Authorization: Bearer " + api_token_words(client, flags) + "\"";
+    } else if (name == "cf-aig-authorization") {
+      command += " -H \"cf-aig-authorization: Bearer " + gateway_token_words(client, flags) + "\"";
     } else if (name == "Content-Type" || name.rfind("cf-aig-", 0) == 0 ||
                name.rfind("TypeSafe-", 0) == 0) {
       // AI Gateway's headers too: without cf-aig-collect-log-payload the gateway would log the

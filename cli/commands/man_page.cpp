@@ -63,6 +63,9 @@ const std::vector<Described>& environment() {
       {"CLOUDFLARE_ACCOUNT_ID", "Workers AI: the account, when --account-id is not given."},
       {"CLOUDFLARE_API_TOKEN",
        "Workers AI: the API token (never printed, never on a command line)."},
+      {"CF_AIG_TOKEN",
+       "Through AI Gateway: an Authenticated Gateway's token (cf-aig-authorization), when "
+       "--aig-token-file is not given; else the Workers AI token is sent there too."},
       {"CLEF_API_KEY", "--backend systemone: an optional Bearer token."},
       {"OPENAI_API_KEY", "--backend openai: the API key (never printed, never on a command line)."},
       {"CLEF_CACHE_DIR", "Turns the decision cache on in this directory (as --cache DIR)."},

@@ -52,6 +52,11 @@ void declare_mock_flags(CLI::App& app, MockFlags& flags) {
                  "/v1/ACCOUNT/NAME/workers-ai/MODEL (default: default; another name gets 400, "
                  "code 2001)")
       ->type_name("NAME");
+  app.add_option_function<std::string>(
+         "--gateway-token", [&flags](const std::string& token) { flags.gateway_token = token; },
+         "workers-ai: the gateway is an Authenticated Gateway taking only cf-aig-authorization: "
+         "Bearer TOKEN (others get 401, code 2009)")
+      ->type_name("TOKEN");
 }
 
 }  // namespace clef::cli

@@ -164,6 +164,11 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
     if (!token) return token.error();
     options.api_token = std::move(token).value();
   }
+  if (!flags.gateway.token_file.empty()) {
+    auto token = read_token_file(flags.gateway.token_file);
+    if (!token) return token.error();
+    options.gateway.token = std::move(token).value();
+  }
   if (!flags.ca_cert.empty()) options.ca_file = flags.ca_cert;
   if (!flags.proxy.empty()) options.proxy = flags.proxy;
   options.model = flags.model;

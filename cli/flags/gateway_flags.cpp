@@ -68,6 +68,11 @@ void add_gateway_flags(CLI::App& command, GatewayFlags& flags) {
                   "AI Gateway: KEY=VALUE for its logs (cf-aig-metadata; at most 5; a number or "
                   "true/false is sent as one)")
       ->type_name("KEY=VALUE");
+  command
+      .add_option("--aig-token-file", flags.token_file,
+                  "AI Gateway: an Authenticated Gateway's token, from FILE (cf-aig-authorization; "
+                  "default: CF_AIG_TOKEN, else the Workers AI token)")
+      ->type_name("FILE");
 }
 
 Result<std::pair<std::string, GatewayMetadataValue>> parse_metadata_flag(const std::string& text) {

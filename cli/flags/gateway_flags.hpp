@@ -1,5 +1,6 @@
 // The AI Gateway flags of the Workers AI backend: --gateway ACCOUNT/GATEWAY and the cf-aig-*
-// headers (--aig-cache-ttl, --aig-skip-cache, --aig-no-log-payload, --aig-metadata k=v).
+// headers (--aig-cache-ttl, --aig-skip-cache, --aig-no-log-payload, --aig-metadata k=v,
+// --aig-token-file).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,7 @@ struct GatewayFlags {
   bool skip_cache = false;
   bool no_log_payload = false;
   std::vector<std::string> metadata;  ///< k=v, in order
+  std::string token_file;             ///< --aig-token-file: an Authenticated Gateway's token
 };
 
 void add_gateway_flags(CLI::App& command, GatewayFlags& flags);

@@ -30,7 +30,8 @@ class VerboseTransport : public Transport {
         << " bytes)\n";
     for (const auto& [name, value] : request.headers) {
       // Only the scheme of a credential is shown ("Bearer", "Basic"), never the value.
-      const bool secret = name == "Authorization" || name == "Proxy-Authorization";
+      const bool secret = name == "Authorization" || name == "Proxy-Authorization" ||
+                          name == "cf-aig-authorization";
       out << "clef: >   " << name << ": "
           << (secret ? value.substr(0, value.find(' ')) + " <redacted>" : value) << "\n";
     }

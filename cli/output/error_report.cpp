@@ -31,7 +31,12 @@ int report(const Context& context, const Error& error, const ConnectionFlags& fl
       hint = "a cold model load can take a while: try a larger --timeout";
       break;
     case ErrorKind::authentication:
-      hint = flags.backend == Backend::workers_ai
+      hint = flags.backend == Backend::workers_ai &&
+                     (flags.gateway.gateway ||
+                      (!flags.hosts.empty() && is_ai_gateway_url(flags.hosts.front())))
+                 ? "check the Workers AI token (CLOUDFLARE_API_TOKEN or --api-token-file) and, "
+                   "for an Authenticated Gateway, its token (CF_AIG_TOKEN or --aig-token-file)"
+             : flags.backend == Backend::workers_ai
                  ? "set CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID, or use --api-token-file"
              : flags.backend == Backend::openai ? "set OPENAI_API_KEY or use --api-token-file"
                                                 : "set CLEF_API_KEY or use --api-token-file";

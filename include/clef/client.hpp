@@ -68,7 +68,8 @@ class CLEF_API Client {
   /// The URL decide() posts to (no secrets are ever part of it).
   std::string endpoint(const DecisionRequest& request) const;
   /// The headers decide() sends, the Authorization value replaced by "Bearer <redacted>" (or
-  /// "Basic <redacted>" for credentials given in the base URL).
+  /// "Basic <redacted>" for credentials given in the base URL), and AI Gateway's
+  /// cf-aig-authorization by "Bearer <redacted>".
   Headers redacted_headers() const;
   /// The same for `request`, with what its content adds (TypeSafe-Danger-Zone-Images: true for
   /// an image or a box question in TypeSafe's form).

@@ -212,6 +212,9 @@ class MockServer {
   /// gateway's cache (cf-aig-cache-ttl, cf-aig-skip-cache → cf-aig-cache-status HIT/MISS), a
   /// cf-aig-log-id on every answer, and its 400 (code 2001) for any other name.
   void set_gateway(std::string name);
+  /// workers-ai: make the gateway an Authenticated Gateway, taking only
+  /// `cf-aig-authorization: Bearer TOKEN` (others get 401, code 2009); nullopt: any request.
+  void set_gateway_token(std::optional<std::string> token);
 
   /// The last decision requests received, oldest first: at most set_request_log_limit() of them
   /// (1000 unless set) holding at most 256 MiB of bodies, so a long-running server does not grow

@@ -74,7 +74,15 @@ struct AiGatewayOptions {
   /// cf-aig-metadata, in order. The gateway keeps 5 entries and silently drops the rest, so
   /// Client::create refuses more (max_gateway_metadata) instead of losing them.
   std::vector<std::pair<std::string, GatewayMetadataValue>> metadata;
+  /// An Authenticated Gateway's token (every gateway made since 2026-11-03 is one), sent as
+  /// cf-aig-authorization: Bearer TOKEN and redacted like the API token. Empty: the Workers AI
+  /// token goes there too, as one Cloudflare API token with the gateway's Run permission serves
+  /// both. ClientOptions::from_environment reads CF_AIG_TOKEN. Unused without a gateway.
+  std::string token;
 };
+
+/// The environment variable ClientOptions::from_environment reads AI Gateway's token from.
+inline constexpr const char* ai_gateway_token_variable = "CF_AIG_TOKEN";
 
 inline constexpr const char* ai_gateway_default_base_url = "https://gateway.ai.cloudflare.com/v1";
 

@@ -46,6 +46,21 @@ Reply not_configured() {
   return reply;
 }
 
+/// An Authenticated Gateway's answer to a request without its token. The code is the one
+/// Cloudflare's changelog gives the gateway's 401 (2009); the message is the mock's.
+Reply unauthorized() {
+  const Json entry = {{"code", 2009}, {"message", "Unauthorized"}};
+  Reply reply;
+  reply.status = 401;
+  reply.body = Json::object();
+  reply.body["success"] = false;
+  reply.body["result"] = Json::array();
+  reply.body["messages"] = Json::array();
+  reply.body["error"] = Json::array();
+  reply.body["error"].push_back(entry);
+  return reply;
+}
+
 }  // namespace
 
 std::optional<std::string> GatewayCache::find(const std::string& key) {
@@ -67,8 +82,13 @@ void GatewayCache::store(const std::string& key, std::string body, std::chrono::
 
 void serve_gateway(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   res.set_header("cf-aig-log-id", log_id(state.gateway_cache.next_request()));
-  if (req.matches.size() < 4 || req.matches[2].str() != state.settings.snapshot()->gateway) {
+  const auto settings = state.settings.snapshot();
+  if (req.matches.size() < 4 || req.matches[2].str() != settings->gateway) {
     return send(res, not_configured());
+  }
+  if (settings->gateway_token &&
+      req.get_header_value("cf-aig-authorization") != "Bearer " + *settings->gateway_token) {
+    return send(res, unauthorized());
   }
   const long long ttl = cache_ttl(req);
   const bool skip = req.get_header_value("cf-aig-skip-cache") == "true";

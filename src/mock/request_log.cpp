@@ -63,7 +63,8 @@ void RequestLog::write_line(const MockRequest& request, const std::string& body,
   Json headers = Json::object();
   for (const auto& [name, value] : request.headers) {
     const std::string lower = detail::ascii_lower(name);
-    if (lower != "authorization") headers[lower] = value;
+    // No credential in the log: the provider's, the proxy's or AI Gateway's.
+    if (lower.find("authorization") == std::string::npos) headers[lower] = value;
   }
   Json line = {{"method", request.method}, {"path", request.path}};
   if (decoded.too_large) {

@@ -102,6 +102,10 @@ void MockServer::set_gateway(std::string name) {
   m_state->settings.change([&](MockSettings& s) { s.gateway = std::move(name); });
 }
 
+void MockServer::set_gateway_token(std::optional<std::string> token) {
+  m_state->settings.change([&](MockSettings& s) { s.gateway_token = std::move(token); });
+}
+
 std::vector<MockRequest> MockServer::requests() const {
   return m_state->log.requests();
 }

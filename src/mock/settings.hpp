@@ -28,6 +28,8 @@ struct MockSettings {
   std::optional<std::string> token;
   /// The one AI Gateway the account has (workers-ai); another name gets the gateway's 2001.
   std::string gateway = "default";
+  /// An Authenticated Gateway's token: unset, the gateway takes requests without one.
+  std::optional<std::string> gateway_token;
 };
 
 /// The settings, replaced whole under a mutex and read through a snapshot: a request sees one

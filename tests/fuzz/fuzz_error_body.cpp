@@ -33,10 +33,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (auto backend :
        {clef::Backend::ollama, clef::Backend::workers_ai, clef::Backend::systemone}) {
     // A secret the placeholder "<redacted>" contains: redaction must still end.
-    (void)clef::detail::error_from_response(backend, response, "clef-flash", "<").to_string();
+    (void)clef::detail::error_from_response(backend, response, "clef-flash", std::string_view("<"))
+        .to_string();
     const std::string secret = "SECRET-TOKEN-42";
-    const clef::Error error =
-        clef::detail::error_from_response(backend, response, "clef-flash", secret);
+    const clef::Error error = clef::detail::error_from_response(backend, response, "clef-flash",
+                                                                std::string_view(secret));
     const std::string text = error.to_string();
     if (text.find(secret) != std::string::npos ||
         error.request_id.find(secret) != std::string::npos ||
