@@ -151,6 +151,12 @@ Status check_gateway_options(const ClientOptions& options) {
         "give the bare token",
         "token");
   }
+  if (!is_bare_token(gateway.token)) {
+    return gateway_error(
+        "the gateway token has a space or a byte outside visible ASCII in it (a "
+        "'Bearer ' prefix, or a pasted character?): give the bare token",
+        "token");
+  }
   if (gateway.cache_ttl &&
       (*gateway.cache_ttl < min_cache_ttl || *gateway.cache_ttl > max_cache_ttl)) {
     return gateway_error(

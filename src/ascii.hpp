@@ -15,6 +15,15 @@ inline std::string ascii_lower(std::string_view text) {
 }
 
 /// `text` without the spaces, tabs, CRs and LFs around it ("" when that is all it holds).
+/// Whether `token` is what a Bearer credential may be: visible ASCII only (no space, no control
+/// character, no byte past 0x7e). Empty is bare.
+inline bool is_bare_token(std::string_view token) {
+  for (char c : token) {
+    if (c < 0x21 || c > 0x7e) return false;  // char may be signed: bytes past 0x7f are negative
+  }
+  return true;
+}
+
 inline std::string_view trimmed_space(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return {};

@@ -22,6 +22,7 @@
 
 #include "clef/digest.hpp"
 #include "json_text.hpp"
+#include "redact.hpp"
 #include "wire_response.hpp"
 #include "write_all.hpp"
 
@@ -300,7 +301,9 @@ class CachingTransport final : public Transport {
     const std::string key = cache_key(m_tag, request, m_options.model_version);
     if (auto hit = read_entry(key, *asked)) return *hit;
     auto response = m_inner->send(request);
-    if (response && answers(*response, *asked)) store(key, *response);
+    if (response && answers(*response, *asked)) {
+      store(key, *response, detail::request_credentials(request));
+    }
     return response;
   }
 
@@ -404,7 +407,10 @@ class CachingTransport final : public Transport {
     return out;
   }
 
-  void store(const std::string& key, const HttpResponse& response) {
+  /// Writes the answer with every credential of its request scrubbed: an entry may outlive the
+  /// token, and a shared cache directory must not hand one to another user.
+  void store(const std::string& key, const HttpResponse& response,
+             const detail::Secrets& credentials) {
     detail::Json entry = detail::Json::object();
     entry["key"] = key;
     entry["created"] = static_cast<std::int64_t>(std::time(nullptr));
@@ -412,10 +418,10 @@ class CachingTransport final : public Transport {
     detail::Json headers = detail::Json::array();
     for (const auto& [name, value] : response.headers) {
       if (name == "content-type" || name == "x-typesafe-request-id" || name == "cf-ai-req-id")
-        headers.push_back({name, value});
+        headers.push_back({name, detail::redact_all(value, credentials)});
     }
     entry["headers"] = headers;
-    entry["body"] = response.body;
+    entry["body"] = detail::redact_all(response.body, credentials);
     const std::string text = dump_json(entry);
     if (text.size() > max_entry_bytes) return;
     const std::string shard_name = key.substr(0, 2);

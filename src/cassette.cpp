@@ -55,52 +55,9 @@ std::string describe(const std::string& body) {
          state + "\"";
 }
 
-/// A header whose value is a credential: a name that says authorization (Authorization,
-/// Proxy-Authorization, AI Gateway's cf-aig-authorization), key, token or secret (X-Api-Key,
-/// Api-Key, X-Auth-Token…).
-bool is_credential_header(const std::string& name) {
-  const std::string n = detail::ascii_lower(name);
-  return n.find("authorization") != std::string::npos || n.find("key") != std::string::npos ||
-         n.find("token") != std::string::npos || n.find("secret") != std::string::npos;
-}
-
-/// Every credential `request` carries, longest first: what a server may echo back.
-std::vector<std::string> credentials(const HttpRequest& request) {
-  std::vector<std::string> out;
-  for (const auto& [name, value] : request.headers) {
-    if (!is_credential_header(name)) continue;
-    out.push_back(value);
-    // "Bearer TOKEN", "Basic BASE64": a server echoes the credential without its scheme too.
-    const auto space = value.find(' ');
-    if (space != std::string::npos) {
-      const auto start = value.find_first_not_of(' ', space);
-      if (start != std::string::npos) out.push_back(value.substr(start));
-    }
-  }
-  // http://user:password@host/…: the password, and the whole userinfo.
-  const auto scheme = request.url.find("://");
-  if (scheme != std::string::npos) {
-    const auto authority_end = request.url.find_first_of("/?#", scheme + 3);
-    const std::string authority = request.url.substr(
-        scheme + 3,
-        authority_end == std::string::npos ? std::string::npos : authority_end - (scheme + 3));
-    const auto at = authority.rfind('@');
-    if (at != std::string::npos) {
-      const std::string userinfo = authority.substr(0, at);
-      out.push_back(userinfo);
-      const auto colon = userinfo.find(':');
-      if (colon != std::string::npos) out.push_back(userinfo.substr(colon + 1));
-    }
-  }
-  out.erase(std::remove(out.begin(), out.end(), std::string()), out.end());
-  std::sort(out.begin(), out.end(),
-            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-  return out;
-}
-
-std::string scrubbed(std::string text, const std::vector<std::string>& secrets) {
-  for (const auto& secret : secrets) text = detail::redact(text, secret);
-  return text;
+/// `text` with every credential `request` carries redacted (detail::request_credentials).
+std::string scrubbed(const std::string& text, const detail::Secrets& secrets) {
+  return detail::redact_all(text, secrets);
 }
 
 class Recorder final : public RecordingTransport {
@@ -118,7 +75,7 @@ class Recorder final : public RecordingTransport {
     }
     auto response = m_inner->send(request);
     if (!response) return response;
-    const auto secrets = credentials(request);
+    const auto secrets = detail::request_credentials(request);
     detail::Json line = detail::Json::object();
     line["key"] = exchange_key(m_tag, request);
     line["backend"] = m_tag;

@@ -201,6 +201,11 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
   switch (status) {
     case 401:
     case 403:
+      if (backend == Backend::workers_ai && text.code == "2009") {
+        return "AI Gateway refused a token: an Authenticated Gateway's (cf-aig-authorization: "
+               "CF_AIG_TOKEN or --aig-token-file, else the Workers AI token), or the Workers AI "
+               "token it passes on (CLOUDFLARE_API_TOKEN)";
+      }
       if (backend == Backend::workers_ai) {
         return "Workers AI refused the token: check CLOUDFLARE_API_TOKEN (it needs Workers AI "
                "permission) and CLOUDFLARE_ACCOUNT_ID";

@@ -120,6 +120,35 @@ Result<Connection> connection_from(ClientOptions options) {
   return connection;
 }
 
+namespace {
+
+/// The API token as it will be sent and redacted: bare, one line, visible ASCII.
+Status check_api_token(const std::string& token) {
+  if (detail::has_control_characters(token)) {
+    return make_error(ErrorKind::invalid_input,
+                      "the API token contains a line break or control character (a stray "
+                      "newline from a file?)",
+                      "api_token");
+  }
+  if (detail::trimmed_space(token).size() != token.size()) {
+    // Redaction looks for the token as given; a server echoing the bare key would show it.
+    return make_error(ErrorKind::invalid_input,
+                      "the API token starts or ends with white space: give the bare token",
+                      "api_token");
+  }
+  if (!detail::is_bare_token(token)) {
+    // An HTTP header carries visible ASCII: "Bearer Bearer …" or a pasted byte would only be
+    // refused by the server, with a message that does not say why.
+    return make_error(ErrorKind::invalid_input,
+                      "the API token has a space or a byte outside visible ASCII in it (a "
+                      "'Bearer ' prefix, or a pasted character?): give the bare token",
+                      "api_token");
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<ApiRoot> checked_api_root(const ClientOptions& options) {
   if (auto gateway = check_gateway_options(options); !gateway) return gateway.error();
   auto resolved = base_for_backend(options);
@@ -144,18 +173,7 @@ Result<ApiRoot> checked_api_root(const ClientOptions& options) {
                       "give one of them (both would go in the Authorization header)",
                       "base_url");
   }
-  if (detail::has_control_characters(options.api_token)) {
-    return make_error(ErrorKind::invalid_input,
-                      "the API token contains a line break or control character (a stray "
-                      "newline from a file?)",
-                      "api_token");
-  }
-  if (detail::trimmed_space(options.api_token).size() != options.api_token.size()) {
-    // Redaction looks for the token as given; a server echoing the bare key would show it.
-    return make_error(ErrorKind::invalid_input,
-                      "the API token starts or ends with white space: give the bare token",
-                      "api_token");
-  }
+  if (auto token = check_api_token(options.api_token); !token) return token.error();
   if (auto s = check_timeout(options.connect_timeout, "connect_timeout"); !s) return s.error();
   if (auto s = check_timeout(options.request_timeout, "request_timeout"); !s) return s.error();
   if (!options.ca_file.empty() && ::access(options.ca_file.c_str(), R_OK) != 0) {

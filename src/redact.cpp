@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "ascii.hpp"
+
 namespace clef::detail {
 
 std::string redact(std::string_view text, std::string_view secret) {
@@ -45,6 +47,51 @@ void redact_decision(Decision& decision, const Secrets& secret) {
     answer.problem = redact_all(answer.problem, secret);
     answer.raw_json = redact_all(answer.raw_json, secret);
   }
+}
+
+namespace {
+
+/// A header whose value is a credential: a name that says authorization (Authorization,
+/// Proxy-Authorization, AI Gateway's cf-aig-authorization), key, token or secret (X-Api-Key,
+/// Api-Key, X-Auth-Token…).
+bool is_credential_header(const std::string& name) {
+  const std::string n = ascii_lower(name);
+  return n.find("authorization") != std::string::npos || n.find("key") != std::string::npos ||
+         n.find("token") != std::string::npos || n.find("secret") != std::string::npos;
+}
+
+/// http://user:password@host/…: the whole userinfo, and the password.
+void add_url_credentials(const std::string& url, Secrets& out) {
+  const auto scheme = url.find("://");
+  if (scheme == std::string::npos) return;
+  const auto authority_end = url.find_first_of("/?#", scheme + 3);
+  const std::string authority =
+      url.substr(scheme + 3, authority_end == std::string::npos ? std::string::npos
+                                                                : authority_end - (scheme + 3));
+  const auto at = authority.rfind('@');
+  if (at == std::string::npos) return;
+  const std::string userinfo = authority.substr(0, at);
+  out.add(userinfo);
+  const auto colon = userinfo.find(':');
+  if (colon != std::string::npos) out.add(std::string_view(userinfo).substr(colon + 1));
+}
+
+}  // namespace
+
+Secrets request_credentials(const HttpRequest& request) {
+  Secrets out;
+  for (const auto& [name, value] : request.headers) {
+    if (!is_credential_header(name)) continue;
+    out.add(value);
+    // "Bearer TOKEN", "Basic BASE64": a server echoes the credential without its scheme too.
+    const auto space = value.find(' ');
+    if (space != std::string::npos) {
+      const auto start = value.find_first_not_of(' ', space);
+      if (start != std::string::npos) out.add(std::string_view(value).substr(start));
+    }
+  }
+  add_url_credentials(request.url, out);
+  return out;
 }
 
 }  // namespace clef::detail

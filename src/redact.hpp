@@ -8,6 +8,7 @@
 
 #include "clef/decision.hpp"
 #include "clef/error.hpp"
+#include "clef/transport.hpp"
 
 namespace clef::detail {
 
@@ -39,6 +40,12 @@ class Secrets {
 
 /// `text` with each of `secrets` redacted, longest first.
 std::string redact_all(std::string_view text, const Secrets& secrets);
+
+/// Every credential `request` carries, as a server may echo it back: each credential header's
+/// value (a name holding authorization, key, token or secret: Authorization, AI Gateway's
+/// cf-aig-authorization, X-Api-Key…) with and without its scheme, and a URL's userinfo and
+/// password. What the cassette and the cache scrub from what they keep.
+Secrets request_credentials(const HttpRequest& request);
 
 /// Redacts every text field of a decision that came from the server.
 void redact_decision(Decision& decision, const Secrets& secret);

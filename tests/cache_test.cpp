@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -111,6 +112,31 @@ TEST(Cache, HitsOnlyTheSameRequestForTheSameModelVersion) {
   EXPECT_EQ(inner->sent.load(), 4);
   auto other_backend = caching(inner, options, clef::Backend::systemone);
   EXPECT_FALSE(other_backend->send(request_for("a"))->from_cache);
+}
+
+TEST(Cache, AnEntryKeepsNoCredentialTheServerEchoed) {
+  // A server that writes the request's tokens into its answer: the entry outlives the tokens,
+  // and another user may share the directory.
+  auto inner = std::make_shared<EchoTransport>();
+  inner->body = R"({"model":"m-WKTOKEN-qq42","answers":{"refund":{"type":"noul","noul":0.9}},)"
+                R"("note":"gateway GWTOKEN-zz91"})";
+  clef::CacheOptions options;
+  options.directory = fresh_directory("cache_credentials");
+  options.model_version = "clef-flash:latest@aaaa";
+  auto cache = caching(inner, options);
+  clef::HttpRequest request = request_for("a");
+  request.headers = {{"Authorization", "Bearer WKTOKEN-qq42"},
+                     {"cf-aig-authorization", "Bearer GWTOKEN-zz91"}};
+  ASSERT_TRUE(cache->send(request));
+  std::ifstream file(entry_path(options, request), std::ios::binary);
+  const std::string entry((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(entry.empty());
+  EXPECT_EQ(entry.find("WKTOKEN-qq42"), std::string::npos) << entry;
+  EXPECT_EQ(entry.find("GWTOKEN-zz91"), std::string::npos) << entry;
+  auto again = cache->send(request);
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->from_cache);
+  EXPECT_NE(again->body.find(R"("model":"m-<redacted>")"), std::string::npos) << again->body;
 }
 
 TEST(Cache, ErrorsAndImagesAreNotCached) {

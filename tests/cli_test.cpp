@@ -407,6 +407,37 @@ TEST(CliAsk, AnAuthenticatedGatewaysTokenComesFromItsFileAndIsNeverShown) {
             std::string::npos)
       << curl.out;
   EXPECT_EQ(curl.out.find("gw-secret-77"), std::string::npos) << curl.out;
+
+  // Without a gateway the token has nowhere to go: refused, as the other --aig-* flags are.
+  auto stray = run_clef({"ask", "--backend", "workers-ai", "--account-id", "acc9", "--host",
+                         server.base_url() + "/client/v4", "--api-token-file",
+                         write_temp_file("tok-gw3", "test-token\n"), "--aig-token-file",
+                         gateway_token, "x", "--yes-no", "u: Urgent?"});
+  EXPECT_EQ(stray.code, 2) << stray.err;
+  EXPECT_NE(stray.err.find("--aig-token-file: an AI Gateway token needs a gateway"),
+            std::string::npos)
+      << stray.err;
+
+  // clef doctor reaches the gateway whatever the cache holds: a wrong token fails it.
+  std::vector<std::string> doctor = {"doctor",
+                                     "--backend",
+                                     "workers-ai",
+                                     "--gateway",
+                                     "acc9/support-gw",
+                                     "--host",
+                                     server.base_url() + "/v1",
+                                     "--api-token-file",
+                                     write_temp_file("tok-gw4", "test-token\n"),
+                                     "--aig-token-file",
+                                     gateway_token,
+                                     "--cache",
+                                     ::testing::TempDir() + "doctor-cache"};
+  ASSERT_EQ(run_clef(doctor).code, 0);
+  doctor[10] = write_temp_file("tok-aig-wrong", "not-the-gateway-token\n");
+  auto wrong = run_clef(doctor);
+  EXPECT_NE(wrong.code, 0) << wrong.out;
+  EXPECT_NE((wrong.out + wrong.err).find("AI Gateway refused a token"), std::string::npos)
+      << wrong.out << wrong.err;
 }
 
 // A metadata value is typed only when JSON writes it back as given: the gateway logs what was

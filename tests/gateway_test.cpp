@@ -325,6 +325,18 @@ TEST(Gateway, AnAuthenticatedGatewayGetsItsTokenAndNoTextShowsIt) {
   EXPECT_EQ(decided->raw_json.find("gw-secret-77"), std::string::npos);
 
   // The token as given is what is redacted: white space or a line break around it is refused.
+  options.gateway.token = "Bearer gw-secret-77";
+  EXPECT_EQ(clef::Client::create(options).error().message,
+            "the gateway token has a space or a byte outside visible ASCII in it (a 'Bearer ' "
+            "prefix, or a pasted character?): give the bare token");
+  options.gateway.token = "gw-secr\xc3\xa9t";
+  EXPECT_FALSE(clef::Client::create(options).ok());
+  options.gateway.token.clear();
+  options.api_token = "Bearer test-token";
+  EXPECT_EQ(clef::Client::create(options).error().message,
+            "the API token has a space or a byte outside visible ASCII in it (a 'Bearer ' "
+            "prefix, or a pasted character?): give the bare token");
+  options.api_token = "test-token";
   options.gateway.token = "gw-secret-77\n";
   auto stray = clef::Client::create(options);
   ASSERT_FALSE(stray.ok());

@@ -49,9 +49,11 @@ bool through_gateway(const ConnectionFlags& flags) {
 }
 
 int probe_decision(const ConnectionFlags& given, const Context& context) {
-  // An answer from the gateway's cache would prove nothing about the token or the model.
+  // An answer from a cache — the gateway's or clef's own — would prove nothing about the token
+  // or the model.
   ConnectionFlags flags = given;
   if (through_gateway(flags)) flags.gateway.skip_cache = true;
+  flags.without_cache = true;
   auto client = make_client(flags, context, false);
   if (!client) return failed_check(context, "cannot make a client", client.error());
   DecisionRequest probe;
@@ -62,7 +64,10 @@ int probe_decision(const ConnectionFlags& given, const Context& context) {
     std::string fix;
     if (decision.error().kind == ErrorKind::authentication) {
       const char* variable = token_variable(flags.backend);  // nullptr for Ollama
-      fix = flags.backend == Backend::workers_ai
+      fix = through_gateway(flags)
+                ? "check the token's Workers AI permission, the account id and, for an "
+                  "Authenticated Gateway, its token (CF_AIG_TOKEN or --aig-token-file)"
+            : flags.backend == Backend::workers_ai
                 ? "check the token's Workers AI permission and the account id"
             : variable ? std::string("check the key in ") + variable + " or --api-token-file"
                        : "check the credentials in the server's URL";

@@ -123,6 +123,7 @@ namespace {
 /// The cache for these flags, or none (with a warning when the model's version cannot be learned).
 std::optional<CacheOptions> cache_options(const ConnectionFlags& flags,
                                           const ClientOptions& options, const Context& context) {
+  if (flags.without_cache) return std::nullopt;
   std::string directory = flags.cache;
   if (directory.empty()) {
     const char* from_environment = std::getenv("CLEF_CACHE_DIR");
@@ -165,6 +166,14 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
     options.api_token = std::move(token).value();
   }
   if (!flags.gateway.token_file.empty()) {
+    const bool gateway =
+        flags.gateway.gateway || (!flags.hosts.empty() && is_ai_gateway_url(flags.hosts.front()));
+    if (flags.backend != Backend::workers_ai || !gateway) {
+      return make_error(ErrorKind::invalid_input,
+                        "--aig-token-file: an AI Gateway token needs a gateway (--backend "
+                        "workers-ai with --gateway, or a gateway URL as --host)",
+                        "--aig-token-file");
+    }
     auto token = read_token_file(flags.gateway.token_file);
     if (!token) return token.error();
     options.gateway.token = std::move(token).value();

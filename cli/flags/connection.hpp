@@ -34,6 +34,9 @@ struct ConnectionFlags {
   std::string cache;   ///< --cache DIR (else CLEF_CACHE_DIR): answer repeats from disk.
   bool cache_images = false;
   GatewayFlags gateway;  ///< workers-ai through Cloudflare AI Gateway.
+  /// Set by a command that must reach the server (clef doctor): no cache, whatever --cache or
+  /// CLEF_CACHE_DIR say.
+  bool without_cache = false;
 };
 
 /// Adds --backend, --host, --model, --account-id, --api-token-file, --timeout,

@@ -19,6 +19,25 @@ std::mutex& verbose_output_mutex() {
   return mutex;
 }
 
+bool is_credential(const std::string& name) {
+  return name == "Authorization" || name == "Proxy-Authorization" || name == "cf-aig-authorization";
+}
+
+/// `value` from the server with each credential `request` sent (without its scheme) replaced:
+/// a server may echo a token into a header that -v prints.
+std::string without_credentials(std::string value, const HttpRequest& request) {
+  for (const auto& [name, sent] : request.headers) {
+    if (!is_credential(name)) continue;
+    const auto space = sent.find(' ');
+    const std::string secret = space == std::string::npos ? sent : sent.substr(space + 1);
+    if (secret.empty()) continue;
+    for (auto at = value.find(secret); at != std::string::npos; at = value.find(secret, at + 10)) {
+      value.replace(at, secret.size(), "<redacted>");
+    }
+  }
+  return value;
+}
+
 class VerboseTransport : public Transport {
  public:
   VerboseTransport(std::shared_ptr<Transport> inner, std::ostream& log)
@@ -30,8 +49,7 @@ class VerboseTransport : public Transport {
         << " bytes)\n";
     for (const auto& [name, value] : request.headers) {
       // Only the scheme of a credential is shown ("Bearer", "Basic"), never the value.
-      const bool secret = name == "Authorization" || name == "Proxy-Authorization" ||
-                          name == "cf-aig-authorization";
+      const bool secret = is_credential(name);
       out << "clef: >   " << name << ": "
           << (secret ? value.substr(0, value.find(' ')) + " <redacted>" : value) << "\n";
     }
@@ -51,7 +69,9 @@ class VerboseTransport : public Transport {
            << ms << " ms";
       for (const char* name : {"cf-ai-req-id", "cf-aig-cache-status", "cf-aig-log-id"}) {
         const std::string value = response->header(name);
-        if (!value.empty()) back << ", " << name << " " << terminal_safe(value);
+        if (!value.empty()) {
+          back << ", " << name << " " << terminal_safe(without_credentials(value, request));
+        }
       }
       back << "\n";
     } else {
