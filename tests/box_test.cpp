@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -128,12 +129,13 @@ TEST(Box, TheHeaderGoesOnImagesAndBoxesInTypeSafesFormAndNowhereElse) {
 }
 
 TEST(Box, TheAnswerIsReadFromThePublishedBox) {
-  clef::MockServer server(clef::MockProfile::typesafe);
-  // The Drupal issue's published box beside LiteLLM's noul, in TypeSafe's envelope.
+  // The Drupal issue's published box beside LiteLLM's noul, in TypeSafe's envelope. Declared
+  // before the server, whose destructor ends the threads that read it.
   const std::string body =
       R"({"model":"jev-1.14.0","answers":{"has_red_square":{"type":"noul","noul":0.99},)"
       R"("red_square":{"type":"box","box":{"top":0.25,"bottom":0.82,"left":0.44,"right":0.84},)"
       R"("confidence":0.92}},"usage":{"input_tokens":612,"output_tokens":20}})";
+  clef::MockServer server(clef::MockProfile::typesafe);
   server.set_script([&](const clef::MockRequest&, int) -> std::optional<clef::MockReply> {
     return clef::MockReply{200, body, "application/json", {}};
   });
@@ -168,9 +170,17 @@ TEST(Box, TheAnswerIsReadFromThePublishedBox) {
 }
 
 TEST(Box, GeometryOutsideTheImageOrInsideOutIsRefusedNotClamped) {
-  clef::MockServer server(clef::MockProfile::typesafe);
+  // The answer the mock's threads read, set between requests: under a lock, and declared before
+  // the server, whose destructor ends those threads.
+  std::mutex mutex;
   std::string box_json;
+  auto answer_with = [&](std::string json) {
+    std::lock_guard<std::mutex> lock(mutex);
+    box_json = std::move(json);
+  };
+  clef::MockServer server(clef::MockProfile::typesafe);
   server.set_script([&](const clef::MockRequest&, int) -> std::optional<clef::MockReply> {
+    std::lock_guard<std::mutex> lock(mutex);
     return clef::MockReply{200,
                            R"({"model":"jev-1.14.0","answers":{"has_red_square":{"type":"noul",)"
                            R"("noul":0.5},"red_square":)" +
@@ -207,7 +217,7 @@ TEST(Box, GeometryOutsideTheImageOrInsideOutIsRefusedNotClamped) {
        "the box's confidence is missing or outside [0, 1]"},
   };
   for (const auto& [answer, problem] : cases) {
-    box_json = answer;
+    answer_with(answer);
     auto decision = client.decide(red_square_request());
     ASSERT_TRUE(decision.ok()) << decision.error().to_string();
     const clef::Answer* box = decision->answer("red_square");
@@ -217,12 +227,12 @@ TEST(Box, GeometryOutsideTheImageOrInsideOutIsRefusedNotClamped) {
     EXPECT_EQ(box->box(), nullptr) << "no clamped box is kept: " << answer;
     EXPECT_TRUE(decision->answer("has_red_square")->ok()) << "the other answer stands";
   }
-  box_json = R"({"type":"noul","noul":0.5})";
+  answer_with(R"({"type":"noul","noul":0.5})");
   auto wrong = client.decide(red_square_request());
   ASSERT_TRUE(wrong.ok());
   EXPECT_EQ(wrong->answer("red_square")->status, clef::AnswerStatus::wrong_type);
   // The edges of the image itself are a box.
-  box_json = R"({"type":"box","box":{"top":0,"bottom":1,"left":-0.0,"right":1},"confidence":0})";
+  answer_with(R"({"type":"box","box":{"top":0,"bottom":1,"left":-0.0,"right":1},"confidence":0})");
   auto whole = client.decide(red_square_request());
   ASSERT_TRUE(whole.ok());
   EXPECT_TRUE(whole->answer("red_square")->ok()) << whole->answer("red_square")->problem;
