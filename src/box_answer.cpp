@@ -12,12 +12,6 @@
 namespace clef::detail {
 namespace {
 
-std::optional<double> number_at(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
 bool in_unit_range(double x) {
   return std::isfinite(x) && x >= 0.0 && x <= 1.0;
 }
@@ -61,12 +55,12 @@ std::string read_box(const Json& answer, BoxAnswer& out) {
   const std::pair<const char*, double*> edges[] = {
       {"top", &box.top}, {"bottom", &box.bottom}, {"left", &box.left}, {"right", &box.right}};
   for (const auto& [name, edge] : edges) {
-    const auto value = number_at(*it, name);
+    const auto value = number_field(*it, name);
     if (!value) return std::string("box.") + name + " is missing or not a number";
     *edge = *value + 0.0;  // -0 is 0: "-0" is no edge anyone drew
   }
   if (auto problem = box_geometry_problem(box); !problem.empty()) return problem;
-  const auto confidence = number_at(answer, "confidence");
+  const auto confidence = number_field(answer, "confidence");
   if (!confidence || !in_unit_range(*confidence)) {
     return "the box's confidence is missing or outside [0, 1]";
   }

@@ -55,11 +55,6 @@ std::string describe(const std::string& body) {
          state + "\"";
 }
 
-/// `text` with every credential `request` carries redacted (detail::request_credentials).
-std::string scrubbed(const std::string& text, const detail::Secrets& secrets) {
-  return detail::redact_all(text, secrets);
-}
-
 class Recorder final : public RecordingTransport {
  public:
   Recorder(std::shared_ptr<Transport> inner, int fd, std::string path, std::string tag)
@@ -80,15 +75,15 @@ class Recorder final : public RecordingTransport {
     line["key"] = exchange_key(m_tag, request);
     line["backend"] = m_tag;
     line["method"] = request.method;
-    line["path"] = scrubbed(path_of(request.url), secrets);
-    line["request"] = scrubbed(request.body, secrets);
+    line["path"] = detail::redact_all(path_of(request.url), secrets);
+    line["request"] = detail::redact_all(request.body, secrets);
     line["status"] = response->status;
     detail::Json headers = detail::Json::array();
     for (const auto& [name, value] : response->headers) {
-      if (header_matters(name)) headers.push_back({name, scrubbed(value, secrets)});
+      if (header_matters(name)) headers.push_back({name, detail::redact_all(value, secrets)});
     }
     line["headers"] = headers;
-    line["body"] = scrubbed(response->body, secrets);
+    line["body"] = detail::redact_all(response->body, secrets);
     const std::string text = dump_json(line) + "\n";
     std::lock_guard<std::mutex> lock(m_mutex);
     // After a failed write nothing more is appended: the torn line stays the last one.

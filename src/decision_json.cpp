@@ -7,6 +7,7 @@
 #include <string>
 
 #include "box_answer.hpp"
+#include "json_text.hpp"
 
 namespace clef {
 namespace {
@@ -23,14 +24,8 @@ std::optional<double> probability_at(const Json& object, const std::string& key)
   return p;
 }
 
-std::optional<double> number_at(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
 double number_or(const Json& object, const char* key, double fallback) {
-  return number_at(object, key).value_or(fallback);
+  return detail::number_field(object, key).value_or(fallback);
 }
 
 std::string string_or(const Json& object, const char* key) {
@@ -86,7 +81,7 @@ void set_ranked_value(Answer& answer, const Question& question, const Json& json
                       const std::vector<std::string>& keys, const std::vector<double>& p) {
   // The winner is the first most likely option, as the client picks it.
   const auto best = static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin());
-  const std::optional<double> server_confidence = number_at(json, "server_confidence");
+  const std::optional<double> server_confidence = detail::number_field(json, "server_confidence");
   if (question.type == QuestionType::choice) {
     ChoiceAnswer choice;
     choice.choice = keys[best];
@@ -123,7 +118,8 @@ Answer answer_from(const Question& question, const Json& json) {
   if (string_or(json, "type") != to_string(question.type)) {
     return invalid(answer, "the answer's type is not the question's");
   }
-  if (answer.status == AnswerStatus::abstained) answer.threshold = number_at(json, "threshold");
+  if (answer.status == AnswerStatus::abstained)
+    answer.threshold = detail::number_field(json, "threshold");
   const auto renormalized = json.find("renormalized");
   answer.renormalized =
       renormalized != json.end() && renormalized->is_boolean() && renormalized->get<bool>();
@@ -281,7 +277,7 @@ Error error_from_json(const Json& json) {
   const Json& object = json.is_object() ? json : none;
   Error error;
   error.kind = error_kind_named(string_or(object, "kind")).value_or(ErrorKind::invalid_response);
-  const auto status = number_at(object, "status");
+  const auto status = detail::number_field(object, "status");
   if (status && *status >= 100 && *status <= 599) error.http_status = static_cast<int>(*status);
   error.message = string_or(object, "message");
   if (error.message.empty()) error.message = "failed";

@@ -26,6 +26,13 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
 CLEF_API std::optional<std::string_view> member_text(std::string_view object_text,
                                                      std::string_view key);
 
+/// The number at `object[key]`, or nullopt when it is missing or not a number (never throws).
+inline std::optional<double> number_field(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
 /// The string at `object[key]`, or "" when it is missing or not a string (never throws).
 CLEF_API std::string string_field(const Json& object, std::string_view key);
 

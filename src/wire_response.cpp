@@ -13,12 +13,6 @@
 namespace clef::detail {
 namespace {
 
-std::optional<double> number(const Json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
 std::string text_of(const Json& object, std::initializer_list<const char*> keys) {
   for (const char* key : keys) {
     auto it = object.find(key);
@@ -126,13 +120,13 @@ void parse_choice(const Json& json, const Question& q, const ValidationOptions& 
     choice.probability = p[best];
   }
   for (std::size_t i = 0; i < labels.size(); ++i) choice.probabilities.push_back({labels[i], p[i]});
-  choice.server_confidence = number(json, "confidence");
+  choice.server_confidence = number_field(json, "confidence");
   choice.confidence = entropy_confidence(p);
   a.value = std::move(choice);
 }
 
 void parse_yes_no(const Json& json, const ValidationOptions& v, Answer& a) {
-  auto p = number(json, "noul");
+  auto p = number_field(json, "noul");
   if (!p) return mark(a, AnswerStatus::invalid, "no numeric \"noul\" (P(true))");
   if (!in_unit_range(*p)) {
     return mark(a, AnswerStatus::invalid, "noul is " + std::to_string(*p) + ", not in [0, 1]");
@@ -158,7 +152,7 @@ void parse_score(const Json& json, const Question& q, const ValidationOptions& v
   for (std::size_t i = 0; i < p.size(); ++i) expected += static_cast<double>(i) * p[i];
   ScoreAnswer score;
   score.score = expected;
-  if (auto sent = number(json, "score")) {
+  if (auto sent = number_field(json, "score")) {
     // Servers round both the score and the probabilities (3.99 with p4 = 1.0 was seen live).
     const double tolerance = 0.01 + 0.02 * static_cast<double>(p.size() - 1);
     if (std::fabs(*sent - expected) > tolerance) {
@@ -172,7 +166,7 @@ void parse_score(const Json& json, const Question& q, const ValidationOptions& v
   score.most_likely_level = static_cast<int>(argmax(p));
   score.labels = q.levels;
   score.most_likely_label = q.levels[static_cast<std::size_t>(score.most_likely_level)];
-  score.server_confidence = number(json, "confidence");
+  score.server_confidence = number_field(json, "confidence");
   score.confidence = entropy_confidence(p);
   a.value = std::move(score);
 }
@@ -266,12 +260,12 @@ Result<Decision> parse_decision(const Json& body, std::string_view body_text,
   Decision decision;
   decision.model = text_of(body, {"model"});
   if (auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
-    decision.usage.input_tokens = token_count(number(*usage, "input_tokens").value_or(0));
-    decision.usage.output_tokens = token_count(number(*usage, "output_tokens").value_or(0));
+    decision.usage.input_tokens = token_count(number_field(*usage, "input_tokens").value_or(0));
+    decision.usage.output_tokens = token_count(number_field(*usage, "output_tokens").value_or(0));
     if (auto details = usage->find("input_tokens_details");
         details != usage->end() && details->is_object()) {
       decision.usage.cached_input_tokens =
-          token_count(number(*details, "cached_tokens").value_or(0));
+          token_count(number_field(*details, "cached_tokens").value_or(0));
     }
   }
   const auto answers_text = member_text(body_text, "answers");

@@ -41,13 +41,6 @@ int failed_check(const Context& context, const std::string& what, const Error& e
 }
 
 /// Sends one minimal real decision: the only proof that the URL, the token and the model work.
-/// Whether these flags send through AI Gateway (--gateway, or a gateway URL as --host).
-bool through_gateway(const ConnectionFlags& flags) {
-  return flags.backend == Backend::workers_ai &&
-         (flags.gateway.gateway ||
-          (!flags.hosts.empty() && is_ai_gateway_url(flags.hosts.front())));
-}
-
 int probe_decision(const ConnectionFlags& given, const Context& context) {
   // An answer from a cache — the gateway's or clef's own — would prove nothing about the token
   // or the model.

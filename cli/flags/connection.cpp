@@ -59,6 +59,12 @@ void add_offline_flags(CLI::App& command, ConnectionFlags& flags) {
 
 }  // namespace
 
+bool through_gateway(const ConnectionFlags& flags) {
+  return flags.backend == Backend::workers_ai &&
+         (flags.gateway.gateway ||
+          (!flags.hosts.empty() && is_ai_gateway_url(flags.hosts.front())));
+}
+
 void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
   // CLI11's CheckedTransformer would show its map ({ollama->0,...} OR {0,2,1}) in the help and
   // in the error, and take the enum's numbers: this one knows the names only.

@@ -12,6 +12,12 @@
 
 namespace clef::cli {
 
+struct ConnectionFlags;
+
+/// Whether these flags send through AI Gateway: workers-ai with --gateway, or a gateway URL as
+/// --host.
+bool through_gateway(const ConnectionFlags& flags);
+
 struct ConnectionFlags {
   Backend backend = Backend::ollama;
   /// --host, repeatable (batch and eval send to each; other commands take one). Empty: OLLAMA_HOST

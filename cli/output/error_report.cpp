@@ -31,9 +31,7 @@ int report(const Context& context, const Error& error, const ConnectionFlags& fl
       hint = "a cold model load can take a while: try a larger --timeout";
       break;
     case ErrorKind::authentication:
-      hint = flags.backend == Backend::workers_ai &&
-                     (flags.gateway.gateway ||
-                      (!flags.hosts.empty() && is_ai_gateway_url(flags.hosts.front())))
+      hint = through_gateway(flags)
                  ? "check the Workers AI token (CLOUDFLARE_API_TOKEN or --api-token-file) and, "
                    "for an Authenticated Gateway, its token (CF_AIG_TOKEN or --aig-token-file)"
              : flags.backend == Backend::workers_ai

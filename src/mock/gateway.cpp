@@ -31,34 +31,29 @@ std::string log_id(int call) {
   return id;
 }
 
-/// The gateway's answer for a name the account has no gateway of.
-Reply not_configured() {
-  const Json entry = {{"code", 2001},
-                      {"message", "Please configure AI Gateway in the Cloudflare dashboard"}};
+/// AI Gateway's own error envelope: {"success": false, "result": [], "messages": [], "error":
+/// [{code, message}]}.
+Reply gateway_error(int status, int code, const char* message) {
   Reply reply;
-  reply.status = 400;
+  reply.status = status;
   reply.body = Json::object();
   reply.body["success"] = false;
   reply.body["result"] = Json::array();
   reply.body["messages"] = Json::array();
   reply.body["error"] = Json::array();
-  reply.body["error"].push_back(entry);
+  reply.body["error"].push_back({{"code", code}, {"message", message}});
   return reply;
+}
+
+/// The gateway's answer for a name the account has no gateway of.
+Reply not_configured() {
+  return gateway_error(400, 2001, "Please configure AI Gateway in the Cloudflare dashboard");
 }
 
 /// An Authenticated Gateway's answer to a request without its token. The code is the one
 /// Cloudflare's changelog gives the gateway's 401 (2009); the message is the mock's.
 Reply unauthorized() {
-  const Json entry = {{"code", 2009}, {"message", "Unauthorized"}};
-  Reply reply;
-  reply.status = 401;
-  reply.body = Json::object();
-  reply.body["success"] = false;
-  reply.body["result"] = Json::array();
-  reply.body["messages"] = Json::array();
-  reply.body["error"] = Json::array();
-  reply.body["error"].push_back(entry);
-  return reply;
+  return gateway_error(401, 2009, "Unauthorized");
 }
 
 }  // namespace
