@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # clef batch split over a Slurm job array: four tasks, each deciding its shard of the same input.
-# Slurm sets SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT; `--shard auto`
-# reads them (shard = task id − min, of count). Submit, then merge once every task has ended:
+# Slurm sets SLURM_ARRAY_TASK_ID, _MIN, _MAX, _STEP and _COUNT; `--shard auto --shards 4` reads
+# them: the whole array 0-3 is shards 0 to 3, and an array of fewer tasks (a rerun) takes each
+# task id as its shard's number. Submit, then merge once every task has ended:
 #   sbatch examples/slurm-array.sh
 #   clef merge out/routed.*.jsonl -o routed.jsonl     # exit 10 names the shards to run again:
-#   sbatch --array=2 examples/slurm-array.sh          # e.g. only task 2, as merge says
+#   sbatch --array=2 examples/slurm-array.sh          # e.g. only shard 2, as merge says
 #SBATCH --job-name=clef-route
 #SBATCH --array=0-3
 #SBATCH --cpus-per-task=2
@@ -15,4 +16,4 @@ mkdir -p out
 # Each task asks its own model server (one Ollama per GPU node here): OLLAMA_HOST from the node.
 # --resume: a task run again keeps what it already wrote.
 clef batch tickets.jsonl -q questions.json -m clef-flash \
-  --shard auto --resume -o "out/routed.$SLURM_ARRAY_TASK_ID.jsonl"
+  --shard auto --shards 4 --resume -o "out/routed.$SLURM_ARRAY_TASK_ID.jsonl"

@@ -4,6 +4,7 @@
 #include "ascii.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -215,8 +216,16 @@ Result<std::shared_ptr<RecordingTransport>> make_recording_transport(
 
 Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string& path,
                                                                std::string tag) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return make_error(ErrorKind::invalid_input,
+                      std::string("cannot read the cassette: ") + std::strerror(EISDIR), path);
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorKind::invalid_input, "cannot open the cassette", path);
+  if (!in) {
+    return make_error(ErrorKind::invalid_input,
+                      std::string("cannot open the cassette: ") + std::strerror(errno), path);
+  }
   std::unordered_map<std::string, HttpResponse> recorded;
   std::vector<std::string> warnings;
   Line line;
@@ -237,6 +246,13 @@ Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string
       return bad_line(path, number, recording.error().message);
     }
     recorded[recording->first] = std::move(recording->second);
+  }
+  if (in.bad()) {
+    // read_line's failure: a directory (EISDIR), an I/O error, a line with no end.
+    return make_error(ErrorKind::invalid_input,
+                      line.too_long ? "cannot read the cassette: a line with no end"
+                                    : "cannot read the cassette: the system failed the read",
+                      path);
   }
   return std::shared_ptr<ReplayTransport>(
       std::make_shared<Replay>(std::move(recorded), path, std::move(tag), std::move(warnings)));

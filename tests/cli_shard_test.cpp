@@ -155,7 +155,13 @@ TEST(CliShard, MergeRefusesShardsOfAnotherRunOrInput) {
   // The same shard twice is not two shards.
   auto twice = run_clef({"merge", a, a, "-o", fresh_path("shard_runs_twice.jsonl")});
   EXPECT_EQ(twice.code, 2);
-  EXPECT_NE(twice.err.find("is shard 0/2, and so is"), std::string::npos) << twice.err;
+  EXPECT_NE(twice.err.find("is given twice (shard 0/2)"), std::string::npos) << twice.err;
+  // Two outputs of the same shard (a rerun written elsewhere) are one shard too.
+  const std::string a_again = run_shard(server, input, 0, 2, "a_again");
+  auto same_shard = run_clef({"merge", a, a_again, "-o", fresh_path("shard_runs_same.jsonl")});
+  EXPECT_EQ(same_shard.code, 2);
+  EXPECT_NE(same_shard.err.find("is shard 0/2, the same shard as " + a), std::string::npos)
+      << same_shard.err;
   // Another input than the one the shards read.
   const std::string c = run_shard(server, input, 1, 2, "c");
   const std::string changed = write_temp_file("shard_runs_changed.jsonl", jsonl_tickets(41));
@@ -190,7 +196,7 @@ TEST(CliShard, AutoTakesTheIndexFromAKubernetesIndexedJobOrASlurmArray) {
   ::setenv("SLURM_ARRAY_TASK_MIN", "1", 1);
   EXPECT_EQ(recorded_shard(server, input, {}), "(none)");
   EXPECT_EQ(recorded_shard(server, input, {"--shard", "auto"}), "2/4");  // --array=1-4
-  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto", "--shards", "5"}, 2)
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto", "--shards", "3"}, 2)
                 .find("the Slurm array has 4 tasks"),
             std::string::npos);
   ::unsetenv("SLURM_ARRAY_TASK_ID");
@@ -211,6 +217,75 @@ TEST(CliShard, AutoTakesTheIndexFromAKubernetesIndexedJobOrASlurmArray) {
     EXPECT_NE(recorded_shard(server, input, {"--shard", bad}, 2).find("--shard"), std::string::npos)
         << bad;
   }
+}
+
+/// The Slurm variables of one array task, as Slurm's _create_job_array() sets them: MIN, MAX
+/// and COUNT from the ids submitted, STEP from a ":N" in --array (else 1).
+struct SlurmTask {
+  int id, min, max, step, count;
+};
+
+void set_slurm(const SlurmTask& task) {
+  ::setenv("SLURM_ARRAY_TASK_ID", std::to_string(task.id).c_str(), 1);
+  ::setenv("SLURM_ARRAY_TASK_MIN", std::to_string(task.min).c_str(), 1);
+  ::setenv("SLURM_ARRAY_TASK_MAX", std::to_string(task.max).c_str(), 1);
+  ::setenv("SLURM_ARRAY_TASK_STEP", std::to_string(task.step).c_str(), 1);
+  ::setenv("SLURM_ARRAY_TASK_COUNT", std::to_string(task.count).c_str(), 1);
+}
+
+void clear_slurm() {
+  for (const char* name : {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX",
+                           "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT"})
+    ::unsetenv(name);
+}
+
+TEST(CliShard, SlurmArraysMapToShardsWholeSteppedAndRerunAsMergeAdvises) {
+  FakeServer server;
+  const std::string input = write_temp_file("slurm.jsonl", jsonl_tickets(40));
+  // --array=0-3 and --array=1-7:2: every task a shard of 4, each once.
+  for (const auto& tasks :
+       {std::vector<SlurmTask>{{0, 0, 3, 1, 4}, {1, 0, 3, 1, 4}, {2, 0, 3, 1, 4}, {3, 0, 3, 1, 4}},
+        std::vector<SlurmTask>{
+            {1, 1, 7, 2, 4}, {3, 1, 7, 2, 4}, {5, 1, 7, 2, 4}, {7, 1, 7, 2, 4}}}) {
+    std::set<std::string> shards;
+    for (const SlurmTask& task : tasks) {
+      set_slurm(task);
+      shards.insert(recorded_shard(server, input, {"--shard", "auto"}));
+      EXPECT_EQ(recorded_shard(server, input, {"--shard", "auto", "--shards", "4"}),
+                std::to_string((task.id - task.min) / task.step) + "/4");
+    }
+    EXPECT_EQ(shards, (std::set<std::string>{"0/4", "1/4", "2/4", "3/4"}));
+  }
+  // merge's advice for shards 2 and 3 of 4: `sbatch --array=2,3` with --shards 4. Those tasks
+  // see MIN 2, MAX 3, COUNT 2 and decide shards 2 and 3 of 4, not 0 and 1 of 2.
+  for (const SlurmTask& task : {SlurmTask{2, 2, 3, 1, 2}, SlurmTask{3, 2, 3, 1, 2}}) {
+    set_slurm(task);
+    EXPECT_EQ(recorded_shard(server, input, {"--shard", "auto", "--shards", "4"}),
+              std::to_string(task.id) + "/4");
+  }
+  // Arrays that are not one whole range need --shards; ids past it are refused, never wrapped.
+  set_slurm({3, 1, 7, 1, 4});  // --array=1,3,5,7: STEP is 1 for a list
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("not one whole range"),
+            std::string::npos);
+  set_slurm({7, 7, 7, 1, 1});  // a rerun of a shard that does not exist
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto", "--shards", "4"}, 2)
+                .find("shard 7 does not exist"),
+            std::string::npos);
+  set_slurm({4, 1, 7, 2, 4});  // an id off the step
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("not one whole range"),
+            std::string::npos);
+  clear_slurm();
+}
+
+TEST(CliShard, AShardOutOfRangeNamesTheRange) {
+  FakeServer server;
+  const std::string input = write_temp_file("shard_range.jsonl", jsonl_tickets(4));
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "0/1000000000"}, 2)
+                .find("the number of shards must be 1 to 100000, not 1000000000"),
+            std::string::npos);
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "5/4"}, 2)
+                .find("shard 5 does not exist: shards are numbered 0 to 3"),
+            std::string::npos);
 }
 
 }  // namespace

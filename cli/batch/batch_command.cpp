@@ -24,6 +24,7 @@
 #include "commands/cassette_run.hpp"
 #include "common/exit_codes.hpp"
 #include "common/files.hpp"
+#include "common/input_file.hpp"
 #include "flags/hosts.hpp"
 #include "flags/policy_flag.hpp"
 #include "flags/request_builder.hpp"
@@ -86,6 +87,10 @@ Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format,
       {"state_field", format == InputFormat::text ? "" : flags.state_field},
   };
   if (!flags.image_field.empty()) record.fields.emplace_back("image_field", flags.image_field);
+  // Recorded only when it is not JSONL, so older records (all JSONL) still match: clef merge
+  // joins JSONL shards only.
+  if (flags.output_format != "jsonl")
+    record.fields.emplace_back("output_format", flags.output_format);
   if (shard) {
     // What clef merge checks the shards by: the same input bytes, split the same way.
     auto input = file_sha256(flags.input, "the input");
@@ -481,14 +486,10 @@ Status check_format_flags(const BatchFlags& flags, const CLI::App& command, Inpu
 }
 
 Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputFormat format,
-                                                 std::ifstream& file, std::istream& stdin_stream) {
-  if (flags.input != "-") {
-    file.open(flags.input, std::ios::binary);
-    if (!file) return make_error(ErrorKind::invalid_input, "cannot open the input", flags.input);
-  }
-  std::istream& in = flags.input == "-" ? stdin_stream : file;
-  auto reader = make_reader(
-      in, format, {flags.id_field, flags.state_field, flags.state_columns, {}, flags.image_field});
+                                                 InputFile& input) {
+  auto reader =
+      make_reader(input.stream(), format,
+                  {flags.id_field, flags.state_field, flags.state_columns, {}, flags.image_field});
   if (!reader) {
     Error error = reader.error();
     error.where = flags.input + ": " + error.where;
@@ -529,9 +530,13 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   }
   auto questions = collect_questions(flags.questions, command);
   if (!questions) return report(context, questions.error(), flags.connection);
-  auto format = flags.input_format.empty() ? Result<InputFormat>(guess_input_format(flags.input))
-                                           : parse_input_format(flags.input_format);
+  std::string recognised_by;
+  auto format = flags.input_format.empty()
+                    ? Result<InputFormat>(guess_input_format(flags.input, &recognised_by))
+                    : parse_input_format(flags.input_format);
   if (!format) return report(context, format.error(), flags.connection);
+  if (!recognised_by.empty())
+    note_input_format(context, flags.input, format.value(), recognised_by);
   return run_batch_engine(flags, command, questions.value(), format.value(), context, nullptr)
       .exit_code;
 }
@@ -581,10 +586,15 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   }
   auto shard = resolve_shard(flags.shard, flags.shards);
   if (!shard) return refuse(shard.error());
-  if (shard.value() && flags.input == "-") {
+  auto input = InputFile::open(flags.input, "the input", context.in, context.stop);
+  if (!input) return refuse(input.error());
+  if (shard.value() && !input->is_regular()) {
+    // Hashing it for the run record would take the lines from the run itself.
     return refuse(make_error(ErrorKind::invalid_input,
-                             "--shard reads a file: every shard reads the whole input and keeps "
-                             "its own part",
+                             "--shard reads a regular file, and " +
+                                 std::string(flags.input == "-" ? "stdin" : flags.input) +
+                                 " is a pipe, FIFO or device: every shard reads the whole input, "
+                                 "and clef merge reads it again; save it to a file first",
                              "--shard"));
   }
   auto prototype = build_request(State::text(""), questions, {}, flags.keep_alive);
@@ -596,8 +606,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   if (!clients) return refuse(clients.error());
   auto record = describe_run(flags, format, clients.value(), prototype.value(), shard.value());
   if (!record) return refuse(record.error());
-  std::ifstream file;
-  auto reader = open_reader(flags, format, file, context.in);
+  auto reader = open_reader(flags, format, input.value());
   if (!reader) return refuse(reader.error());
 
   std::unordered_set<std::string> done;
@@ -616,12 +625,21 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
     }
   }
   // A shard's share of the lines is not known before they are read: no total.
-  Progress progress(context.err, context.stderr_is_tty,
-                    shard.value() ? std::nullopt : input_items(flags, format), done.size());
+  Progress progress(
+      context.err, context.stderr_is_tty,
+      shard.value() || !input->is_regular() ? std::nullopt : input_items(flags, format),
+      done.size());
   BatchJob job(flags, context, *reader.value(), output ? &*output : nullptr, progress, done,
                prototype.value(), table ? &*table : nullptr,
                policy->has_value() ? &**policy : nullptr, observer, shard.value());
   BatchEnd end = job.finish(run_job(clients.value(), flags, job, progress));
+  if (auto failure = input->failure(); failure && end.completed) {
+    // The input broke off (an I/O error, a line that never ends): what was read is written,
+    // but it is not the whole input.
+    print_error(context, failure->message + " (" + failure->where + ")",
+                "the items read before it were written; --resume goes on from there");
+    end = {as_int(ExitCode::usage), false};
+  }
   const int cassette = cassette_failure_exit(clients->front(), context);
   if (cassette != 0) end = {cassette, false};
   return end;

@@ -6,15 +6,26 @@
 #include <vector>
 
 #include "clef/json.hpp"
+#include "common/input_file.hpp"
 
 namespace clef::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string ends_with_any(const std::string& path) {
+/// The text after the last dot of the file name ("" when it has none).
+std::string extension_of(const std::string& path) {
+  const auto slash = path.rfind('/');
   const auto dot = path.rfind('.');
-  return dot == std::string::npos ? "" : path.substr(dot + 1);
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  return path.substr(dot + 1);
+}
+
+std::string ascii_lower_copy(std::string text) {
+  for (char& c : text) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return text;
 }
 
 Result<State> state_from_json(const Json& value, const std::string& where) {
@@ -332,22 +343,76 @@ void skip_byte_order_mark(std::istream& in) {
   std::streambuf* buffer = in.rdbuf();
   static constexpr unsigned char mark[] = {0xEF, 0xBB, 0xBF};
   int matched = 0;
-  while (matched < 3 && buffer->sgetc() == mark[matched]) {
-    buffer->sbumpc();
-    ++matched;
+  try {  // the buffer is called directly: a failing read throws from libstdc++'s (read_line)
+    while (matched < 3 && buffer->sgetc() == mark[matched]) {
+      buffer->sbumpc();
+      ++matched;
+    }
+    if (matched == 3) return;
+    while (matched-- > 0) buffer->sungetc();
+  } catch (...) {
+    in.setstate(std::ios::badbit);
   }
-  if (matched == 3) return;
-  while (matched-- > 0) buffer->sungetc();
+}
+
+/// Whether the first line of the regular file `path` that is not blank is a JSON object (a BOM
+/// before it is skipped). A line longer than max_input_line is not looked at: text.
+bool first_line_is_json_object(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  skip_byte_order_mark(file);
+  Line line;
+  while (read_line(file, line, max_input_line)) {
+    if (line.too_long) return false;
+    const auto start = line.text.find_first_not_of(" \t\r");
+    if (start == std::string::npos) continue;
+    if (line.text[start] != '{') return false;
+    auto json = parse_json(line.text, "the first line");
+    return json && json->is_object();
+  }
+  return false;
 }
 
 }  // namespace
 
-InputFormat guess_input_format(const std::string& path) {
-  const std::string ext = ends_with_any(path);
+InputFormat guess_input_format(const std::string& path, std::string* recognised_by) {
+  const std::string ext = ascii_lower_copy(extension_of(path));
   if (path == "-" || ext == "jsonl" || ext == "ndjson" || ext == "json") return InputFormat::jsonl;
   if (ext == "csv") return InputFormat::csv;
   if (ext == "tsv") return InputFormat::tsv;
-  return InputFormat::text;
+  if (ext == "txt" || ext == "text") return InputFormat::text;
+  // Any other name: by content. A stream cannot be looked at without taking what the run
+  // reads, so it is read as stdin is, as JSONL (a line that is not JSON says how to read text).
+  const PathKind kind = path_kind(path);
+  if (kind != PathKind::regular) {
+    if (recognised_by && kind == PathKind::stream)
+      *recognised_by = "it is a pipe, FIFO or device, read as stdin is";
+    return InputFormat::jsonl;  // nothing there, or a directory: opening it says why
+  }
+  const bool json = first_line_is_json_object(path);
+  if (recognised_by) {
+    *recognised_by = json ? "its first line is a JSON object" : "its first line is not JSON";
+  }
+  return json ? InputFormat::jsonl : InputFormat::text;
+}
+
+const char* to_string(InputFormat format) noexcept {
+  switch (format) {
+    case InputFormat::jsonl:
+      return "jsonl";
+    case InputFormat::csv:
+      return "csv";
+    case InputFormat::tsv:
+      return "tsv";
+    case InputFormat::text:
+      break;
+  }
+  return "text";
+}
+
+void note_input_format(const Context& context, const std::string& path, InputFormat format,
+                       const std::string& why) {
+  context.err << "clef: note: reading " << path << " as " << to_string(format) << " (" << why
+              << "); --input-format sets the format\n";
 }
 
 Result<InputFormat> parse_input_format(const std::string& name) {
@@ -379,7 +444,8 @@ Result<std::unique_ptr<InputReader>> make_reader(std::istream& in, InputFormat f
 }
 
 std::optional<std::size_t> count_lines(const std::string& path) {
-  if (path == "-") return std::nullopt;
+  // A pipe or FIFO can be read once only: that read is the run's.
+  if (path == "-" || path_kind(path) != PathKind::regular) return std::nullopt;
   std::ifstream file(path, std::ios::binary);
   if (!file) return std::nullopt;
   std::size_t lines = 0;

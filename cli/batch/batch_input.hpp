@@ -11,6 +11,7 @@
 
 #include "clef/result.hpp"
 #include "clef/state.hpp"
+#include "common/context.hpp"
 
 namespace clef::cli {
 
@@ -20,9 +21,18 @@ enum class InputFormat { jsonl, csv, tsv, text };
 /// item, so a file without line breaks cannot fill memory.
 inline constexpr std::size_t max_input_line = 32u * 1024u * 1024u;
 
-/// jsonl for .jsonl/.ndjson/.json and stdin, csv for .csv, tsv for .tsv, text otherwise.
-InputFormat guess_input_format(const std::string& path);
+/// The format by the name: jsonl for .jsonl/.ndjson/.json and stdin, csv for .csv, tsv for
+/// .tsv, text for .txt/.text (any case). Any other name by content: a regular file whose first
+/// non-blank line is a JSON object is jsonl, else text; a pipe, FIFO or device (which cannot be
+/// looked at without taking its lines) jsonl, as stdin. `recognised_by` (may be null) is then
+/// told why, for a note: never silently.
+InputFormat guess_input_format(const std::string& path, std::string* recognised_by = nullptr);
 Result<InputFormat> parse_input_format(const std::string& name);
+/// "jsonl", "csv", "tsv" or "text".
+const char* to_string(InputFormat format) noexcept;
+/// Says on stderr how an input whose name did not tell its format is read, and why.
+void note_input_format(const Context& context, const std::string& path, InputFormat format,
+                       const std::string& why);
 
 /// One input item: its id (a JSON value, so numbers stay numbers) and its state, or why the
 /// line could not be read (it still gets an output line). An id that could not be read is

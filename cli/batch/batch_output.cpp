@@ -11,8 +11,10 @@
 #include <fstream>
 #include <iostream>
 
+#include "batch/batch_input.hpp"
 #include "clef/json.hpp"
 #include "common/files.hpp"
+#include "common/replacement_file.hpp"
 
 namespace clef::cli {
 namespace {
@@ -23,17 +25,6 @@ using Json = nlohmann::ordered_json;
 /// CLI maps it to ExitCode::output, never to a usage error.
 Error io_error(const std::string& what, const std::string& path) {
   return make_error(ErrorKind::connection_failed, what + ": " + std::strerror(errno), path);
-}
-
-bool write_all(int fd, const std::string& data) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 /// An fd open on `path`, holding its exclusive lock, or why not.
@@ -51,17 +42,6 @@ Result<int> open_locked(const std::string& path, int flags) {
     return error;
   }
   return fd;
-}
-
-/// Writes `text` to `path` through a temporary file and a rename, so it is whole or absent.
-Status write_atomically(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error("cannot write", temp);
-  const bool written = write_all(fd, text) && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) return io_error("cannot write", path);
-  return {};
 }
 
 /// What differs between the record on disk and this run's, one "name: was X, now Y" each.
@@ -86,38 +66,37 @@ Result<std::vector<std::string>> record_differences(const std::string& path,
   return differences;
 }
 
-/// Keeps the result lines of the locked file `fd` at `path`: writes them to a locked temporary
-/// file that then replaces `path`, so the lock moves with the content and no second writer can
-/// slip in between. Returns the new fd.
+/// Keeps the result lines of the locked file `fd` at `path`: writes them to a locked
+/// replacement file (a name no one can guess) that then takes `path`'s place, so the lock moves
+/// with the content and no second writer can slip in between. Returns the new fd.
 Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std::string>& done,
                          const std::function<void(const Json&)>& on_kept) {
-  const std::string temp = path + ".clef-resume";
-  auto kept_fd = open_locked(temp, O_RDWR | O_CREAT | O_TRUNC);
-  if (!kept_fd) return kept_fd.error();
+  auto kept_file = ReplacementFile::create(path);
+  if (!kept_file) return kept_file.error();
+  if (::flock(kept_file->fd(), LOCK_EX | LOCK_NB) != 0) return io_error("cannot lock", path);
   std::ifstream old(path, std::ios::binary);
-  std::string line;
+  Line line;
   std::string kept;
   bool ok = true;
-  while (ok && std::getline(old, line)) {
-    if (old.eof()) break;  // no newline: a torn last line
-    auto json = parse_json(line, "line");
+  while (ok && read_line(old, line, max_input_line)) {
+    if (!line.has_newline || line.too_long) continue;  // a torn last line, or no result
+    auto json = parse_json(line.text, "line");
     if (!json || !is_kept_result(json.value())) continue;
     if (!done.insert(id_key((*json)["id"])).second) continue;
     if (on_kept) on_kept(json.value());
-    kept += line;
+    kept += line.text;
     kept += '\n';
     if (kept.size() > (1u << 20)) {
-      ok = write_all(kept_fd.value(), kept);
+      ok = write_all(kept_file->fd(), kept);
       kept.clear();
     }
   }
-  ok = ok && write_all(kept_fd.value(), kept) && ::fsync(kept_fd.value()) == 0;
-  if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
-    ::close(kept_fd.value());
-    return io_error("cannot rewrite", path);
-  }
+  if (old.bad()) return io_error("cannot read", path);
+  ok = ok && write_all(kept_file->fd(), kept);
+  if (!ok) return io_error("cannot rewrite", path);
+  if (auto committed = kept_file->commit(); !committed) return committed.error();
   ::close(fd);
-  return kept_fd.value();
+  return kept_file->release();
 }
 
 }  // namespace
@@ -199,7 +178,7 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
   } else if (exists && ::ftruncate(file.m_fd, 0) != 0) {
     return io_error("cannot truncate", path);
   }
-  if (auto status = write_atomically(record_file, record.to_json().dump(2) + "\n"); !status) {
+  if (auto status = replace_file(record_file, record.to_json().dump(2) + "\n"); !status) {
     return status.error();
   }
   const int flags = ::fcntl(file.m_fd, F_GETFL);

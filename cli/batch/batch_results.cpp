@@ -1,6 +1,8 @@
 // The implementation of batch_results.hpp: a `clef batch` output read back.
 #include "batch/batch_results.hpp"
 
+#include "common/input_file.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -54,13 +56,11 @@ std::optional<std::pair<std::string, ItemResult>> item_result_from_line(
 }
 
 Result<BatchResults> read_batch_results(const std::string& path,
-                                        const std::vector<Question>& questions, std::istream& in) {
-  std::ifstream file;
-  if (path != "-") {
-    file.open(path, std::ios::binary);
-    if (!file) return make_error(ErrorKind::invalid_input, "cannot open the results", path);
-  }
-  std::istream& stream = path == "-" ? in : file;
+                                        const std::vector<Question>& questions, std::istream& in,
+                                        const std::atomic<bool>* stop) {
+  auto file = InputFile::open(path, "the results", in, stop);
+  if (!file) return file.error();
+  std::istream& stream = file->stream();
   BatchResults results;
   std::vector<std::pair<std::string, std::string>> copies;  // id, duplicate_of
   Line input;
@@ -99,6 +99,7 @@ Result<BatchResults> read_batch_results(const std::string& path,
     copy.sent = false;
     results.emplace(key, std::move(copy));
   }
+  if (auto failure = file->failure()) return failure.value();
   return results;
 }
 

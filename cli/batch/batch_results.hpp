@@ -2,6 +2,7 @@
 // each id's Decision rebuilt against the questions, or the error the item got.
 #pragma once
 
+#include <atomic>
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -28,9 +29,10 @@ using BatchResults = std::unordered_map<std::string, ItemResult>;
 std::optional<std::pair<std::string, ItemResult>> item_result_from_line(
     const nlohmann::ordered_json& line, const std::vector<Question>& questions);
 
-/// Reads the JSONL at `path` ("-" = `in`). A line that is not a JSON object with an id is an
-/// error naming the file and line.
+/// Reads the JSONL at `path` ("-" = `in`); a wait on a pipe ends once `stop` is set. A line that is
+/// not a JSON object with an id is an error naming the file and line.
 Result<BatchResults> read_batch_results(const std::string& path,
-                                        const std::vector<Question>& questions, std::istream& in);
+                                        const std::vector<Question>& questions, std::istream& in,
+                                        const std::atomic<bool>* stop);
 
 }  // namespace clef::cli

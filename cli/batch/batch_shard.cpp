@@ -2,6 +2,7 @@
 #include "batch/batch_shard.hpp"
 
 #include <cstdlib>
+#include <utility>
 
 #include "batch/batch_output.hpp"
 #include "clef/batch.hpp"
@@ -13,9 +14,10 @@ Error shard_error(const std::string& message, const std::string& where) {
   return make_error(ErrorKind::invalid_input, message, where);
 }
 
-/// A whole number of at most seven digits, nothing else (no sign, no space).
+/// A whole number of at most eighteen digits, nothing else (no sign, no space): big enough to
+/// name any shard count a user might type, so the range check can say what is allowed.
 std::optional<std::size_t> whole_number(const std::string& text) {
-  if (text.empty() || text.size() > 7) return std::nullopt;
+  if (text.empty() || text.size() > 18) return std::nullopt;
   std::size_t value = 0;
   for (char c : text) {
     if (c < '0' || c > '9') return std::nullopt;
@@ -42,7 +44,9 @@ Result<std::size_t> number_from(const char* name) {
 
 Result<Shard> checked(std::size_t index, std::size_t count, const std::string& where) {
   if (count < 1 || count > max_shards) {
-    return shard_error("the number of shards must be 1 to " + std::to_string(max_shards), where);
+    return shard_error("the number of shards must be 1 to " + std::to_string(max_shards) +
+                           ", not " + std::to_string(count),
+                       where);
   }
   if (index >= count) {
     return shard_error("shard " + std::to_string(index) +
@@ -50,6 +54,60 @@ Result<Shard> checked(std::size_t index, std::size_t count, const std::string& w
                        where);
   }
   return Shard{index, count};
+}
+
+/// A Slurm array task's shard. Slurm gives the task's id and the array's lowest id, highest id,
+/// step and number of tasks (SLURM_ARRAY_TASK_MIN/MAX/STEP/COUNT, from the ids actually
+/// submitted; STEP is 1 for a list like 2,3). A whole array (its COUNT is every id from MIN to
+/// MAX by STEP) is split COUNT ways, the task being the (ID − MIN) / STEP th. A rerun of some
+/// shards cannot know how many there were: with --shards N, an array of fewer than N tasks
+/// takes each task's id as its shard's number (`sbatch --array=2,3` reruns shards 2 and 3).
+Result<Shard> shard_from_slurm(std::size_t shards_flag) {
+  auto id = number_from("SLURM_ARRAY_TASK_ID");
+  if (!id) return id.error();
+  auto count = number_from("SLURM_ARRAY_TASK_COUNT");
+  if (!count) return count.error();
+  std::size_t low = id.value(), step = 1;
+  std::optional<std::size_t> high;
+  for (auto [name, value] : {std::pair<const char*, std::size_t*>{"SLURM_ARRAY_TASK_MIN", &low},
+                             {"SLURM_ARRAY_TASK_STEP", &step}}) {
+    if (!variable(name)) continue;
+    auto number = number_from(name);
+    if (!number) return number.error();
+    *value = number.value();
+  }
+  if (variable("SLURM_ARRAY_TASK_MAX")) {
+    auto number = number_from("SLURM_ARRAY_TASK_MAX");
+    if (!number) return number.error();
+    high = number.value();
+  }
+  // Without _MAX (a hand-made environment), the array is taken as whole.
+  if (!high && count.value() > 0) high = low + (count.value() - 1) * step;
+  if (step == 0 || !high || low > *high || id.value() < low || id.value() > *high) {
+    return shard_error("SLURM_ARRAY_TASK_ID " + std::to_string(id.value()) +
+                           " is not within the array's SLURM_ARRAY_TASK_MIN and _MAX",
+                       "SLURM_ARRAY_TASK_ID");
+  }
+  const std::size_t whole = (*high - low) / step + 1;
+  const bool is_whole = count.value() == whole && (id.value() - low) % step == 0;
+  if (shards_flag != 0 && count.value() < shards_flag) {
+    return checked(id.value(), shards_flag, "SLURM_ARRAY_TASK_ID");  // a rerun: ids are shards
+  }
+  if (shards_flag != 0 && shards_flag != count.value()) {
+    return shard_error("--shards " + std::to_string(shards_flag) + " but the Slurm array has " +
+                           std::to_string(count.value()) + " tasks",
+                       "--shards");
+  }
+  if (!is_whole) {
+    return shard_error(
+        "this Slurm array is not one whole range (" + std::to_string(count.value()) +
+            " tasks from " + std::to_string(low) + " to " + std::to_string(*high) +
+            (step > 1 ? " by " + std::to_string(step) : std::string()) +
+            "): a rerun of some shards needs --shards N, with which each task's id is its "
+            "shard's number (sbatch --array=2,3 reruns shards 2 and 3)",
+        "SLURM_ARRAY_TASK_ID");
+  }
+  return checked((id.value() - low) / step, count.value(), "SLURM_ARRAY_TASK_ID");
 }
 
 /// --shard auto: the array job's index and size.
@@ -65,27 +123,7 @@ Result<Shard> shard_from_environment(std::size_t shards_flag) {
     if (!index) return index.error();
     return checked(index.value(), shards_flag, "JOB_COMPLETION_INDEX");
   }
-  if (variable("SLURM_ARRAY_TASK_ID")) {
-    auto id = number_from("SLURM_ARRAY_TASK_ID");
-    if (!id) return id.error();
-    auto count = number_from("SLURM_ARRAY_TASK_COUNT");
-    if (!count) return count.error();
-    std::size_t minimum = 0;
-    if (variable("SLURM_ARRAY_TASK_MIN")) {
-      auto min = number_from("SLURM_ARRAY_TASK_MIN");
-      if (!min) return min.error();
-      minimum = min.value();
-    }
-    if (shards_flag != 0 && shards_flag != count.value()) {
-      return shard_error("--shards " + std::to_string(shards_flag) + " but the Slurm array has " +
-                             std::to_string(count.value()) + " tasks",
-                         "--shards");
-    }
-    if (id.value() < minimum)
-      return shard_error("SLURM_ARRAY_TASK_ID is below SLURM_ARRAY_TASK_MIN",
-                         "SLURM_ARRAY_TASK_ID");
-    return checked(id.value() - minimum, count.value(), "SLURM_ARRAY_TASK_ID");
-  }
+  if (variable("SLURM_ARRAY_TASK_ID")) return shard_from_slurm(shards_flag);
   return shard_error(
       "--shard auto reads JOB_COMPLETION_INDEX (Kubernetes Indexed Job, with --shards N) or "
       "SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT (Slurm array), and neither is set: give "

@@ -1,9 +1,13 @@
 // The implementation of merge_command.hpp: `clef merge`.
 #include "batch/merge_command.hpp"
 
-#include <cstdio>
-#include <deque>
-#include <fstream>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -11,10 +15,14 @@
 #include "batch/batch_input.hpp"
 #include "batch/batch_output.hpp"
 #include "batch/batch_shard.hpp"
+#include "batch/shard_lines.hpp"
 #include "clef/batch.hpp"
 #include "clef/json.hpp"
 #include "common/exit_codes.hpp"
 #include "common/files.hpp"
+#include "common/input_file.hpp"
+#include "common/output_target.hpp"
+#include "common/replacement_file.hpp"
 #include "output/error_report.hpp"
 
 namespace clef::cli {
@@ -40,12 +48,15 @@ struct ShardRun {
 };
 
 /// What must be the same in every shard's run: what was asked, of which model, about which
-/// input bytes, read how. (The server may differ: each shard may use its own.)
+/// input bytes, read how, written how. (The server may differ: each shard may use its own.)
 constexpr const char* same_in_every_shard[] = {"backend",        "model",        "questions_sha256",
                                                "request_sha256", "input_sha256", "input_format",
-                                               "id_field",       "state_field"};
+                                               "id_field",       "state_field",  "output_format"};
 
 Result<ShardRun> read_shard_run(const std::string& path, std::istream& in) {
+  if (path_kind(path) == PathKind::directory) {
+    return merge_error("cannot read the shard's output: " + system_reason(EISDIR), path);
+  }
   const std::string record_path = run_record_path(path);
   auto text = read_file(record_path, "the run record", in);
   if (!text) {
@@ -68,6 +79,13 @@ Result<ShardRun> read_shard_run(const std::string& path, std::istream& in) {
   auto parsed = parse_shard(shard->second, record_path);
   if (!parsed) return parsed.error();
   run.shard = parsed.value();
+  const std::string format = run.field("output_format", "jsonl");
+  if (format != "jsonl") {
+    return merge_error("was written as " + format +
+                           " (--output-format): merge joins JSONL outputs, which --resume can "
+                           "also read back; run the shards with the default --output-format jsonl",
+                       path);
+  }
   return run;
 }
 
@@ -87,166 +105,176 @@ Status check_one_run(const std::vector<ShardRun>& runs) {
       }
     }
     if (run.shard.count != first.shard.count) {
-      return merge_error(
-          "is shard " + run.shard.text() + " but " + first.path + " is shard " + first.shard.text(),
-          run.path);
-    }
-    const auto [it, fresh] = seen.emplace(run.shard.index, run.path);
-    if (!fresh) {
-      return merge_error("is shard " + run.shard.text() + ", and so is " + it->second, run.path);
-    }
-  }
-  return {};
-}
-
-/// A shard's line as written, and whether it holds a result (is_kept_result), read once.
-struct ResultLine {
-  std::string text;
-  bool kept = false;
-};
-
-/// Every result line of the shards: by id key, and by line number for items without an id.
-struct ShardLines {
-  std::unordered_map<std::string, std::deque<ResultLine>> by_id;
-  std::unordered_map<std::size_t, ResultLine> by_line;
-  std::size_t torn = 0;  ///< Lines that are not whole JSON objects (a shard killed mid-write).
-};
-
-Status read_lines(const ShardRun& run, ShardLines& lines) {
-  std::ifstream file(run.path, std::ios::binary);
-  if (!file) return merge_error("cannot open the shard's output", run.path);
-  Line read;
-  for (std::size_t number = 1; read_line(file, read, max_input_line); ++number) {
-    auto json = read.too_long ? Result<Json>(Json()) : parse_json(read.text, "the line");
-    if (!json || !json->is_object()) {
-      ++lines.torn;  // its item counts as missing: the shard is run again
-      continue;
-    }
-    const auto id = json->find("id");
-    if (id == json->end() || id->is_null()) {
-      const auto line = json->find("line");
-      if (line != json->end() && line->is_number_unsigned())
-        lines.by_line[line->get<std::size_t>()] = {read.text, is_kept_result(json.value())};
-      continue;
-    }
-    if (!in_shard(run.shard, *id)) {
-      return merge_error("line " + std::to_string(number) + " has the id " + id_key(*id) +
-                             ", which is shard " +
-                             std::to_string(shard_of(id_key(*id), run.shard.count)) + "'s, not " +
-                             run.shard.text() + "'s",
+      return merge_error("is shard " + run.shard.text() + " of a run split " +
+                             std::to_string(run.shard.count) + " ways, but " + first.path +
+                             " is shard " + first.shard.text() + " of one split " +
+                             std::to_string(first.shard.count) + " ways",
                          run.path);
     }
-    lines.by_id[id_key(*id)].push_back({read.text, is_kept_result(json.value())});
+    const auto [it, fresh] = seen.emplace(run.shard.index, run.path);
+    if (!fresh && it->second == run.path) {
+      return merge_error("is given twice (shard " + run.shard.text() + ")", run.path);
+    }
+    if (!fresh) {
+      return merge_error("is shard " + run.shard.text() + ", the same shard as " + it->second +
+                             ": give each shard once",
+                         run.path);
+    }
   }
   return {};
 }
 
-/// The merged lines in input order, and the items that have none.
+/// The merged result lines in input order, as places in the shards, and the items that have
+/// none.
 struct Merged {
-  std::vector<std::string> lines;
-  std::vector<std::string> missing;  ///< Id keys (or "line N").
+  std::vector<LineAt> lines;
+  std::vector<std::string> missing;  ///< The first ten id keys (or "line N").
+  std::size_t missing_count = 0;
   std::set<std::size_t> shards_to_rerun;
   std::size_t failed = 0;
 };
 
-Result<Merged> in_input_order(const std::string& input, const ShardRun& first, ShardLines& lines) {
-  const std::string format_name = first.field("input_format");
-  auto format = parse_input_format(format_name);
+/// Reads INPUT once (a file or a stream), in its order, taking each item's line out of the
+/// index; checks its SHA-256 against the shards' once it is read.
+Result<Merged> in_input_order(const std::string& input, const ShardRun& first, ShardIndex& index,
+                              const Context& context) {
+  auto format = parse_input_format(first.field("input_format"));
   if (!format) return format.error();
   InputFields fields;
   fields.id = first.field("id_field", "id");
   // Only ids are read: the id column doubles as the state, whatever the state columns were.
   if (format.value() == InputFormat::csv || format.value() == InputFormat::tsv)
     fields.state_columns = {fields.id};
-  std::ifstream file(input, std::ios::binary);
-  if (!file) return merge_error("cannot open the input", input);
-  auto reader = make_reader(file, format.value(), fields);
+  auto file = InputFile::open(input, "the input", context.in, context.stop);
+  if (!file) return file.error();
+  auto reader = make_reader(file->stream(), format.value(), fields);
   if (!reader) return reader.error();
   Merged merged;
   const std::size_t count = first.shard.count;
   while (auto item = reader.value()->next()) {
-    std::optional<ResultLine> line;
-    std::string name;
-    if (item->id.is_null()) {
-      name = "line " + std::to_string(item->line);
-      auto found = lines.by_line.find(item->line);
-      if (found != lines.by_line.end()) line = std::move(found->second), lines.by_line.erase(found);
-    } else {
-      name = id_key(item->id);
-      auto found = lines.by_id.find(name);
-      if (found != lines.by_id.end() && !found->second.empty()) {
-        line = std::move(found->second.front());
-        found->second.pop_front();
-      }
-    }
+    const std::string name =
+        item->id.is_null() ? "line " + std::to_string(item->line) : id_key(item->id);
+    std::optional<LineAt> line =
+        item->id.is_null() ? index.take_line(item->line) : index.take_id(name);
     if (!line) {
-      merged.missing.push_back(name);
+      if (merged.missing.size() < 10) merged.missing.push_back(name);
+      ++merged.missing_count;
       merged.shards_to_rerun.insert(item->id.is_null() ? 0 : shard_of(name, count));
       continue;
     }
     if (!line->kept) ++merged.failed;
-    merged.lines.push_back(std::move(line->text));
+    merged.lines.push_back(*line);
   }
-  for (const auto& [key, left] : lines.by_id) {
-    if (!left.empty()) {
-      return merge_error("the shards have a result for " + key +
-                             ", which is not in the input (or not that many times)",
-                         input);
-    }
+  if (auto failure = file->failure()) return failure.value();
+  const auto digest = file->sha256_of_what_was_read();
+  const std::string expected = first.field("input_sha256");
+  if (digest && !expected.empty() && digest.value() != expected) {
+    return merge_error(
+        "is not the input the shards read (its SHA-256 differs): give the "
+        "same file with --input",
+        input);
+  }
+  if (auto left = index.first_left()) {
+    return merge_error("the shards have a result for " + *left +
+                           ", which is not in the input (or not that many times)",
+                       input);
   }
   return merged;
+}
+
+/// The shards to run again, joined by `separator`.
+std::string shard_list(const std::set<std::size_t>& shards, const char* separator) {
+  std::string list;
+  for (std::size_t k : shards) list += (list.empty() ? "" : separator) + std::to_string(k);
+  return list;
 }
 
 /// Says which items and shards are missing, and how to run them again; exit 10.
 int report_missing(const Merged& merged, const std::vector<ShardRun>& runs, std::size_t count,
                    const Context& context) {
+  std::set<std::size_t> rerun = merged.shards_to_rerun;
   std::set<std::size_t> given;
   for (const auto& run : runs) given.insert(run.shard.index);
-  std::string absent, list;
+  std::set<std::size_t> absent;
   for (std::size_t k = 0; k < count; ++k) {
-    if (!given.count(k)) absent += (absent.empty() ? "" : ", ") + std::to_string(k);
+    if (!given.count(k)) absent.insert(k), rerun.insert(k);
   }
-  for (std::size_t i = 0; i < merged.missing.size() && i < 10; ++i)
+  std::string list;
+  for (std::size_t i = 0; i < merged.missing.size(); ++i)
     list += (i ? ", " : "") + merged.missing[i];
-  if (merged.missing.size() > 10) list += ", …";
-  std::string rerun;
-  for (std::size_t k : merged.shards_to_rerun)
-    rerun += (rerun.empty() ? "" : ",") + std::to_string(k);
-  if (!absent.empty())
-    context.err << "clef: merge: no output given for shard(s) " << absent << " of " << count
-                << "\n";
-  context.err << "clef: merge: " << merged.missing.size() << " item(s) have no result: " << list
+  if (merged.missing_count > merged.missing.size()) list += ", …";
+  if (!absent.empty()) {
+    context.err << "clef: merge: no output given for shard(s) " << shard_list(absent, ", ")
+                << " of " << count << "\n";
+  }
+  context.err << "clef: merge: " << merged.missing_count << " item(s) have no result: " << list
               << "\n";
-  context.err << "clef: merge: run shard(s) " << rerun << " again (with --resume), then merge: "
-              << "Slurm: sbatch --array=" << rerun << " …; Kubernetes Indexed Job: indexes "
-              << rerun << "; GNU parallel: ::: " <<
-      [&] {
-        std::string spaced = rerun;
-        for (char& c : spaced) c = c == ',' ? ' ' : c;
-        return spaced;
-      }() << "\n";
+  const std::string n = std::to_string(count);
+  context.err << "clef: merge: run shard(s) " << shard_list(rerun, ",")
+              << " again with --resume (the same -o each wrote), then merge again:\n"
+              << "  clef batch …: --shard K/" << n << " for each K above\n"
+              << "  Slurm: sbatch --array=" << shard_list(rerun, ",")
+              << " with --shard auto --shards " << n
+              << " in the script (a rerun's task ids are shard numbers)\n"
+              << "  Kubernetes Indexed Job: the indexes " << shard_list(rerun, ",")
+              << " (--shard auto --shards " << n << ")\n"
+              << "  GNU parallel: ::: " << shard_list(rerun, " ") << "\n";
   return as_int(ExitCode::incomplete);
 }
 
-/// Writes OUT whole or not at all (a temporary file renamed over it).
-Status write_output(const MergeFlags& flags, const Merged& merged, const Context& context) {
-  if (flags.output == "-") {
-    for (const auto& line : merged.lines) context.out << line << "\n";
-    return {};
+/// A path that is the process's own standard output, as a shell hands it over.
+bool names_stdout(const std::string& path) {
+  return path == "-" || path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1";
+}
+
+/// Refused: OUT is one of the files merge reads (a shard, its run record, the input), under
+/// any name, or a directory.
+Status check_not_an_input(const std::string& output, const std::vector<ShardRun>& runs,
+                          const std::string& input) {
+  struct stat out {};
+  if (::stat(output.c_str(), &out) != 0) return {};
+  if (S_ISDIR(out.st_mode)) return merge_error("-o names a directory", output);
+  std::vector<std::string> inputs{input};
+  for (const auto& run : runs) {
+    inputs.push_back(run.path);
+    inputs.push_back(run_record_path(run.path));
   }
-  std::ifstream existing(flags.output);
-  if (existing.good() && existing.peek() != std::ifstream::traits_type::eof() && !flags.overwrite) {
-    return merge_error("exists: give --overwrite to replace it", flags.output);
-  }
-  const std::string temp = flags.output + ".clef-merge";
-  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-  for (const auto& line : merged.lines) out << line << '\n';
-  out.close();
-  if (!out || std::rename(temp.c_str(), flags.output.c_str()) != 0) {
-    std::remove(temp.c_str());
-    return make_error(ErrorKind::connection_failed, "cannot write the merged output", flags.output);
+  for (const auto& path : inputs) {
+    struct stat other {};
+    if (::stat(path.c_str(), &other) == 0 && other.st_dev == out.st_dev &&
+        other.st_ino == out.st_ino) {
+      return merge_error("-o is " + path +
+                             ", which merge reads: write the merged output to "
+                             "another file",
+                         output);
+    }
   }
   return {};
+}
+
+/// Writes the merged lines to OUT the way clef batch writes its output: a regular file (or a
+/// new one) whole or not at all through a replacement file, stdout as stdout, anything else (a
+/// FIFO, a device) in place.
+Status write_output(const MergeFlags& flags, const Merged& merged, const ShardIndex& index,
+                    const Context& context) {
+  if (names_stdout(flags.output)) {
+    StreamWriter out(context.out);
+    return copy_lines(merged.lines, index, out);
+  }
+  const OutputPath target = output_path(flags.output);
+  if (target.kind == PathKind::regular && target.size > 0 && !flags.overwrite) {
+    return merge_error("the output file exists: --overwrite replaces it", flags.output);
+  }
+  if (target.kind != PathKind::regular && target.kind != PathKind::missing) {
+    auto out = FdWriter::open(target.path, context.stop);
+    if (!out) return out.error();
+    return copy_lines(merged.lines, index, out.value());
+  }
+  auto replacement = ReplacementFile::create(target.path);
+  if (!replacement) return replacement.error();
+  FdWriter out(replacement->fd(), context.stop);
+  if (auto copied = copy_lines(merged.lines, index, out); !copied) return copied;
+  return replacement->commit();
 }
 
 }  // namespace
@@ -273,7 +301,7 @@ CLI::App* add_merge_command(CLI::App& app, MergeFlags& flags) {
 int run_merge(const MergeFlags& flags, const Context& context) {
   auto fail = [&](const Error& error) {
     print_error(context, error.message + " (" + error.where + ")");
-    return as_int(ExitCode::usage);
+    return as_int(error.kind == ErrorKind::cancelled ? ExitCode::interrupted : ExitCode::usage);
   };
   std::vector<ShardRun> runs;
   for (const auto& path : flags.shards) {
@@ -284,26 +312,26 @@ int run_merge(const MergeFlags& flags, const Context& context) {
   if (auto status = check_one_run(runs); !status) return fail(status.error());
   const ShardRun& first = runs.front();
   const std::string input = flags.input.empty() ? first.field("input") : flags.input;
-  auto digest = file_sha256(input, "the input");
-  if (!digest) return fail(digest.error());
-  if (digest.value() != first.field("input_sha256", digest.value())) {
-    return fail(
-        merge_error("is not the input the shards read (its SHA-256 differs): give the "
-                    "same file with --input",
-                    input));
+  if (!names_stdout(flags.output)) {
+    if (auto status = check_not_an_input(flags.output, runs, input); !status)
+      return fail(status.error());
   }
-  ShardLines lines;
-  for (const auto& run : runs) {
-    if (auto status = read_lines(run, lines); !status) return fail(status.error());
+  ShardIndex index;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    auto status =
+        index.add_shard(runs[i].path, static_cast<std::uint32_t>(i), runs[i].shard, context.stop);
+    if (!status) return fail(status.error());
   }
-  auto merged = in_input_order(input, first, lines);
+  auto merged = in_input_order(input, first, index, context);
   if (!merged) return fail(merged.error());
-  if (!merged->missing.empty() || runs.size() != first.shard.count)
+  if (merged->missing_count > 0 || runs.size() != first.shard.count)
     return report_missing(merged.value(), runs, first.shard.count, context);
-  if (auto status = write_output(flags, merged.value(), context); !status) {
+  if (auto status = write_output(flags, merged.value(), index, context); !status) {
     print_error(context, status.error().message + " (" + status.error().where + ")");
-    return as_int(status.error().kind == ErrorKind::invalid_input ? ExitCode::usage
-                                                                  : ExitCode::output);
+    const ErrorKind kind = status.error().kind;
+    return as_int(kind == ErrorKind::invalid_input ? ExitCode::usage
+                  : kind == ErrorKind::cancelled   ? ExitCode::interrupted
+                                                   : ExitCode::output);
   }
   context.err << "clef: merge: " << merged->lines.size() << " items from " << runs.size()
               << " shards, every one once";

@@ -177,10 +177,13 @@ Status write_reports(const EvalFlags& flags, const EvalReport& report) {
 }
 
 /// DATA's format, which must carry gold labels.
-Result<InputFormat> data_format(const EvalFlags& flags) {
+Result<InputFormat> data_format(const EvalFlags& flags, const Context& context) {
+  std::string recognised_by;
   auto format = flags.run.input_format.empty()
-                    ? Result<InputFormat>(guess_input_format(flags.run.input))
+                    ? Result<InputFormat>(guess_input_format(flags.run.input, &recognised_by))
                     : parse_input_format(flags.run.input_format);
+  if (format && !recognised_by.empty())
+    note_input_format(context, flags.run.input, format.value(), recognised_by);
   if (format && format.value() == InputFormat::text) {
     return usage_error(
         "clef eval needs JSONL or CSV/TSV data (text lines have no gold labels); name the "
@@ -249,7 +252,7 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
   if (!labels) return fail(labels.error());
   auto asked = collect_questions(flags.run.questions, command);
   if (!asked) return fail(asked.error());
-  auto format = data_format(flags);
+  auto format = data_format(flags, context);
   if (!format) return fail(format.error());
   auto set = read_labelled_set(flags.run, format.value(), asked.value(), labels.value());
   if (!set) return fail(set.error());

@@ -1,12 +1,13 @@
 // The implementation of eval_data.hpp: clef eval's labelled items.
 #include "eval/eval_data.hpp"
 
-#include <fstream>
+#include <iostream>
 #include <unordered_set>
 
 #include "batch/batch_output.hpp"
 #include "clef/eval.hpp"
 #include "common/files.hpp"
+#include "common/input_file.hpp"
 
 namespace clef::cli {
 namespace {
@@ -55,9 +56,15 @@ Result<LabelledSet> read_labelled_set(const BatchFlags& run, InputFormat format,
     data.questions.push_back(*question);
     fields.extra.push_back(label.field);
   }
-  std::ifstream file(run.input, std::ios::binary);
-  if (!file) return usage_error("cannot open the data", run.input);
-  auto reader = make_reader(file, format, fields);
+  if (run.input == "-" || path_kind(run.input) == PathKind::stream) {
+    return usage_error(
+        "clef eval reads DATA once for its labels and once for each model: give "
+        "a file, not a pipe, FIFO or device",
+        run.input);
+  }
+  auto file = InputFile::open(run.input, "the data", std::cin, nullptr);
+  if (!file) return file.error();
+  auto reader = make_reader(file->stream(), format, fields);
   if (!reader) {
     Error error = reader.error();
     error.where = run.input + ": " + error.where;
@@ -83,10 +90,9 @@ Result<LabelledSet> read_labelled_set(const BatchFlags& run, InputFormat format,
     }
     data.items.push_back(std::move(entry));
   }
+  if (auto failure = file->failure()) return failure.value();
   if (data.items.empty()) return usage_error("the data has no items", run.input);
-  auto dataset = file_sha256(run.input, "the data");
-  if (!dataset) return dataset.error();
-  data.dataset_sha256 = dataset.value();
+  data.dataset_sha256 = file->sha256_of_what_was_read().value_or("");
   auto questions = questions_sha256(asked);
   if (!questions) return questions.error();
   data.questions_sha256 = questions.value();

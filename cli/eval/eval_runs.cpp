@@ -92,7 +92,7 @@ Result<EvalResults> read_results_files(const EvalFlags& flags, const std::vector
                                        const LabelledSet& set, const Context& context) {
   EvalResults out;
   for (std::size_t i = 0; i < flags.from_results.size(); ++i) {
-    auto results = read_batch_results(flags.from_results[i], asked, context.in);
+    auto results = read_batch_results(flags.from_results[i], asked, context.in, context.stop);
     if (!results) return results.error();
     std::string model = flags.models.empty() ? results_model(results.value(), flags.from_results[i])
                                              : flags.models[i];

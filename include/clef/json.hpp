@@ -38,7 +38,11 @@ struct Line {
 };
 
 /// Reads the next line of `in` into `line`, keeping at most `max_bytes` of it, so a file with no
-/// newline (or /dev/zero) costs no more memory than that. False at the end of the input.
+/// newline costs no more memory than that; the rest of a longer line is read past (too_long).
+/// False at the end of the input, and when reading fails: then `in.bad()` is true and the line
+/// is not one — an I/O error, a directory, or a line still going 8 × `max_bytes` past what was
+/// kept (too_long is then set: /dev/zero, an endless line, end the reading rather than hold it
+/// for ever). Never throws, whatever the stream buffer does.
 ///
 ///     clef::Line line;
 ///     std::size_t lines = 0, cut = 0;
@@ -46,6 +50,7 @@ struct Line {
 ///       ++lines;
 ///       if (line.too_long) ++cut;  // say so, and go on: the next line starts where it should
 ///     }
+///     if (std::cin.bad()) return 2;  // the input broke off: what was read is not all of it
 CLEF_API bool read_line(std::istream& in, Line& line, std::size_t max_bytes);
 
 }  // namespace clef

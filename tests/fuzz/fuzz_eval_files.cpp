@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!again || again->to_json() != once) __builtin_trap();
   }
   std::istringstream in(text);
-  auto results = clef::cli::read_batch_results("-", questions(), in);
+  auto results = clef::cli::read_batch_results("-", questions(), in, nullptr);
   if (results && policy) {
     for (auto& [key, record] : results.value()) {
       if (record.decision) policy->apply(*record.decision);

@@ -18,7 +18,7 @@ struct ChildResult {
   std::string out;
   std::string err;
   std::chrono::milliseconds elapsed{0};
-  long max_rss_kb = 0;  ///< The child's peak resident memory.
+  long max_rss_kb = 0;  ///< The child's peak resident memory (VmHWM, polled while it ran).
 };
 
 /// Starts `clef ARGS…` with `environment` added to this process's: stdin from /dev/null, stdout

@@ -1,0 +1,152 @@
+// The implementation of input_file.hpp: reading a file the user named, line by line.
+#include "common/input_file.hpp"
+
+#include "clef/digest.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <streambuf>
+#include <vector>
+
+namespace clef::cli {
+
+std::string system_reason(int error_number) {
+  return std::strerror(error_number);
+}
+
+PathKind path_kind(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return PathKind::missing;
+  if (S_ISREG(info.st_mode)) return PathKind::regular;
+  if (S_ISDIR(info.st_mode)) return PathKind::directory;
+  return PathKind::stream;
+}
+
+/// read(2) under a std::streambuf. libstdc++'s file buffer retries a read interrupted by a
+/// signal, so a FIFO without a writer would hold clef past SIGINT; this one waits in poll(2)
+/// a tenth of a second at a time and gives up once the stop flag is set. It never throws.
+class InputFile::Buffer final : public std::streambuf {
+ public:
+  Buffer(int fd, bool owned, bool waits, const std::atomic<bool>* stop)
+      : m_fd(fd), m_owned(owned), m_waits(waits), m_stop(stop), m_bytes(1 << 16) {}
+  ~Buffer() override {
+    if (m_owned) ::close(m_fd);
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  bool interrupted() const noexcept { return m_interrupted; }
+  int error_number() const noexcept { return m_error; }
+  std::string sha256() const { return m_hasher.hex(); }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    for (;;) {
+      if (m_stop && m_stop->load()) {
+        m_interrupted = true;
+        return traits_type::eof();
+      }
+      if (m_waits && !ready()) continue;
+      const ssize_t n = ::read(m_fd, m_bytes.data(), m_bytes.size());
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n < 0) m_error = errno;
+      if (n <= 0) return traits_type::eof();
+      m_hasher.update(std::string_view(m_bytes.data(), static_cast<std::size_t>(n)));
+      setg(m_bytes.data(), m_bytes.data(), m_bytes.data() + n);
+      return traits_type::to_int_type(*gptr());
+    }
+  }
+
+ private:
+  /// True when a read will not wait (data, an end, an error); false after a tenth of a second.
+  bool ready() {
+    pollfd watched{m_fd, POLLIN, 0};
+    const int n = ::poll(&watched, 1, 100);
+    return n > 0;
+  }
+
+  const int m_fd;
+  const bool m_owned;
+  const bool m_waits;  ///< Not a regular file: a read may wait.
+  const std::atomic<bool>* const m_stop;
+  std::vector<char> m_bytes;
+  Sha256Hasher m_hasher;  ///< Of every byte read: a stream is hashed as it is read, once.
+  bool m_interrupted = false;
+  int m_error = 0;
+};
+
+Result<InputFile> InputFile::open(const std::string& path, const std::string& what,
+                                  std::istream& standard_input, const std::atomic<bool>* stop) {
+  InputFile file;
+  file.m_path = path == "-" ? "stdin" : path;
+  file.m_what = what;
+  int fd = -1;
+  bool owned = true;
+  if (path == "-") {
+    if (&standard_input != &std::cin) {  // a caller's own stream (the tests'): read as it is
+      file.m_stream = &standard_input;
+      return file;
+    }
+    fd = STDIN_FILENO;
+    owned = false;
+  } else {
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, deaf to
+    // signals; reads wait in poll(2) instead, where the stop flag is seen.
+    do {
+      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+      return make_error(ErrorKind::invalid_input,
+                        "cannot open " + what + ": " + system_reason(errno), path);
+    }
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || S_ISDIR(info.st_mode)) {
+    const int why = S_ISDIR(info.st_mode) ? EISDIR : errno;
+    if (owned) ::close(fd);
+    return make_error(ErrorKind::invalid_input, "cannot read " + what + ": " + system_reason(why),
+                      file.m_path);
+  }
+  file.m_regular = S_ISREG(info.st_mode);
+  file.m_buffer = std::make_unique<Buffer>(fd, owned, !file.m_regular, stop);
+  file.m_own_stream = std::make_unique<std::istream>(file.m_buffer.get());
+  file.m_stream = file.m_own_stream.get();
+  return file;
+}
+
+InputFile::InputFile(InputFile&& other) noexcept = default;
+InputFile& InputFile::operator=(InputFile&& other) noexcept = default;
+InputFile::~InputFile() = default;
+
+std::optional<std::string> InputFile::sha256_of_what_was_read() const {
+  if (!m_buffer) return std::nullopt;
+  return m_buffer->sha256();
+}
+
+std::optional<Error> InputFile::failure() const {
+  if (m_buffer && m_buffer->interrupted()) {
+    return make_error(ErrorKind::cancelled, "reading " + m_what + " was interrupted", m_path);
+  }
+  const int why = m_buffer ? m_buffer->error_number() : 0;
+  if (why != 0) {
+    return make_error(ErrorKind::invalid_input, "cannot read " + m_what + ": " + system_reason(why),
+                      m_path);
+  }
+  if (m_stream && m_stream->bad()) {
+    return make_error(ErrorKind::invalid_input,
+                      "cannot read " + m_what +
+                          " to the end (a line that never ends, or the "
+                          "system failed the read)",
+                      m_path);
+  }
+  return std::nullopt;
+}
+
+}  // namespace clef::cli

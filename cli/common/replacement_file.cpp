@@ -1,0 +1,101 @@
+// The implementation of replacement_file.hpp: replacing a file whole.
+#include "common/replacement_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+namespace clef::cli {
+namespace {
+
+Error system_error(const std::string& what, const std::string& path) {
+  return make_error(ErrorKind::connection_failed, what + ": " + std::strerror(errno), path);
+}
+
+/// The process's umask, from /proc (umask(2) cannot read it without setting it, which would race
+/// with other threads creating files); 022 when /proc does not say.
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Umask:", 0) == 0) {
+      return static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8) & 0777);
+    }
+  }
+  return 022;
+}
+
+/// The mode the replacement takes: the replaced file's own, or a new file's.
+mode_t mode_for(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0) return info.st_mode & 07777;
+  return 0666 & ~current_umask();
+}
+
+}  // namespace
+
+bool write_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+Result<ReplacementFile> ReplacementFile::create(const std::string& path) {
+  // mkstemp's XXXXXX: six random characters, O_CREAT | O_EXCL (a planted file or link there
+  // makes it try another name, never write through it).
+  std::string pattern = path + ".clef-XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) return system_error("cannot create a temporary file beside it", path);
+  return ReplacementFile(path, std::string(name.data()), fd);
+}
+
+ReplacementFile::ReplacementFile(ReplacementFile&& other) noexcept
+    : m_path(std::move(other.m_path)),
+      m_temporary(std::move(other.m_temporary)),
+      m_fd(other.m_fd),
+      m_committed(other.m_committed),
+      m_released(other.m_released) {
+  other.m_fd = -1;
+  other.m_committed = true;  // nothing left for the moved-from object to remove
+}
+
+ReplacementFile::~ReplacementFile() {
+  if (!m_committed && !m_temporary.empty()) ::unlink(m_temporary.c_str());
+  if (m_fd >= 0 && !m_released) ::close(m_fd);
+}
+
+Status ReplacementFile::commit() {
+  if (::fsync(m_fd) != 0) return system_error("cannot write", m_temporary);
+  if (::fchmod(m_fd, mode_for(m_path)) != 0) return system_error("cannot write", m_temporary);
+  if (::rename(m_temporary.c_str(), m_path.c_str()) != 0)
+    return system_error("cannot write", m_path);
+  m_committed = true;
+  return {};
+}
+
+int ReplacementFile::release() noexcept {
+  m_released = true;
+  return m_fd;
+}
+
+Status replace_file(const std::string& path, const std::string& text) {
+  auto file = ReplacementFile::create(path);
+  if (!file) return file.error();
+  if (!write_all(file->fd(), text)) return system_error("cannot write", file->temporary_path());
+  return file->commit();
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,358 @@
+// Inputs and outputs that are not plain files: directories, FIFOs, pipes, devices, links. Each
+// is read once (never consumed by a count or a hash before the run reads it), refused with the
+// system's reason, written in place, or ended by SIGINT — never an abort, a hang or a loss.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "child_clef.hpp"
+#include "clef/cassette.hpp"
+#include "clef/json.hpp"
+#include "cli_runner.hpp"
+#include "fake_server.hpp"
+#include "wait_until.hpp"
+
+namespace {
+
+using clef::testing::batch_args;
+using clef::testing::FakeServer;
+using clef::testing::fresh_path;
+using clef::testing::jsonl_tickets;
+using clef::testing::lines_of;
+using clef::testing::read_file;
+using clef::testing::run_clef;
+using clef::testing::run_clef_child;
+using clef::testing::spawn_clef;
+using clef::testing::wait_for_child;
+using clef::testing::wait_until;
+using clef::testing::write_temp_file;
+using namespace std::chrono_literals;
+
+std::string fresh_directory(const std::string& name) {
+  const std::string path = fresh_path(name);
+  std::filesystem::remove_all(path);
+  std::filesystem::create_directory(path);
+  return path;
+}
+
+std::string fresh_fifo(const std::string& name) {
+  const std::string path = fresh_path(name);
+  std::remove(path.c_str());
+  EXPECT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+  return path;
+}
+
+bool is_fifo(const std::string& path) {
+  struct stat info {};
+  return ::lstat(path.c_str(), &info) == 0 && S_ISFIFO(info.st_mode);
+}
+
+/// True once process `pid` holds an open file descriptor on `path`.
+bool holds_open(pid_t pid, const std::string& path) {
+  const std::string wanted = std::filesystem::weakly_canonical(path).string();
+  std::error_code error;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error)) {
+    std::error_code ignored;
+    if (std::filesystem::read_symlink(entry.path(), ignored).string() == wanted) return true;
+  }
+  return false;
+}
+
+/// Shard outputs of `input` (`count` ways) against `server`; their paths.
+std::vector<std::string> shards_of(const FakeServer& server, const std::string& input,
+                                   std::size_t count, const std::string& tag) {
+  std::vector<std::string> shards;
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::string out = fresh_path(tag + "." + std::to_string(k) + ".jsonl");
+    auto run = run_clef(batch_args(server.base_url(), input, out,
+                                   {"--shard", std::to_string(k) + "/" + std::to_string(count)}));
+    EXPECT_EQ(run.code, 0) << run.err;
+    shards.push_back(out);
+  }
+  return shards;
+}
+
+std::vector<std::string> merge_args(const std::vector<std::string>& shards,
+                                    const std::string& output,
+                                    std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"merge"};
+  args.insert(args.end(), shards.begin(), shards.end());
+  args.insert(args.end(), {"-o", output});
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(CliStreams, ADirectoryWhereAFileBelongsIsRefusedWithTheSystemsReasonNeverAnAbort) {
+  FakeServer server;
+  const std::string directory = fresh_directory("a_directory");
+  const std::string tickets = write_temp_file("dir_tickets.jsonl", jsonl_tickets(4));
+  const auto shards = shards_of(server, tickets, 2, "dir_shard");
+  const std::string gold =
+      write_temp_file("dir_gold.jsonl", "{\"id\":1,\"state\":\"x\",\"g\":\"yes\"}\n");
+  const std::vector<std::vector<std::string>> commands = {
+      batch_args(server.base_url(), directory, fresh_path("dir_out.jsonl")),
+      {"eval", directory, "--yes-no", "urgent: U?", "--label", "urgent=g", "--host",
+       server.base_url()},
+      {"eval", gold, "--yes-no", "urgent: U?", "--label", "urgent=g", "--from-results", directory},
+      {"ask", "x", "--replay", directory, "--yes-no", "urgent: U?", "--host", server.base_url()},
+      merge_args({shards[0], directory}, fresh_path("dir_merged.jsonl")),
+      merge_args(shards, fresh_path("dir_merged2.jsonl"), {"--input", directory}),
+  };
+  for (const auto& args : commands) {
+    // A child: an abort (libstdc++ throwing from a read of a directory) ends it with a signal.
+    const auto run = run_clef_child(args, 30s);
+    ASSERT_TRUE(run.finished) << args[0] << " " << args[1];
+    EXPECT_EQ(run.code, 2) << args[0] << " " << args[1] << ": " << run.err;
+    EXPECT_NE(run.err.find("Is a directory"), std::string::npos) << run.err;
+  }
+  // The library: a cassette that is a directory is an error, as the mock's --cassette reads it.
+  auto replay = clef::make_replay_transport(directory, "test");
+  ASSERT_FALSE(replay);
+  EXPECT_NE(replay.error().message.find("Is a directory"), std::string::npos);
+  // A stream that fails mid-read is bad(), not an exception.
+  std::ifstream as_file(directory);
+  clef::Line line;
+  EXPECT_FALSE(clef::read_line(as_file, line, 100));
+  EXPECT_TRUE(as_file.bad());
+}
+
+TEST(CliStreams, AFifoInputIsReadOnceWholeAndNeverSharded) {
+  FakeServer server;
+  const int n = 3000;  // far more than one pipe buffer: a count or a hash first would take lines
+  for (const bool sharded : {false, true}) {
+    const std::string fifo = fresh_fifo(sharded ? "in_sharded.fifo" : "in.fifo");
+    const std::string out = fresh_path(sharded ? "fifo_sharded_out.jsonl" : "fifo_out.jsonl");
+    std::thread writer([&] {
+      std::ofstream to(fifo, std::ios::binary);  // waits for clef to open it
+      to << jsonl_tickets(n);
+    });
+    auto extra = sharded ? std::vector<std::string>{"--shard", "0/2", "-j", "16"}
+                         : std::vector<std::string>{"-j", "16"};
+    auto run = run_clef(batch_args(server.base_url(), fifo, out, extra));
+    if (sharded) {
+      // Refused before reading: unblock the writer by reading what it wrote.
+      std::ifstream drain(fifo, std::ios::binary);
+      std::string rest((std::istreambuf_iterator<char>(drain)), std::istreambuf_iterator<char>());
+    }
+    writer.join();
+    if (sharded) {
+      EXPECT_EQ(run.code, 2) << run.err;
+      EXPECT_NE(run.err.find("--shard reads a regular file"), std::string::npos) << run.err;
+      continue;
+    }
+    EXPECT_EQ(run.code, 0) << run.err;
+    std::set<std::string> ids;
+    for (const auto& line : lines_of(read_file(out))) ids.insert(line["id"].get<std::string>());
+    EXPECT_EQ(ids.size(), static_cast<std::size_t>(n));
+  }
+}
+
+TEST(CliStreams, AJsonlFileWithAnotherExtensionIsRecognisedByItsLinesAndSaidSo) {
+  FakeServer server;
+  struct Case {
+    std::string name, content, format;
+  };
+  for (const Case& c : {Case{"tickets.dat", jsonl_tickets(6), "jsonl"},
+                        Case{"tickets.LOG", "\xEF\xBB\xBF  " + jsonl_tickets(6), "jsonl"},
+                        Case{"notes.dat", "the printer is on fire\nand so is the fax\n", "text"},
+                        Case{"brace.dat", "{not json at all\nsecond\n", "text"},
+                        Case{"upper.JSONL", jsonl_tickets(6), ""}}) {
+    const std::string input = write_temp_file(c.name, c.content);
+    const std::string out = fresh_path(c.name + ".out.jsonl");
+    auto run = run_clef(batch_args(server.base_url(), input, out, {"--ordered"}));
+    EXPECT_EQ(run.code, 0) << c.name << ": " << run.err;
+    const auto lines = lines_of(read_file(out));
+    if (c.format == "jsonl" || c.format.empty()) {
+      ASSERT_EQ(lines.size(), 6u) << c.name;
+      EXPECT_TRUE(lines[0]["id"].is_string()) << c.name;  // "T0", not a line number
+    } else {
+      ASSERT_EQ(lines.size(), 2u) << c.name;
+      EXPECT_EQ(lines[0]["id"], 1) << c.name;
+    }
+    if (c.format.empty()) {
+      EXPECT_EQ(run.err.find("note: reading"), std::string::npos) << run.err;  // the name said it
+    } else {
+      EXPECT_NE(run.err.find("as " + c.format), std::string::npos) << c.name << ": " << run.err;
+    }
+  }
+}
+
+TEST(CliStreams, MergeWritesWhatOutputNamesInPlaceAndNeverReplacesAnInput) {
+  FakeServer server;
+  const std::string input = write_temp_file("merge_targets.jsonl", jsonl_tickets(40));
+  const auto shards = shards_of(server, input, 3, "merge_targets");
+  const std::string expected = [&] {
+    const std::string whole = fresh_path("merge_targets_whole.jsonl");
+    EXPECT_EQ(run_clef(merge_args(shards, whole)).code, 0);
+    return read_file(whole);
+  }();
+  ASSERT_EQ(lines_of(expected).size(), 40u);
+
+  // A FIFO stays a FIFO, and its reader gets every line.
+  const std::string fifo = fresh_fifo("merged.fifo");
+  std::string received;
+  std::thread reader([&] {
+    std::ifstream from(fifo, std::ios::binary);
+    received.assign(std::istreambuf_iterator<char>(from), std::istreambuf_iterator<char>());
+  });
+  auto to_fifo = run_clef(merge_args(shards, fifo, {"--overwrite"}));
+  reader.join();
+  EXPECT_EQ(to_fifo.code, 0) << to_fifo.err;
+  EXPECT_EQ(received, expected);
+  EXPECT_TRUE(is_fifo(fifo));
+
+  // A link to a file: the file it names is replaced, the link stays a link.
+  const std::string target = write_temp_file("merge_link_target.jsonl", "old\n");
+  const std::string link = fresh_path("merge_link.jsonl");
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  EXPECT_EQ(run_clef(merge_args(shards, link, {"--overwrite"})).code, 0);
+  EXPECT_EQ(read_file(target), expected);
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+
+  // Any input under any name: a shard, its run record, the input, through a link.
+  const std::string shard_link = fresh_path("merge_shard_link.jsonl");
+  ASSERT_EQ(::symlink(shards[1].c_str(), shard_link.c_str()), 0);
+  for (const std::string& output : {shards[1], shards[0] + ".clef-run.json", input, shard_link}) {
+    const std::string before = read_file(output);
+    auto run = run_clef(merge_args(shards, output, {"--overwrite"}));
+    EXPECT_EQ(run.code, 2) << output;
+    EXPECT_NE(run.err.find("which merge reads"), std::string::npos) << run.err;
+    EXPECT_EQ(read_file(output), before) << output;
+  }
+
+  // /dev/stdout is stdout: its lines reach the file the shell opened, and /dev is untouched.
+  const std::string captured = fresh_path("merge_stdout.jsonl");
+  const pid_t child = spawn_clef(merge_args(shards, "/dev/stdout"), captured);
+  EXPECT_EQ(clef::testing::wait_for_exit(child), 0);
+  EXPECT_EQ(read_file(captured), expected);
+  EXPECT_TRUE(std::filesystem::is_symlink("/dev/stdout"));
+
+  // A stdout that cannot take the lines: exit 7, and no summary claiming they were written.
+  const std::string said = fresh_path("merge_full.err");
+  const pid_t full = spawn_clef(merge_args(shards, "-"), "/dev/full", said);
+  EXPECT_EQ(clef::testing::wait_for_exit(full), 7);
+  EXPECT_EQ(read_file(said).find("every one once"), std::string::npos) << read_file(said);
+}
+
+TEST(CliStreams, MergesTemporaryFileIsNeitherPredictableNorFollowedThroughALink) {
+  FakeServer server;
+  const std::string input = write_temp_file("merge_temp.jsonl", jsonl_tickets(10));
+  const auto shards = shards_of(server, input, 2, "merge_temp");
+  const std::string output = fresh_path("merge_temp_out.jsonl");
+  const std::string victim = write_temp_file("merge_victim.txt", "precious\n");
+  // Links planted at every name a fixed-name scheme would use.
+  for (const char* suffix : {".clef-merge", ".tmp", ".clef-resume"}) {
+    const std::string planted = output + suffix;
+    std::remove(planted.c_str());
+    ASSERT_EQ(::symlink(victim.c_str(), planted.c_str()), 0);
+  }
+  EXPECT_EQ(run_clef(merge_args(shards, output)).code, 0);
+  EXPECT_EQ(read_file(victim), "precious\n");
+  EXPECT_EQ(lines_of(read_file(output)).size(), 10u);
+  // Nothing left beside it but the planted links.
+  std::size_t left = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(output).parent_path())) {
+    if (entry.path().string().rfind(output + ".clef-", 0) == 0 &&
+        !std::filesystem::is_symlink(entry.path()))
+      ++left;
+  }
+  EXPECT_EQ(left, 0u);
+}
+
+TEST(CliStreams, WaitsOnAFifoEndAtSigint) {
+  FakeServer server;
+  const std::string input = write_temp_file("sigint_tickets.jsonl", jsonl_tickets(20));
+  const auto shards = shards_of(server, input, 2, "sigint");
+  struct Case {
+    std::string what;
+    std::vector<std::string> args;
+    std::string held;  ///< A file the child holds open once it is where it waits.
+  };
+  const std::string no_writer = fresh_fifo("sigint_no_writer.fifo");
+  const std::string no_reader = fresh_fifo("sigint_no_reader.fifo");
+  const std::string input_fifo = fresh_fifo("sigint_input.fifo");
+  const std::vector<Case> cases = {
+      {"batch reading a FIFO no one writes",
+       batch_args(server.base_url(), no_writer, fresh_path("sigint_out.jsonl")), no_writer},
+      {"merge writing to a FIFO no one reads", merge_args(shards, no_reader), shards[0]},
+      {"merge reading its input from a FIFO no one writes",
+       merge_args(shards, fresh_path("sigint_merged.jsonl"), {"--input", input_fifo}), input_fifo},
+  };
+  for (const Case& c : cases) {
+    const pid_t child = spawn_clef(c.args);
+    ASSERT_GT(child, 0);
+    if (!wait_until([&] { return holds_open(child, c.held); }, c.what, 30s)) {
+      ::kill(child, SIGKILL);
+      wait_for_child(child, 10s);
+      continue;
+    }
+    ::kill(child, SIGINT);
+    const auto ended = wait_for_child(child, 10s);
+    EXPECT_TRUE(ended.finished) << c.what << ": SIGINT did not end it";
+    EXPECT_EQ(ended.code, 130) << c.what;
+  }
+  EXPECT_TRUE(is_fifo(no_reader));
+}
+
+TEST(CliStreams, AnEndlessLineEndsTheReadingInsteadOfHoldingIt) {
+  FakeServer server;
+  // /dev/zero has no newline: after the line cap, and 8 times more read past, the input ends
+  // with an error naming it, instead of reading for ever.
+  const auto run =
+      run_clef_child(batch_args(server.base_url(), "/dev/zero", fresh_path("zero_out.jsonl"),
+                                {"--input-format", "text"}),
+                     60s);
+  ASSERT_TRUE(run.finished);
+  EXPECT_EQ(run.code, 2) << run.err;
+  EXPECT_NE(run.err.find("cannot read the input to the end"), std::string::npos) << run.err;
+  EXPECT_EQ(server.request_count(), 0);
+}
+
+TEST(CliStreams, MergeHoldsAnIndexOfTheShardsNotTheirLines) {
+  FakeServer server;
+  // 240 result lines of 160 KB each: 38 MB of shards.
+  std::string tickets;
+  const std::string filler(160 * 1024, 'x');
+  for (int i = 0; i < 240; ++i)
+    tickets +=
+        "{\"id\":\"big" + std::to_string(i) + "\",\"state\":\"" + filler.substr(0, 8000) + "\"}\n";
+  const std::string input = write_temp_file("merge_memory.jsonl", tickets);
+  std::vector<std::string> shards;
+  for (int k = 0; k < 2; ++k) {
+    const std::string out = fresh_path("merge_memory." + std::to_string(k) + ".jsonl");
+    // Each result line carries its state back (an error line quoting the request would too):
+    // the mock echoes nothing, so the lines are padded here the way a big answer would be.
+    auto run = run_clef(batch_args(server.base_url(), input, out,
+                                   {"--shard", std::to_string(k) + "/2", "-j", "8"}));
+    ASSERT_EQ(run.code, 0) << run.err;
+    std::string padded;
+    for (auto line : lines_of(read_file(out))) {
+      line["padding"] = filler;
+      padded += line.dump() + "\n";
+    }
+    std::ofstream(out, std::ios::binary | std::ios::trunc) << padded;
+    shards.push_back(out);
+  }
+  const std::string output = fresh_path("merge_memory_out.jsonl");
+  const auto run = run_clef_child(merge_args(shards, output), 60s);
+  ASSERT_TRUE(run.finished);
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(lines_of(read_file(output)).size(), 240u);
+  // The shards hold 38 MB; a merge that kept them would pass 40 MB. One line (160 KB), the
+  // 32 MiB line cap's buffer for the input and the process itself stay under 30 MB.
+  EXPECT_LT(run.max_rss_kb, 30 * 1024) << "peak RSS " << run.max_rss_kb << " KB";
+}
+
+}  // namespace
