@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -278,22 +279,33 @@ TEST(CliStreams, WaitsOnAFifoEndAtSigint) {
   struct Case {
     std::string what;
     std::vector<std::string> args;
-    std::string held;  ///< A file the child holds open once it is where it waits.
+    std::function<bool(pid_t)> waiting;  ///< True once the child is where it waits.
   };
   const std::string no_writer = fresh_fifo("sigint_no_writer.fifo");
   const std::string no_reader = fresh_fifo("sigint_no_reader.fifo");
+  const std::string batch_no_reader = fresh_fifo("sigint_batch_no_reader.fifo");
   const std::string input_fifo = fresh_fifo("sigint_input.fifo");
+  const std::string many = write_temp_file("sigint_many.jsonl", jsonl_tickets(3000));
+  const auto holds = [](const std::string& path) {
+    return [path](pid_t child) { return holds_open(child, path); };
+  };
   const std::vector<Case> cases = {
       {"batch reading a FIFO no one writes",
-       batch_args(server.base_url(), no_writer, fresh_path("sigint_out.jsonl")), no_writer},
-      {"merge writing to a FIFO no one reads", merge_args(shards, no_reader), shards[0]},
+       batch_args(server.base_url(), no_writer, fresh_path("sigint_out.jsonl")), holds(no_writer)},
+      {"merge writing to a FIFO no one reads", merge_args(shards, no_reader), holds(shards[0])},
       {"merge reading its input from a FIFO no one writes",
-       merge_args(shards, fresh_path("sigint_merged.jsonl"), {"--input", input_fifo}), input_fifo},
+       merge_args(shards, fresh_path("sigint_merged.jsonl"), {"--input", input_fifo}),
+       holds(input_fifo)},
+      // A pipe's 64 KiB hold about 280 lines: the writes wait from then on, and so does the
+      // batch (the lines are written as they come).
+      {"batch writing to a FIFO no one reads",
+       batch_args(server.base_url(), many, batch_no_reader, {"--overwrite"}),
+       [&](pid_t) { return server.request_count() >= 200; }},
   };
   for (const Case& c : cases) {
     const pid_t child = spawn_clef(c.args);
     ASSERT_GT(child, 0);
-    if (!wait_until([&] { return holds_open(child, c.held); }, c.what, 30s)) {
+    if (!wait_until([&] { return c.waiting(child); }, c.what, 30s)) {
       ::kill(child, SIGKILL);
       wait_for_child(child, 10s);
       continue;
@@ -304,6 +316,8 @@ TEST(CliStreams, WaitsOnAFifoEndAtSigint) {
     EXPECT_EQ(ended.code, 130) << c.what;
   }
   EXPECT_TRUE(is_fifo(no_reader));
+  EXPECT_TRUE(is_fifo(batch_no_reader));
+  EXPECT_FALSE(std::filesystem::exists(batch_no_reader + ".clef-run.json"));
 }
 
 TEST(CliStreams, AnEndlessLineEndsTheReadingInsteadOfHoldingIt) {

@@ -182,7 +182,7 @@ class BatchJob {
     Json line = Json::object();
     line["id"] = pending.id;
     bool ok = false;
-    if (!m_output || m_output->is_stdout()) {
+    if (!m_output || m_output->is_stream()) {
       if (first >= m_firsts.size() || !m_firsts[first].written) {
         m_progress.not_done();  // the first was not written: --resume decides this one
         return;
@@ -293,7 +293,7 @@ class BatchJob {
       return false;
     }
     if (!m_flags.dedupe) return true;
-    if (!m_output || m_output->is_stdout()) {
+    if (!m_output || m_output->is_stream()) {
       if (m_firsts.size() <= index) m_firsts.resize(index + 1);
       m_firsts[index] = {id, ok, true};
     } else {
@@ -304,6 +304,12 @@ class BatchJob {
   }
 
   int report_write_failure() const {
+    if (m_write_errno == EINTR && m_context.stop && m_context.stop->load()) {
+      print_error(m_context, "interrupted while waiting for " + m_flags.output + "'s reader; " +
+                                 std::to_string(m_progress.written()) +
+                                 " line(s) were written before it");
+      return as_int(ExitCode::interrupted);
+    }
     if (m_output->is_stdout()) {
       const std::string why = m_write_errno == EPIPE ? "its reader closed it (as `| head` does)"
                                                      : std::string(std::strerror(m_write_errno));
@@ -314,11 +320,13 @@ class BatchJob {
                       " written before it, and no new request was started",
                   "to keep every result, write to a file with -o FILE");
     } else {
-      print_error(m_context,
-                  "cannot write to " + m_flags.output + ": " +
-                      std::string(std::strerror(m_write_errno)) +
-                      "; the results written so far are intact",
-                  "free space or fix the path, then run again with --resume");
+      print_error(
+          m_context,
+          "cannot write to " + m_flags.output + ": " + std::string(std::strerror(m_write_errno)) +
+              "; the results written so far are intact",
+          m_output->is_stream() ? "a FIFO, pipe or device cannot be resumed: write to a "
+                                  "file with -o FILE to keep every result"
+                                : "free space or fix the path, then run again with --resume");
     }
     return as_int(ExitCode::output);
   }
@@ -549,7 +557,7 @@ std::optional<BatchEnd> open_output(const BatchFlags& flags, const RunRecord& re
                                     std::unordered_set<std::string>& done,
                                     std::optional<OutputFile>& output) {
   if (flags.output.empty()) return std::nullopt;
-  OutputOptions options{flags.resume, flags.overwrite, flags.force_resume, {}};
+  OutputOptions options{flags.resume, flags.overwrite, flags.force_resume, {}, context.stop};
   if (observer) options.on_kept = [observer](const Json& line) { observer->kept(line); };
   bool io_failed = false;
   auto opened = OutputFile::open(flags.output, options, record, done, context.out, io_failed);

@@ -14,6 +14,7 @@
 #include "batch/batch_input.hpp"
 #include "clef/json.hpp"
 #include "common/files.hpp"
+#include "common/output_target.hpp"
 #include "common/replacement_file.hpp"
 
 namespace clef::cli {
@@ -156,6 +157,12 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
   OutputFile file(fd.value(), 0);  // closes the fd on every early return
   struct stat info {};
   if (::fstat(file.m_fd, &info) != 0) return io_error("cannot read", path);
+  // /dev/stdout, /dev/fd/N: a file the shell opened is still written as a stream (a run record
+  // beside it would land in /dev).
+  const bool names_a_descriptor = path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0;
+  if (!S_ISREG(info.st_mode) || names_a_descriptor) {
+    return open_stream(std::move(file), path, options);
+  }
   const bool exists = info.st_size > 0;
   const std::string record_file = run_record_path(path);
   if (exists && !options.resume && !options.overwrite) {
@@ -190,8 +197,28 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
   return file;
 }
 
+Result<OutputFile> OutputFile::open_stream(OutputFile file, const std::string& path,
+                                           const OutputOptions& options) {
+  if (options.resume) {
+    return make_error(ErrorKind::invalid_input,
+                      "--resume reads OUTPUT back, and a FIFO, pipe or device cannot be", path);
+  }
+  // Never waits in write(2), deaf to signals: write_line polls and watches the stop flag.
+  const int flags = ::fcntl(file.m_fd, F_GETFL);
+  if (flags < 0 || ::fcntl(file.m_fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+    return io_error("cannot write to", path);
+  }
+  file.m_regular = false;
+  file.m_stop = options.stop;
+  return file;
+}
+
 OutputFile::OutputFile(OutputFile&& other) noexcept
-    : m_fd(other.m_fd), m_size(other.m_size), m_stream(other.m_stream) {
+    : m_fd(other.m_fd),
+      m_size(other.m_size),
+      m_stream(other.m_stream),
+      m_regular(other.m_regular),
+      m_stop(other.m_stop) {
   other.m_fd = -1;
 }
 
@@ -202,6 +229,16 @@ OutputFile::~OutputFile() {
 std::optional<std::uint64_t> OutputFile::write_line(const std::string& line) {
   if (m_stream) {
     if (!(*m_stream << line << '\n' << std::flush)) return std::nullopt;
+    return 0;
+  }
+  if (!m_regular) {
+    FdWriter stream(m_fd, m_stop);
+    auto written = stream.write_line(line);
+    if (written) written = stream.flush();
+    if (!written) {
+      errno = written.error().kind == ErrorKind::cancelled ? EINTR : (errno ? errno : EIO);
+      return std::nullopt;
+    }
     return 0;
   }
   if (!write_all(m_fd, line + "\n")) {

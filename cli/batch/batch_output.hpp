@@ -2,6 +2,7 @@
 // the resume rules (which lines are kept, which ids run again).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -32,6 +33,8 @@ struct OutputOptions {
   bool force_resume = false;  ///< Resume even when the run record differs or is missing.
   /// With resume: told each line that is kept (clef eval keeps the earlier results typed).
   std::function<void(const nlohmann::ordered_json&)> on_kept;
+  /// SIGINT/SIGTERM's flag: a FIFO's or pipe's write that waits for its reader ends once set.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// True when a written line (parsed) is a result `--resume` keeps: an object with an id, no
@@ -49,7 +52,8 @@ class OutputFile {
  public:
   /// Opens and locks `path`. With resume, checks the run record, keeps the lines that hold a
   /// result (rewriting the file atomically) and returns their ids through `done`. Without it,
-  /// refuses an existing non-empty file unless `overwrite`. Errors say what and where;
+  /// refuses an existing non-empty file unless `overwrite`. A FIFO, pipe or device is written
+  /// in place, as a stream: no run record, no --resume. Errors say what and where;
   /// `io_failed` tells a failing disk or path (ExitCode::output) from a refusal (usage).
   static Result<OutputFile> open(const std::string& path, const OutputOptions& options,
                                  const RunRecord& record, std::unordered_set<std::string>& done,
@@ -59,6 +63,8 @@ class OutputFile {
   ~OutputFile();
 
   bool is_stdout() const noexcept { return m_stream != nullptr; }
+  /// Written lines cannot be read back: stdout, or a FIFO, pipe or device (-o /dev/stdout).
+  bool is_stream() const noexcept { return m_stream != nullptr || !m_regular; }
   /// Writes `line` and a newline in one call; the line's offset in the file (0 for stdout), or
   /// nullopt if the write failed.
   std::optional<std::uint64_t> write_line(const std::string& line);
@@ -69,11 +75,16 @@ class OutputFile {
   static Result<OutputFile> open_file(const std::string& path, const OutputOptions& options,
                                       const RunRecord& record,
                                       std::unordered_set<std::string>& done);
+  static Result<OutputFile> open_stream(OutputFile file, const std::string& path,
+                                        const OutputOptions& options);
   explicit OutputFile(int fd, std::uint64_t size) : m_fd(fd), m_size(size) {}
   explicit OutputFile(std::ostream& stream) : m_stream(&stream) {}
   int m_fd = -1;
   std::uint64_t m_size = 0;
   std::ostream* m_stream = nullptr;
+  bool m_regular = true;
+  /// Not a regular file: a write waiting for the reader ends once this is set.
+  const std::atomic<bool>* m_stop = nullptr;
 };
 
 /// The key an id is compared by when resuming (its compact JSON).

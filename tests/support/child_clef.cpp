@@ -32,7 +32,13 @@ std::string slurp(const std::string& path) {
 /// rather than wait4's ru_maxrss: that one counts the copy of this test process the fork made
 /// before exec, so a small clef forked from a big test would look big.
 long peak_resident_kb(pid_t child) {
-  std::ifstream status("/proc/" + std::to_string(child) + "/status");
+  // Only once it runs clef: between fork and exec it is still a copy of this process.
+  char exe[4096];
+  const std::string proc = "/proc/" + std::to_string(child);
+  const ssize_t n = ::readlink((proc + "/exe").c_str(), exe, sizeof exe - 1);
+  char expected[4096];
+  if (n <= 0 || !::realpath(CLEF_EXE, expected) || std::string(exe, n) != expected) return 0;
+  std::ifstream status(proc + "/status");
   std::string line;
   while (std::getline(status, line)) {
     if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
