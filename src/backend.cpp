@@ -4,8 +4,12 @@
 
 #include <string>
 
+#include "host_url.hpp"
+
 namespace clef {
 namespace {
+
+constexpr std::string_view ollama_default_url = "http://127.0.0.1:11434";
 
 std::string trim(std::string_view text) {
   const char* space = " \t\r\n\"'";
@@ -13,14 +17,6 @@ std::string trim(std::string_view text) {
   if (first == std::string_view::npos) return {};
   const auto last = text.find_last_not_of(space);
   return std::string(text.substr(first, last - first + 1));
-}
-
-bool is_port(const std::string& text) {
-  if (text.empty() || text.size() > 5) return false;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-  }
-  return std::stoi(text) <= 65535;
 }
 
 /// Where `url`'s authority starts (after "scheme://", else 0) and ends (the first '/', '?' or
@@ -115,55 +111,52 @@ const char* token_variable(Backend backend) noexcept {
   return nullptr;
 }
 
-// Mirrors Ollama's envconfig.Host(): scheme defaults to http with port 11434; an explicit
-// http:// or https:// defaults to 80 or 443; a bind address (0.0.0.0, ::) means loopback.
-std::string ollama_base_url(std::string_view ollama_host) {
-  const std::string fallback = "http://127.0.0.1:11434";
-  std::string value = trim(ollama_host);
-  if (value.empty()) return fallback;
-
-  std::string scheme = "http";
-  std::string port = "11434";
-  if (auto at = value.find("://"); at != std::string::npos) {
-    scheme = value.substr(0, at);
-    value = value.substr(at + 3);
-    if (scheme == "http")
-      port = "80";
-    else if (scheme == "https")
-      port = "443";
+// Ollama's envconfig.Host(): scheme defaults to http with port 11434; an explicit http:// or
+// https:// defaults to 80 or 443; a bind address (0.0.0.0, ::) means loopback; quotes and
+// surrounding spaces are stripped. Read strictly (host_url.hpp) where Ollama falls back.
+Result<std::string> read_ollama_host(std::string_view ollama_host) {
+  const std::string value = trim(ollama_host);
+  if (value.empty()) return std::string(ollama_default_url);
+  auto url = detail::parse_host_url(value);
+  if (!url) {
+    return make_error(ErrorKind::invalid_input,
+                      "OLLAMA_HOST \"" + url_without_credentials(value) +
+                          "\" cannot be read as written: " + url.error().message,
+                      "OLLAMA_HOST");
   }
-  std::string path;
-  if (auto slash = value.find('/'); slash != std::string::npos) {
-    path = value.substr(slash);
-    value = value.substr(0, slash);
-  }
-  while (!path.empty() && path.back() == '/') path.pop_back();
-  // "alice:pw@host:port": the userinfo is kept as written, and the host parsed after it.
-  std::string userinfo;
-  if (auto at = value.rfind('@'); at != std::string::npos) {
-    userinfo = value.substr(0, at + 1);
-    value = value.substr(at + 1);
-  }
-
-  std::string host = value;
-  if (!value.empty() && value.front() == '[') {  // [v6] or [v6]:port
-    const auto close = value.find(']');
-    if (close == std::string::npos) return fallback;
-    host = value.substr(1, close - 1);
-    if (close + 1 < value.size()) {
-      if (value[close + 1] != ':') return fallback;
-      port = value.substr(close + 2);
-    }
-  } else if (auto colon = value.rfind(':');
-             colon != std::string::npos && value.find(':') == colon) {  // host:port, not bare v6
-    host = value.substr(0, colon);
-    port = value.substr(colon + 1);
-  }
-  if (!is_port(port)) return fallback;
+  std::string scheme = url->scheme.empty() ? "http" : url->scheme;
+  std::string port = url->port;
+  if (port.empty()) port = url->scheme.empty() ? "11434" : (scheme == "https" ? "443" : "80");
+  std::string host = url->host;
   if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
   if (host == "::") host = "::1";
-  if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  return scheme + "://" + userinfo + host + ":" + port + path;
+  if (url->ipv6 || host.find(':') != std::string::npos) host = "[" + host + "]";
+  const std::string userinfo = url->userinfo.empty() ? "" : url->userinfo + "@";
+  return scheme + "://" + userinfo + host + ":" + port + url->path;
+}
+
+Status check_server_url(std::string_view url) {
+  auto read = detail::parse_host_url(url);
+  if (!read) return read.error();
+  if (read->host.empty()) return make_error(ErrorKind::invalid_input, "it names no host");
+  return {};
+}
+
+std::string ollama_base_url(std::string_view ollama_host) {
+  auto read = read_ollama_host(ollama_host);
+  return read ? std::move(read).value() : std::string(ollama_default_url);
+}
+
+std::string server_identity(std::string_view base_url) {
+  auto url = detail::parse_host_url(base_url);
+  if (!url) return std::string(base_url);
+  const std::string scheme = url->scheme.empty() ? "http" : url->scheme;
+  std::string port = url->port.empty() ? (scheme == "https" ? "443" : "80") : url->port;
+  // "08080" and "8080" are one port.
+  port = std::to_string(std::stol(port));
+  std::string host = detail::canonical_host(url->host, url->ipv6);
+  if (url->ipv6) host = "[" + host + "]";
+  return scheme + "://" + host + ":" + port + url->path;
 }
 
 }  // namespace clef

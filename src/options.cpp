@@ -43,7 +43,8 @@ Result<std::string> base_for_backend(const ClientOptions& options) {
   const std::string& base = options.base_url;
   switch (options.backend) {
     case Backend::ollama:
-      return base.empty() ? ollama_base_url(env("OLLAMA_HOST")) : base;
+      // Unreadable, OLLAMA_HOST is refused here, naming it (Ollama would fall back).
+      return base.empty() ? read_ollama_host(env("OLLAMA_HOST")) : Result<std::string>(base);
     case Backend::workers_ai: {
       const bool gateway_url = is_ai_gateway_url(base);  // it holds the account itself
       if (!gateway_url && options.account_id.empty()) {
@@ -89,7 +90,9 @@ ClientOptions ClientOptions::from_environment(Backend backend) {
   options.ca_file = first_set({"CURL_CA_BUNDLE", "SSL_CERT_FILE"});
   switch (backend) {
     case Backend::ollama:
-      options.base_url = ollama_base_url(env("OLLAMA_HOST"));
+      // An OLLAMA_HOST that cannot be read leaves it empty: Client::create refuses it then.
+      if (auto host = read_ollama_host(env("OLLAMA_HOST")))
+        options.base_url = std::move(host).value();
       break;
     case Backend::workers_ai:
       options.account_id = env(workers_ai_account_variable);
@@ -112,8 +115,13 @@ Result<Connection> connection_from(ClientOptions options) {
   Connection connection;
   connection.transport = options.transport ? options.transport : make_curl_transport();
   connection.base_url = std::move(root->url);
-  connection.authorization = std::move(root->authorization);
   connection.secret = detail::Secrets(root->secret);
+  // Basic authentication: a server that echoes the header shows the base64 of user:password,
+  // which gives the password back to anyone who decodes it.
+  if (root->authorization.rfind("Basic ", 0) == 0) {
+    connection.secret.add(std::string_view(root->authorization).substr(6));
+  }
+  connection.authorization = std::move(root->authorization);
   if (through_gateway(options)) connection.secret.add(options.gateway.token);
   connection.gateway_headers = gateway_headers(options);
   connection.options = std::move(options);
@@ -157,6 +165,9 @@ Result<ApiRoot> checked_api_root(const ClientOptions& options) {
   const auto credentials = url_credentials(resolved.value());
   std::string base = url_without_credentials(resolved.value());
   while (!base.empty() && base.back() == '/') base.pop_back();
+  // HTTP://, Https://: any case, as curl takes it; sent and shown in lower case.
+  if (const auto scheme = base.find("://"); scheme != std::string::npos && scheme <= 5)
+    base.replace(0, scheme, detail::ascii_lower(std::string_view(base).substr(0, scheme)));
   if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0) {
     return make_error(ErrorKind::invalid_input,
                       "the base URL must start with http:// or https://: \"" + base + "\"",

@@ -109,6 +109,34 @@ TEST(CliHosts, ResumeOverSeveralHostsRedoesOnlyWhatFailed) {
   EXPECT_EQ(good.request_count() + flaky.request_count(), 20 + failed);
 }
 
+TEST(CliHosts, ResumeTakesAFleetThatGrewOrShrankButNotAnotherSingleServer) {
+  FakeServer a, b, c;
+  const std::string input = write_temp_file("resume_fleet_in.jsonl", jsonl_tickets(6));
+  struct Step {
+    std::vector<std::string> hosts;
+    int code;
+  };
+  // One host, then two, then three, then one again: each a --resume of the same file.
+  const std::string output = fresh_path("resume_fleet_out.jsonl");
+  for (const Step& step :
+       {Step{{a.base_url()}, 0}, Step{{a.base_url(), b.base_url()}, 0},
+        Step{{a.base_url(), b.base_url(), c.base_url()}, 0}, Step{{c.base_url()}, 0}}) {
+    std::vector<std::string> extra{"--mixed-fleet", "--resume"};
+    for (std::size_t i = 1; i < step.hosts.size(); ++i) {
+      extra.push_back("--host");
+      extra.push_back(step.hosts[i]);
+    }
+    auto run = run_clef(batch_args(step.hosts.front(), input, output, extra));
+    EXPECT_EQ(run.code, step.code) << step.hosts.size() << " host(s): " << run.err;
+  }
+  // One server, then another single server: two runs.
+  const std::string single = fresh_path("resume_single_out.jsonl");
+  ASSERT_EQ(run_clef(batch_args(a.base_url(), input, single)).code, 0);
+  auto other = run_clef(batch_args(b.base_url(), input, single, {"--resume"}));
+  EXPECT_EQ(other.code, 2) << other.err;
+  EXPECT_NE(other.err.find("endpoint: was"), std::string::npos) << other.err;
+}
+
 TEST(CliHosts, AHostThatCannotBeReadAsWrittenIsRefusedNotReplaced) {
   FakeServer a;
   const std::string input = write_temp_file("bad_host_in.jsonl", jsonl_tickets(2));

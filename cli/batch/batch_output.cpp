@@ -45,6 +45,24 @@ Result<int> open_locked(const std::string& path, int flags) {
   return fd;
 }
 
+/// Whether two recorded endpoints are one run's. A fleet's hosts change between a run and its
+/// --resume (hosts join and leave): when either side had several hosts, the path they share is
+/// what must match, whether the other side had one host or three. One host and another are two
+/// runs.
+bool same_endpoint(const std::string& was, const std::string& now) {
+  if (was == now) return true;
+  static const std::string several = "several hosts: ";
+  const auto path_of = [](const std::string& endpoint) -> std::string {
+    if (endpoint.rfind(several, 0) == 0) return endpoint.substr(several.size());
+    const auto scheme = endpoint.find("://");
+    const auto path =
+        scheme == std::string::npos ? std::string::npos : endpoint.find('/', scheme + 3);
+    return path == std::string::npos ? "" : endpoint.substr(path);
+  };
+  if (was.rfind(several, 0) != 0 && now.rfind(several, 0) != 0) return false;
+  return path_of(was) == path_of(now);
+}
+
 /// What differs between the record on disk and this run's, one "name: was X, now Y" each.
 Result<std::vector<std::string>> record_differences(const std::string& path,
                                                     const RunRecord& record) {
@@ -62,7 +80,8 @@ Result<std::vector<std::string>> record_differences(const std::string& path,
   for (const auto& [name, value] : record.fields) {
     auto it = old->find(name);
     const std::string was = it != old->end() && it->is_string() ? it->get<std::string>() : "";
-    if (was != value) differences.push_back(name + ": was \"" + was + "\", now \"" + value + "\"");
+    if (was == value || (name == "endpoint" && same_endpoint(was, value))) continue;
+    differences.push_back(name + ": was \"" + was + "\", now \"" + value + "\"");
   }
   return differences;
 }

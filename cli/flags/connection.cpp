@@ -161,7 +161,13 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
   if (!flags.hosts.empty()) {
     const std::string& host = flags.hosts.front();
     if (auto valid = check_host_value(host, "--host"); !valid) return valid.error();
-    options.base_url = flags.backend == Backend::ollama ? ollama_base_url(host) : host;
+    if (flags.backend == Backend::ollama) {
+      auto url = read_ollama_host(host);
+      if (!url) return make_error(ErrorKind::invalid_input, url.error().message, "--host");
+      options.base_url = std::move(url).value();
+    } else {
+      options.base_url = host;
+    }
   }
   if (!flags.account_id.empty()) options.account_id = flags.account_id;
   if (auto gateway = apply_gateway_flags(flags.gateway, flags.account_id, options); !gateway)

@@ -26,7 +26,8 @@ Status add_hosts_from_file(const std::string& path, std::vector<std::string>& ho
   auto text = read_file(path, "the hosts file", std::cin, 1024u * 1024u);
   if (!text) return text.error();
   std::size_t listed = 0, line_number = 0;
-  std::size_t start = 0;
+  // A UTF-8 byte order mark (an editor's) is not part of the first host.
+  std::size_t start = text->rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
   const std::string& all = text.value();
   while (start < all.size()) {
     std::size_t end = all.find('\n', start);
@@ -108,15 +109,19 @@ Status check_fleet(const ConnectionFlags& flags, const std::vector<Client>& clie
   return {};
 }
 
-/// No server twice, however its URL is written (a trailing slash, a default port).
+/// No server twice, however its URL is written: the case of its scheme and name, a default
+/// port, an address's form (127.1, [0:0:0:0:0:0:0:1]), a trailing slash, another user.
 Status check_distinct(const std::vector<Client>& clients) {
-  std::map<std::string, std::size_t> seen;
+  std::map<std::string, std::string> seen;  // server → the URL that named it first
   for (const Client& client : clients) {
-    std::string url = client.options().base_url;
-    while (!url.empty() && url.back() == '/') url.pop_back();
-    if (!seen.emplace(url, 0).second) {
-      return make_error(ErrorKind::invalid_input,
-                        "host given twice: " + url_without_credentials(url), "--host/--hosts");
+    const std::string url = url_without_credentials(client.options().base_url);
+    const auto [first, fresh] = seen.emplace(server_identity(client.options().base_url), url);
+    if (!fresh) {
+      const std::string same = first->second == url
+                                   ? terminal_safe(url)
+                                   : terminal_safe(first->second) + " and " + terminal_safe(url) +
+                                         " are one server, " + first->first;
+      return make_error(ErrorKind::invalid_input, "host given twice: " + same, "--host/--hosts");
     }
   }
   return {};
@@ -124,42 +129,15 @@ Status check_distinct(const std::vector<Client>& clients) {
 
 }  // namespace
 
-// Ollama's own OLLAMA_HOST parser quietly falls back to
-// 127.0.0.1:11434 on what it cannot read; a flag that names a server must not.
+// Ollama's own OLLAMA_HOST parser quietly falls back to 127.0.0.1:11434 on what it cannot
+// read; a flag that names a server must not (clef::check_server_url).
 Status check_host_value(const std::string& value, const std::string& where) {
-  auto refuse = [&](const std::string& why) {
-    return make_error(ErrorKind::invalid_input,
-                      why + ": " + terminal_safe(url_without_credentials(value)), where);
-  };
-  if (value.empty()) return refuse("an empty host");
-  for (const unsigned char c : value) {
-    if (c <= 0x20 || c >= 0x7f) return refuse("a host with a space, control or non-ASCII byte");
-  }
-  if (value.find_first_of("?#") != std::string::npos)
-    return refuse("a host with a query or fragment");
-  std::string rest = value;
-  if (const auto scheme = rest.find("://"); scheme != std::string::npos) {
-    const std::string name = rest.substr(0, scheme);
-    if (name != "http" && name != "https") return refuse("a host that is not http:// or https://");
-    rest.erase(0, scheme + 3);
-  }
-  rest = rest.substr(0, rest.find('/'));
-  if (const auto at = rest.rfind('@'); at != std::string::npos) rest.erase(0, at + 1);
-  if (rest.empty()) return refuse("a host without a name");
-  if (rest.back() == ':') return refuse("a host whose port is not 1 to 65535");
-  const auto close = rest.rfind(']');
-  const auto colon = rest.rfind(':');
-  if (colon != std::string::npos && (close == std::string::npos || colon > close) &&
-      (rest.front() == '[' || rest.find(':') == colon)) {
-    const std::string port = rest.substr(colon + 1);
-    const bool digits =
-        !port.empty() && port.size() <= 5 &&
-        std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); });
-    if (!digits || std::stoul(port) == 0 || std::stoul(port) > 65535)
-      return refuse("a host whose port is not 1 to 65535");
-    if (colon == 0) return refuse("a host without a name");
-  }
-  return {};
+  auto valid = check_server_url(value);
+  if (valid) return {};
+  return make_error(ErrorKind::invalid_input,
+                    "cannot read the host " + terminal_safe(url_without_credentials(value)) +
+                        " as written: " + valid.error().message,
+                    where);
 }
 
 void add_hosts_flags(CLI::App& command, ConnectionFlags& flags) {

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "clef/export.hpp"
+#include "clef/result.hpp"
 
 namespace clef {
 
@@ -37,10 +38,29 @@ inline constexpr const char* openai_default_base_url = "https://api.openai.com/v
 /// The first Ollama release that serves /v1/systemone.
 inline constexpr const char* minimum_ollama_version = "0.35.1";
 
-/// The base URL Ollama's own tools derive from an OLLAMA_HOST value ("" → local default).
-/// Credentials in it ("http://alice:pw@host:8080", basic auth in front of a remote Ollama) are
-/// kept, still percent-encoded.
+/// The base URL Ollama's own tools derive from an OLLAMA_HOST value ("" → local default), or an
+/// invalid_input error saying why the value cannot be read as written: a stray or missing ']'
+/// (`http://127.0.0.1:8000]`, `http://[::1:8000`), a port outside 1-65535, a scheme other than
+/// http/https, a space or a byte outside ASCII, a query. Ollama's own tools fall back to
+/// 127.0.0.1:11434 on such a value; clef refuses it, as a typo there would otherwise send
+/// every request to whatever listens on the default port. Credentials in it
+/// ("http://alice:pw@host:8080", basic auth in front of a remote Ollama) are kept, still
+/// percent-encoded.
+CLEF_API Result<std::string> read_ollama_host(std::string_view ollama_host);
+/// Refused (invalid_input, saying why) unless `url` is a server URL clef can send to as written:
+/// read_ollama_host's rules, with a host named. --host, --hosts FILE and clef doctor check
+/// with it.
+CLEF_API Status check_server_url(std::string_view url);
+/// read_ollama_host's URL, or Ollama's own fallback (http://127.0.0.1:11434) for a value it
+/// cannot read: what `ollama` itself would connect to.
 CLEF_API std::string ollama_base_url(std::string_view ollama_host);
+
+/// The server a base URL names, in one form, so two spellings of one server compare equal:
+/// scheme and host in lower case, the port written out (80 for http, 443 for https), an IPv4
+/// address in any form the resolver takes (`127.1`, `2130706433`) and an IPv6 one
+/// (`[0:0:0:0:0:0:0:1]`) written canonically, no user or password, no trailing '/'. The URL as
+/// given when it cannot be read.
+CLEF_API std::string server_identity(std::string_view base_url);
 
 /// The user name and password of a URL's userinfo ("http://alice:p%40ss@host" → "alice",
 /// "p@ss"), percent-decoded. clef sends them as HTTP basic authentication.

@@ -93,7 +93,9 @@ inline constexpr std::size_t max_gateway_metadata = 5;
 
 struct CLEF_API ClientOptions {
   Backend backend = Backend::ollama;
-  /// Ollama: empty reads OLLAMA_HOST as Ollama does. Workers AI: empty is Cloudflare's API
+  /// Ollama: empty reads OLLAMA_HOST as Ollama does, but refuses (Client::create's error names
+  /// it) a value Ollama would quietly replace with 127.0.0.1:11434 (read_ollama_host). Workers
+  /// AI: empty is Cloudflare's API
   /// (workers_ai_default_base_url; "/client/v4" is added when missing). systemone: required,
   /// e.g. "http://localhost:8000".
   std::string base_url;
@@ -138,7 +140,8 @@ struct CLEF_API ClientOptions {
 
   /// Options for `backend` with credentials and host read from the environment:
   /// OLLAMA_HOST, CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN, CLEF_API_KEY (systemone), and
-  /// the CA bundle from CURL_CA_BUNDLE, else SSL_CERT_FILE.
+  /// the CA bundle from CURL_CA_BUNDLE, else SSL_CERT_FILE. An OLLAMA_HOST that cannot be read
+  /// leaves base_url empty, so Client::create refuses it naming the variable.
   static ClientOptions from_environment(Backend backend);
 };
 
