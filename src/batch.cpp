@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "ascii.hpp"
 #include "host_pool.hpp"
 #include "retry.hpp"
 #include "sha256_bytes.hpp"
@@ -128,7 +129,6 @@ class BatchRun {
   Clock::time_point start_what_may_start() {
     while (m_in_flight < m_limit && !check_stop()) {
       const Clock::time_point now = Clock::now();
-      if (m_options.max_requests_per_second > 0 && now < m_next_slot) return m_next_slot;
       std::unique_ptr<Flight> flight = std::move(m_held_back);
       if (!flight && !m_waiting_to_resend.empty() &&
           m_waiting_to_resend.front()->not_before <= now) {
@@ -142,11 +142,18 @@ class BatchRun {
         if (!flight) continue;
         flight->first_sent = now;
       }
+      // --rate: an item waits for its slot (the last item waits for none after it).
+      if (m_options.max_requests_per_second > 0 && now < m_next_slot) {
+        m_held_back = std::move(flight);
+        return m_next_slot;
+      }
       const std::optional<std::size_t> host = m_hosts.choose(now, flight->avoid, affinity(*flight));
       if (!host) {
-        // No host may take it now: it goes first once one may.
+        // No host may take it now: it goes first once one may. The resends waiting need a
+        // host too, so only a host opening (or an answer) is worth waking for: a resend already
+        // due would be a deadline in the past, and the wait a spin.
         m_held_back = std::move(flight);
-        return std::min(m_hosts.next_opening(now), next_resend());
+        return m_hosts.next_opening(now);
       }
       if (m_options.max_requests_per_second > 0)
         m_next_slot = std::max(m_next_slot, now) + rate_interval();
@@ -161,9 +168,10 @@ class BatchRun {
                                        : m_waiting_to_resend.front()->not_before;
   }
 
+  /// 1 / --rate, never more than a day (a rate of 1e-10 would overflow the clock's count).
   Clock::duration rate_interval() const {
-    return std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(1.0 / m_options.max_requests_per_second));
+    const double seconds = std::min(1.0 / m_options.max_requests_per_second, 86400.0);
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   }
 
   /// With state affinity over several hosts: the key that picks the item's own host.
@@ -236,14 +244,20 @@ class BatchRun {
     Result<Decision>& result = landed.result;
     const Clock::time_point now = Clock::now();
     const bool within_budget = !m_stopping && now - flight.first_sent < m_options.throttle_budget;
-    if (!result && detail::is_throttling(result.error()) && within_budget) {
+    const bool refused = !result && detail::is_throttling(result.error());
+    host.recent.record(refused);
+    if (refused && within_budget) {
       throttled(landed);
       return;
     }
-    if (!result && m_several && another_host_may_answer(result.error())) {
+    // Several hosts: a 200 whose answers are not valid (probabilities summing to 1.8, another
+    // model's) is this host's fault as much as a 5xx is.
+    const bool unusable = result && m_several && !usable(result.value());
+    if (unusable || (!result && m_several && another_host_may_answer(result.error()))) {
       m_hosts.failed(flight.host, now);
-      note_reachability(result);
-      if (within_budget && moves_free_or_within_retries(flight, result.error())) {
+      if (!result) note_reachability(result);
+      const ErrorKind kind = result ? ErrorKind::invalid_response : result.error().kind;
+      if (within_budget && moves_free_or_within_retries(flight, kind)) {
         ++host.summary.moved;
         flight.avoid = flight.host;
         flight.not_before = now;
@@ -251,10 +265,16 @@ class BatchRun {
         return;
       }
     }
+    // Refused again and again until the budget ran out (not a replayed refusal's last word).
+    if (refused && !m_stopping && flight.throttled > 0)
+      result = out_of_throttle_budget(result.error());
     if (!result && result.error().kind == ErrorKind::quota_exhausted)
       m_summary.quota_exhausted = true;
     if (result) {
-      m_hosts.answered(flight.host, now);
+      if (unusable)
+        ++host.summary.answered;  // an answer, but not one that clears the host's failures
+      else
+        m_hosts.answered(flight.host, now);
       if (m_several) result->host = host.summary.host;
     } else {
       ++host.summary.failed;
@@ -278,11 +298,45 @@ class BatchRun {
   /// Several hosts: a connection that failed costs the item nothing once per host (another host
   /// will take it); past that, and for any other failure, each try spends one attempt, so an
   /// item fails in the end when every host is down, as it would against one.
-  bool moves_free_or_within_retries(Flight& flight, const Error& error) const {
-    if (error.kind == ErrorKind::connection_failed &&
-        ++flight.refused_connections <= m_hosts.size())
+  bool moves_free_or_within_retries(Flight& flight, ErrorKind kind) const {
+    if (kind == ErrorKind::connection_failed && ++flight.refused_connections <= m_hosts.size())
       return true;
     return ++flight.attempts < m_first.options().retry.max_attempts;
+  }
+
+  /// Every answer valid: none invalid, of the wrong type or missing. (A refusal is the model's
+  /// own answer, and abstaining is a policy's.)
+  static bool usable(const Decision& decision) {
+    return std::none_of(decision.answers.begin(), decision.answers.end(), [](const Answer& a) {
+      return a.status == AnswerStatus::invalid || a.status == AnswerStatus::wrong_type ||
+             a.status == AnswerStatus::missing;
+    });
+  }
+
+  /// A refusal (429 or 503) that outlasted --throttle-budget: rate_limited, whatever the status
+  /// (--resume redoes it), saying how long it was refused.
+  Error out_of_throttle_budget(Error error) const {
+    const auto seconds =
+        std::chrono::duration_cast<std::chrono::seconds>(m_options.throttle_budget).count();
+    error.kind = ErrorKind::rate_limited;
+    error.message = "still refused after the throttle budget of " + std::to_string(seconds) +
+                    " s: " + error.message;
+    return error;
+  }
+
+  /// Whether a 503 says the host is overloaded, which costs it throughput (a cut, a pause),
+  /// rather than one request's bad luck, which costs that item a retry: the server asked for a
+  /// wait (Retry-After > 0), said it is full (Ollama's "server busy … maximum pending requests
+  /// exceeded", a queue), or its refusals cluster (4 of its last 32 outcomes; a server refusing
+  /// 1 in 50 at random reaches that about once in 300 refusals).
+  static bool overloaded(const Error& error, const detail::HostPool::Host& host) {
+    if (error.http_status != 503) return true;
+    if (error.retry_after && error.retry_after->count() > 0) return true;
+    const std::string said = detail::ascii_lower(error.server_message + " " + error.server_code);
+    for (const char* full : {"busy", "pending", "queue", "overload", "capacity"}) {
+      if (said.find(full) != std::string::npos) return true;
+    }
+    return host.recent.count() >= 4;
   }
 
   /// The server refused. A 429 (too many a second) teaches the host's pace
@@ -306,6 +360,13 @@ class BatchRun {
     if (asked) asked = std::min(*asked, policy.max_retry_after);
     const auto delay = detail::backoff_delay(policy, ++flight.throttled, asked, m_random);
     if (m_several) flight.avoid = flight.host;
+    if (!overloaded(error, host)) {
+      // A lone 503 among answers: this item tries again after its own backoff (elsewhere at
+      // once, with several hosts); the host keeps its pace and what it may have in flight.
+      flight.not_before = m_several ? now : now + delay;
+      queue_resend(std::move(landed.flight));
+      return;
+    }
     const bool was_paced = host.rate.per_second().has_value();
     if (was_paced && error.http_status == 429 && host.rate.refused(flight.last_sent, now)) {
       flight.not_before = m_several ? now : now + delay;

@@ -22,6 +22,7 @@
 
 #include "clef/digest.hpp"
 #include "json_text.hpp"
+#include "model_match.hpp"
 #include "redact.hpp"
 #include "wire_response.hpp"
 #include "write_all.hpp"
@@ -261,6 +262,7 @@ std::string random_suffix() {
 /// What a request asks, read back from its body: what an answer must answer to be stored.
 struct Asked {
   std::vector<Question> questions;
+  std::string model;    ///< The body's "model": an answer from another is not stored.
   bool images = false;  ///< images, audio or video: held to CacheOptions::include_images
 };
 
@@ -275,6 +277,7 @@ std::optional<Asked> read_asked(const std::string& body) {
   if (!questions) return std::nullopt;
   Asked asked;
   asked.questions = std::move(questions).value();
+  asked.model = detail::string_field(parsed.value(), "model");
   for (const char* field : {"images", "audio", "videos"}) {
     const auto attachments = parsed->find(field);
     if (attachments != parsed->end() && !(attachments->is_array() && attachments->empty())) {
@@ -313,6 +316,8 @@ class CachingTransport final : public Transport {
     if (response.status < 200 || response.status > 299) return false;
     auto decision =
         detail::read_decision(m_backend, response, asked.questions, m_options.validation, {});
+    if (decision && m_options.validation.require_asked_model)
+      detail::mark_other_model(decision.value(), asked.model);
     return decision && decision->all_ok();
   }
 

@@ -10,6 +10,7 @@
 
 #include "ai_gateway.hpp"
 #include "http_errors.hpp"
+#include "model_match.hpp"
 #include "options_check.hpp"
 #include "redact.hpp"
 #include "retry.hpp"
@@ -141,6 +142,9 @@ struct Client::Impl : detail::Connection {
                                           options.validation, secret);
     if (!decision) return decision.error();
     detail::redact_decision(decision.value(), secret);
+    if (options.validation.require_asked_model) {
+      detail::mark_other_model(decision.value(), model(request));
+    }
     return decision;
   }
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,17 @@ class HostPool {
  public:
   using Clock = std::chrono::steady_clock;
 
+  /// Which of a host's last 32 outcomes were refusals (429/503), newest in the low bit: whether
+  /// its refusals cluster, which a lone 503 among answers does not.
+  class RecentRefusals {
+   public:
+    void record(bool refused) noexcept { m_bits = (m_bits << 1) | (refused ? 1u : 0u); }
+    int count() const noexcept { return __builtin_popcount(m_bits); }
+
+   private:
+    std::uint32_t m_bits = 0;
+  };
+
   /// One host of the pool: its client, what it may take, and how it has done.
   struct Host {
     Host(Client c, std::size_t cap) : client(std::move(c)), limit(cap) {}
@@ -32,6 +44,7 @@ class HostPool {
     int failures_in_a_row = 0;         ///< Connection failures, timeouts, 5xx since an answer.
     int ejections_in_a_row = 0;        ///< Since an answer: each doubles the wait.
     Clock::time_point ejected_until{};
+    RecentRefusals recent;
     HostSummary summary;
   };
 

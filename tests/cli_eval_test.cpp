@@ -414,13 +414,39 @@ TEST(CliEval, FailedItemsCountAsWrongNotAsMissingData) {
   EvalFiles files;
   const std::string out = fresh_path("eval_failed.json");
   auto r = run_clef(eval_args(server, files, {"-m", "m", "--report-json", out}));
-  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.code, 6) << r.err;  // as clef batch: an item failed, the report is still whole
   const Json team = report_at(out)["models"]["m"]["questions"]["team"];
   expect_interval(team["coverage"], clef::metrics::wilson(8, 9));
   expect_interval(team["accuracy"], clef::metrics::wilson(6, 9));
   expect_interval(team["accuracy_answered"], clef::metrics::wilson(6, 8));
   EXPECT_EQ(team["confusion"]["billing"]["(no answer)"], 1);
   EXPECT_EQ(report_at(out)["models"]["m"]["requests"]["failed"], 1);
+}
+
+TEST(CliEval, EveryItemFailingIsExitSixAsInClefBatch) {
+  FakeServer server;
+  EvalFiles files;
+  // A mistyped model: every request is a 404, every item fails.
+  auto eval = run_clef(eval_args(server, files, {"-m", "clef-flsh"}));
+  EXPECT_EQ(eval.code, 6) << eval.err;
+  EXPECT_NE(eval.err.find("10 of 10 items failed"), std::string::npos) << eval.err;
+  auto batch = run_clef({"batch", files.data, "-q", files.questions, "-m", "clef-flsh", "--host",
+                         server.base_url(), "-o", fresh_path("eval_every_failed.jsonl")});
+  EXPECT_EQ(batch.code, eval.code) << batch.err;
+  // Answers from another model than asked are not scored as the asked model's: they fail.
+  FakeServer other;
+  other.set_script([](const clef::testing::RecordedRequest& request, int) {
+    std::string body = R"({"model":"some-other-model","answers":{"team":{"type":"choice",)"
+                       R"("choice":"billing","probabilities":{"billing":1,"technical":0}},)"
+                       R"("refund":{"type":"noul","noul":0.9}}})";
+    (void)request;
+    return std::optional<clef::testing::Scripted>(clef::testing::Scripted{200, body});
+  });
+  const std::string report = fresh_path("eval_other_model.json");
+  auto scored = run_clef(eval_args(other, files, {"-m", "m", "--report-json", report}));
+  EXPECT_EQ(scored.code, 6) << scored.err;
+  const Json team = report_at(report)["models"]["m"]["questions"]["team"];
+  EXPECT_EQ(team["accuracy"]["value"], 0.0) << team.dump();  // "billing" counted for none
 }
 
 TEST(CliEval, FittedPolicyMakesAskAndBatchAbstain) {
@@ -695,7 +721,7 @@ TEST(CliEval, ResultsFilesAreReadAsHostileInput) {
       "\n"
       R"({"id": "T4", "answers": {"team": "billing"}, "usage": {"input_tokens": "many"}})"
       "\n");
-  ASSERT_EQ(odd.code, 0) << odd.err;
+  ASSERT_EQ(odd.code, 6) << odd.err;  // items without a usable answer, as clef batch counts
   const Json team = Json::parse(read_file(report))["models"]["m"]["questions"]["team"];
   EXPECT_EQ(team["answered"], 1);  // only T3
   EXPECT_DOUBLE_EQ(team["accuracy"]["value"].get<double>(), 1.0 / 9);
@@ -1090,7 +1116,7 @@ TEST(CliEval, FailureSummaryNamesKindsAndMissingItemsInOneShortLine) {
   const std::string report = fresh_path("eval_failed_summary.json");
   auto r = run_clef({"eval", files.data, "-q", files.questions, "--label", "team=team",
                      "--from-results", results, "-m", "m", "--report-json", report});
-  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.code, 6) << r.err;
   const std::string line = "clef: eval: m: 2 of 10 items failed: server 1 (" +
                            std::string(200, 'x') +
                            "…), unknown 1 (failed); 8 of 10 items have no result in the results "

@@ -150,8 +150,10 @@ TEST(CliReplay, ARecordingHoldsNoTokenTheServerEchoesAndIsPrivate) {
   const std::string token_file = write_temp_file("cassette_token", token + "\n");
   const std::string cassette = fresh_path("token.cassette.jsonl");
   auto ask = [](const std::string& host, std::vector<std::string> extra) {
-    std::vector<std::string> args = {"ask",          "--host",    host,       "--json",
-                                     "--backend",    "systemone", "--yes-no", "refund: Money back?",
+    // The echo goes into the model's name: --any-model keeps the answer to check.
+    std::vector<std::string> args = {"ask",          "--host",    host,
+                                     "--json",       "--backend", "systemone",
+                                     "--any-model",  "--yes-no",  "refund: Money back?",
                                      "charged twice"};
     args.insert(args.end(), extra.begin(), extra.end());
     return run_clef(args);

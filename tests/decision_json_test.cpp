@@ -34,6 +34,8 @@ clef::ClientOptions options_for(clef::MockProfile profile, const std::string& ba
     options.backend = clef::Backend::systemone;
     options.base_url = base_url;
   }
+  // TypeSafe answers as the version that ran (jev-1.13.0): a clef-flash there is not asked for.
+  if (profile == clef::MockProfile::typesafe) options.model = "jev-latest";
   return options;
 }
 

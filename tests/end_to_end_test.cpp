@@ -42,6 +42,8 @@ clef::ClientOptions options_for(const FakeServer& server, ServerShape shape) {
     options.account_id = "0123abcd";
     options.api_token = "test-token";
   }
+  // TypeSafe answers as the version that ran (jev-1.13.0): a clef-flash there is not asked for.
+  if (shape == ServerShape::typesafe) options.model = "jev-latest";
   options.retry.initial_backoff = 1ms;
   options.retry.max_backoff = 5ms;
   options.request_timeout = 5s;

@@ -171,6 +171,8 @@ TEST(Redaction, AnEchoingServerNeverGetsTheTokenOut) {
   options.base_url = server.base_url();
   options.api_token = token;
   options.retry.max_attempts = 1;
+  // The token comes back as the model's name: taken here, so the refusal text is kept to check.
+  options.validation.require_asked_model = false;
   auto client = clef::Client::create(options).value();
   clef::DecisionRequest request;
   request.state = clef::State::text("x");

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -383,8 +384,23 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
   batch.add_option("-j,--concurrency", flags.concurrency, "Requests in flight")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
-  batch.add_option("--rate", flags.rate, "At most this many requests per second (0 = no cap)")
-      ->check(CLI::NonNegativeNumber);
+  batch
+      .add_option("--rate", flags.rate,
+                  "At most this many requests per second (0 = no cap; at least one a day, "
+                  "1/86400, at most 1000000)")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            // What the clock can honour: slower than one a day is not a rate but a stop, and a
+            // rate of 1e-10 would overflow the wait between two requests.
+            char* end = nullptr;
+            const double rate = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !std::isfinite(rate) ||
+                (rate != 0 && (rate < 1.0 / 86400 || rate > 1e6)))
+              return "--rate must be 0 (no cap) or from 1/86400 (one a day) to 1000000, not " +
+                     text;
+            return std::string();
+          },
+          "RATE", "rate"));
   batch
       .add_option("--per-host", flags.per_host,
                   "Several hosts: at most this many requests in flight on one (0 = -j only)")

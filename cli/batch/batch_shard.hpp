@@ -25,10 +25,10 @@ inline constexpr std::size_t max_shards = 100000;
 Result<Shard> parse_shard(const std::string& text, const std::string& where);
 
 /// The shard this run decides: `--shard K/N`; or `--shard auto`, from the environment: the
-/// index from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) with N from `--shards N`, else
-/// SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT (a Slurm array; `--shards`
-/// must agree when given). None without --shard: a batch is never split unless asked, even
-/// inside an array job.
+/// index from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) with N from `--shards N`, else a
+/// Slurm array's task (shard_from_slurm in the .cpp: the whole array's (ID − MIN) / STEP of
+/// COUNT; with --shards N an array of fewer tasks, a rerun, takes each ID as its shard). None
+/// without --shard: a batch is never split unless asked, even inside an array job.
 Result<std::optional<Shard>> resolve_shard(const std::string& flag, std::size_t shards_flag);
 
 /// Whether the item with `id` is this shard's: clef::shard_of its id key; an item without an id

@@ -80,8 +80,10 @@ const std::vector<Described>& environment() {
       {"TERM", "dumb: no colour and no progress bar redrawn in place."},
       {"COLUMNS", "The terminal's width for the human view."},
       {"JOB_COMPLETION_INDEX", "clef batch --shard auto: the shard of a Kubernetes Indexed Job."},
-      {"SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN",
-       "clef batch --shard auto: the shard of a Slurm job array."},
+      {"SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN, "
+       "SLURM_ARRAY_TASK_MAX, SLURM_ARRAY_TASK_STEP",
+       "clef batch --shard auto: the shard of a Slurm job array ((ID - MIN) / STEP of the whole "
+       "array; with --shards N, an array of fewer tasks takes each ID as its shard)."},
   };
   return variables;
 }

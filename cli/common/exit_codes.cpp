@@ -16,7 +16,8 @@ const std::vector<ExitCodeMeaning>& exit_code_meanings() {
        "A server error after retries: HTTP 4xx/5xx, model missing, an invalid response."},
       {ExitCode::transport, "Transport: connection refused, timeout, TLS."},
       {ExitCode::partial_failure,
-       "clef batch: some items failed (their errors are in the output)."},
+       "clef batch and clef eval: some items failed (their errors are in the output or the "
+       "summary)."},
       {ExitCode::output,
        "The output cannot be written: disk full, a closed pipe, a cassette that cannot be "
        "written."},

@@ -14,7 +14,7 @@ enum class ExitCode : int {
   authentication = 3,   ///< Missing or refused credentials, or a used-up quota (Workers AI).
   server = 4,           ///< HTTP errors after retries, model missing, invalid responses.
   transport = 5,        ///< Connection refused, timeout, TLS.
-  partial_failure = 6,  ///< clef batch: some items failed (their errors are in the output).
+  partial_failure = 6,  ///< clef batch and eval: some items failed (their errors are said).
   output = 7,           ///< The output cannot be written: disk full, closed pipe, file in use.
   abstained = 8,        ///< clef ask --policy: an answer is below its threshold (ask a person).
   not_recorded = 9,     ///< --replay: the cassette has no recording of a request.

@@ -3,6 +3,8 @@
 // it once, at the edge, and the gates read the same report.
 #include "eval/eval_command.hpp"
 
+#include "batch/batch_output.hpp"
+
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -157,6 +159,18 @@ void print_failures(const EvalReport& report, const Context& context) {
   }
 }
 
+/// Every item of every model has a result whose answers are all usable, as clef batch counts
+/// its items ok (batch_output's all_answered): no failed request, no invalid, refused or
+/// missing answer, no item the results file lacks.
+bool every_item_answered(const std::vector<ModelResults>& models) {
+  for (const auto& model : models) {
+    for (const auto& item : model.items) {
+      if (!item || !item->decision || !all_answered(*item->decision)) return false;
+    }
+  }
+  return true;
+}
+
 /// The report files asked for, and the policy: written once, from the typed report.
 Status write_reports(const EvalFlags& flags, const EvalReport& report) {
   struct Output {
@@ -272,7 +286,11 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
     print_error(context, status.error().message + " (" + status.error().where + ")");
     return as_int(ExitCode::output);
   }
-  return run_gates(flags, gates.value(), report, context);
+  const int gated = run_gates(flags, gates.value(), report, context);
+  if (gated != as_int(ExitCode::ok)) return gated;
+  // As clef batch: an item without a usable answer (a mistyped model fails them all) is exit 6,
+  // even with no gate to fail on it.
+  return as_int(every_item_answered(results->models) ? ExitCode::ok : ExitCode::partial_failure);
 }
 
 }  // namespace clef::cli

@@ -91,6 +91,9 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
                   "(clef adds /decisions)")
       ->type_name("URL");
   command.add_option("-m,--model", flags.model, "Model name")->capture_default_str();
+  command.add_flag("--any-model", flags.any_model,
+                   "Take answers whatever model the server says gave them (llama.cpp reports "
+                   "its own file's name); by default another model's answers are invalid");
   command.add_option("--account-id", flags.account_id,
                      "Workers AI account id (default: CLOUDFLARE_ACCOUNT_ID)");
   command.add_option("--api-token-file", flags.api_token_file,
@@ -193,6 +196,7 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
   if (!flags.ca_cert.empty()) options.ca_file = flags.ca_cert;
   if (!flags.proxy.empty()) options.proxy = flags.proxy;
   options.model = flags.model;
+  options.validation.require_asked_model = !flags.any_model;
   options.request_timeout = to_ms(flags.timeout_seconds);
   options.connect_timeout = to_ms(flags.connect_timeout_seconds);
   options.retry.max_attempts = flags.retries + 1;

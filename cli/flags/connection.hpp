@@ -26,6 +26,7 @@ struct ConnectionFlags {
   std::string hosts_file;    ///< --hosts FILE: one base URL a line, added to --host.
   bool mixed_fleet = false;  ///< --mixed-fleet: skip the check that every host has one model.
   std::string model = "clef-flash";
+  bool any_model = false;  ///< --any-model: no check of the model a server says answered.
   std::string account_id;  ///< Empty: CLOUDFLARE_ACCOUNT_ID.
   std::string api_token_file;
   std::string ca_cert;  ///< Empty: CURL_CA_BUNDLE, else SSL_CERT_FILE, else the system's only.

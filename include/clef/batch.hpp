@@ -18,7 +18,8 @@ struct BatchOptions {
   /// The most requests in flight at once (each keeps its own keep-alive connection). A ceiling:
   /// a 503 cuts what is in flight to 0.7 of it, clean answers grow it back (AIMD).
   std::size_t concurrency = 4;
-  /// Cap on requests started per second across all workers; 0 = no cap. A 429 also sets a
+  /// Cap on requests started per second across all workers; 0 = no cap (at most one a day is
+  /// honoured: a slower rate waits a day). A 429 also sets a
   /// pace (0.95 × the rate the server was accepting, raised slowly while answers come clean);
   /// the batch starts requests at the slower of the two.
   double max_requests_per_second = 0;

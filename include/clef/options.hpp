@@ -54,6 +54,12 @@ struct ValidationOptions {
   /// Sums further off but within this are rounding: rescaled, and Answer::renormalized set.
   double renormalize_tolerance = 0.05;
   VerdictThresholds verdict;
+  /// An answer the server says another model gave ("model": "other" when clef-flash was asked)
+  /// is invalid, naming both. The forms servers report are the same model: a tag left out or
+  /// "latest" (clef-flash:latest), Workers AI's bare name for @cf/…/NAME, a family alias's
+  /// version (jev-latest → jev-1.13.0). false takes any model: llama.cpp ignores the name asked
+  /// for and reports its own file's.
+  bool require_asked_model = true;
 };
 
 /// A cf-aig-metadata value: AI Gateway takes a string, a number or a boolean.

@@ -1,0 +1,263 @@
+// The batch engine's judgement of what a server said: another model's answer is not the asked
+// model's, a host whose answers are invalid is worked around, a lone 503 costs one item a retry
+// (not the host its pace), a pause costs no CPU, --rate waits before items and not after them,
+// and a refusal that outlasts the throttle budget is written rate_limited.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "clef/clef.hpp"
+#include "fake_server.hpp"
+#include "model_match.hpp"
+
+namespace {
+
+using clef::testing::FakeServer;
+using clef::testing::Scripted;
+using namespace std::chrono_literals;
+
+std::vector<clef::DecisionRequest> tickets(int n) {
+  std::vector<clef::DecisionRequest> requests;
+  for (int i = 0; i < n; ++i) {
+    clef::DecisionRequest r;
+    r.state = clef::State::text("ticket " + std::to_string(i));
+    r.questions = {clef::Question::yes_no("urgent", "Is it urgent?")};
+    requests.push_back(std::move(r));
+  }
+  return requests;
+}
+
+clef::Client client_at(const std::string& base_url, int attempts = 3) {
+  clef::ClientOptions options;
+  options.base_url = base_url;
+  options.retry.max_attempts = attempts;
+  options.retry.initial_backoff = 1ms;
+  options.retry.max_backoff = 2ms;
+  return clef::Client::create(options).value();
+}
+
+struct Outcome {
+  std::map<std::size_t, clef::Result<clef::Decision>> results;
+  clef::BatchSummary summary;
+  int pauses = 0;
+};
+
+Outcome run_over(const std::vector<clef::Client>& hosts,
+                 const std::vector<clef::DecisionRequest>& requests, clef::BatchOptions options) {
+  Outcome run;
+  std::size_t next = 0;
+  options.on_pause = [&](std::chrono::system_clock::time_point, const clef::Error&) {
+    ++run.pauses;
+  };
+  run.summary = clef::run_batch(
+      hosts,
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        if (next == requests.size()) return std::nullopt;
+        return clef::Result<clef::DecisionRequest>(requests[next++]);
+      },
+      [&](std::size_t index, clef::Result<clef::Decision>&& result) {
+        run.results.emplace(index, std::move(result));
+      },
+      options);
+  return run;
+}
+
+std::string answer_from(const std::string& model, double p_true) {
+  return R"({"model":")" + model + R"(","answers":{"urgent":{"type":"noul","noul":)" +
+         std::to_string(p_true) + "}}}";
+}
+
+TEST(ModelMatch, TheFormsServersReportAreTheModelAskedForAndNoOtherIs) {
+  using clef::detail::same_model;
+  for (const auto& [asked, reported] : std::vector<std::pair<std::string, std::string>>{
+           {"clef-flash", "clef-flash"},
+           {"clef-flash", "clef-flash:latest"},
+           {"clef-flash:latest", "clef-flash"},
+           {"CLEF-FLASH", "clef-flash"},
+           {"@cf/cloudflare/clef-flash", "clef-flash"},
+           {"registry.ollama.ai/library/nimble:latest", "nimble"},
+           {"laya", "laya:en"},
+           {"jev-latest", "jev-1.13.0"},
+           {"jev-preview", "jev-1.14.0"},
+           {"clef-flash", ""},
+       }) {
+    EXPECT_TRUE(same_model(asked, reported)) << asked << " / " << reported;
+  }
+  for (const auto& [asked, reported] : std::vector<std::pair<std::string, std::string>>{
+           {"clef-flash", "some-other-model"},
+           {"clef", "clef-flash"},
+           {"clef-flash", "clef"},
+           {"clef-flash:9b", "clef-flash:27b"},
+           {"@cf/cloudflare/clef", "clef-flash"},
+           {"jev-latest", "nimble"},
+           {"jev-1.13.0", "jev-1.14.0"},
+       }) {
+    EXPECT_FALSE(same_model(asked, reported)) << asked << " / " << reported;
+  }
+}
+
+TEST(BatchEngine, AnotherModelsAnswerIsInvalidAndItsHostIsWorkedAround) {
+  FakeServer right, wrong;
+  wrong.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    return Scripted{200, answer_from("some-other-model", 0.9), "application/json"};
+  });
+  // One host: the answer comes back, every answer invalid, naming both models.
+  auto alone = client_at(wrong.base_url()).decide(tickets(1)[0]);
+  ASSERT_TRUE(alone) << alone.error().to_string();
+  EXPECT_EQ(alone->answers[0].status, clef::AnswerStatus::invalid);
+  EXPECT_EQ(alone->answers[0].problem,
+            "answered by the model \"some-other-model\", not \"clef-flash\" as asked");
+  // Several: the other host answers every item, the wrong one is set aside.
+  clef::BatchOptions options;
+  options.concurrency = 4;
+  const auto run =
+      run_over({client_at(right.base_url()), client_at(wrong.base_url())}, tickets(60), options);
+  ASSERT_EQ(run.results.size(), 60u);
+  for (const auto& [index, result] : run.results) {
+    ASSERT_TRUE(result) << result.error().to_string();
+    EXPECT_EQ(result->answers[0].status, clef::AnswerStatus::ok) << index;
+    EXPECT_EQ(result->host, right.base_url());
+  }
+  EXPECT_GE(run.summary.hosts[1].ejections, 1u);
+  EXPECT_LT(wrong.request_count(), 20);
+}
+
+TEST(BatchEngine, AHostWhoseAnswersAreInvalidIsSetAsideAndItsItemsMove) {
+  FakeServer good, broken;
+  broken.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    // P(true) 1.8: no probability at all.
+    return Scripted{200, answer_from("clef-flash", 1.8), "application/json"};
+  });
+  good.set_latency(2ms);
+  clef::BatchOptions options;
+  options.concurrency = 8;
+  const auto run =
+      run_over({client_at(broken.base_url()), client_at(good.base_url())}, tickets(200), options);
+  ASSERT_EQ(run.results.size(), 200u);
+  for (const auto& [index, result] : run.results) {
+    ASSERT_TRUE(result) << result.error().to_string();
+    EXPECT_EQ(result->answers[0].status, clef::AnswerStatus::ok) << index;
+  }
+  EXPECT_GT(run.summary.hosts[0].moved, 0u);
+  EXPECT_GE(run.summary.hosts[0].ejections, 1u);
+  EXPECT_EQ(good.request_count(), 200);
+}
+
+TEST(BatchEngine, ALone503CostsItsItemARetryNotTheHostAPause) {
+  // Every 25th request answered 503 with Retry-After: 0, nothing else said: bad luck, not load.
+  FakeServer server;
+  std::atomic<int> refused{0};
+  server.set_script([&](const clef::MockRequest&, int call) -> std::optional<Scripted> {
+    if (call % 25 != 24) return std::nullopt;
+    ++refused;
+    return Scripted{503, R"({"error":"try again"})", "application/json", {{"Retry-After", "0"}}};
+  });
+  server.set_latency(2ms);
+  clef::BatchOptions options;
+  options.concurrency = 8;
+  const auto run = run_over({client_at(server.base_url())}, tickets(300), options);
+  ASSERT_EQ(run.results.size(), 300u);
+  for (const auto& [index, result] : run.results) ASSERT_TRUE(result) << index;
+  EXPECT_GE(refused.load(), 10);
+  EXPECT_EQ(run.summary.throttled, static_cast<std::size_t>(refused.load()));
+  EXPECT_EQ(run.pauses, 0);  // never a pause for the host
+
+  // Refusals that cluster are load: the host pauses (or is cut) as before.
+  FakeServer busy;
+  busy.set_script([](const clef::MockRequest&, int call) -> std::optional<Scripted> {
+    if (call < 8 || call >= 16) return std::nullopt;
+    return Scripted{503, R"({"error":"try again"})", "application/json", {{"Retry-After", "0"}}};
+  });
+  options.concurrency = 1;  // one at a time: the refusals come one after another
+  const auto clustered = run_over({client_at(busy.base_url())}, tickets(30), options);
+  EXPECT_EQ(clustered.results.size(), 30u);
+  EXPECT_GE(clustered.pauses, 1);
+}
+
+TEST(BatchEngine, ARefusalThatOutlastsTheThrottleBudgetIsRateLimited) {
+  FakeServer server;
+  server.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    return Scripted{503, R"({"error":"server busy"})", "application/json", {{"Retry-After", "0"}}};
+  });
+  clef::BatchOptions options;
+  options.concurrency = 2;
+  options.throttle_budget = 300ms;
+  const auto run = run_over({client_at(server.base_url())}, tickets(3), options);
+  ASSERT_EQ(run.results.size(), 3u);
+  for (const auto& [index, result] : run.results) {
+    ASSERT_FALSE(result);
+    EXPECT_EQ(result.error().kind, clef::ErrorKind::rate_limited) << result.error().to_string();
+    EXPECT_EQ(result.error().http_status, 503);
+    EXPECT_NE(result.error().message.find("throttle budget"), std::string::npos);
+  }
+}
+
+/// CPU seconds (user + system) this process has used.
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+TEST(BatchEngine, APauseWithItemsWaitingCostsNoCpu) {
+  // The first 8 requests are refused with Retry-After: 3: the host pauses 3 s with 8 items
+  // waiting. The engine must sleep through it, not spin on a deadline in the past.
+  FakeServer server;
+  std::atomic<int> calls{0};
+  std::atomic<double> cpu_at_pause{-1}, cpu_after_pause{-1};
+  server.set_script([&](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    const int call = calls++;
+    if (call == 7) cpu_at_pause = process_cpu_seconds();
+    if (call == 8) cpu_after_pause = process_cpu_seconds();
+    if (call < 8) {
+      return Scripted{
+          503, R"({"error":"server busy"})", "application/json", {{"Retry-After", "3"}}};
+    }
+    return std::nullopt;
+  });
+  clef::BatchOptions options;
+  options.concurrency = 8;
+  const auto started = std::chrono::steady_clock::now();
+  const auto run = run_over({client_at(server.base_url())}, tickets(8), options);
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(run.results.size(), 8u);
+  EXPECT_GE(took, 2900ms);  // the pause was honoured
+  ASSERT_GE(cpu_at_pause.load(), 0.0);
+  ASSERT_GE(cpu_after_pause.load(), 0.0);
+  // Under 1% of a core over the 3 s (the whole process: engine, loop and mock threads).
+  EXPECT_LT(cpu_after_pause - cpu_at_pause, 0.03)
+      << (cpu_after_pause - cpu_at_pause) << " s of CPU during a 3 s pause";
+}
+
+TEST(BatchEngine, RateWaitsBeforeItemsNotAfterTheLast) {
+  FakeServer server;
+  clef::BatchOptions options;
+  options.max_requests_per_second = 0.05;  // one every 20 s
+  const auto started = std::chrono::steady_clock::now();
+  const auto run = run_over({client_at(server.base_url())}, tickets(1), options);
+  EXPECT_EQ(run.results.size(), 1u);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);  // not 20 s after the only item
+  // A rate the clock cannot count is no reason to send at full speed: capped at one a day.
+  options.max_requests_per_second = 1e-12;
+  std::atomic<bool> stop{false};
+  options.should_stop = [&] { return stop.load(); };
+  // Stopped as soon as this run's first request arrives: a rate taken for "no cap" would have
+  // sent the other two at once, before the stop could be seen.
+  std::thread stopper([&] {
+    while (server.request_count() < 2) std::this_thread::sleep_for(1ms);
+    stop = true;
+  });
+  const auto slow = run_over({client_at(server.base_url())}, tickets(3), options);
+  stopper.join();
+  EXPECT_EQ(server.request_count(), 2);  // the first of this run only
+  EXPECT_EQ(slow.summary.succeeded, 1u);
+}
+
+}  // namespace
