@@ -21,6 +21,7 @@
 #include "commands/man_page.hpp"
 #include "commands/server_commands.hpp"
 #include "common/exit_codes.hpp"
+#include "common/flag_rules.hpp"
 #include "common/mock_flags.hpp"
 #include "eval/eval_command.hpp"
 #include "output/error_report.hpp"
@@ -182,6 +183,7 @@ struct Commands {
     models = add_models_command(app, models_flags);
     doctor = add_doctor_command(app, doctor_flags);
     completion = add_completion_command(app, completion_shell);
+    one_value_per_occurrence(app);
   }
 
   int dispatch(const Context& context) {
@@ -280,6 +282,19 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
                         options.stop,
                         options.cancel};
   return after_flushing(commands.dispatch(context), context);
+}
+
+namespace {}  // namespace
+
+std::vector<std::string> options_that_swallow_arguments() {
+  CLI::App app{root_description, "clef"};
+  Commands commands(app);
+  CLI::App mock_app{"clef mock"};
+  MockFlags mock_flags;
+  declare_mock_flags(mock_app, mock_flags);
+  auto found = options_that_swallow_arguments(app);
+  for (auto& name : options_that_swallow_arguments(mock_app)) found.push_back("mock " + name);
+  return found;
 }
 
 namespace {

@@ -21,6 +21,11 @@ struct RunOptions {
 int run(int argc, char** argv, std::ostream& out, std::ostream& err,
         const RunOptions& options = {});
 
+/// "COMMAND --flag" for each option of clef's commands (and clef mock's) that takes more than
+/// one value after the flag: none, so `--host URL tickets.jsonl` never takes the input as a
+/// host. For the test that keeps it so.
+std::vector<std::string> options_that_swallow_arguments();
+
 /// Writes clef.1, clef-COMMAND.1 for each command and clef-mock.1 into `directory`, from the
 /// definitions run() parses (clef_man_pages, at build time). `expected` names the pages the build
 /// installs: a page more or less is an error, so a new command cannot go without its page.

@@ -1,6 +1,8 @@
 // One mapping from (status, headers, body) to an Error, for every server's error shape.
 #include <gtest/gtest.h>
 
+#include <ctime>
+
 #include "clef/ollama.hpp"
 #include "http_errors.hpp"
 #include "workers_ai.hpp"
@@ -133,6 +135,43 @@ TEST(RetryAfter, MillisecondsWinOverSecondsAndDatesWork) {
   EXPECT_EQ(clef::detail::retry_after(r)->count(), 0);
   r.headers = {{"retry-after", "soon"}};
   EXPECT_FALSE(clef::detail::retry_after(r).has_value());
+}
+
+TEST(RetryAfter, ReadAsRfc9110WritesItAndClamped) {
+  clef::HttpResponse r;
+  const auto wait = [&](const std::string& value) {
+    r.headers = {{"retry-after", value}};
+    return clef::detail::retry_after(r);
+  };
+  const long long cap = clef::detail::max_retry_after_value.count();
+  // delay-seconds is digits only: what strtod would also take is no delay.
+  for (const char* bad : {"0x10", "1e3", "-5", "+5", "5.5", "inf", "nan", "5s", " ", "1 2"})
+    EXPECT_FALSE(wait(bad).has_value()) << bad;
+  EXPECT_EQ(wait(" 7\t")->count(), 7000);  // optional white space around the value
+  EXPECT_EQ(wait("99999999999999999999999999")->count(), cap);  // saturated, never wrapped
+  // The three date forms a recipient must accept; far-future dates wait the cap (UBSan aborted
+  // on a date after 2262, and Release retried at once).
+  for (const char* future :
+       {"Fri, 31 Dec 9999 23:59:59 GMT", "Sat, 01 Jan 2263 00:00:00 GMT",
+        "Friday, 31-Dec-49 23:59:59 GMT", "Fri Dec 31 23:59:59 9999", "Sun Jan  1 00:00:00 2262"})
+    EXPECT_EQ(wait(future)->count(), cap) << future;
+  for (const char* past : {"Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
+                           "Sun Nov  6 08:49:37 1994"})
+    EXPECT_EQ(wait(past)->count(), 0) << past;
+  for (const char* bad : {"Sun, 31 Feb 2026 00:00:00 GMT", "Sun, 06 Nov 1994 25:00:00 GMT",
+                          "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT",
+                          "Sun, 06 Nov 10000 08:49:37 GMT", "tomorrow"})
+    EXPECT_FALSE(wait(bad).has_value()) << bad;
+  // A date a minute away is a minute's wait (within the second the test takes).
+  const std::time_t soon = std::time(nullptr) + 60;
+  char text[64];
+  std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", std::gmtime(&soon));
+  EXPECT_NEAR(static_cast<double>(wait(text)->count()), 60000.0, 2000.0) << text;
+  // retry-after-ms: digits, maybe a fraction; nothing else.
+  r.headers = {{"retry-after-ms", "0x10"}, {"retry-after", "3"}};
+  EXPECT_EQ(clef::detail::retry_after(r)->count(), 3000);
+  r.headers = {{"retry-after-ms", "250.5"}};
+  EXPECT_EQ(clef::detail::retry_after(r)->count(), 250);
 }
 
 TEST(RequestId, EachServersHeader) {

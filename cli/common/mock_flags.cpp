@@ -1,6 +1,8 @@
 // The implementation of mock_flags.hpp: `clef mock`'s flags and examples.
 #include "common/mock_flags.hpp"
 
+#include "common/flag_rules.hpp"
+
 namespace clef::cli {
 
 void declare_mock_flags(CLI::App& app, MockFlags& flags) {
@@ -57,6 +59,7 @@ void declare_mock_flags(CLI::App& app, MockFlags& flags) {
          "workers-ai: the gateway is an Authenticated Gateway taking only cf-aig-authorization: "
          "Bearer TOKEN (others get 401, code 2009)")
       ->type_name("TOKEN");
+  one_value_per_occurrence(app);
 }
 
 }  // namespace clef::cli

@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "flags/flag_rules.hpp"
+#include "common/flag_rules.hpp"
 #include "flags/question_spec.hpp"
 
 namespace clef::cli {

@@ -1,0 +1,44 @@
+// Rules every command's flags follow.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace clef::cli {
+
+/// A repeatable option takes exactly one value each time it is given, so the positional STATE
+/// after `--expect team=billing "my text"` stays the state.
+inline CLI::Option* one_value_each(CLI::Option* option) {
+  return option->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
+/// one_value_each for every option of `app` and its commands that takes several values (a
+/// std::vector): CLI11's default lets `--host URL tickets.jsonl` take the input as a second
+/// host. Positional arguments (INPUT, SHARD_OUTPUT…) keep taking all that is left.
+inline void one_value_per_occurrence(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (!option->get_positional() && option->get_items_expected_max() > 1) one_value_each(option);
+  }
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+    one_value_per_occurrence(*command);
+}
+
+/// "COMMAND --flag" for every option of `app` and its commands that still takes more than one
+/// value after a flag (none, once one_value_per_occurrence has run).
+inline std::vector<std::string> options_that_swallow_arguments(const CLI::App& app,
+                                                               const std::string& prefix = "") {
+  std::vector<std::string> found;
+  for (const CLI::Option* option : app.get_options()) {
+    if (!option->get_positional() && option->get_items_expected_max() > 1 &&
+        option->get_allow_extra_args())
+      found.push_back(prefix + option->get_name());
+  }
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    auto inner = options_that_swallow_arguments(*command, prefix + command->get_name() + " ");
+    found.insert(found.end(), inner.begin(), inner.end());
+  }
+  return found;
+}
+
+}  // namespace clef::cli
