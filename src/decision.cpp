@@ -41,9 +41,14 @@ double intersection_over_union(const BoxAnswer& a, const BoxAnswer& b) noexcept 
   const double across = std::min(a.right, b.right) - std::max(a.left, b.left);
   const double down = std::min(a.bottom, b.bottom) - std::max(a.top, b.top);
   if (!(across > 0) || !(down > 0)) return 0;
-  const double shared = across * down;
-  const double either = a.width() * a.height() + b.width() * b.height() - shared;
-  return either > 0 ? shared / either : 0;
+  // In units of the larger width and height: two tiny boxes (edges 1e-200 apart) have areas
+  // that underflow to 0 in absolute terms, but overlap exactly as much as large ones.
+  const double unit_x = std::max(a.width(), b.width());
+  const double unit_y = std::max(a.height(), b.height());
+  const double shared = (across / unit_x) * (down / unit_y);
+  const double either = (a.width() / unit_x) * (a.height() / unit_y) +
+                        (b.width() / unit_x) * (b.height() / unit_y) - shared;
+  return either > 0 ? std::min(1.0, shared / either) : 0;
 }
 
 std::string Answer::winner() const {

@@ -442,6 +442,20 @@ TEST(Box, AQuestionsFileAndTheBoxFlagReadTheSameQuestion) {
             "a box question takes instructions only (no criteria)");
 }
 
+TEST(Box, OverlapDoesNotDependOnHowSmallTheBoxesAre) {
+  // Two identical boxes overlap wholly however small: their areas underflowed to 0 (IoU 0).
+  // (At the image's top left corner: 0.25 + 1e-200 would be 0.25 again.)
+  for (const double side : {0.5, 1e-10, 1e-160, 1e-200, 1e-300, 4e-320}) {
+    const clef::BoxAnswer box{0, side, 0, side, 0.9};
+    EXPECT_DOUBLE_EQ(clef::intersection_over_union(box, box), 1.0) << side;
+    // Half as wide, sharing its left edge: half of the larger one.
+    const clef::BoxAnswer half{0, side, 0, side / 2, 0.9};
+    EXPECT_NEAR(clef::intersection_over_union(box, half), 0.5, 1e-9) << side;
+  }
+  const clef::BoxAnswer a{0.1, 0.2, 0.1, 0.2, 1}, b{0.3, 0.4, 0.3, 0.4, 1};
+  EXPECT_EQ(clef::intersection_over_union(a, b), 0.0);
+}
+
 TEST(Box, EvalMeasuresOverlapWithTheGoldBox) {
   const auto question = clef::Question::box("square", "the red square");
   EXPECT_EQ(clef::gold_label(question, " 0.2, 0.5 ,0.50,0.7 ").value(), "0.2,0.5,0.5,0.7");

@@ -437,7 +437,53 @@ TEST(Mock, ABodyRefusedAsTooLargeIsNotKept) {
   EXPECT_TRUE(Json::parse(line)["body"].is_null()) << line.substr(0, 200);
 }
 
-/// A listening socket on `port` shared the way cpp-httplib shares it (SO_REUSEPORT).
+// Issue 29: "images": [] or [""] carries no image, so it lifts no cap.
+TEST(Mock, AnEmptyImagesListDoesNotLiftOllamasTextCap) {
+  clef::MockServer server;
+  const std::string state = Json(std::string(100'000, 'z')).dump();
+  const std::string question = R"(,"questions":{"refund":{"type":"noul","instructions":"?"}})";
+  for (const char* images : {R"([])", R"([""])", R"([null])", R"([1])", R"("x")", R"({})"}) {
+    auto answer = post_decision(server, clef::MockProfile::ollama,
+                                R"({"model":"clef-flash","images":)" + std::string(images) +
+                                    R"(,"state":)" + state + question + "}");
+    EXPECT_EQ(answer.status, 413) << images << ": " << answer.body.substr(0, 200);
+  }
+}
+
+// Issue 29: a thousand rules RE2 cannot run as a DFA (a[a-c]{29}b needs 2^29 states, so RE2
+// simulates the program over every byte) took 28 s on a 256 KB state. The work a request's
+// rules may cost is bounded: past it, a 400 that says so, at once.
+TEST(Mock, TheRulesWorkPerRequestIsBounded) {
+  std::string text = R"({"rules": [)";
+  for (int i = 0; i < 1000; ++i) {
+    text += std::string(i ? "," : "") + R"({"question": "refund", "match": "a[a-c]{)" +
+            std::to_string(20 + i % 10) + "}b" + std::to_string(i) + R"(", "answer": "yes"})";
+  }
+  text += "]}";
+  const auto hard = rules(text);
+  std::string state(256 * 1024, 'a');
+  for (std::size_t i = 0; i < state.size(); i += 3) state[i] = i % 2 ? 'b' : 'c';
+  clef::MockServer laya(clef::MockProfile::laya);
+  laya.set_rules(hard);
+  auto answer = post_decision(laya, clef::MockProfile::laya, refund_body(Json(state).dump()));
+  EXPECT_EQ(answer.status, 400) << answer.error;
+  EXPECT_NE(
+      answer.body.find("over the mock's bound of " + std::to_string(clef::max_mock_rule_work)),
+      std::string::npos)
+      << answer.body.substr(0, 300);
+  // Under the bound the rules answer: the same rules on a short state, a rule for another
+  // question costing nothing.
+  answer = post_decision(laya, clef::MockProfile::laya,
+                         refund_body(Json("a" + std::string(29, 'c') + "b999").dump()));
+  ASSERT_EQ(answer.status, 200) << answer.body.substr(0, 300);
+  EXPECT_DOUBLE_EQ(refund_answer(answer), 0.9);
+  std::uint64_t work = 0;
+  for (const auto& rule : hard) work += rule.pattern.program_size();
+  EXPECT_GT(work * state.size(), clef::max_mock_rule_work);  // the refusal's own arithmetic
+}
+
+/// A listening socket on `port` shared the way cpp-httplib shares it (SO_REUSEPORT)./// A listening
+/// socket on `port` shared the way cpp-httplib shares it (SO_REUSEPORT).
 int reuseport_listener(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   const int yes = 1;

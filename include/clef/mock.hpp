@@ -89,12 +89,22 @@ class MockPattern {
 
   const std::string& text() const { return m_text; }
   bool found_in(std::string_view state) const;
+  /// The size of the compiled program (RE2's ProgramSize; 0 for the empty pattern). Finding a
+  /// pattern costs up to this much per byte of state when RE2 cannot use its DFA (a pattern like
+  /// a[a-c]{29}b needs 2^29 DFA states), which is what the mock's rule budget counts.
+  std::size_t program_size() const;
 
  private:
   struct Compiled;  // RE2, kept out of this header
   std::string m_text;
   std::shared_ptr<const Compiled> m_compiled;
 };
+
+/// The most work one request's rules may cost the mock: the sum, over every rule a question of
+/// the request could try, of its program_size() × the state's bytes. A request past it is
+/// answered 400 naming the figures, in the mock's own words, instead of holding a connection
+/// thread for seconds (1,000 rules like a[a-c]{29}b against a 256 KB state took 28 s).
+inline constexpr std::uint64_t max_mock_rule_work = std::uint64_t{1} << 29;
 
 /// A scripted model: for `question` (and `model`, when not empty), a state in which `pattern`
 /// occurs is answered `answer` (a choice label, yes/no, or a score level's label or index) with

@@ -2,6 +2,7 @@
 // from moov/mvhd (or mvex/mehd for a fragmented file), sound from a track whose handler is "soun".
 #include <algorithm>
 #include <functional>
+#include <unordered_map>
 #include <vector>
 
 #include "media/byte_reader.hpp"
@@ -137,51 +138,66 @@ FragmentEnd fragment_end(std::string_view traf) {
 }
 
 /// The end of the last fragment (moof/traf), in seconds of its track's timescale: a fragmented
-/// file's mvhd covers only what is in moov, often nothing.
-double fragments_end(std::string_view file, const std::vector<Track>& tracks) {
+/// file's mvhd covers only what is in moov, often nothing. One pass over the file, each traf
+/// looked up by its track id: linear however many boxes, tracks and fragments there are.
+double fragments_end(std::string_view file,
+                     const std::unordered_map<std::uint64_t, std::uint64_t>& timescale_of_track) {
   double latest = 0;
   for_each_box(file, [&](std::string_view type, std::string_view moof) {
     if (type != "moof") return;
     for_each_box(moof, [&](std::string_view inner, std::string_view traf) {
       if (inner != "traf") return;
       const FragmentEnd end = fragment_end(traf);
-      for (const Track& track : tracks) {
-        if (track.id == end.track_id && track.timescale > 0) {
-          latest = std::max(latest,
-                            static_cast<double>(end.ticks) / static_cast<double>(track.timescale));
-        }
-      }
+      const auto track = timescale_of_track.find(end.track_id);
+      if (track == timescale_of_track.end() || track->second == 0) return;
+      latest =
+          std::max(latest, static_cast<double>(end.ticks) / static_cast<double>(track->second));
     });
   });
   return latest;
 }
 
-void read_movie(std::string_view file, std::string_view moov, MediaFacts& facts) {
+/// What the moov boxes say, gathered over all of them (a file may hold several) before the one
+/// pass over the fragments.
+struct Movie {
   Timing timing;
   std::uint64_t fragmented = 0;
   bool has_mvex = false;
-  std::vector<Track> tracks;
+  bool any_track = false;
+  bool sound = false;
+  bool picture = false;
+  std::unordered_map<std::uint64_t, std::uint64_t> timescale_of_track;
+};
+
+void read_movie(std::string_view moov, Movie& movie) {
   for_each_box(moov, [&](std::string_view type, std::string_view body) {
-    if (type == "mvhd") timing = movie_header_timing(body);
+    if (type == "mvhd") movie.timing = movie_header_timing(body);
     if (type == "mvex") {
-      has_mvex = true;
-      fragmented = fragment_duration(body);
+      movie.has_mvex = true;
+      movie.fragmented = fragment_duration(body);
     }
-    if (type == "trak") tracks.push_back(read_track(body));
+    if (type != "trak") return;
+    const Track track = read_track(body);
+    movie.any_track = true;
+    movie.sound = movie.sound || track.handler == "soun";
+    movie.picture = movie.picture || track.handler == "vide";
+    movie.timescale_of_track.emplace(track.id, track.timescale);
   });
+}
+
+void read_facts(std::string_view file, const Movie& movie, MediaFacts& facts) {
   // mehd, when a fragmented file has one, is its whole length; mvhd then covers only moov.
-  const std::uint64_t duration = fragmented > 0 ? fragmented : timing.duration;
-  if (timing.timescale > 0 && duration > 0) {
-    facts.seconds = static_cast<double>(duration) / static_cast<double>(timing.timescale);
+  const std::uint64_t duration = movie.fragmented > 0 ? movie.fragmented : movie.timing.duration;
+  if (movie.timing.timescale > 0 && duration > 0) {
+    facts.seconds = static_cast<double>(duration) / static_cast<double>(movie.timing.timescale);
   }
-  if (has_mvex && fragmented == 0) {
-    facts.seconds = std::max(facts.seconds.value_or(0), fragments_end(file, tracks));
+  if (movie.has_mvex && movie.fragmented == 0) {
+    facts.seconds =
+        std::max(facts.seconds.value_or(0), fragments_end(file, movie.timescale_of_track));
   }
-  if (tracks.empty()) return;  // a movie header alone says nothing of its tracks
-  facts.has_sound =
-      std::any_of(tracks.begin(), tracks.end(), [](const Track& t) { return t.handler == "soun"; });
-  facts.has_picture =
-      std::any_of(tracks.begin(), tracks.end(), [](const Track& t) { return t.handler == "vide"; });
+  if (!movie.any_track) return;  // a movie header alone says nothing of its tracks
+  facts.has_sound = movie.sound;
+  facts.has_picture = movie.picture;
 }
 
 /// HEIF and AVIF images are ISO files too: their brands say so.
@@ -200,9 +216,14 @@ std::optional<MediaFacts> probe_iso(std::string_view bytes) {
   if (is_image_brand(bytes_at(bytes, 8, 4).value_or(""))) return std::nullopt;
   MediaFacts facts;
   facts.container = has_tag(bytes, 8, "qt  ") ? Container::quicktime : Container::mp4;
+  Movie movie;
+  bool any_movie = false;
   for_each_box(bytes, [&](std::string_view type, std::string_view body) {
-    if (type == "moov") read_movie(bytes, body, facts);
+    if (type != "moov") return;
+    any_movie = true;
+    read_movie(body, movie);
   });
+  if (any_movie) read_facts(bytes, movie, facts);
   return facts;
 }
 

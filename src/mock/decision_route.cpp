@@ -3,6 +3,8 @@
 // an Ollama too old, the cassette, and the simulated decision.
 #include "mock/decision_route.hpp"
 
+#include "mock/error_bodies.hpp"
+
 #include <chrono>
 #include <thread>
 
@@ -56,6 +58,16 @@ void serve_decision(ServerState& state, const httplib::Request& req, httplib::Re
     res.status = 404;  // an Ollama too old for System One: Go's plain-text not-found page
     res.set_content("404 page not found", "text/plain; charset=utf-8");
     return;
+  }
+  if (const std::uint64_t work = rule_work(s.rules, decoded); work > max_mock_rule_work) {
+    return send(res,
+                error_reply(shape, 400,
+                            "clef mock: the rules for these questions would scan this " +
+                                std::to_string(decoded.state_text.size()) +
+                                "-byte state at a cost of " + std::to_string(work) +
+                                ", over the mock's bound of " + std::to_string(max_mock_rule_work) +
+                                " (rules' program sizes x state bytes): use fewer or "
+                                "simpler rules, or a shorter state"));
   }
   if (s.cassette && !any_rule_covers(s.rules, decoded) &&
       replay(shape, *s.cassette, req.path, req.body, res)) {

@@ -35,6 +35,10 @@ Result<MockPattern> MockPattern::compile(const std::string& pattern) {
   return out;
 }
 
+std::size_t MockPattern::program_size() const {
+  return m_compiled ? static_cast<std::size_t>(m_compiled->re.ProgramSize()) : 0;
+}
+
 bool MockPattern::found_in(std::string_view state) const {
   if (!m_compiled) return true;
   return RE2::PartialMatch(re2::StringPiece(state.data(), state.size()), m_compiled->re);

@@ -13,12 +13,25 @@ namespace {
 /// Ollama refuses a body larger than this without images.
 constexpr std::size_t ollama_text_body_bytes = 64u * 1024u;
 
+/// Whether the top-level "images" member holds an image: an array with a string that is not
+/// empty. `"images": []` or `[""]` carries none, so it lifts no cap.
+bool carries_an_image(const std::string& text) {
+  const auto images = detail::member_text(text, "images");
+  if (!images) return false;
+  auto parsed = clef::parse_json(*images, "images");
+  if (!parsed || !parsed->is_array()) return false;
+  for (const auto& image : *parsed) {
+    if (image.is_string() && !image.get_ref<const std::string&>().empty()) return true;
+  }
+  return false;
+}
+
 /// True for a body over the profile's size cap (Ollama's 64 KiB for a body without images),
 /// found by a scan of its top-level members: it is refused with 413 before it is parsed,
 /// and never kept in the log.
 bool too_large(MockProfile shape, const std::string& text) {
   return shape == MockProfile::ollama && text.size() > ollama_text_body_bytes &&
-         !detail::member_text(text, "images");
+         !carries_an_image(text);
 }
 
 }  // namespace

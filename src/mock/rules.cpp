@@ -92,6 +92,23 @@ const MockRule* rule_for(const std::vector<MockRule>& rules, const std::string& 
   return nullptr;
 }
 
+std::uint64_t rule_work(const std::vector<MockRule>& rules, const Decoded& decoded) {
+  if (rules.empty() || !decoded.body || !decoded.body->is_object()) return 0;
+  const auto questions = decoded.body->find("questions");
+  if (questions == decoded.body->end() || !questions->is_object()) return 0;
+  std::uint64_t program = 0;
+  for (const auto& item : questions->items()) {
+    for (const auto& rule : rules) {
+      if (!rule.model.empty() && ollama_name(rule.model) != ollama_name(decoded.model)) continue;
+      if (rule.question == item.key()) program += rule.pattern.program_size();
+    }
+  }
+  const std::uint64_t bytes = decoded.state_text.size();
+  // Saturating: a product past 2^64 is only "too much".
+  if (bytes != 0 && program > UINT64_MAX / bytes) return UINT64_MAX;
+  return program * bytes;
+}
+
 bool any_rule_covers(const std::vector<MockRule>& rules, const Decoded& decoded) {
   if (rules.empty() || !decoded.body || !decoded.body->is_object()) return false;
   const auto questions = decoded.body->find("questions");
