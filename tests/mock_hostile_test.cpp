@@ -225,7 +225,7 @@ TEST(Mock, RulesAreRE2AndBounded) {
   EXPECT_TRUE(clef::MockPattern().found_in("anything"));
 }
 
-// Item 3: a state nested 10^6 deep with "images": [] (no size cap), or 2x10^5 deep on TypeSafe,
+// Item 3: a state nested 10^6 deep with an image (no size cap), or 2x10^5 deep on TypeSafe,
 // killed the mock in a recursive dump(). Past the client's own bound it is each server's 400.
 TEST(Mock, DeepBodiesGetTheProfilesInvalidJsonAnswer) {
   const std::string log = ::testing::TempDir() + "mock_deep.log.jsonl";
@@ -235,8 +235,10 @@ TEST(Mock, DeepBodiesGetTheProfilesInvalidJsonAnswer) {
                  std::to_string(static_cast<int>(profile)));
     clef::MockServer server(profile);
     ASSERT_TRUE(server.set_log(log));
+    // An image lifts Ollama's text cap (an empty "images" list does not), so the deep body is
+    // read.
     std::string deep = refund_body(nested(1'000'000));
-    deep.insert(deep.size() - 1, R"(,"images":[])");
+    deep.insert(deep.size() - 1, R"(,"images":["iVBORw0KGgo="])");
     // 20,000 deep fits Ollama's 64 KiB text cap; 200,000 deep without images does not, and
     // the size is refused first there (413), as Ollama reads no more than its cap.
     const bool capped = profile == clef::MockProfile::ollama;
