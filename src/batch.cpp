@@ -326,17 +326,20 @@ class BatchRun {
 
   /// Whether a 503 says the host is overloaded, which costs it throughput (a cut, a pause),
   /// rather than one request's bad luck, which costs that item a retry: the server asked for a
-  /// wait (Retry-After > 0), said it is full (Ollama's "server busy … maximum pending requests
-  /// exceeded", a queue), or its refusals cluster (4 of its last 32 outcomes; a server refusing
-  /// 1 in 50 at random reaches that about once in 300 refusals).
+  /// wait (Retry-After > 0; ollaya's QUEUE_FULL comes with 1), said its queue is full (Ollama's
+  /// "server busy, please try again.  maximum pending requests exceeded"), or its refusals
+  /// cluster (6 of its last 32 outcomes: a server refusing 1 in 50 at random has such a window
+  /// about once in 60,000 requests, one refusing a fifth of them within a few rounds). A word
+  /// like "overloaded" in a lone 503 with Retry-After: 0 is not taken at its word: the outcomes
+  /// around it say more.
   static bool overloaded(const Error& error, const detail::HostPool::Host& host) {
     if (error.http_status != 503) return true;
     if (error.retry_after && error.retry_after->count() > 0) return true;
-    const std::string said = detail::ascii_lower(error.server_message + " " + error.server_code);
-    for (const char* full : {"busy", "pending", "queue", "overload", "capacity"}) {
-      if (said.find(full) != std::string::npos) return true;
-    }
-    return host.recent.count() >= 4;
+    const std::string said = detail::ascii_lower(error.server_message);
+    if (said.find("server busy") != std::string::npos ||
+        said.find("maximum pending requests") != std::string::npos)
+      return true;
+    return host.recent.count() >= 6;
   }
 
   /// The server refused. A 429 (too many a second) teaches the host's pace
@@ -361,9 +364,12 @@ class BatchRun {
     const auto delay = detail::backoff_delay(policy, ++flight.throttled, asked, m_random);
     if (m_several) flight.avoid = flight.host;
     if (!overloaded(error, host)) {
-      // A lone 503 among answers: this item tries again after its own backoff (elsewhere at
-      // once, with several hosts); the host keeps its pace and what it may have in flight.
-      flight.not_before = m_several ? now : now + delay;
+      // A lone 503 among answers: this item alone tries again — when the server said
+      // (Retry-After: 0 is at once: should it refuse everything so, its refusals cluster and
+      // the backoff below takes over), else after its own backoff; elsewhere at once with
+      // several hosts. The host keeps its pace and what it may have in flight.
+      const auto wait = error.retry_after ? std::chrono::milliseconds(0) : delay;
+      flight.not_before = m_several ? now : now + wait;
       queue_resend(std::move(landed.flight));
       return;
     }
