@@ -361,7 +361,14 @@ class BatchRun {
     // "Retry-After: 0" from a server that refuses everything would be a tight loop: back off.
     if (asked && asked->count() == 0) asked.reset();
     if (asked) asked = std::min(*asked, policy.max_retry_after);
-    const auto delay = detail::backoff_delay(policy, ++flight.throttled, asked, m_random);
+    // The backoff too is a pause, held to --max-retry-after as the server's own asking is.
+    const auto delay = std::min(detail::backoff_delay(policy, ++flight.throttled, asked, m_random),
+                                policy.max_retry_after);
+    // A wait that would outlast the item's throttle budget is not waited: the item ends now.
+    if (now + delay >= flight.first_sent + m_options.throttle_budget) {
+      finish(flight, out_of_throttle_budget(error));
+      return;
+    }
     if (m_several) flight.avoid = flight.host;
     if (!overloaded(error, host)) {
       // A lone 503 among answers: this item alone tries again — when the server said

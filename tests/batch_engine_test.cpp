@@ -8,6 +8,7 @@
 #include <atomic>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -196,6 +197,36 @@ TEST(BatchEngine, ARefusalThatOutlastsTheThrottleBudgetIsRateLimited) {
     EXPECT_EQ(result.error().http_status, 503);
     EXPECT_NE(result.error().message.find("throttle budget"), std::string::npos);
   }
+}
+
+TEST(BatchEngine, NoWaitPassesMaxRetryAfterNorTheThrottleBudget) {
+  // Refused every time with Retry-After: 0: the backoff grows, but never past
+  // --max-retry-after, and an item whose next wait would pass its budget ends at once.
+  FakeServer server;
+  std::mutex mutex;
+  std::vector<std::chrono::steady_clock::time_point> arrivals;
+  server.set_script([&](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    std::lock_guard<std::mutex> lock(mutex);
+    arrivals.push_back(std::chrono::steady_clock::now());
+    return Scripted{429, R"({"error":"slow down"})", "application/json", {{"Retry-After", "0"}}};
+  });
+  clef::ClientOptions options;
+  options.base_url = server.base_url();
+  options.retry.max_retry_after = 200ms;
+  const auto client = clef::Client::create(options).value();
+  clef::BatchOptions batch;
+  batch.concurrency = 1;
+  batch.throttle_budget = 2s;
+  const auto started = std::chrono::steady_clock::now();
+  const auto run = run_over({client}, tickets(1), batch);
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(run.results.size(), 1u);
+  EXPECT_EQ(run.results.begin()->second.error().kind, clef::ErrorKind::rate_limited);
+  EXPECT_LT(took, 2s + 500ms);
+  std::lock_guard<std::mutex> lock(mutex);
+  ASSERT_GE(arrivals.size(), 5u);  // tried again and again, 200 ms apart at most
+  for (std::size_t i = 1; i < arrivals.size(); ++i)
+    EXPECT_LT(arrivals[i] - arrivals[i - 1], 450ms) << "between attempts " << i - 1 << " and " << i;
 }
 
 /// CPU seconds (user + system) this process has used.

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -228,7 +230,7 @@ TEST(CliStreams, MergeWritesWhatOutputNamesInPlaceAndNeverReplacesAnInput) {
     const std::string before = read_file(output);
     auto run = run_clef(merge_args(shards, output, {"--overwrite"}));
     EXPECT_EQ(run.code, 2) << output;
-    EXPECT_NE(run.err.find("which merge reads"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("which clef reads"), std::string::npos) << run.err;
     EXPECT_EQ(read_file(output), before) << output;
   }
 
@@ -244,6 +246,60 @@ TEST(CliStreams, MergeWritesWhatOutputNamesInPlaceAndNeverReplacesAnInput) {
   const pid_t full = spawn_clef(merge_args(shards, "-"), "/dev/full", said);
   EXPECT_EQ(clef::testing::wait_for_exit(full), 7);
   EXPECT_EQ(read_file(said).find("every one once"), std::string::npos) << read_file(said);
+}
+
+/// Runs `command` with sh (its paths need no quoting), `clef` standing for the clef executable,
+/// with a 20 s limit; its exit code.
+int shell(const std::string& command) {
+  const int status =
+      std::system(("timeout 20 " + std::string(CLEF_EXE) + " " + command + " 2>/dev/null").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(CliStreams, NoOutputIsAFileTheCommandReads) {
+  FakeServer server;
+  const std::string host = server.base_url();
+  const std::string tickets = jsonl_tickets(200);
+  // stdout appended to the input: the batch read its own lines for ever (100 MB in 5 s).
+  const std::string input = write_temp_file("own_output.jsonl", tickets);
+  EXPECT_EQ(shell("batch " + input + " --host " + host + " --yes-no u:U? >> " + input), 2);
+  EXPECT_EQ(read_file(input), tickets);
+  EXPECT_EQ(
+      shell("batch " + input + " -o /dev/stdout --host " + host + " --yes-no u:U? >> " + input), 2);
+  EXPECT_EQ(read_file(input), tickets);
+  // -o naming a file the batch reads: the input, a questions file, the hosts file.
+  const std::string questions =
+      write_temp_file("own_questions.json", R"({"u": {"type": "noul", "instructions": "U?"}})");
+  const std::string hosts = write_temp_file("own_hosts.txt", host + "\n");
+  for (const auto& [output, extra] : std::vector<std::pair<std::string, std::string>>{
+           {input, ""}, {questions, ""}, {hosts, "--hosts"}}) {
+    std::vector<std::string> args = {"batch", input, "-o", output, "--overwrite", "-q", questions};
+    if (extra.empty()) {
+      args.insert(args.end(), {"--host", host});
+    } else {
+      args.insert(args.end(), {extra, hosts});
+    }
+    const std::string before = read_file(output);
+    auto run = run_clef(args);
+    EXPECT_EQ(run.code, 2) << output << ": " << run.err;
+    EXPECT_NE(run.err.find("which clef reads"), std::string::npos) << run.err;
+    EXPECT_EQ(read_file(output), before);
+  }
+  // clef eval: a report or a policy over the labelled data.
+  const std::string data =
+      write_temp_file("own_data.jsonl", "{\"id\":\"a\",\"state\":\"x\",\"gold\":\"yes\"}\n");
+  for (const char* flag : {"--report-json", "--report-md", "--report-html", "--policy-out"}) {
+    auto run = run_clef(
+        {"eval", data, "--yes-no", "u: U?", "--label", "u=gold", "--host", host, flag, data});
+    EXPECT_EQ(run.code, 2) << flag << ": " << run.err;
+    EXPECT_EQ(read_file(data), "{\"id\":\"a\",\"state\":\"x\",\"gold\":\"yes\"}\n");
+  }
+  // clef merge -o - appended to one of its shards.
+  const std::string merge_input = write_temp_file("own_merge.jsonl", jsonl_tickets(20));
+  const auto shards = shards_of(server, merge_input, 2, "own_merge");
+  const std::string shard_before = read_file(shards[1]);
+  EXPECT_EQ(shell("merge " + shards[0] + " " + shards[1] + " -o - >> " + shards[1]), 2);
+  EXPECT_EQ(read_file(shards[1]), shard_before);
 }
 
 TEST(CliStreams, MergesTemporaryFileIsNeitherPredictableNorFollowedThroughALink) {

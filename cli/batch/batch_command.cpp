@@ -24,6 +24,7 @@
 #include "clef/json.hpp"
 #include "commands/cassette_run.hpp"
 #include "common/exit_codes.hpp"
+#include "common/file_roles.hpp"
 #include "common/files.hpp"
 #include "common/input_file.hpp"
 #include "flags/hosts.hpp"
@@ -585,6 +586,23 @@ std::optional<BatchEnd> open_output(const BatchFlags& flags, const RunRecord& re
   return std::nullopt;
 }
 
+/// What a batch writes: OUTPUT (stdout by default) and a --record cassette.
+std::vector<NamedFile> batch_outputs(const BatchFlags& flags) {
+  return {{"the output", flags.output}, {"--record", flags.connection.record}};
+}
+
+/// What a batch reads before and while it runs (the items' images excepted).
+std::vector<NamedFile> batch_inputs(const BatchFlags& flags) {
+  std::vector<NamedFile> inputs = {{"the input", flags.input},
+                                   {"--hosts", flags.connection.hosts_file},
+                                   {"--policy", flags.policy},
+                                   {"--api-token-file", flags.connection.api_token_file},
+                                   {"--aig-token-file", flags.connection.gateway.token_file},
+                                   {"--replay", flags.connection.replay}};
+  for (const auto& file : flags.questions.files) inputs.push_back({"--questions", file});
+  return inputs;
+}
+
 std::optional<std::size_t> input_items(const BatchFlags& flags, InputFormat format) {
   std::optional<std::size_t> total = count_lines(flags.input);
   const bool header = format == InputFormat::csv || format == InputFormat::tsv;
@@ -606,6 +624,10 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
     return refuse(status.error());
   }
   if (auto status = check_format_flags(flags, command, format); !status) {
+    return refuse(status.error());
+  }
+  if (auto status = check_no_output_is_an_input(batch_outputs(flags), batch_inputs(flags));
+      !status) {
     return refuse(status.error());
   }
   auto shard = resolve_shard(flags.shard, flags.shards);

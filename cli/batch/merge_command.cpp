@@ -19,6 +19,7 @@
 #include "clef/batch.hpp"
 #include "clef/json.hpp"
 #include "common/exit_codes.hpp"
+#include "common/file_roles.hpp"
 #include "common/files.hpp"
 #include "common/input_file.hpp"
 #include "common/output_target.hpp"
@@ -227,29 +228,18 @@ bool names_stdout(const std::string& path) {
   return path == "-" || path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1";
 }
 
-/// Refused: OUT is one of the files merge reads (a shard, its run record, the input), under
-/// any name, or a directory.
+/// Refused: OUT (stdout included, when it is a file) is one of the files merge reads — a
+/// shard, its run record, the input — under any name; or a directory.
 Status check_not_an_input(const std::string& output, const std::vector<ShardRun>& runs,
                           const std::string& input) {
-  struct stat out {};
-  if (::stat(output.c_str(), &out) != 0) return {};
-  if (S_ISDIR(out.st_mode)) return merge_error("-o names a directory", output);
-  std::vector<std::string> inputs{input};
+  if (!names_stdout(output) && path_kind(output) == PathKind::directory)
+    return merge_error("-o names a directory", output);
+  std::vector<NamedFile> inputs{{"the input", input}};
   for (const auto& run : runs) {
-    inputs.push_back(run.path);
-    inputs.push_back(run_record_path(run.path));
+    inputs.push_back({"a shard", run.path});
+    inputs.push_back({"a run record", run_record_path(run.path)});
   }
-  for (const auto& path : inputs) {
-    struct stat other {};
-    if (::stat(path.c_str(), &other) == 0 && other.st_dev == out.st_dev &&
-        other.st_ino == out.st_ino) {
-      return merge_error("-o is " + path +
-                             ", which merge reads: write the merged output to "
-                             "another file",
-                         output);
-    }
-  }
-  return {};
+  return check_no_output_is_an_input({{"-o", names_stdout(output) ? "-" : output}}, inputs);
 }
 
 /// Writes the merged lines to OUT the way clef batch writes its output: a regular file (or a
@@ -312,10 +302,8 @@ int run_merge(const MergeFlags& flags, const Context& context) {
   if (auto status = check_one_run(runs); !status) return fail(status.error());
   const ShardRun& first = runs.front();
   const std::string input = flags.input.empty() ? first.field("input") : flags.input;
-  if (!names_stdout(flags.output)) {
-    if (auto status = check_not_an_input(flags.output, runs, input); !status)
-      return fail(status.error());
-  }
+  if (auto status = check_not_an_input(flags.output, runs, input); !status)
+    return fail(status.error());
   ShardIndex index;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     auto status =

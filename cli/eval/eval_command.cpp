@@ -15,6 +15,7 @@
 #include "clef/eval_report.hpp"
 #include "clef/json.hpp"
 #include "common/exit_codes.hpp"
+#include "common/file_roles.hpp"
 #include "common/files.hpp"
 #include "common/terminal_text.hpp"
 #include "eval/eval_data.hpp"
@@ -35,6 +36,22 @@ Status check_eval_flags(const EvalFlags& flags) {
     return usage_error("clef eval reads DATA twice (gold labels, then states): give a file",
                        "DATA");
   }
+  // Nothing eval writes (its summary on stdout included) may be a file it reads: a report over
+  // the data would replace the labels.
+  std::vector<NamedFile> outputs = {{"stdout", "-"},
+                                    {"--answers", flags.answers},
+                                    {"--report-json", flags.report_json},
+                                    {"--report-md", flags.report_md},
+                                    {"--report-html", flags.report_html},
+                                    {"--policy-out", flags.policy_out},
+                                    {"--record", flags.run.connection.record}};
+  std::vector<NamedFile> inputs = {{"DATA", flags.run.input},
+                                   {"--baseline", flags.baseline},
+                                   {"--hosts", flags.run.connection.hosts_file},
+                                   {"--replay", flags.run.connection.replay}};
+  for (const auto& file : flags.run.questions.files) inputs.push_back({"--questions", file});
+  for (const auto& file : flags.from_results) inputs.push_back({"--from-results", file});
+  if (auto status = check_no_output_is_an_input(outputs, inputs); !status) return status;
   if (!flags.from_results.empty() && !flags.answers.empty()) {
     return usage_error(
         "give --answers (run, keeping the results) or --from-results (score "
