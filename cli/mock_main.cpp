@@ -12,6 +12,7 @@
 
 #include "clef/mock.hpp"
 #include "common/files.hpp"
+#include "common/input_file.hpp"
 #include "common/mock_flags.hpp"
 
 namespace {
@@ -69,6 +70,7 @@ bool faults_from(const clef::cli::MockFlags& flags, clef::MockFaults& faults) {
 
 /// At most `limit` bytes of the file at `path` (parse_mock_rules refuses more than it takes).
 bool read_bounded(const std::string& path, std::size_t limit, std::string& text) {
+  if (clef::cli::path_kind(path) != clef::cli::PathKind::regular) return false;
   std::ifstream file(path, std::ios::binary);
   if (!file) return false;
   text.resize(limit);
@@ -88,7 +90,10 @@ std::string rules_problem(const clef::Error& error) {
 bool rules_from(const clef::cli::MockFlags& flags, std::vector<clef::MockRule>& rules) {
   if (flags.rules_path.empty()) return true;
   std::string text;
-  std::string problem = "cannot read it";
+  std::string problem = clef::cli::path_kind(flags.rules_path) == clef::cli::PathKind::regular
+                            ? "cannot read it"
+                            : "cannot read it: a rules file is a file, not a directory, FIFO or "
+                              "device";
   if (read_bounded(flags.rules_path, clef::max_mock_rules_bytes + 1, text)) {
     auto parsed = clef::parse_mock_rules(text);
     if (parsed) {
@@ -131,6 +136,13 @@ bool configure(clef::MockServer& server, const clef::cli::MockFlags& flags,
     }
   }
   if (!flags.log_path.empty()) {
+    // A FIFO would hold the open until a reader came, with SIGINT waited for elsewhere.
+    if (clef::cli::path_kind(flags.log_path) == clef::cli::PathKind::stream &&
+        flags.log_path.rfind("/dev/", 0) != 0) {
+      std::cerr << "clef mock: error: --log " << flags.log_path
+                << " is a FIFO or socket: give a file (or a device such as /dev/stderr)\n";
+      return false;
+    }
     if (auto log = server.set_log(flags.log_path); !log) {
       std::cerr << "clef mock: error: " << log.error().message << "\n";
       return false;

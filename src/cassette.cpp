@@ -204,6 +204,16 @@ std::string exchange_key(std::string_view tag, const HttpRequest& request) {
 
 Result<std::shared_ptr<RecordingTransport>> make_recording_transport(
     std::shared_ptr<Transport> inner, const std::string& path, std::string tag) {
+  // A FIFO would hold this open(2) until a reader came, deaf to signals. (A device opens at
+  // once: /dev/full is how a full disk is tried.)
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 &&
+      (S_ISDIR(info.st_mode) || S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode))) {
+    return make_error(ErrorKind::invalid_input,
+                      "cannot record into it: a cassette is a file, not a directory, FIFO or "
+                      "socket",
+                      path);
+  }
   // 0600: a cassette holds the states sent (tickets, emails) even with no token in it.
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) {
@@ -220,6 +230,11 @@ Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string
   if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
     return make_error(ErrorKind::invalid_input,
                       std::string("cannot read the cassette: ") + std::strerror(EISDIR), path);
+  }
+  // A FIFO would hold the open(2) until a writer came, deaf to signals.
+  if (::stat(path.c_str(), &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode))) {
+    return make_error(ErrorKind::invalid_input,
+                      "cannot read the cassette: a cassette is a file, not a FIFO or socket", path);
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {

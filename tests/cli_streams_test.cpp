@@ -341,6 +341,8 @@ TEST(CliStreams, WaitsOnAFifoEndAtSigint) {
   const std::string no_reader = fresh_fifo("sigint_no_reader.fifo");
   const std::string batch_no_reader = fresh_fifo("sigint_batch_no_reader.fifo");
   const std::string input_fifo = fresh_fifo("sigint_input.fifo");
+  const std::string state_fifo = fresh_fifo("sigint_state.fifo");
+  const std::string questions_fifo = fresh_fifo("sigint_questions.fifo");
   const std::string many = write_temp_file("sigint_many.jsonl", jsonl_tickets(3000));
   const auto holds = [](const std::string& path) {
     return [path](pid_t child) { return holds_open(child, path); };
@@ -352,6 +354,13 @@ TEST(CliStreams, WaitsOnAFifoEndAtSigint) {
       {"merge reading its input from a FIFO no one writes",
        merge_args(shards, fresh_path("sigint_merged.jsonl"), {"--input", input_fifo}),
        holds(input_fifo)},
+      {"ask reading its state from a FIFO no one writes",
+       {"ask", "--state-file", state_fifo, "--yes-no", "u: U?", "--host", server.base_url()},
+       holds(state_fifo)},
+      {"batch reading its questions from a FIFO no one writes",
+       {"batch", input, "-o", fresh_path("sigint_q_out.jsonl"), "-q", questions_fifo, "--host",
+        server.base_url()},
+       holds(questions_fifo)},
       // A pipe's 64 KiB hold about 280 lines: the writes wait from then on, and so does the
       // batch (the lines are written as they come).
       {"batch writing to a FIFO no one reads",
@@ -374,6 +383,19 @@ TEST(CliStreams, WaitsOnAFifoEndAtSigint) {
   EXPECT_TRUE(is_fifo(no_reader));
   EXPECT_TRUE(is_fifo(batch_no_reader));
   EXPECT_FALSE(std::filesystem::exists(batch_no_reader + ".clef-run.json"));
+}
+
+TEST(CliStreams, TheMocksFilesAreFilesNotFifos) {
+  const std::string fifo = fresh_fifo("mock_files.fifo");
+  for (const char* flag : {"--rules", "--cassette", "--log"}) {
+    const auto run = run_clef_child({"mock", "--port", "0", flag, fifo}, 20s);
+    ASSERT_TRUE(run.finished) << flag << " held clef mock";
+    EXPECT_EQ(run.code, 2) << flag << ": " << run.err;
+  }
+  const std::string cassette = fresh_fifo("replay.fifo");
+  const auto replay = run_clef_child({"ask", "x", "--yes-no", "u: U?", "--replay", cassette}, 20s);
+  ASSERT_TRUE(replay.finished);
+  EXPECT_EQ(replay.code, 2) << replay.err;
 }
 
 TEST(CliStreams, AnEndlessLineEndsTheReadingInsteadOfHoldingIt) {

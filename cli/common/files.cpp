@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "clef/digest.hpp"
+#include "common/input_file.hpp"
+#include "common/signals.hpp"
 
 namespace clef::cli {
 namespace {
@@ -33,10 +35,13 @@ Result<std::string> read_stream(std::istream& stream, const std::string& what,
 
 Result<std::string> read_file(const std::string& path, const std::string& what, std::istream& in,
                               std::size_t max_bytes) {
-  if (path == "-") return read_stream(in, what, "stdin", max_bytes);
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error(ErrorKind::invalid_input, "cannot open " + what, path);
-  return read_stream(file, what, path, max_bytes);
+  // Opened as every input is: the system's reason when it cannot be, a directory refused, and
+  // a wait on a pipe or FIFO (stdin from `sleep 15 |`) ended by SIGINT/SIGTERM.
+  auto file = InputFile::open(path, what, in, interrupted_flag());
+  if (!file) return file.error();
+  auto text = read_stream(file->stream(), what, path == "-" ? "stdin" : path, max_bytes);
+  if (auto failure = file->failure()) return failure.value();
+  return text;
 }
 
 void raise_open_file_limit(std::size_t connections) {

@@ -14,6 +14,10 @@ extern "C" void on_interrupt(int) {
 
 }  // namespace
 
+const std::atomic<bool>* interrupted_flag() noexcept {
+  return &g_flags.stop;
+}
+
 InterruptFlags& install_interrupt_handlers() {
   struct sigaction action {};
   action.sa_handler = on_interrupt;

@@ -14,4 +14,8 @@ struct InterruptFlags {
 /// process-wide state, so this is the one global in clef.
 InterruptFlags& install_interrupt_handlers();
 
+/// The first signal's flag, for a read deep in a command that has no Context at hand (a
+/// questions file on a FIFO): false until a handler installed by the above sets it.
+const std::atomic<bool>* interrupted_flag() noexcept;
+
 }  // namespace clef::cli

@@ -17,6 +17,9 @@
 #include "common/exit_codes.hpp"
 #include "common/file_roles.hpp"
 #include "common/files.hpp"
+#include "common/output_target.hpp"
+#include "common/replacement_file.hpp"
+#include "common/signals.hpp"
 #include "common/terminal_text.hpp"
 #include "eval/eval_data.hpp"
 #include "eval/eval_html.hpp"
@@ -85,12 +88,28 @@ std::string report_json_text(const EvalReport& report) {
   return dump_json(to_json(report), 2) + "\n";
 }
 
+/// A report or a policy, written as clef writes any output: a file whole or not at all, a FIFO
+/// or device in place (a wait for its reader ends at SIGINT).
 Status write_text(const std::string& path, const std::string& text, const char* what) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return make_error(ErrorKind::invalid_input, std::string("cannot write ") + what, path);
-  return {};
+  const OutputPath target = output_path(path);
+  Status written;
+  if (target.kind == PathKind::regular || target.kind == PathKind::missing) {
+    written = replace_file(target.path, text);
+  } else {
+    auto out = FdWriter::open(target.path, interrupted_flag());
+    if (!out) return out.error();
+    written = out->write_line(text.size() && text.back() == '\n' ? text.substr(0, text.size() - 1)
+                                                                 : text);
+    if (written) written = out->flush();
+  }
+  if (written) return {};
+  Error error = written.error();
+  if (error.kind != ErrorKind::cancelled) {
+    error.message = std::string("cannot write ") + what + ": " + error.message;
+    error.kind = ErrorKind::invalid_input;
+  }
+  error.where = path;
+  return error;
 }
 
 /// The gates as given, read and checked before anything is sent: a typo in a gate must not
@@ -301,7 +320,8 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
   print_failures(report, context);
   if (auto status = write_reports(flags, report); !status) {
     print_error(context, status.error().message + " (" + status.error().where + ")");
-    return as_int(ExitCode::output);
+    return as_int(status.error().kind == ErrorKind::cancelled ? ExitCode::interrupted
+                                                              : ExitCode::output);
   }
   const int gated = run_gates(flags, gates.value(), report, context);
   if (gated != as_int(ExitCode::ok)) return gated;
