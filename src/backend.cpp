@@ -155,8 +155,8 @@ std::string server_identity(std::string_view base_url) {
   // "08080" and "8080" are one port.
   port = std::to_string(std::stol(port));
   std::string host = detail::canonical_host(url->host, url->ipv6);
-  if (url->ipv6) host = "[" + host + "]";
-  return scheme + "://" + host + ":" + port + url->path;
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";  // still IPv6
+  return scheme + "://" + host + ":" + port + detail::normalized_path(url->path);
 }
 
 }  // namespace clef

@@ -317,7 +317,7 @@ class CachingTransport final : public Transport {
     auto decision =
         detail::read_decision(m_backend, response, asked.questions, m_options.validation, {});
     if (decision && m_options.validation.require_asked_model)
-      detail::mark_other_model(decision.value(), asked.model);
+      detail::mark_other_model(decision.value(), asked.model, m_backend == Backend::ollama);
     return decision && decision->all_ok();
   }
 

@@ -143,7 +143,8 @@ struct Client::Impl : detail::Connection {
     if (!decision) return decision.error();
     detail::redact_decision(decision.value(), secret);
     if (options.validation.require_asked_model) {
-      detail::mark_other_model(decision.value(), model(request));
+      detail::mark_other_model(decision.value(), model(request),
+                               options.backend == Backend::ollama);
     }
     return decision;
   }

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "ascii.hpp"
 
@@ -76,6 +77,9 @@ Result<HostUrl> parse_host_url(std::string_view text) {
   }
   if (text.find_first_of("?#") != std::string_view::npos)
     return refused("it has a query or fragment");
+  // A browser reads '\' as '/', curl as part of the user name: a host where they differ is
+  // not written one way.
+  if (text.find('\\') != std::string_view::npos) return refused("it holds a '\\'");
   HostUrl url;
   std::string_view rest = text;
   if (const auto scheme = rest.find("://"); scheme != std::string_view::npos) {
@@ -84,6 +88,9 @@ Result<HostUrl> parse_host_url(std::string_view text) {
       return refused("its scheme is not http:// or https://");
     rest.remove_prefix(scheme + 3);
   }
+  // "http//host:8000" (a ':' left out) would read as the host "http" with the path "//host…".
+  if (rest.find("//") != std::string_view::npos)
+    return refused("it has a '//' after its host (is a ':' missing after http?)");
   const auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   if (slash != std::string_view::npos) {
@@ -96,6 +103,9 @@ Result<HostUrl> parse_host_url(std::string_view text) {
     authority.remove_prefix(at + 1);
   }
   if (auto read = read_host_and_port(authority, url); !read) return read.error();
+  if (url.scheme.empty() && (ascii_lower(url.host) == "http" || ascii_lower(url.host) == "https"))
+    return refused("\"" + url.host + "\" is a scheme, not a host: write " + url.host +
+                   "://HOST:PORT");
   return url;
 }
 
@@ -104,9 +114,14 @@ std::string canonical_host(std::string_view host, bool ipv6) {
   char text[INET6_ADDRSTRLEN] = {};
   if (ipv6) {
     in6_addr address{};
-    if (inet_pton(AF_INET6, lower.c_str(), &address) == 1 &&
-        inet_ntop(AF_INET6, &address, text, sizeof text))
-      return text;
+    if (inet_pton(AF_INET6, lower.c_str(), &address) != 1) return lower;
+    // ::ffff:127.0.0.1 is the IPv4 address 127.0.0.1, and a connection to it reaches that.
+    if (IN6_IS_ADDR_V4MAPPED(&address)) {
+      in_addr v4{};
+      std::memcpy(&v4, &address.s6_addr[12], sizeof v4);
+      if (inet_ntop(AF_INET, &v4, text, sizeof text)) return text;
+    }
+    if (inet_ntop(AF_INET6, &address, text, sizeof text)) return text;
     return lower;
   }
   in_addr address{};
@@ -115,6 +130,36 @@ std::string canonical_host(std::string_view host, bool ipv6) {
       inet_ntop(AF_INET, &address, text, sizeof text))
     return text;
   return lower;
+}
+
+std::string normalized_path(std::string_view path) {
+  static const char* digits = "0123456789ABCDEF";
+  std::string out;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    const auto hex = [&](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    if (path[i] == '%' && i + 2 < path.size() && hex(path[i + 1]) >= 0 && hex(path[i + 2]) >= 0) {
+      const char c = static_cast<char>(hex(path[i + 1]) * 16 + hex(path[i + 2]));
+      const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                              (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+                              c == '~';
+      if (unreserved) {
+        out += c;
+      } else {
+        out += '%';
+        out += digits[hex(path[i + 1])];
+        out += digits[hex(path[i + 2])];
+      }
+      i += 2;
+      continue;
+    }
+    out += path[i];
+  }
+  return out;
 }
 
 }  // namespace clef::detail

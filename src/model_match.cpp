@@ -41,18 +41,20 @@ bool is_version_of(const std::string& alias, const std::string& reported) {
 
 }  // namespace
 
-bool same_model(std::string_view asked, std::string_view reported) {
+bool same_model(std::string_view asked, std::string_view reported, bool tags_name_models) {
   if (asked.empty() || reported.empty()) return true;
   const ModelName a = read_name(asked), r = read_name(reported);
   if (a.name == r.name) {
-    return a.tag == r.tag || a.tag.empty() || r.tag.empty() || a.tag == "latest" ||
-           r.tag == "latest";
+    const std::string asked_tag = a.tag.empty() ? "latest" : a.tag;
+    const std::string reported_tag = r.tag.empty() ? "latest" : r.tag;
+    if (tags_name_models) return asked_tag == reported_tag;
+    return a.tag == r.tag || a.tag.empty() || r.tag.empty() || asked_tag == reported_tag;
   }
   return a.tag.empty() && is_version_of(a.name, r.name);
 }
 
-void mark_other_model(Decision& decision, std::string_view asked) {
-  if (same_model(asked, decision.model)) return;
+void mark_other_model(Decision& decision, std::string_view asked, bool tags_name_models) {
+  if (same_model(asked, decision.model, tags_name_models)) return;
   const std::string problem = "answered by the model \"" + decision.model + "\", not \"" +
                               std::string(asked) + "\" as asked";
   for (auto& answer : decision.answers) {

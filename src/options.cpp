@@ -120,6 +120,8 @@ Result<Connection> connection_from(ClientOptions options) {
   // which gives the password back to anyone who decodes it.
   if (root->authorization.rfind("Basic ", 0) == 0) {
     connection.secret.add(std::string_view(root->authorization).substr(6));
+    if (auto decoded = detail::base64_decode(std::string_view(root->authorization).substr(6)))
+      detail::add_basic_credentials(*decoded, connection.secret);
   }
   connection.authorization = std::move(root->authorization);
   if (through_gateway(options)) connection.secret.add(options.gateway.token);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ascii.hpp"
+#include "base64.hpp"
 
 namespace clef::detail {
 
@@ -78,6 +79,18 @@ void add_url_credentials(const std::string& url, Secrets& out) {
 
 }  // namespace
 
+void add_basic_credentials(std::string_view user_and_password, Secrets& out) {
+  out.add(user_and_password);
+  const auto colon = user_and_password.find(':');
+  if (colon == std::string_view::npos) return;
+  const std::string_view password = user_and_password.substr(colon + 1);
+  out.add(password);
+  for (const std::string& encoded : {base64_encode(user_and_password), base64_encode(password)}) {
+    out.add(encoded);
+    out.add(std::string_view(encoded).substr(0, encoded.find('=')));  // echoed unpadded
+  }
+}
+
 Secrets request_credentials(const HttpRequest& request) {
   Secrets out;
   for (const auto& [name, value] : request.headers) {
@@ -88,6 +101,11 @@ Secrets request_credentials(const HttpRequest& request) {
     if (space != std::string::npos) {
       const auto start = value.find_first_not_of(' ', space);
       if (start != std::string::npos) out.add(std::string_view(value).substr(start));
+      // Basic: the user and password it encodes, in the forms a server may echo them.
+      if (start != std::string::npos && ascii_lower(value.substr(0, space)) == "basic") {
+        if (auto decoded = base64_decode(std::string_view(value).substr(start)))
+          add_basic_credentials(*decoded, out);
+      }
     }
   }
   add_url_credentials(request.url, out);

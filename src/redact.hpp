@@ -38,6 +38,10 @@ class Secrets {
   std::vector<std::string> m_secrets;
 };
 
+/// Adds "user:password" (basic authentication's credentials), the password alone, and each one's
+/// base64 with and without its padding: the forms a server echoing the header may show them in.
+void add_basic_credentials(std::string_view user_and_password, Secrets& out);
+
 /// `text` with each of `secrets` redacted, longest first.
 std::string redact_all(std::string_view text, const Secrets& secrets);
 

@@ -101,6 +101,13 @@ TEST(ModelMatch, TheFormsServersReportAreTheModelAskedForAndNoOtherIs) {
        }) {
     EXPECT_FALSE(same_model(asked, reported)) << asked << " / " << reported;
   }
+  // On Ollama a tag is a model: clef-flash is clef-flash:latest and nothing else.
+  EXPECT_TRUE(same_model("clef-flash", "clef-flash:latest", true));
+  EXPECT_TRUE(same_model("clef-flash:latest", "clef-flash", true));
+  EXPECT_TRUE(same_model("clef-flash:q4", "CLEF-FLASH:Q4", true));
+  EXPECT_FALSE(same_model("clef-flash", "clef-flash:q4", true));
+  EXPECT_FALSE(same_model("clef-flash:q4", "clef-flash", true));
+  EXPECT_FALSE(same_model("clef-flash:7b", "clef-flash:latest", true));
 }
 
 TEST(BatchEngine, AnotherModelsAnswerIsInvalidAndItsHostIsWorkedAround) {

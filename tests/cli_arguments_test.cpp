@@ -74,4 +74,21 @@ TEST(CliArguments, TheArgumentAfterARepeatableFlagIsTheCommandsOwn) {
   EXPECT_EQ(eval.code, 0) << eval.err;
 }
 
+TEST(CliArguments, ARateTheClockCannotHonourIsRefusedNotTakenForNoCap) {
+  FakeServer server;
+  const std::string tickets = write_temp_file("rate_args.jsonl", jsonl_tickets(2));
+  for (const char* rate :
+       {"1e-400", "0.5e-399", "1e-10", "-1", "nan", "inf", " 1", "1 ", "2e6", ""}) {
+    auto run = run_clef({"batch", tickets, "-o", fresh_path("rate_args_out.jsonl"), "--yes-no",
+                         "u: U?", "--host", server.base_url(), "--rate", rate});
+    EXPECT_EQ(run.code, 2) << "--rate '" << rate << "': " << run.err;
+  }
+  EXPECT_EQ(server.request_count(), 0);
+  for (const char* rate : {"0", "0.0", "1", "0.5", "1e6"}) {
+    auto run = run_clef({"batch", tickets, "-o", fresh_path("rate_args_ok.jsonl"), "--yes-no",
+                         "u: U?", "--host", server.base_url(), "--rate", rate});
+    EXPECT_EQ(run.code, 0) << "--rate '" << rate << "': " << run.err;
+  }
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -393,9 +394,15 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
           [](const std::string& text) -> std::string {
             // What the clock can honour: slower than one a day is not a rate but a stop, and a
             // rate of 1e-10 would overflow the wait between two requests.
+            // Nothing strtod skips or rounds away: no white space, and no value so small it
+            // underflows to 0 ("no cap") with ERANGE, as 1e-400 does.
             char* end = nullptr;
-            const double rate = std::strtod(text.c_str(), &end);
-            if (end == text.c_str() || *end != '\0' || !std::isfinite(rate) ||
+            errno = 0;
+            const double rate = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
+                                    ? -1
+                                    : std::strtod(text.c_str(), &end);
+            if (end == nullptr || end == text.c_str() || *end != '\0' || errno == ERANGE ||
+                !std::isfinite(rate) || rate < 0 ||
                 (rate != 0 && (rate < 1.0 / 86400 || rate > 1e6)))
               return "--rate must be 0 (no cap) or from 1/86400 (one a day) to 1000000, not " +
                      text;
