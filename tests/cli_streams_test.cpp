@@ -302,6 +302,39 @@ TEST(CliStreams, NoOutputIsAFileTheCommandReads) {
   EXPECT_EQ(read_file(shards[1]), shard_before);
 }
 
+TEST(CliStreams, AFifoWhoseReaderLeavesEndsTheBatchAndDescriptorsKeepTheirPlace) {
+  FakeServer server;
+  const std::string input = write_temp_file("leaving_reader.jsonl", jsonl_tickets(3000));
+  const std::string fifo = fresh_fifo("leaving_reader.fifo");
+  // The reader takes 1,000 bytes and leaves: the next write fails (EPIPE), exit 7, at once.
+  std::thread reader([&] {
+    std::ifstream from(fifo, std::ios::binary);
+    char some[1000];
+    from.read(some, sizeof some);
+  });
+  const auto run = run_clef_child(batch_args(server.base_url(), input, fifo, {"--overwrite"}), 30s);
+  reader.join();
+  ASSERT_TRUE(run.finished) << "a FIFO whose reader left held the batch";
+  EXPECT_EQ(run.code, 7) << run.err;
+  // -o /dev/stdout appended to a file: written at its end, through the shell's descriptor.
+  const std::string kept = write_temp_file("descriptor_out.jsonl", "kept\n");
+  EXPECT_EQ(shell("batch " + input + " -o /dev/stdout --host " + server.base_url() +
+                  " --yes-no u:U? --ordered >> " + kept),
+            0);
+  const std::string written = read_file(kept);
+  EXPECT_EQ(written.rfind("kept\n", 0), 0u) << written.substr(0, 100);
+  EXPECT_EQ(lines_of(written.substr(5)).size(), 3000u);
+  // A link that dangles, merge and batch alike: the file it names is made.
+  const std::string target = fresh_path("dangling_target.jsonl");
+  const std::string link = fresh_path("dangling_link.jsonl");
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  const auto shards =
+      shards_of(server, write_temp_file("dangling.jsonl", jsonl_tickets(10)), 2, "dangling");
+  EXPECT_EQ(run_clef(merge_args(shards, link)).code, 0);
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(lines_of(read_file(target)).size(), 10u);
+}
+
 TEST(CliStreams, MergesTemporaryFileIsNeitherPredictableNorFollowedThroughALink) {
   FakeServer server;
   const std::string input = write_temp_file("merge_temp.jsonl", jsonl_tickets(10));
@@ -361,12 +394,12 @@ TEST(CliStreams, WaitsOnAFifoEndAtSigint) {
        {"batch", input, "-o", fresh_path("sigint_q_out.jsonl"), "-q", questions_fifo, "--host",
         server.base_url()},
        holds(questions_fifo)},
-      // A pipe's 64 KiB hold about 280 lines: the writes wait from then on, and so does the
-      // batch (the lines are written as they come).
+      // A FIFO no one reads: the batch waits for a reader before it sends anything (it holds
+      // its input open meanwhile).
       {"batch writing to a FIFO no one reads",
-       batch_args(server.base_url(), many, batch_no_reader, {"--overwrite"}),
-       [&](pid_t) { return server.request_count() >= 200; }},
+       batch_args(server.base_url(), many, batch_no_reader, {"--overwrite"}), holds(many)},
   };
+  const int sent_before = server.request_count();
   for (const Case& c : cases) {
     const pid_t child = spawn_clef(c.args);
     ASSERT_GT(child, 0);
@@ -383,6 +416,7 @@ TEST(CliStreams, WaitsOnAFifoEndAtSigint) {
   EXPECT_TRUE(is_fifo(no_reader));
   EXPECT_TRUE(is_fifo(batch_no_reader));
   EXPECT_FALSE(std::filesystem::exists(batch_no_reader + ".clef-run.json"));
+  EXPECT_EQ(server.request_count(), sent_before);  // nothing sent for a reader that never came
 }
 
 TEST(CliStreams, TheMocksFilesAreFilesNotFifos) {

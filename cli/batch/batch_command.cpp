@@ -587,6 +587,8 @@ std::optional<BatchEnd> open_output(const BatchFlags& flags, const RunRecord& re
   auto opened = OutputFile::open(flags.output, options, record, done, context.out, io_failed);
   if (!opened) {
     print_error(context, opened.error().message + " (" + opened.error().where + ")");
+    if (opened.error().kind == ErrorKind::cancelled)  // SIGINT while waiting for a FIFO's reader
+      return BatchEnd{as_int(ExitCode::interrupted), false, false};
     return BatchEnd{as_int(io_failed ? ExitCode::output : ExitCode::usage), false, !io_failed};
   }
   output.emplace(std::move(opened).value());
@@ -641,6 +643,12 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   if (!shard) return refuse(shard.error());
   auto input = InputFile::open(flags.input, "the input", context.in, context.stop);
   if (!input) return refuse(input.error());
+  if (shard.value() && flags.input == "-") {
+    return refuse(make_error(ErrorKind::invalid_input,
+                             "--shard reads a file named on the command line, not stdin: every "
+                             "shard reads the whole input, and clef merge reads it again",
+                             "--shard"));
+  }
   if (shard.value() && !input->is_regular()) {
     // Hashing it for the run record would take the lines from the run itself.
     return refuse(make_error(ErrorKind::invalid_input,

@@ -162,10 +162,28 @@ Result<OutputFile> OutputFile::open(const std::string& path, const OutputOptions
                                     std::ostream& stdout_stream, bool& io_failed) {
   io_failed = false;
   if (path == "-") return OutputFile(stdout_stream);
-  auto opened = open_file(path, options, record, done);
+  auto opened = open_any(path, options, record, done);
   // Refusals are invalid_input; anything the system said no to carries its errno text.
   if (!opened) io_failed = opened.error().kind != ErrorKind::invalid_input;
   return opened;
+}
+
+Result<OutputFile> OutputFile::open_any(const std::string& path, const OutputOptions& options,
+                                        const RunRecord& record,
+                                        std::unordered_set<std::string>& done) {
+  if (auto named = descriptor_named(path)) {
+    // -o /dev/stdout: the shell's descriptor, its offset and O_APPEND kept (reopening
+    // /proc/self/fd/1 would write from the start of a file opened with >>).
+    const int copy = ::fcntl(*named, F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) return io_error("cannot write to", path);
+    return open_stream(OutputFile(copy, 0), path, options, false);
+  }
+  if (output_path(path).kind == PathKind::stream) {
+    auto fd = open_in_place(path, options.stop);
+    if (!fd) return fd.error();
+    return open_stream(OutputFile(fd.value(), 0), path, options, true);
+  }
+  return open_file(path, options, record, done);
 }
 
 Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOptions& options,
@@ -176,12 +194,7 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
   OutputFile file(fd.value(), 0);  // closes the fd on every early return
   struct stat info {};
   if (::fstat(file.m_fd, &info) != 0) return io_error("cannot read", path);
-  // /dev/stdout, /dev/fd/N: a file the shell opened is still written as a stream (a run record
-  // beside it would land in /dev).
-  const bool names_a_descriptor = path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0;
-  if (!S_ISREG(info.st_mode) || names_a_descriptor) {
-    return open_stream(std::move(file), path, options);
-  }
+  if (!S_ISREG(info.st_mode)) return open_stream(std::move(file), path, options, false);
   const bool exists = info.st_size > 0;
   const std::string record_file = run_record_path(path);
   if (exists && !options.resume && !options.overwrite) {
@@ -217,14 +230,18 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
 }
 
 Result<OutputFile> OutputFile::open_stream(OutputFile file, const std::string& path,
-                                           const OutputOptions& options) {
+                                           const OutputOptions& options, bool own_description) {
   if (options.resume) {
     return make_error(ErrorKind::invalid_input,
-                      "--resume reads OUTPUT back, and a FIFO, pipe or device cannot be", path);
+                      "--resume reads OUTPUT back, and a FIFO, pipe, device or the shell's own "
+                      "descriptor cannot be",
+                      path);
   }
-  // Never waits in write(2), deaf to signals: write_line polls and watches the stop flag.
+  // An open of our own never waits in write(2), deaf to signals: write_line polls and watches
+  // the stop flag. A descriptor the shell shares is left blocking, as stdout is: O_NONBLOCK
+  // would outlive clef in the processes that share it.
   const int flags = ::fcntl(file.m_fd, F_GETFL);
-  if (flags < 0 || ::fcntl(file.m_fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+  if (own_description && (flags < 0 || ::fcntl(file.m_fd, F_SETFL, flags | O_NONBLOCK) != 0)) {
     return io_error("cannot write to", path);
   }
   file.m_regular = false;

@@ -75,8 +75,11 @@ class OutputFile {
   static Result<OutputFile> open_file(const std::string& path, const OutputOptions& options,
                                       const RunRecord& record,
                                       std::unordered_set<std::string>& done);
+  static Result<OutputFile> open_any(const std::string& path, const OutputOptions& options,
+                                     const RunRecord& record,
+                                     std::unordered_set<std::string>& done);
   static Result<OutputFile> open_stream(OutputFile file, const std::string& path,
-                                        const OutputOptions& options);
+                                        const OutputOptions& options, bool own_description);
   explicit OutputFile(int fd, std::uint64_t size) : m_fd(fd), m_size(size) {}
   explicit OutputFile(std::ostream& stream) : m_stream(&stream) {}
   int m_fd = -1;

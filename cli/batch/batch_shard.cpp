@@ -83,7 +83,8 @@ Result<Shard> shard_from_slurm(std::size_t shards_flag) {
   }
   // Without _MAX (a hand-made environment), the array is taken as whole.
   if (!high && count.value() > 0) high = low + (count.value() - 1) * step;
-  if (step == 0 || !high || low > *high || id.value() < low || id.value() > *high) {
+  if (step == 0) return shard_error("SLURM_ARRAY_TASK_STEP is 0", "SLURM_ARRAY_TASK_STEP");
+  if (!high || low > *high || id.value() < low || id.value() > *high) {
     return shard_error("SLURM_ARRAY_TASK_ID " + std::to_string(id.value()) +
                            " is not within the array's SLURM_ARRAY_TASK_MIN and _MAX",
                        "SLURM_ARRAY_TASK_ID");

@@ -252,6 +252,11 @@ Status write_output(const MergeFlags& flags, const Merged& merged, const ShardIn
     return copy_lines(merged.lines, index, out);
   }
   const OutputPath target = output_path(flags.output);
+  if (descriptor_named(flags.output)) {  // /dev/fd/3: the shell's descriptor, as it opened it
+    auto out = FdWriter::open(flags.output, context.stop);
+    if (!out) return out.error();
+    return copy_lines(merged.lines, index, out.value());
+  }
   if (target.kind == PathKind::regular && target.size > 0 && !flags.overwrite) {
     return merge_error("the output file exists: --overwrite replaces it", flags.output);
   }

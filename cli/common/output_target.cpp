@@ -29,17 +29,44 @@ constexpr std::size_t kBlock = 1 << 16;
 
 OutputPath output_path(const std::string& path) {
   OutputPath out{path, PathKind::missing, 0};
-  struct stat link {};
-  if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
-    // Replacing the link itself would leave the file it names as it was.
-    char resolved[PATH_MAX];
-    if (::realpath(path.c_str(), resolved) != nullptr) out.path = resolved;
+  // Replacing a link itself would leave the file it names as it was: follow the chain, to the
+  // file it names even when that does not exist yet (as open(2) with O_CREAT would create it).
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat link {};
+    if (::lstat(out.path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) break;
+    char target[PATH_MAX];
+    const ssize_t n = ::readlink(out.path.c_str(), target, sizeof target - 1);
+    if (n <= 0) break;
+    std::string next(target, static_cast<std::size_t>(n));
+    if (next.front() != '/') {
+      const auto slash = out.path.rfind('/');
+      next = (slash == std::string::npos ? std::string() : out.path.substr(0, slash + 1)) + next;
+    }
+    out.path = next;
   }
   struct stat info {};
   if (::stat(out.path.c_str(), &info) != 0) return out;
   out.kind = path_kind(out.path);
   out.size = static_cast<std::uint64_t>(info.st_size);
   return out;
+}
+
+std::optional<int> descriptor_named(const std::string& path) {
+  if (path == "/dev/stdin") return 0;
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (path.rfind(prefix, 0) != 0 || path.size() == prefix.size() ||
+        path.size() > prefix.size() + 6)
+      continue;
+    int fd = 0;
+    for (std::size_t i = prefix.size(); i < path.size(); ++i) {
+      if (path[i] < '0' || path[i] > '9') return std::nullopt;
+      fd = fd * 10 + (path[i] - '0');
+    }
+    return fd;
+  }
+  return std::nullopt;
 }
 
 Status StreamWriter::write_line(std::string_view line) {
@@ -55,20 +82,34 @@ Status StreamWriter::flush() {
   return {};
 }
 
-Result<FdWriter> FdWriter::open(const std::string& path, const std::atomic<bool>* stop) {
+Result<int> open_in_place(const std::string& path, const std::atomic<bool>* stop) {
   // O_NONBLOCK: a FIFO without a reader refuses at once (ENXIO) instead of holding clef deaf to
-  // signals in open(2); it is tried again a tenth of a second at a time.
-  int fd = -1;
+  // signals in open(2); it is tried again a tenth of a second at a time. Write only: a FIFO
+  // whose reader leaves then fails the next write (EPIPE) instead of filling for ever.
   for (;;) {
-    fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd >= 0) break;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0) return fd;
     if (errno != ENXIO && errno != EINTR) return system_error("cannot open the output", path);
     if (stopped(stop)) {
       return make_error(ErrorKind::cancelled, "stopped while waiting for a reader", path);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  FdWriter writer(fd, stop);
+}
+
+Result<FdWriter> FdWriter::open(const std::string& path, const std::atomic<bool>* stop) {
+  std::optional<int> fd;
+  if (auto named = descriptor_named(path)) {
+    // The shell's own descriptor, its offset and O_APPEND kept: written through a copy.
+    const int copy = ::fcntl(*named, F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) return system_error("cannot write to", path);
+    fd = copy;
+  } else {
+    auto opened = open_in_place(path, stop);
+    if (!opened) return opened.error();
+    fd = opened.value();
+  }
+  FdWriter writer(*fd, stop);
   writer.m_owned = true;
   writer.m_path = path;
   return writer;

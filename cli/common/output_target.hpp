@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -16,11 +17,23 @@ namespace clef::cli {
 
 /// What an output path names once symbolic links are followed.
 struct OutputPath {
-  std::string path;  ///< The file a link leads to (the one to replace), else the path as given.
+  /// The file a chain of links leads to (the one to replace or create, even when the last link
+  /// dangles), else the path as given.
+  std::string path;
   PathKind kind = PathKind::missing;
   std::uint64_t size = 0;
 };
 OutputPath output_path(const std::string& path);
+
+/// The descriptor a path names that the shell already opened — /dev/stdin, /dev/stdout,
+/// /dev/stderr, /dev/fd/N, /proc/self/fd/N — so it is written through that descriptor (its
+/// offset and O_APPEND kept), never reopened or replaced; nullopt for any other path.
+std::optional<int> descriptor_named(const std::string& path);
+
+/// An fd for writing to `path` (a FIFO, a device) in place: write only, non-blocking, without
+/// truncating; a FIFO waits for a reader, a tenth of a second at a time, until `stop` is set
+/// (ErrorKind::cancelled). The caller closes it.
+Result<int> open_in_place(const std::string& path, const std::atomic<bool>* stop);
 
 /// Lines out, one whole line at a time.
 class LineWriter {
@@ -50,8 +63,8 @@ class FdWriter final : public LineWriter {
  public:
   /// Writes to `fd`, which the caller keeps and closes.
   FdWriter(int fd, const std::atomic<bool>* stop) : m_fd(fd), m_stop(stop) {}
-  /// Opens `path` (a FIFO, a device) to write in place, without truncating: a FIFO waits for a
-  /// reader, watching `stop`. The writer closes what it opened.
+  /// Opens `path` (a FIFO, a device: open_in_place; a descriptor_named path: a copy of that
+  /// descriptor) to write in place. The writer closes what it opened.
   static Result<FdWriter> open(const std::string& path, const std::atomic<bool>* stop);
   FdWriter(FdWriter&& other) noexcept;
   FdWriter& operator=(FdWriter&&) = delete;

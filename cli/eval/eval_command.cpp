@@ -93,10 +93,11 @@ std::string report_json_text(const EvalReport& report) {
 Status write_text(const std::string& path, const std::string& text, const char* what) {
   const OutputPath target = output_path(path);
   Status written;
-  if (target.kind == PathKind::regular || target.kind == PathKind::missing) {
+  if (!descriptor_named(path) &&
+      (target.kind == PathKind::regular || target.kind == PathKind::missing)) {
     written = replace_file(target.path, text);
   } else {
-    auto out = FdWriter::open(target.path, interrupted_flag());
+    auto out = FdWriter::open(descriptor_named(path) ? path : target.path, interrupted_flag());
     if (!out) return out.error();
     written = out->write_line(text.size() && text.back() == '\n' ? text.substr(0, text.size() - 1)
                                                                  : text);
