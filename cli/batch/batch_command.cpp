@@ -619,6 +619,39 @@ std::optional<std::size_t> input_items(const BatchFlags& flags, InputFormat form
   return total;
 }
 
+/// What is refused before anything is opened: a --record into the input or output, flags for
+/// another format, an output that is one of the inputs.
+Status check_files(const BatchFlags& flags, const CLI::App& command, InputFormat format) {
+  if (auto status = check_record_path(flags.connection,
+                                      {{"the input", flags.input}, {"the output", flags.output}});
+      !status) {
+    return status;
+  }
+  if (auto status = check_format_flags(flags, command, format); !status) return status;
+  return check_no_output_is_an_input(batch_outputs(flags), batch_inputs(flags));
+}
+
+/// --shard reads a regular file named on the command line: every shard reads the whole input,
+/// and clef merge reads it again (hashing a stream for the run record would take its lines).
+Status check_shardable(const BatchFlags& flags, const std::optional<Shard>& shard,
+                       const InputFile& input) {
+  if (!shard) return {};
+  if (flags.input == "-") {
+    return make_error(ErrorKind::invalid_input,
+                      "--shard reads a file named on the command line, not stdin: every shard "
+                      "reads the whole input, and clef merge reads it again",
+                      "--shard");
+  }
+  if (!input.is_regular()) {
+    return make_error(ErrorKind::invalid_input,
+                      "--shard reads a regular file, and " + flags.input +
+                          " is a pipe, FIFO or device: every shard reads the whole input, and "
+                          "clef merge reads it again; save it to a file first",
+                      "--shard");
+  }
+  return {};
+}
+
 }  // namespace
 
 BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
@@ -627,37 +660,13 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   auto refuse = [&](const Error& error) {
     return BatchEnd{report(context, error, flags.connection)};
   };
-  if (auto status = check_record_path(flags.connection,
-                                      {{"the input", flags.input}, {"the output", flags.output}});
-      !status) {
-    return refuse(status.error());
-  }
-  if (auto status = check_format_flags(flags, command, format); !status) {
-    return refuse(status.error());
-  }
-  if (auto status = check_no_output_is_an_input(batch_outputs(flags), batch_inputs(flags));
-      !status) {
-    return refuse(status.error());
-  }
+  if (auto status = check_files(flags, command, format); !status) return refuse(status.error());
   auto shard = resolve_shard(flags.shard, flags.shards);
   if (!shard) return refuse(shard.error());
   auto input = InputFile::open(flags.input, "the input", context.in, context.stop);
   if (!input) return refuse(input.error());
-  if (shard.value() && flags.input == "-") {
-    return refuse(make_error(ErrorKind::invalid_input,
-                             "--shard reads a file named on the command line, not stdin: every "
-                             "shard reads the whole input, and clef merge reads it again",
-                             "--shard"));
-  }
-  if (shard.value() && !input->is_regular()) {
-    // Hashing it for the run record would take the lines from the run itself.
-    return refuse(make_error(ErrorKind::invalid_input,
-                             "--shard reads a regular file, and " +
-                                 std::string(flags.input == "-" ? "stdin" : flags.input) +
-                                 " is a pipe, FIFO or device: every shard reads the whole input, "
-                                 "and clef merge reads it again; save it to a file first",
-                             "--shard"));
-  }
+  if (auto status = check_shardable(flags, shard.value(), input.value()); !status)
+    return refuse(status.error());
   auto prototype = build_request(State::text(""), questions, {}, flags.keep_alive);
   if (!prototype) return refuse(prototype.error());
   auto policy = load_policy(flags.policy, questions, flags.connection.model, context);
