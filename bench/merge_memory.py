@@ -13,15 +13,7 @@ import sys
 import tempfile
 import time
 
-
-def start_mock(build):
-    server = subprocess.Popen([os.path.join(build, "cli", "clef-mock"), "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              stdin=subprocess.DEVNULL, text=True)
-    url = server.stdout.readline().strip()
-    if not url.startswith("http://127.0.0.1:"):
-        sys.exit("clef-mock did not start: " + url)
-    return server, url
+from mock_process import start_mock, stop
 
 
 def make_shards(build, url, directory, items, padding, shards=4):
@@ -95,8 +87,7 @@ def main():
                 seconds, rss = merge(args.build, shards, os.path.join(directory, "merged.jsonl"))
                 print(f"{items:>8} {size:>9.1f} {rss:>12.1f} {rss / size:>11.2f} {seconds:>6.2f}")
     finally:
-        server.terminate()
-        server.wait()
+        stop(server)
 
 
 if __name__ == "__main__":

@@ -13,26 +13,19 @@ import argparse
 import json
 import os
 import random
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
 
+from mock_process import start_mock, stop
+
 STATE_BYTES = 256 * 1024
 
 
 def start(build, rules_path):
-    command = [os.path.join(build, "cli", "clef-mock"), "--port", "0", "--profile", "laya"]
-    if rules_path:
-        command += ["--rules", rules_path]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              stdin=subprocess.DEVNULL, text=True)
-    url = server.stdout.readline().strip()
-    if not url.startswith("http://127.0.0.1:"):
-        sys.exit("clef-mock did not start: " + url)
-    return server, url
+    flags = ["--profile", "laya"] + (["--rules", rules_path] if rules_path else [])
+    return start_mock(build, *flags)
 
 
 def ask(url, state):
@@ -62,8 +55,7 @@ def main():
             ask(url, state)  # warm up
             baseline = min(ask(url, state)[1] for _ in range(5))
         finally:
-            server.terminate()
-            server.wait()
+            stop(server)
         print(f"no rules: {baseline * 1000:.1f} ms per request ({STATE_BYTES} bytes of state)")
         print(f"{'rules':>6} {'status':>6} {'seconds':>8} {'x no rules':>11}")
         for count in (10, 55, 1000):
@@ -76,8 +68,7 @@ def main():
             try:
                 status, seconds = ask(url, state)
             finally:
-                server.terminate()
-                server.wait()
+                stop(server)
             print(f"{count:>6} {status:>6} {seconds:>8.3f} {seconds / baseline:>11.1f}")
 
 

@@ -21,16 +21,7 @@ import sys
 import tempfile
 import time
 
-
-def start_mock(build, log, *flags):
-    server = subprocess.Popen([os.path.join(build, "cli", "clef-mock"), "--port", "0", "--log", log,
-                               *flags],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                              stdin=subprocess.DEVNULL, text=True)
-    url = server.stdout.readline().strip()
-    if not url.startswith("http://127.0.0.1:"):
-        sys.exit("clef-mock did not start: " + url)
-    return server, url
+from mock_process import start_mock, stop
 
 
 def tickets(directory, n):
@@ -46,7 +37,7 @@ def run(build, directory, n, jobs, *mock_flags):
     log = os.path.join(directory, "mock.log.jsonl")
     if os.path.exists(log):
         os.remove(log)
-    server, url = start_mock(build, log, *mock_flags)
+    server, url = start_mock(build, "--log", log, *mock_flags)
     out = os.path.join(directory, "out.jsonl")
     if os.path.exists(out):
         os.remove(out)
@@ -58,8 +49,7 @@ def run(build, directory, n, jobs, *mock_flags):
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         seconds = time.perf_counter() - started
     finally:
-        server.terminate()
-        server.wait()
+        stop(server)
     if done.returncode != 0:
         sys.exit(f"clef batch exited {done.returncode}: {done.stderr[-500:]}")
     with open(log) as f:

@@ -159,8 +159,8 @@ TEST(BatchEngine, AHostWhoseAnswersAreInvalidIsSetAsideAndItsItemsMove) {
 
 TEST(BatchEngine, ALone503CostsItsItemARetryNotTheHostAPause) {
   // Every 25th request answered 503 with Retry-After: 0, nothing else said: bad luck, not load.
+  std::atomic<int> refused{0};  // before the server: its threads outlive what they read
   FakeServer server;
-  std::atomic<int> refused{0};
   server.set_script([&](const clef::MockRequest&, int call) -> std::optional<Scripted> {
     if (call % 25 != 24) return std::nullopt;
     ++refused;
@@ -209,9 +209,9 @@ TEST(BatchEngine, ARefusalThatOutlastsTheThrottleBudgetIsRateLimited) {
 TEST(BatchEngine, NoWaitPassesMaxRetryAfterNorTheThrottleBudget) {
   // Refused every time with Retry-After: 0: the backoff grows, but never past
   // --max-retry-after, and an item whose next wait would pass its budget ends at once.
-  FakeServer server;
-  std::mutex mutex;
+  std::mutex mutex;  // before the server: its threads outlive what they read
   std::vector<std::chrono::steady_clock::time_point> arrivals;
+  FakeServer server;
   server.set_script([&](const clef::MockRequest&, int) -> std::optional<Scripted> {
     std::lock_guard<std::mutex> lock(mutex);
     arrivals.push_back(std::chrono::steady_clock::now());
@@ -247,9 +247,9 @@ double process_cpu_seconds() {
 TEST(BatchEngine, APauseWithItemsWaitingCostsNoCpu) {
   // The first 8 requests are refused with Retry-After: 3: the host pauses 3 s with 8 items
   // waiting. The engine must sleep through it, not spin on a deadline in the past.
-  FakeServer server;
-  std::atomic<int> calls{0};
+  std::atomic<int> calls{0};  // before the server: its threads outlive what they read
   std::atomic<double> cpu_at_pause{-1}, cpu_after_pause{-1};
+  FakeServer server;
   server.set_script([&](const clef::MockRequest&, int) -> std::optional<Scripted> {
     const int call = calls++;
     if (call == 7) cpu_at_pause = process_cpu_seconds();
