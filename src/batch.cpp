@@ -324,20 +324,19 @@ class BatchRun {
     return error;
   }
 
-  /// Whether a 503 says the host is overloaded, which costs it throughput (a cut, a pause),
-  /// rather than one request's bad luck, which costs that item a retry: the server asked for a
-  /// wait (Retry-After > 0; ollaya's QUEUE_FULL comes with 1), said its queue is full (Ollama's
-  /// "server busy, please try again.  maximum pending requests exceeded"), or its refusals
-  /// cluster (6 of its last 32 outcomes: a server refusing 1 in 50 at random has such a window
-  /// about once in 60,000 requests, one refusing a fifth of them within a few rounds). A word
-  /// like "overloaded" in a lone 503 with Retry-After: 0 is not taken at its word: the outcomes
-  /// around it say more.
+  /// Whether a refusal (429 or 503) says the host is overloaded or rate-limited, which costs it
+  /// throughput (a cut, a pace, a pause), rather than one request's bad luck, which costs that
+  /// item a retry: the server asked for a wait (Retry-After > 0; a token bucket's 429 and
+  /// ollaya's QUEUE_FULL come with 1), said its queue is full (Ollama's 503 "server busy, please
+  /// try again.  maximum pending requests exceeded"), or its refusals cluster (6 of its last 32
+  /// outcomes: a server refusing 1 in 50 at random has such a window about once in 60,000
+  /// requests, one refusing a fifth of them within a few rounds). A word like "overloaded" in a
+  /// lone refusal with Retry-After: 0 is not taken at its word: the outcomes around it say more.
   static bool overloaded(const Error& error, const detail::HostPool::Host& host) {
-    if (error.http_status != 503) return true;
     if (error.retry_after && error.retry_after->count() > 0) return true;
     const std::string said = detail::ascii_lower(error.server_message);
-    if (said.find("server busy") != std::string::npos ||
-        said.find("maximum pending requests") != std::string::npos)
+    if (error.http_status == 503 && (said.find("server busy") != std::string::npos ||
+                                     said.find("maximum pending requests") != std::string::npos))
       return true;
     return host.recent.count() >= 6;
   }
@@ -371,7 +370,7 @@ class BatchRun {
     }
     if (m_several) flight.avoid = flight.host;
     if (!overloaded(error, host)) {
-      // A lone 503 among answers: this item alone tries again — when the server said
+      // A lone 429 or 503 among answers: this item alone tries again — when the server said
       // (Retry-After: 0 is at once: should it refuse everything so, its refusals cluster and
       // the backoff below takes over), else after its own backoff; elsewhere at once with
       // several hosts. The host keeps its pace and what it may have in flight.

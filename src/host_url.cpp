@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "ascii.hpp"
 
@@ -159,7 +160,24 @@ std::string normalized_path(std::string_view path) {
     }
     out += path[i];
   }
-  return out;
+  // RFC 3986 §5.2.4: "/x/.." is "", "/./x" is "/x" — the path the server is asked for.
+  std::vector<std::string> segments;
+  std::size_t start = 0;
+  while (start < out.size()) {
+    const auto slash = out.find('/', start + 1);
+    const std::string segment =
+        out.substr(start + 1, slash == std::string::npos ? std::string::npos : slash - start - 1);
+    if (segment == "..") {
+      if (!segments.empty()) segments.pop_back();
+    } else if (segment != "." && !segment.empty()) {
+      segments.push_back(segment);
+    }
+    if (slash == std::string::npos) break;
+    start = slash;
+  }
+  std::string normal;
+  for (const auto& segment : segments) normal += "/" + segment;
+  return normal;
 }
 
 }  // namespace clef::detail

@@ -34,7 +34,8 @@ Result<HostUrl> parse_host_url(std::string_view text);
 std::string canonical_host(std::string_view host, bool ipv6);
 
 /// `path` with each percent-escape of an unreserved character decoded (RFC 3986 §6.2.2.2:
-/// /%78 is /x) and the hex of the others in upper case.
+/// /%78 is /x), the hex of the others in upper case, and its dot segments removed (/x/.. is
+/// the root, /./x is /x).
 std::string normalized_path(std::string_view path);
 
 }  // namespace clef::detail

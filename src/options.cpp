@@ -122,6 +122,9 @@ Result<Connection> connection_from(ClientOptions options) {
     connection.secret.add(std::string_view(root->authorization).substr(6));
     if (auto decoded = detail::base64_decode(std::string_view(root->authorization).substr(6)))
       detail::add_basic_credentials(*decoded, connection.secret);
+    // As written in the URL too ("p%40ss"), escapes and all.
+    if (!root->userinfo_as_written.empty())
+      detail::add_basic_credentials(root->userinfo_as_written, connection.secret);
   }
   connection.authorization = std::move(root->authorization);
   if (through_gateway(options)) connection.secret.add(options.gateway.token);
@@ -203,6 +206,10 @@ Result<ApiRoot> checked_api_root(const ClientOptions& options) {
   } else if (credentials) {
     root.authorization = "Basic " + base64_encode(credentials->user + ":" + credentials->password);
     root.secret = credentials->password;
+    const std::string& url = resolved.value();
+    const auto start = url.find("://") == std::string::npos ? 0 : url.find("://") + 3;
+    const auto at = url.substr(start, url.find_first_of("/?#", start) - start).rfind('@');
+    if (at != std::string::npos) root.userinfo_as_written = url.substr(start, at);
   }
   return root;
 }

@@ -21,6 +21,8 @@ struct ApiRoot {
   std::string authorization;
   /// What to scrub from server text: the token, else the URL's password.
   std::string secret;
+  /// The URL's "user:password" as written, percent-escapes and all: a server may echo it so.
+  std::string userinfo_as_written;
 };
 
 /// Checks the URL, credentials, timeouts and CA file of `options` and returns the API root.

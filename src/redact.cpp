@@ -77,6 +77,25 @@ void add_url_credentials(const std::string& url, Secrets& out) {
   if (colon != std::string::npos) out.add(std::string_view(userinfo).substr(colon + 1));
 }
 
+/// `text` percent-encoded as a URL's userinfo is usually written: every byte but the unreserved
+/// ones (RFC 3986) as %XX.
+std::string percent_encoded(std::string_view text) {
+  static const char* digits = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : text) {
+    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void add_basic_credentials(std::string_view user_and_password, Secrets& out) {
@@ -85,6 +104,7 @@ void add_basic_credentials(std::string_view user_and_password, Secrets& out) {
   if (colon == std::string_view::npos) return;
   const std::string_view password = user_and_password.substr(colon + 1);
   out.add(password);
+  out.add(percent_encoded(password));  // as a URL holds it ("p%40ss" for "p@ss")
   for (const std::string& encoded : {base64_encode(user_and_password), base64_encode(password)}) {
     out.add(encoded);
     out.add(std::string_view(encoded).substr(0, encoded.find('=')));  // echoed unpadded

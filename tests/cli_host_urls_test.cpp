@@ -120,7 +120,8 @@ TEST(HostUrl, OneServerIsOneServerHoweverItIsSpelled) {
       {"https://example.com", "https://example.com:443", "https://alice:pw@example.com"},
       {"http://h:8080/ollama", "http://h:08080/ollama/"},
       {"http://127.0.0.1:80", "http://[::ffff:127.0.0.1]", "http://[::FFFF:7f00:1]:80"},
-      {"http://h/x~y", "http://h/%78%7e%79", "http://h/%78~y/"},
+      {"http://h/x~y", "http://h/%78%7e%79", "http://h/%78~y/", "http://h/a/../x~y"},
+      {"http://127.0.0.1:80", "http://127.0.0.1/x/..", "http://127.0.0.1/."},
   };
   for (const auto& group : same) {
     for (const auto& url : group)
@@ -183,6 +184,23 @@ TEST(HostUrl, APasswordInTheUrlReachesNoOutputWhenTheServerEchoesTheHeader) {
       EXPECT_EQ(text.find(form), std::string::npos) << form << " in " << text;
   }
   EXPECT_NE(read_file(output).find("<redacted>"), std::string::npos);
+
+  // A password written percent-encoded in the URL, echoed as written.
+  FakeServer escaped;
+  escaped.set_script(
+      [](const clef::testing::RecordedRequest&, int) -> std::optional<clef::testing::Scripted> {
+        return clef::testing::Scripted{500, R"({"error":"x p%40ss%25w0rd y p@ss%w0rd"})"};
+      });
+  const std::string escaped_host =
+      "http://user:p%40ss%25w0rd@127.0.0.1:" + std::to_string(escaped.port());
+  const std::string escaped_cassette = fresh_path("basic_escaped.cassette.jsonl");
+  auto echoed = run_clef({"ask", "hello", "--yes-no", "u: U?", "--retries", "0", "--host",
+                          escaped_host, "--record", escaped_cassette});
+  EXPECT_NE(echoed.code, 0);
+  for (const std::string& text : {echoed.err, read_file(escaped_cassette)}) {
+    EXPECT_EQ(text.find("p%40ss%25w0rd"), std::string::npos) << text;
+    EXPECT_EQ(text.find("p@ss%w0rd"), std::string::npos) << text;
+  }
 }
 
 }  // namespace

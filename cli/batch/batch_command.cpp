@@ -628,7 +628,13 @@ Status check_files(const BatchFlags& flags, const CLI::App& command, InputFormat
     return status;
   }
   if (auto status = check_format_flags(flags, command, format); !status) return status;
-  return check_no_output_is_an_input(batch_outputs(flags), batch_inputs(flags));
+  if (auto status = check_no_output_is_an_input(batch_outputs(flags), batch_inputs(flags));
+      !status) {
+    return status;
+  }
+  // stderr (progress, -v) may be a file the shell opened too (`2>> in.jsonl`); beside stdout
+  // (`> log 2>&1`) it is not an output of its own.
+  return check_no_output_is_an_input({{"stderr", "/dev/stderr"}}, batch_inputs(flags));
 }
 
 /// --shard reads a regular file named on the command line: every shard reads the whole input,

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -82,6 +83,16 @@ Result<std::vector<std::string>> record_differences(const std::string& path,
     const std::string was = it != old->end() && it->is_string() ? it->get<std::string>() : "";
     if (was == value || (name == "endpoint" && same_endpoint(was, value))) continue;
     differences.push_back(name + ": was \"" + was + "\", now \"" + value + "\"");
+  }
+  // What the old run recorded and this one does not: a shard's output resumed without --shard
+  // would become the whole run's.
+  for (const auto& item : old->items()) {
+    const std::string& name = item.key();
+    const auto& value = item.value();
+    const bool kept = std::any_of(record.fields.begin(), record.fields.end(),
+                                  [&](const auto& field) { return field.first == name; });
+    if (kept || !value.is_string() || value.get<std::string>().empty()) continue;
+    differences.push_back(name + ": was \"" + value.get<std::string>() + "\", now none");
   }
   return differences;
 }

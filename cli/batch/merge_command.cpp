@@ -315,6 +315,12 @@ int run_merge(const MergeFlags& flags, const Context& context) {
         index.add_shard(runs[i].path, static_cast<std::uint32_t>(i), runs[i].shard, context.stop);
     if (!status) return fail(status.error());
   }
+  if (auto repeated = index.repeated_id()) {
+    return fail(merge_error("the shards hold more than one line for the id " + *repeated +
+                                " (the input repeats it): merge puts lines back in input order by "
+                                "their ids, and cannot tell these apart; give each item its own id",
+                            runs.front().path));
+  }
   auto merged = in_input_order(input, first, index, context);
   if (!merged) return fail(merged.error());
   if (merged->missing_count > 0 || runs.size() != first.shard.count)
@@ -325,6 +331,11 @@ int run_merge(const MergeFlags& flags, const Context& context) {
     return as_int(kind == ErrorKind::invalid_input ? ExitCode::usage
                   : kind == ErrorKind::cancelled   ? ExitCode::interrupted
                                                    : ExitCode::output);
+  }
+  if (index.left_out() > 0) {
+    context.err << "clef: merge: " << index.left_out()
+                << " line(s) of the shards are not result lines (torn by a kill, or not clef's): "
+                   "left out\n";
   }
   context.err << "clef: merge: " << merged->lines.size() << " items from " << runs.size()
               << " shards, every one once";

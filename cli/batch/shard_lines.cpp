@@ -90,7 +90,10 @@ Status ShardIndex::add_shard(const std::string& path, std::uint32_t number, cons
   return for_each_line(fd, path, stop, [&](std::uint64_t offset, const std::string& text) {
     ++number_of_line;
     auto json = parse_json(text, "the line");
-    if (!json || !json->is_object()) return Status{};  // torn: its item is missing
+    if (!json || !json->is_object()) {  // torn: its item is missing
+      ++m_left_out;
+      return Status{};
+    }
     const LineAt at{number, static_cast<std::uint32_t>(text.size()), offset,
                     is_kept_result(json.value())};
     const auto id = json->find("id");
@@ -98,6 +101,8 @@ Status ShardIndex::add_shard(const std::string& path, std::uint32_t number, cons
       const auto line = json->find("line");
       if (line != json->end() && line->is_number_unsigned())
         m_by_line[line->get<std::size_t>()] = at;
+      else
+        ++m_left_out;  // neither an id nor a line: nothing to pair it with
       return Status{};
     }
     if (!in_shard(shard, *id)) {
@@ -128,6 +133,13 @@ std::optional<LineAt> ShardIndex::take_line(std::size_t line) {
   const LineAt at = found->second;
   m_by_line.erase(found);
   return at;
+}
+
+std::optional<std::string> ShardIndex::repeated_id() const {
+  for (const auto& [key, lines] : m_by_id) {
+    if (lines.size() > 1) return key;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> ShardIndex::first_left() const {

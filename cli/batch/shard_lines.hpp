@@ -46,6 +46,11 @@ class ShardIndex {
   std::optional<LineAt> take_line(std::size_t line);
   /// An id still holding a line once the input has been read, or nullopt.
   std::optional<std::string> first_left() const;
+  /// An id with more than one line in the shards (the input repeats it: its lines cannot be
+  /// told apart, so they cannot be put back in the input's order), or nullopt.
+  std::optional<std::string> repeated_id() const;
+  /// Lines that were not whole result lines (torn by a kill, or not clef's): left out.
+  std::size_t left_out() const noexcept { return m_left_out; }
 
   /// The line at `at`, read from its shard.
   Result<std::string> read(const LineAt& at) const;
@@ -55,6 +60,7 @@ class ShardIndex {
   std::unordered_map<std::size_t, LineAt> m_by_line;
   std::vector<int> m_files;
   std::vector<std::string> m_paths;
+  std::size_t m_left_out = 0;
 };
 
 /// Copies `lines` from their shards to `out`, then flushes it.

@@ -50,9 +50,18 @@ std::string shown(const NamedFile& file, bool output) {
 
 Status check_no_output_is_an_input(const std::vector<NamedFile>& outputs,
                                    const std::vector<NamedFile>& inputs) {
-  for (const NamedFile& output : outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const NamedFile& output = outputs[i];
     const auto written = identity_of(output.path, true);
     if (!written) continue;
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      const auto other = identity_of(outputs[j].path, true);
+      if (!other || !same(*written, *other)) continue;
+      return make_error(ErrorKind::invalid_input,
+                        output.role + " and " + outputs[j].role + " are one file (" +
+                            shown(output, true) + "): the one written last would be all it holds",
+                        shown(outputs[j], true));
+    }
     for (const NamedFile& input : inputs) {
       const auto read = identity_of(input.path, false);
       if (!read || !same(*written, *read)) continue;

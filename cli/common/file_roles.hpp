@@ -16,7 +16,8 @@ struct NamedFile {
   std::string path;
 };
 
-/// Refused (invalid_input, naming both): an output that is the same file as an input, compared
+/// Refused (invalid_input, naming both): two outputs that are one file, or an output that is the
+/// same file as an input, compared
 /// by device and inode (through any link, hard link or /proc path), or by canonical path for one
 /// that does not exist yet. Stdout counts when it is a regular file: `clef batch in.jsonl >>
 /// in.jsonl` would read its own lines for ever.
