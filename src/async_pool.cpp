@@ -96,7 +96,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
       const bool stopping = m_stopping;
       lock.unlock();
       detail::call_handler(job.done, stopping ? Result<HttpResponse>(shut_down_error())
-                                              : m_blocking->send(job.request));
+                                              : send(job.request));
       lock.lock();
     }
     --m_senders;
@@ -129,6 +129,15 @@ class Pool : public std::enable_shared_from_this<Pool> {
       else
         m_timers_changed.wait(lock);
     }
+  }
+
+  /// A request cancelled while it was queued is not sent; one being sent ends as the blocking
+  /// transport notices its token or flag.
+  Result<HttpResponse> send(const HttpRequest& request) {
+    if (request.cancel_token.cancelled() || (request.cancel && request.cancel->load())) {
+      return make_error(ErrorKind::cancelled, "cancelled before sending", request.url);
+    }
+    return m_blocking->send(request);
   }
 
   static Error shut_down_error() {

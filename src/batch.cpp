@@ -55,9 +55,18 @@ class BatchRun {
         m_hosts(hosts, m_limit, options.per_host) {}
 
   BatchSummary run() {
+    // BatchOptions::cancel wakes the caller's thread at once, however long it would wait.
+    const std::uint64_t registration = m_options.cancel.on_cancel([this] {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_cancel_heard = true;
+      m_arrived.notify_one();
+    });
     try {
-      return drive();
+      BatchSummary summary = drive();
+      m_options.cancel.forget(registration);
+      return summary;
     } catch (...) {
+      m_options.cancel.forget(registration);
       // The source, the sink or a callback of the options threw: transfers still in flight will
       // call back into this object, so it must outlive every one of them before the exception
       // goes on to the caller.
@@ -80,7 +89,7 @@ class BatchRun {
           (m_exhausted || m_stopping))
         break;
       std::unique_lock<std::mutex> lock(m_mutex);
-      const auto arrived = [&] { return !m_landed.empty(); };
+      const auto arrived = [&] { return !m_landed.empty() || m_cancel_heard; };
       if (wake == Clock::time_point::max()) {
         m_arrived.wait(lock, arrived);
       } else {
@@ -89,6 +98,7 @@ class BatchRun {
         m_arrived.wait_until(lock, wake, arrived);
       }
       landed.swap(m_landed);
+      m_cancel_heard = false;  // heard: check_stop() sees the token itself from now on
     }
     m_summary.hosts = m_hosts.summaries();
     return m_summary;
@@ -117,6 +127,7 @@ class BatchRun {
   /// Asks should_stop (and the quota) once more; true once the batch is stopping.
   bool check_stop() {
     if (!m_stopping && (m_summary.quota_exhausted || m_summary.unreachable ||
+                        m_options.cancel.cancelled() ||
                         (m_options.should_stop && m_options.should_stop()))) {
       m_stopping = true;
       m_summary.stopped = !m_summary.quota_exhausted && !m_summary.unreachable;
@@ -225,13 +236,17 @@ class BatchRun {
     ++m_submitted;
     Flight* raw = flight.release();
     // The request is copied, not moved: a 429 sends it again.
-    m_hosts[host].client.submit(raw->request, m_retry, [this, raw](Result<Decision> result) {
-      std::lock_guard<std::mutex> lock(m_mutex);
-      m_landed.push_back(Landed{std::unique_ptr<Flight>(raw), std::move(result)});
-      ++m_called_back;
-      // Notified under the lock: run() cannot return (and destroy this) before it is released.
-      m_arrived.notify_one();
-    });
+    m_hosts[host].client.submit(
+        raw->request, m_retry,
+        [this, raw](Result<Decision> result) {
+          std::lock_guard<std::mutex> lock(m_mutex);
+          m_landed.push_back(Landed{std::unique_ptr<Flight>(raw), std::move(result)});
+          ++m_called_back;
+          // Notified under the lock: run() cannot return (and destroy this) before it is
+          // released.
+          m_arrived.notify_one();
+        },
+        m_options.cancel);
   }
 
   /// A result back from the loop: delivered, or queued to be sent again — a 429/503 within the
@@ -516,6 +531,7 @@ class BatchRun {
   std::mutex m_mutex;
   std::condition_variable m_arrived;
   std::vector<Landed> m_landed;
+  bool m_cancel_heard = false;  ///< BatchOptions::cancel was cancelled since the last wake.
   std::size_t m_submitted = 0;    ///< Transfers handed to submit() (the caller's thread only).
   std::size_t m_called_back = 0;  ///< Of those, the ones whose callback has run.
 };

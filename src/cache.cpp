@@ -24,6 +24,7 @@
 #include "json_text.hpp"
 #include "model_match.hpp"
 #include "redact.hpp"
+#include "stage.hpp"
 #include "wire_response.hpp"
 #include "write_all.hpp"
 
@@ -287,30 +288,44 @@ std::optional<Asked> read_asked(const std::string& body) {
   return asked;
 }
 
-class CachingTransport final : public Transport {
+/// The cache as a stage (stage.hpp): answered from a live entry, else sent, and a whole answer
+/// stored on its way back.
+class CacheStage final : public detail::Stage {
  public:
-  CachingTransport(std::shared_ptr<Transport> inner, CacheOptions options, Backend backend, Fd top)
-      : m_inner(std::move(inner)),
-        m_options(std::move(options)),
+  CacheStage(CacheOptions options, Backend backend, Fd top)
+      : m_options(std::move(options)),
         m_backend(backend),
         m_tag(to_string(backend)),
         m_top(std::move(top)),
         // A random start: a process that writes once still checks the cap one time in 64.
         m_writes(static_cast<unsigned>(std::random_device{}() % eviction_interval)) {}
 
-  Result<HttpResponse> send(const HttpRequest& request) override {
-    const auto asked = read_asked(request.body);
-    if (!asked || (asked->images && !m_options.include_images)) return m_inner->send(request);
-    const std::string key = cache_key(m_tag, request, m_options.model_version);
-    if (auto hit = read_entry(key, *asked)) return *hit;
-    auto response = m_inner->send(request);
-    if (response && answers(*response, *asked)) {
-      store(key, *response, detail::request_credentials(request));
+  std::optional<Result<HttpResponse>> answer(const HttpRequest& request) override {
+    const auto asked = cacheable(request);
+    if (!asked) return std::nullopt;
+    if (auto hit = read_entry(cache_key(m_tag, request, m_options.model_version), *asked)) {
+      return Result<HttpResponse>(std::move(*hit));
     }
-    return response;
+    return std::nullopt;
+  }
+
+  void received(const HttpRequest& request, Result<HttpResponse>& response) override {
+    if (!response) return;
+    const auto asked = cacheable(request);
+    if (asked && answers(*response, *asked)) {
+      store(cache_key(m_tag, request, m_options.model_version), *response,
+            detail::request_credentials(request));
+    }
   }
 
  private:
+  /// What `request` asks, when its answer may be cached (images only when told so).
+  std::optional<Asked> cacheable(const HttpRequest& request) const {
+    auto asked = read_asked(request.body);
+    if (!asked || (asked->images && !m_options.include_images)) return std::nullopt;
+    return asked;
+  }
+
   /// True when `response` is what the client accepts as a whole answer to `asked`.
   bool answers(const HttpResponse& response, const Asked& asked) const {
     if (response.status < 200 || response.status > 299) return false;
@@ -498,7 +513,6 @@ class CachingTransport final : public Transport {
     m_estimate = total;
   }
 
-  std::shared_ptr<Transport> m_inner;
   CacheOptions m_options;
   Backend m_backend;
   std::string m_tag;
@@ -508,6 +522,25 @@ class CachingTransport final : public Transport {
   unsigned m_since_scan = 0;
   std::optional<std::uint64_t> m_estimate;  ///< Disk bytes at the last scan, plus writes since.
 };
+
+class CachingTransport final : public Transport {
+ public:
+  CachingTransport(std::shared_ptr<CacheStage> stage, std::shared_ptr<Transport> inner)
+      : m_stage(std::move(stage)), m_inner(std::move(inner)) {}
+  Result<HttpResponse> send(const HttpRequest& request) override {
+    return detail::send_through(*m_stage, *m_inner, request);
+  }
+
+ private:
+  std::shared_ptr<CacheStage> m_stage;
+  std::shared_ptr<Transport> m_inner;
+};
+
+Result<std::shared_ptr<CacheStage>> cache_stage(CacheOptions options, Backend backend) {
+  auto top = open_checked(options.directory);
+  if (!top) return top.error();
+  return std::make_shared<CacheStage>(std::move(options), backend, std::move(top).value());
+}
 
 }  // namespace
 
@@ -537,10 +570,17 @@ Status check_cache_directory(const std::string& directory) {
 
 Result<std::shared_ptr<Transport>> make_caching_transport(std::shared_ptr<Transport> inner,
                                                           CacheOptions options, Backend backend) {
-  auto top = open_checked(options.directory);
-  if (!top) return top.error();
-  return std::shared_ptr<Transport>(std::make_shared<CachingTransport>(
-      std::move(inner), std::move(options), backend, std::move(top).value()));
+  auto stage = cache_stage(std::move(options), backend);
+  if (!stage) return stage.error();
+  return std::shared_ptr<Transport>(
+      std::make_shared<CachingTransport>(std::move(stage).value(), std::move(inner)));
+}
+
+Result<std::shared_ptr<AsyncTransport>> make_caching_transport(
+    std::shared_ptr<AsyncTransport> inner, CacheOptions options, Backend backend) {
+  auto stage = cache_stage(std::move(options), backend);
+  if (!stage) return stage.error();
+  return detail::staged_loop(std::move(stage).value(), std::move(inner));
 }
 
 Result<CacheStats> cache_stats(const std::string& directory) {

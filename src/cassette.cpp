@@ -2,6 +2,7 @@
 // replay them with no network — so an application's tests, and a CI job, run without a model.
 #include "clef/cassette.hpp"
 #include "ascii.hpp"
+#include "stage.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -56,21 +57,26 @@ std::string describe(const std::string& body) {
          state + "\"";
 }
 
-class Recorder final : public RecordingTransport {
+/// The recorder as a stage (stage.hpp): refuses to send once the cassette cannot be written,
+/// and appends each complete response on its way back.
+class RecorderStage final : public detail::Stage {
  public:
-  Recorder(std::shared_ptr<Transport> inner, int fd, std::string path, std::string tag)
-      : m_inner(std::move(inner)), m_fd(fd), m_path(std::move(path)), m_tag(std::move(tag)) {}
-  ~Recorder() override { ::close(m_fd); }
+  RecorderStage(int fd, std::string path, std::string tag)
+      : m_fd(fd), m_path(std::move(path)), m_tag(std::move(tag)) {}
+  ~RecorderStage() override { ::close(m_fd); }
+  RecorderStage(const RecorderStage&) = delete;
+  RecorderStage& operator=(const RecorderStage&) = delete;
 
-  Result<HttpResponse> send(const HttpRequest& request) override {
-    if (m_failed.load()) {
-      return make_error(ErrorKind::cancelled,
-                        "not sent: the cassette cannot be written, and an answer it does not "
-                        "record would be paid for and lost",
-                        m_path);
-    }
-    auto response = m_inner->send(request);
-    if (!response) return response;
+  std::optional<Result<HttpResponse>> answer(const HttpRequest&) override {
+    if (!m_failed.load()) return std::nullopt;
+    return Result<HttpResponse>(make_error(ErrorKind::cancelled,
+                                           "not sent: the cassette cannot be written, and an "
+                                           "answer it does not record would be paid for and lost",
+                                           m_path));
+  }
+
+  void received(const HttpRequest& request, Result<HttpResponse>& response) override {
+    if (!response) return;
     const auto secrets = detail::request_credentials(request);
     detail::Json line = detail::Json::object();
     line["key"] = exchange_key(m_tag, request);
@@ -94,22 +100,67 @@ class Recorder final : public RecordingTransport {
                      std::string("cannot append to the cassette: ") + std::strerror(errno), m_path);
       m_failed = true;
     }
-    return response;  // it arrived: the caller keeps it, whatever became of its line
+    // The response arrived: the caller keeps it, whatever became of its line.
   }
 
-  std::optional<Error> failure() const override {
+  std::optional<Error> failure() const {
     std::lock_guard<std::mutex> lock(m_mutex);
     return m_failure;
   }
 
  private:
-  std::shared_ptr<Transport> m_inner;
   int m_fd;
   std::string m_path;
   std::string m_tag;
   mutable std::mutex m_mutex;
   std::atomic<bool> m_failed{false};
   std::optional<Error> m_failure;
+};
+
+class Recorder final : public RecordingTransport {
+ public:
+  Recorder(std::shared_ptr<RecorderStage> stage, std::shared_ptr<Transport> inner)
+      : m_stage(std::move(stage)), m_inner(std::move(inner)) {}
+  Result<HttpResponse> send(const HttpRequest& request) override {
+    return detail::send_through(*m_stage, *m_inner, request);
+  }
+  std::optional<Error> failure() const override { return m_stage->failure(); }
+
+ private:
+  std::shared_ptr<RecorderStage> m_stage;
+  std::shared_ptr<Transport> m_inner;
+};
+
+class AsyncRecorder final : public AsyncRecordingTransport {
+ public:
+  AsyncRecorder(std::shared_ptr<RecorderStage> stage, std::shared_ptr<AsyncTransport> inner)
+      : m_stage(std::move(stage)), m_inner(std::move(inner)) {}
+  void start(HttpRequest request, ResponseHandler done) override {
+    detail::start_through(m_stage, *m_inner, std::move(request), std::move(done));
+  }
+  void after(std::chrono::milliseconds delay,
+             std::function<void(bool shutting_down)> task) override {
+    m_inner->after(delay, std::move(task));
+  }
+  std::optional<Error> failure() const override { return m_stage->failure(); }
+
+ private:
+  std::shared_ptr<RecorderStage> m_stage;
+  std::shared_ptr<AsyncTransport> m_inner;
+};
+
+/// A replay answers every request itself, from memory: on a loop it is a stage with nothing
+/// further in but the loop's timers.
+class ReplayStage final : public detail::Stage {
+ public:
+  explicit ReplayStage(std::shared_ptr<ReplayTransport> replay) : m_replay(std::move(replay)) {}
+  std::optional<Result<HttpResponse>> answer(const HttpRequest& request) override {
+    return m_replay->send(request);
+  }
+  void received(const HttpRequest&, Result<HttpResponse>&) override {}
+
+ private:
+  std::shared_ptr<ReplayTransport> m_replay;
 };
 
 class Replay final : public ReplayTransport {
@@ -202,8 +253,10 @@ std::string exchange_key(std::string_view tag, const HttpRequest& request) {
   return hasher.hex();
 }
 
-Result<std::shared_ptr<RecordingTransport>> make_recording_transport(
-    std::shared_ptr<Transport> inner, const std::string& path, std::string tag) {
+namespace {
+
+/// The recorder for the cassette at `path`, opened for appending.
+Result<std::shared_ptr<RecorderStage>> recorder_stage(const std::string& path, std::string tag) {
   // A FIFO would hold this open(2) until a reader came, deaf to signals. (A device opens at
   // once: /dev/full is how a full disk is tried.)
   struct stat info {};
@@ -220,8 +273,29 @@ Result<std::shared_ptr<RecordingTransport>> make_recording_transport(
     return make_error(ErrorKind::invalid_input,
                       std::string("cannot open the cassette: ") + std::strerror(errno), path);
   }
+  return std::make_shared<RecorderStage>(fd, path, std::move(tag));
+}
+
+}  // namespace
+
+Result<std::shared_ptr<RecordingTransport>> make_recording_transport(
+    std::shared_ptr<Transport> inner, const std::string& path, std::string tag) {
+  auto stage = recorder_stage(path, std::move(tag));
+  if (!stage) return stage.error();
   return std::shared_ptr<RecordingTransport>(
-      std::make_shared<Recorder>(std::move(inner), fd, path, std::move(tag)));
+      std::make_shared<Recorder>(std::move(stage).value(), std::move(inner)));
+}
+
+Result<std::shared_ptr<AsyncRecordingTransport>> make_recording_transport(
+    std::shared_ptr<AsyncTransport> inner, const std::string& path, std::string tag) {
+  auto stage = recorder_stage(path, std::move(tag));
+  if (!stage) return stage.error();
+  return std::shared_ptr<AsyncRecordingTransport>(
+      std::make_shared<AsyncRecorder>(std::move(stage).value(), std::move(inner)));
+}
+
+std::shared_ptr<AsyncTransport> make_async_replay(std::shared_ptr<ReplayTransport> replay) {
+  return detail::staged_loop(std::make_shared<ReplayStage>(std::move(replay)), make_curl_loop());
 }
 
 Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string& path,

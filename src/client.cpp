@@ -119,19 +119,6 @@ struct Client::Impl : detail::Connection {
     return all;
   }
 
-  bool cancelled() const { return options.cancel && options.cancel->load(); }
-
-  void wait(std::chrono::milliseconds delay) const {
-    if (options.sleep) return options.sleep(delay);
-    // Sleep in slices so a cancellation is noticed promptly.
-    const auto until = std::chrono::steady_clock::now() + delay;
-    while (!cancelled() && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(
-          std::chrono::milliseconds(20), std::chrono::duration_cast<std::chrono::milliseconds>(
-                                             until - std::chrono::steady_clock::now())));
-    }
-  }
-
   Result<Decision> interpret(const HttpResponse& response, const HttpRequest& http,
                              const DecisionRequest& request) const {
     if (response.status < 200 || response.status > 299) {
@@ -156,54 +143,140 @@ struct Client::Impl : detail::Connection {
     if (decision) decision.value().cached = response->from_cache;
     return decision;
   }
-
-  Result<Decision> attempt(const HttpRequest& http, const DecisionRequest& request) const {
-    return outcome(transport->send(http), http, request);
-  }
 };
 
 namespace detail {
 
+/// Holds a waiting submission for its timer, and lets go of it when the submission is settled
+/// meanwhile (cancelled): what the timer keeps then is this empty holder, not the request.
+struct Waiting {
+  std::mutex mutex;
+  std::shared_ptr<Submission> submission;
+  std::shared_ptr<Submission> take() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return std::move(submission);
+  }
+};
+
 /// One submitted decision between its attempts: everything the next one needs, kept alive by
-/// the handlers that carry it.
+/// the handler or timer that carries it. Its result is delivered once, by settle(), whichever
+/// comes first: the answer, the last error, or the cancellation.
 struct Submission {
   std::shared_ptr<const Client::Impl> impl;
   std::shared_ptr<AsyncTransport> transport;
   DecisionRequest request;
-  HttpRequest http;
+  HttpRequest http;  ///< Its cancel flag and cancel_token are the submission's.
   RetryPolicy policy;
   std::function<void(Result<Decision>)> done;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   int attempt = 0;
+  std::atomic<bool> settled{false};
+  std::atomic<std::uint64_t> registration{0};  ///< On http.cancel_token.
+  std::mutex waiting_mutex;
+  std::weak_ptr<Waiting> waiting;  ///< The timer's holder while between attempts.
 
+  bool cancelled() const {
+    return http.cancel_token.cancelled() || (http.cancel && http.cancel->load());
+  }
+
+  /// Delivers `result` unless something was delivered already; a timer still due lets go of
+  /// this submission (the caller holds it until this returns).
+  void settle(Result<Decision> result);
+
+  static void watch_token(const std::shared_ptr<Submission>& submission);
   static void send_attempt(const std::shared_ptr<Submission>& submission);
+  static void wait(const std::shared_ptr<Submission>& submission,
+                   std::chrono::milliseconds delay);
+  static void wait_until(const std::shared_ptr<Submission>& submission,
+                         std::chrono::steady_clock::time_point until);
 };
 
+void Submission::settle(Result<Decision> result) {
+  if (settled.exchange(true)) return;
+  http.cancel_token.forget(registration.load());
+  std::shared_ptr<Waiting> holder;
+  {
+    std::lock_guard<std::mutex> lock(waiting_mutex);
+    holder = waiting.lock();
+  }
+  if (holder) holder->take();
+  detail::call_handler(done, std::move(result));
+}
+
+/// A cancelled token settles the submission at once, on a loop thread (where `done` always runs),
+/// whatever it was doing: queued, in flight (the loop ends the transfer too), or waiting out a
+/// backoff. The callback holds the submission weakly: it runs on the canceller's thread.
+void Submission::watch_token(const std::shared_ptr<Submission>& submission) {
+  if (!submission->http.cancel_token.can_be_cancelled()) return;
+  std::weak_ptr<Submission> weak = submission;
+  submission->registration = submission->http.cancel_token.on_cancel([weak] {
+    auto alive = weak.lock();
+    if (!alive || alive->settled.load()) return;
+    alive->transport->after(std::chrono::milliseconds(0), [alive](bool) {
+      alive->settle(make_error(ErrorKind::cancelled, "cancelled by the caller", alive->http.url));
+    });
+  });
+}
+
 void Submission::send_attempt(const std::shared_ptr<Submission>& submission) {
+  if (submission->settled.load()) return;
   ++submission->attempt;
-  if (submission->http.cancel && submission->http.cancel->load()) {
-    detail::call_handler(submission->done, Result<Decision>(make_error(
-                                               ErrorKind::cancelled, "cancelled before sending")));
-    return;
+  if (submission->cancelled()) {
+    return submission->settle(make_error(ErrorKind::cancelled, "cancelled before sending"));
   }
   submission->transport->start(submission->http, [submission](Result<HttpResponse> response) {
     Submission& s = *submission;
+    if (s.settled.load()) return;  // cancelled meanwhile: already delivered
     auto result = s.impl->outcome(std::move(response), s.http, s.request);
     if (result) {
       result.value().latency = std::chrono::duration_cast<std::chrono::microseconds>(
           std::chrono::steady_clock::now() - s.started);
-      return detail::call_handler(s.done, std::move(result));
+      return s.settle(std::move(result));
     }
     Error error = result.error();
     const auto delay = s.impl->next_wait(error, s.attempt, s.started, s.policy);
-    if (!delay) return detail::call_handler(s.done, Result<Decision>(std::move(error)));
-    s.transport->after(*delay, [submission](bool shutting_down) {
-      if (!shutting_down) return send_attempt(submission);
-      detail::call_handler(
-          submission->done,
-          Result<Decision>(make_error(ErrorKind::cancelled,
-                                      "the transport shut down while a retry was waiting")));
-    });
+    if (!delay) return s.settle(Result<Decision>(std::move(error)));
+    wait(submission, *delay);
+  });
+}
+
+/// Waits `delay` between attempts, then sends again.
+void Submission::wait(const std::shared_ptr<Submission>& submission,
+                      std::chrono::milliseconds delay) {
+  if (submission->impl->options.sleep) {
+    // A test's clock: told the wait instead of a timer running it.
+    submission->impl->options.sleep(delay);
+    return send_attempt(submission);
+  }
+  wait_until(submission, std::chrono::steady_clock::now() + delay);
+}
+
+/// Waits until `until` on a timer. A CancelToken ends the wait through watch_token; the flag
+/// (ClientOptions::cancel, which cannot call back) is looked at every 50 ms.
+void Submission::wait_until(const std::shared_ptr<Submission>& submission,
+                            std::chrono::steady_clock::time_point until) {
+  using namespace std::chrono;
+  auto left = duration_cast<milliseconds>(until - steady_clock::now());
+  if (left < milliseconds(0)) left = milliseconds(0);
+  if (submission->http.cancel) left = std::min(left, milliseconds(50));
+  auto holder = std::make_shared<Waiting>();
+  holder->submission = submission;
+  {
+    std::lock_guard<std::mutex> lock(submission->waiting_mutex);
+    submission->waiting = holder;
+  }
+  submission->transport->after(left, [holder, until](bool shutting_down) {
+    auto s = holder->take();
+    if (!s || s->settled.load()) return;
+    if (shutting_down) {
+      return s->settle(make_error(ErrorKind::cancelled,
+                                  "the transport shut down while a retry was waiting"));
+    }
+    if (s->cancelled()) {
+      return s->settle(make_error(ErrorKind::cancelled, "cancelled between attempts"));
+    }
+    if (steady_clock::now() < until) return wait_until(s, until);
+    send_attempt(s);
   });
 }
 
@@ -268,35 +341,41 @@ Result<Decision> Client::decide(const DecisionRequest& request) const {
 }
 
 Result<Decision> Client::decide(const DecisionRequest& request, const RetryPolicy& policy) const {
-  const Impl& impl = *m_impl;
-  auto body = request_body(request);
-  if (!body) return body.error();
-
-  const HttpRequest http = impl.http_request(endpoint(request), std::move(body).value(), request);
-  const auto started = std::chrono::steady_clock::now();
-  for (int attempt = 1;; ++attempt) {
-    if (impl.cancelled()) return make_error(ErrorKind::cancelled, "cancelled before sending");
-    auto result = impl.attempt(http, request);
-    if (result) {
-      result.value().latency = std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::steady_clock::now() - started);
-      return result;
-    }
-    Error error = result.error();
-    const auto delay = impl.next_wait(error, attempt, started, policy);
-    if (!delay) return error;
-    impl.wait(*delay);
-  }
+  // The one pipeline: the same stages, retries and timers as submit(), waited for here.
+  // The promise is shared: the loop thread may still be inside set_value() when this returns.
+  auto promise = std::make_shared<std::promise<Result<Decision>>>();
+  auto future = promise->get_future();
+  start_submission(
+      request, policy,
+      [promise](Result<Decision> result) { promise->set_value(std::move(result)); }, nullptr, {});
+  return future.get();
 }
 
 void Client::submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
                     const std::atomic<bool>* cancel) const {
-  submit(std::move(request), m_impl->options.retry, std::move(done), cancel);
+  start_submission(std::move(request), m_impl->options.retry, std::move(done), cancel, {});
 }
 
 void Client::submit(DecisionRequest request, const RetryPolicy& retry,
                     std::function<void(Result<Decision>)> done,
                     const std::atomic<bool>* cancel) const {
+  start_submission(std::move(request), retry, std::move(done), cancel, {});
+}
+
+void Client::submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
+                    CancelToken cancel) const {
+  start_submission(std::move(request), m_impl->options.retry, std::move(done), nullptr,
+                   std::move(cancel));
+}
+
+void Client::submit(DecisionRequest request, const RetryPolicy& retry,
+                    std::function<void(Result<Decision>)> done, CancelToken cancel) const {
+  start_submission(std::move(request), retry, std::move(done), nullptr, std::move(cancel));
+}
+
+void Client::start_submission(DecisionRequest request, const RetryPolicy& retry,
+                              std::function<void(Result<Decision>)> done,
+                              const std::atomic<bool>* flag, CancelToken token) const {
   auto body = request_body(request);
   if (!body) {
     // Refused before anything was sent: still reported through `done`, once.
@@ -311,19 +390,24 @@ void Client::submit(DecisionRequest request, const RetryPolicy& retry,
   submission->impl = m_impl;
   submission->transport = m_impl->async_transport();
   submission->http = m_impl->http_request(endpoint(request), std::move(body).value(), request);
-  if (cancel) submission->http.cancel = cancel;
+  if (flag) submission->http.cancel = flag;
+  submission->http.cancel_token = std::move(token);
   submission->request = std::move(request);
   submission->policy = retry;
   if (submission->policy.max_attempts < 1) submission->policy.max_attempts = 1;
   submission->done = std::move(done);
+  detail::Submission::watch_token(submission);
   detail::Submission::send_attempt(submission);
 }
 
-std::future<Result<Decision>> Client::decide_async(DecisionRequest request) const {
+std::future<Result<Decision>> Client::decide_async(DecisionRequest request,
+                                                   CancelToken cancel) const {
   auto promise = std::make_shared<std::promise<Result<Decision>>>();
   auto future = promise->get_future();
-  submit(std::move(request),
-         [promise](Result<Decision> result) { promise->set_value(std::move(result)); });
+  start_submission(
+      std::move(request), m_impl->options.retry,
+      [promise](Result<Decision> result) { promise->set_value(std::move(result)); }, nullptr,
+      std::move(cancel));
   return future;
 }
 

@@ -678,7 +678,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   auto policy = load_policy(flags.policy, questions, flags.connection.model, context);
   if (!policy) return refuse(policy.error());
   raise_open_file_limit(flags.concurrency);
-  auto clients = make_clients(flags.connection, context, flags.concurrency);
+  auto clients = make_clients(flags.connection, context);
   if (!clients) return refuse(clients.error());
   auto record = describe_run(flags, format, clients.value(), prototype.value(), shard.value());
   if (!record) return refuse(record.error());

@@ -27,6 +27,11 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 std::optional<Error> recording_failure(const Client& client) {
+  // Decisions are recorded on the loop; what is not a decision (doctor, models) blocking.
+  if (const auto recording =
+          std::dynamic_pointer_cast<AsyncRecordingTransport>(client.options().async_transport)) {
+    return recording->failure();
+  }
   const auto recording = std::dynamic_pointer_cast<RecordingTransport>(client.options().transport);
   return recording ? recording->failure() : std::nullopt;
 }

@@ -208,22 +208,32 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
   return options;
 }
 
-/// The cassette (--replay) or the network, shown with -v.
+/// --replay's cassette, read once (its warnings shown).
+Result<std::shared_ptr<ReplayTransport>> load_replay(const ConnectionFlags& flags,
+                                                     const Context& context) {
+  auto replay = make_replay_transport(flags.replay, to_string(flags.backend));
+  if (!replay) return replay.error();
+  for (const auto& warning : replay.value()->warnings()) {
+    context.err << "clef: warning: " << terminal_safe(warning) << "\n";
+  }
+  return replay;
+}
+
+/// `transport`, shown with -v.
+std::shared_ptr<Transport> shown(const ConnectionFlags& flags, const Context& context,
+                                 std::shared_ptr<Transport> transport) {
+  if (flags.verbose) return make_verbose_transport(std::move(transport), context.err);
+  return transport;
+}
+
+/// The cassette (--replay) or the network, shown with -v: blocking, for what is not a decision
+/// (doctor, models, the model's digest that keys the cache).
 Result<std::shared_ptr<Transport>> source_transport(const ConnectionFlags& flags,
                                                     const Context& context) {
-  std::shared_ptr<Transport> transport;
-  if (!flags.replay.empty()) {
-    auto replay = make_replay_transport(flags.replay, to_string(flags.backend));
-    if (!replay) return replay.error();
-    for (const auto& warning : replay.value()->warnings()) {
-      context.err << "clef: warning: " << terminal_safe(warning) << "\n";
-    }
-    transport = std::move(replay).value();
-  } else {
-    transport = make_curl_transport();
-  }
-  if (flags.verbose) transport = make_verbose_transport(std::move(transport), context.err);
-  return transport;
+  if (flags.replay.empty()) return shown(flags, context, make_curl_transport());
+  auto replay = load_replay(flags, context);
+  if (!replay) return replay.error();
+  return shown(flags, context, std::move(replay).value());
 }
 
 /// `transport` recorded into --record's cassette, when given. Outermost, so what the cache
@@ -250,50 +260,73 @@ Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context
   return options;
 }
 
-Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline,
-                           std::size_t in_flight) {
+Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline) {
   if (flags.hosts.size() > 1 || !flags.hosts_file.empty()) {
     return make_error(ErrorKind::invalid_input,
                       "only clef batch and clef eval send to several hosts: give one --host",
                       "--host");
   }
-  return make_one_client(flags, context, offline, in_flight);
+  return make_one_client(flags, context, offline, nullptr);
 }
 
-Result<Client> make_one_client(const ConnectionFlags& flags, const Context& context, bool offline,
-                               std::size_t in_flight) {
-  auto options = base_options(flags, context);
-  if (!options) return options.error();
-  auto source = source_transport(flags, context);
-  if (!source) return source.error();
-  options->transport = std::move(source).value();
-  bool decorated = flags.verbose || !flags.replay.empty() || !flags.record.empty();
-  // A replay sends nothing either: a CI job replaying a Workers AI cassette needs no token.
-  options->offline = offline || !flags.replay.empty();
+namespace {
+
+/// The decisions' pipeline on the event loop, from the inside out: the cassette (--replay) or
+/// `network`, shown with -v, answered from the cache, recorded with --record (outermost, so what
+/// the cache answers is recorded too and the replay has every answer the run gave). Each is a
+/// stage on the loop: no flag costs a batch a thread per request.
+Result<std::shared_ptr<AsyncTransport>> decision_loop(const ConnectionFlags& flags,
+                                                      const Context& context,
+                                                      const ClientOptions& options,
+                                                      std::shared_ptr<ReplayTransport> replay,
+                                                      std::shared_ptr<AsyncTransport> network,
+                                                      bool offline) {
+  std::shared_ptr<AsyncTransport> loop;
+  if (replay)
+    loop = make_async_replay(std::move(replay));
+  else
+    loop = network ? std::move(network) : make_curl_loop();
+  if (flags.verbose) loop = make_verbose_transport(std::move(loop), context.err);
   // Decisions only (not doctor or models), and never for a dry run, which contacts nothing, nor
   // a replay, which answers from its cassette only: a replay neither reads live entries nor
   // writes the cassette's answers under the live key.
   if (!offline && flags.replay.empty()) {
-    if (auto cache = cache_options(flags, options.value(), context)) {
-      auto caching = make_caching_transport(options->transport, *cache, flags.backend);
+    if (auto cache = cache_options(flags, options, context)) {
+      auto caching = make_caching_transport(loop, *cache, flags.backend);
       if (caching) {
-        options->transport = std::move(caching).value();
-        decorated = true;
+        loop = std::move(caching).value();
       } else {
         context.err << "clef: warning: the cache is off for this run: "
                     << terminal_safe(caching.error().message) << "\n";
       }
     }
   }
-  auto transport = recorded(flags, options->transport);
-  if (!transport) return transport.error();
-  if (decorated) {
-    options->transport = std::move(transport).value();
-    options->async_transport = make_async_transport(options->transport, in_flight);
-  } else {
-    // Plain network: the client's own curl transport, and its event loop for batches.
-    options->transport = nullptr;
+  if (flags.record.empty()) return loop;
+  auto recording = make_recording_transport(std::move(loop), flags.record, to_string(flags.backend));
+  if (!recording) return recording.error();
+  return std::shared_ptr<AsyncTransport>(std::move(recording).value());
+}
+
+}  // namespace
+
+Result<Client> make_one_client(const ConnectionFlags& flags, const Context& context, bool offline,
+                               std::shared_ptr<AsyncTransport> network) {
+  auto options = base_options(flags, context);
+  if (!options) return options.error();
+  std::shared_ptr<ReplayTransport> replay;
+  if (!flags.replay.empty()) {
+    auto loaded = load_replay(flags, context);
+    if (!loaded) return loaded.error();
+    replay = std::move(loaded).value();
   }
+  options->transport = shown(flags, context,
+                             replay ? std::shared_ptr<Transport>(replay) : make_curl_transport());
+  // A replay sends nothing either: a CI job replaying a Workers AI cassette needs no token.
+  options->offline = offline || replay;
+  auto loop = decision_loop(flags, context, options.value(), std::move(replay),
+                            std::move(network), offline);
+  if (!loop) return loop.error();
+  options->async_transport = std::move(loop).value();
   return Client::create(std::move(options).value());
 }
 

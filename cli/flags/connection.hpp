@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "clef/async_transport.hpp"
 #include "clef/client.hpp"
 #include "common/context.hpp"
 #include "flags/gateway_flags.hpp"
@@ -56,15 +57,13 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags);
 Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context& context);
 
 /// The client for these flags. `offline` (dry runs) lets a missing token through, since
-/// nothing is sent and the token is never printed. `in_flight`: how many requests a batch
-/// keeps going at once. Plain network runs use the curl event loop whatever the number; with
-/// -v, --cache, --record or --replay the decorators are blocking, so they run on a pool of
-/// that many threads.
-Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline,
-                           std::size_t in_flight = 1);
+/// nothing is sent and the token is never printed. Its decisions run on one curl event loop,
+/// with -v, --cache, --record and --replay as stages on it (no thread per request).
+Result<Client> make_client(const ConnectionFlags& flags, const Context& context, bool offline);
 /// make_client without the one-host check: the client for flags.hosts.front() (hosts.hpp makes
-/// one per host).
+/// one per host), its decisions sent through `network` (one curl loop shared by every host) or,
+/// when null, a loop of its own.
 Result<Client> make_one_client(const ConnectionFlags& flags, const Context& context, bool offline,
-                               std::size_t in_flight);
+                               std::shared_ptr<AsyncTransport> network);
 
 }  // namespace clef::cli

@@ -164,8 +164,7 @@ Result<std::vector<std::string>> all_hosts(const ConnectionFlags& flags) {
   return hosts;
 }
 
-Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Context& context,
-                                         std::size_t in_flight) {
+Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Context& context) {
   auto hosts = all_hosts(flags);
   if (!hosts) return hosts.error();
   if (hosts->size() > 1 && (!flags.record.empty() || !flags.replay.empty())) {
@@ -174,11 +173,13 @@ Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Con
                       flags.record.empty() ? "--replay" : "--record");
   }
   std::vector<Client> clients;
+  // One event loop sends to every host: its thread and its connection pool serve them all.
+  const auto network = make_curl_loop();
   ConnectionFlags one = flags;
   one.hosts_file.clear();
   for (std::size_t i = 0; i < std::max<std::size_t>(hosts->size(), 1); ++i) {
     one.hosts = hosts->empty() ? std::vector<std::string>{} : std::vector{(*hosts)[i]};
-    auto client = make_one_client(one, context, false, in_flight);
+    auto client = make_one_client(one, context, false, network);
     if (!client) return client.error();
     clients.push_back(std::move(client).value());
   }

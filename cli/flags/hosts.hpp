@@ -30,7 +30,6 @@ Result<std::vector<std::string>> all_hosts(const ConnectionFlags& flags);
 /// another digest, or not the model at all, is refused unless --mixed-fleet; a host that cannot
 /// be reached is only warned about (the batch sets it aside and probes it again). --record and
 /// --replay take one host.
-Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Context& context,
-                                         std::size_t in_flight);
+Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Context& context);
 
 }  // namespace clef::cli

@@ -38,56 +38,97 @@ std::string without_credentials(std::string value, const HttpRequest& request) {
   return value;
 }
 
+/// "clef: > POST URL (N bytes)" and the headers, credentials shown by their scheme only.
+std::string request_text(const HttpRequest& request) {
+  std::ostringstream out;
+  out << "clef: > " << request.method << " " << request.url << " (" << request.body.size()
+      << " bytes)\n";
+  for (const auto& [name, value] : request.headers) {
+    // Only the scheme of a credential is shown ("Bearer", "Basic"), never the value.
+    const bool secret = is_credential(name);
+    out << "clef: >   " << name << ": "
+        << (secret ? value.substr(0, value.find(' ')) + " <redacted>" : value) << "\n";
+  }
+  if (const auto proxy = proxy_route(request)) {
+    out << "clef: >   through the proxy " << url_without_credentials(proxy->url) << " (from "
+        << proxy->source << ")\n";
+  }
+  return out.str();
+}
+
+/// "clef: < HTTP 200, N bytes, 12 ms" with the ids a support ticket needs, or the failure.
+std::string response_text(const HttpRequest& request, const Result<HttpResponse>& response,
+                          std::chrono::steady_clock::time_point started) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count();
+  std::ostringstream back;
+  if (response) {
+    back << "clef: < HTTP " << response->status << ", " << response->body.size() << " bytes, "
+         << ms << " ms";
+    for (const char* name : {"cf-ai-req-id", "cf-aig-cache-status", "cf-aig-log-id"}) {
+      const std::string value = response->header(name);
+      if (!value.empty()) {
+        back << ", " << name << " " << terminal_safe(without_credentials(value, request));
+      }
+    }
+    back << "\n";
+  } else {
+    back << "clef: < failed after " << ms << " ms: " << response.error().to_string() << "\n";
+  }
+  return back.str();
+}
+
+void print(std::ostream& log, const std::string& text) {
+  std::lock_guard<std::mutex> lock(verbose_output_mutex());
+  log << text << std::flush;
+}
+
 class VerboseTransport : public Transport {
  public:
   VerboseTransport(std::shared_ptr<Transport> inner, std::ostream& log)
       : m_inner(std::move(inner)), m_log(log) {}
 
   Result<HttpResponse> send(const HttpRequest& request) override {
-    std::ostringstream out;
-    out << "clef: > " << request.method << " " << request.url << " (" << request.body.size()
-        << " bytes)\n";
-    for (const auto& [name, value] : request.headers) {
-      // Only the scheme of a credential is shown ("Bearer", "Basic"), never the value.
-      const bool secret = is_credential(name);
-      out << "clef: >   " << name << ": "
-          << (secret ? value.substr(0, value.find(' ')) + " <redacted>" : value) << "\n";
-    }
-    if (const auto proxy = proxy_route(request)) {
-      out << "clef: >   through the proxy " << url_without_credentials(proxy->url) << " (from "
-          << proxy->source << ")\n";
-    }
-    print(out.str());
+    print(m_log, request_text(request));
     const auto started = std::chrono::steady_clock::now();
     auto response = m_inner->send(request);
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - started)
-                        .count();
-    std::ostringstream back;
-    if (response) {
-      back << "clef: < HTTP " << response->status << ", " << response->body.size() << " bytes, "
-           << ms << " ms";
-      for (const char* name : {"cf-ai-req-id", "cf-aig-cache-status", "cf-aig-log-id"}) {
-        const std::string value = response->header(name);
-        if (!value.empty()) {
-          back << ", " << name << " " << terminal_safe(without_credentials(value, request));
-        }
-      }
-      back << "\n";
-    } else {
-      back << "clef: < failed after " << ms << " ms: " << response.error().to_string() << "\n";
-    }
-    print(back.str());
+    print(m_log, response_text(request, response, started));
     return response;
   }
 
  private:
-  void print(const std::string& text) {
-    std::lock_guard<std::mutex> lock(verbose_output_mutex());
-    m_log << text << std::flush;
+  std::shared_ptr<Transport> m_inner;
+  std::ostream& m_log;
+};
+
+/// The same lines from a loop: the request's as it starts, the outcome's on the loop thread.
+class VerboseLoop : public AsyncTransport {
+ public:
+  VerboseLoop(std::shared_ptr<AsyncTransport> inner, std::ostream& log)
+      : m_inner(std::move(inner)), m_log(log) {}
+
+  void start(HttpRequest request, ResponseHandler done) override {
+    print(m_log, request_text(request));
+    const auto started = std::chrono::steady_clock::now();
+    // The outcome's line names the request's credentials to scrub: a copy of its headers and
+    // URL only, not of its body.
+    auto shown = std::make_shared<HttpRequest>();
+    shown->url = request.url;
+    shown->headers = request.headers;
+    m_inner->start(std::move(request), [log = &m_log, shown, started, done = std::move(done)](
+                                           Result<HttpResponse> response) mutable {
+      print(*log, response_text(*shown, response, started));
+      done(std::move(response));
+    });
+  }
+  void after(std::chrono::milliseconds delay,
+             std::function<void(bool shutting_down)> task) override {
+    m_inner->after(delay, std::move(task));
   }
 
-  std::shared_ptr<Transport> m_inner;
+ private:
+  std::shared_ptr<AsyncTransport> m_inner;
   std::ostream& m_log;
 };
 
@@ -96,6 +137,11 @@ class VerboseTransport : public Transport {
 std::shared_ptr<Transport> make_verbose_transport(std::shared_ptr<Transport> inner,
                                                   std::ostream& log) {
   return std::make_shared<VerboseTransport>(std::move(inner), log);
+}
+
+std::shared_ptr<AsyncTransport> make_verbose_transport(std::shared_ptr<AsyncTransport> inner,
+                                                       std::ostream& log) {
+  return std::make_shared<VerboseLoop>(std::move(inner), log);
 }
 
 }  // namespace clef::cli

@@ -4,6 +4,7 @@
 #include <memory>
 #include <ostream>
 
+#include "clef/async_transport.hpp"
 #include "clef/transport.hpp"
 
 namespace clef::cli {
@@ -13,5 +14,10 @@ namespace clef::cli {
 /// 12 ms" or "clef: < failed after 12 ms: …". Safe from several threads (batch).
 std::shared_ptr<Transport> make_verbose_transport(std::shared_ptr<Transport> inner,
                                                   std::ostream& log);
+
+/// The same in front of an event loop, for submit() and batches: the request's line as it
+/// starts, the outcome's on the loop thread.
+std::shared_ptr<AsyncTransport> make_verbose_transport(std::shared_ptr<AsyncTransport> inner,
+                                                       std::ostream& log);
 
 }  // namespace clef::cli

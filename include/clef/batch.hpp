@@ -46,6 +46,10 @@ struct BatchOptions {
   /// under), so a sink that decides to stop is obeyed at once. Pair with
   /// ClientOptions::cancel to stop the items in flight too.
   std::function<bool()> should_stop;
+  /// Ends the run from any thread: no new item starts, and every item in flight or waiting out
+  /// a pause ends at once with ErrorKind::cancelled, delivered to the sink like any result;
+  /// BatchSummary::stopped is true. (should_stop is asked; this is heard.)
+  CancelToken cancel;
   /// Stop when the server is not there at all: once 2 × concurrency results in a row, before any
   /// success, are connection failures or TLS errors (ErrorKind::connection_failed, tls), no new
   /// item starts, as with should_stop, and BatchSummary::unreachable holds the last of them. A

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "clef/async_transport.hpp"
 #include "clef/backend.hpp"
 #include "clef/export.hpp"
 #include "clef/options.hpp"
@@ -100,6 +101,14 @@ CLEF_API Status check_cache_directory(const std::string& directory);
 CLEF_API Result<std::shared_ptr<Transport>> make_caching_transport(std::shared_ptr<Transport> inner,
                                                                    CacheOptions options,
                                                                    Backend backend);
+
+/// The same cache in front of an AsyncTransport (a curl loop), for Client::submit and batches
+/// (ClientOptions::async_transport): an entry is looked up on the thread that starts the request
+/// (the caller's, or the loop's for a retry) and an answer stored on the loop thread, so a batch
+/// with a cache still runs no thread per request. A hit is delivered through `inner`'s after(0),
+/// on its loop thread, as every handler is.
+CLEF_API Result<std::shared_ptr<AsyncTransport>> make_caching_transport(
+    std::shared_ptr<AsyncTransport> inner, CacheOptions options, Backend backend);
 
 struct CacheStats {
   std::size_t entries = 0;

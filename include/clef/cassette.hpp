@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "clef/async_transport.hpp"
 #include "clef/export.hpp"
 #include "clef/result.hpp"
 #include "clef/transport.hpp"
@@ -48,6 +49,19 @@ class CLEF_API RecordingTransport : public Transport {
 CLEF_API Result<std::shared_ptr<RecordingTransport>> make_recording_transport(
     std::shared_ptr<Transport> inner, const std::string& path, std::string tag);
 
+/// The recorder in front of an AsyncTransport (ClientOptions::async_transport), for submit()
+/// and batches: the same cassette lines, each appended on the loop thread as its response
+/// arrives, with no thread per request.
+class CLEF_API AsyncRecordingTransport : public AsyncTransport {
+ public:
+  /// As RecordingTransport::failure().
+  virtual std::optional<Error> failure() const = 0;
+};
+
+/// make_recording_transport() in front of `inner` (a curl loop, or a chain of them).
+CLEF_API Result<std::shared_ptr<AsyncRecordingTransport>> make_recording_transport(
+    std::shared_ptr<AsyncTransport> inner, const std::string& path, std::string tag);
+
 /// A Transport that answers from a cassette, and says what it skipped reading it.
 class CLEF_API ReplayTransport : public Transport {
  public:
@@ -65,5 +79,10 @@ class CLEF_API ReplayTransport : public Transport {
 /// object with a string "key", a string "body" and an integer "status" in 100..599.
 CLEF_API Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string& path,
                                                                         std::string tag);
+
+/// `replay` for Client::submit and batches (ClientOptions::async_transport): each answer is
+/// looked up on the thread that starts the request and delivered on one loop thread made for
+/// it, which opens no connection.
+CLEF_API std::shared_ptr<AsyncTransport> make_async_replay(std::shared_ptr<ReplayTransport> replay);
 
 }  // namespace clef

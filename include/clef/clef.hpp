@@ -17,6 +17,7 @@
 #include "clef/backend.hpp"
 #include "clef/batch.hpp"
 #include "clef/cache.hpp"
+#include "clef/cancel.hpp"
 #include "clef/cassette.hpp"
 #include "clef/client.hpp"
 #include "clef/decision.hpp"

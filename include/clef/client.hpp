@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "clef/cancel.hpp"
 #include "clef/decision.hpp"
 #include "clef/export.hpp"
 #include "clef/options.hpp"
@@ -45,8 +46,9 @@ class CLEF_API Client {
   /// decision or the error — after the same checks, retries and validation as decide(), the
   /// waits between attempts being timers, not sleeping threads. `cancel` (which must outlive
   /// the call; default ClientOptions::cancel) ends it with ErrorKind::cancelled, in flight or
-  /// between attempts. Requests still running when the last Client copy goes are completed all the
-  /// same.
+  /// between attempts, within 50 ms (a flag is looked at, not heard: a signal handler can set
+  /// it; a CancelToken, below, is heard at once). Requests still running when the last Client
+  /// copy goes are completed all the same.
   ///
   ///     client.submit(request, [](clef::Result<clef::Decision> decision) {
   ///       if (decision) std::cout << decision->answers[0].winner() << "\n";
@@ -57,11 +59,26 @@ class CLEF_API Client {
   void submit(DecisionRequest request, const RetryPolicy& retry,
               std::function<void(Result<Decision>)> done,
               const std::atomic<bool>* cancel = nullptr) const;
-  /// submit() with a future: for code that waits somewhere else.
+  /// submit() ended by a CancelToken (cancel.hpp): once it is cancelled, `done` runs within
+  /// milliseconds with ErrorKind::cancelled, whether the request was queued, connecting, sending,
+  /// waiting for the answer or waiting between attempts; its transfer is stopped and its timer
+  /// let go. One token may end many requests.
+  ///
+  ///     clef::CancelSource stop;
+  ///     client.submit(request, [](clef::Result<clef::Decision>) { /* … */ }, stop.token());
+  ///     stop.cancel();  // any thread
+  void submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
+              CancelToken cancel) const;
+  /// The same with `retry` instead of the options' retry policy.
+  void submit(DecisionRequest request, const RetryPolicy& retry,
+              std::function<void(Result<Decision>)> done, CancelToken cancel) const;
+  /// submit() with a future: for code that waits somewhere else. `cancel` as above (a token
+  /// that cannot be cancelled: ClientOptions::cancel).
   ///
   ///     std::future<clef::Result<clef::Decision>> pending = client.decide_async(request);
   ///     clef::Result<clef::Decision> decision = pending.get();
-  std::future<Result<Decision>> decide_async(DecisionRequest request) const;
+  std::future<Result<Decision>> decide_async(DecisionRequest request,
+                                             CancelToken cancel = {}) const;
 
   /// The exact request body decide() would send (validation included), for --dry-run.
   Result<std::string> request_body(const DecisionRequest& request) const;
@@ -80,6 +97,9 @@ class CLEF_API Client {
  private:
   friend struct detail::Submission;
   struct Impl;
+  void start_submission(DecisionRequest request, const RetryPolicy& retry,
+                        std::function<void(Result<Decision>)> done, const std::atomic<bool>* flag,
+                        CancelToken token) const;
   explicit Client(std::shared_ptr<const Impl> impl);
   std::shared_ptr<const Impl> m_impl;
 };

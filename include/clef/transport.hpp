@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "clef/cancel.hpp"
 #include "clef/export.hpp"
 #include "clef/result.hpp"
 
@@ -27,8 +28,12 @@ struct HttpRequest {
   std::size_t max_response_bytes = 16u * 1024u * 1024u;
   /// Extra CA certificates (PEM file) to trust; empty: the system's only.
   std::string ca_file;
-  /// When set and it becomes true, the transfer stops with ErrorKind::cancelled.
+  /// When set and it becomes true, the transfer stops with ErrorKind::cancelled: looked at every
+  /// 50 ms (the flag a signal handler can set).
   const std::atomic<bool>* cancel = nullptr;
+  /// When cancelled, the transfer stops with ErrorKind::cancelled: at once on the event loop
+  /// (make_curl_loop), at libcurl's next progress call in the blocking transport.
+  CancelToken cancel_token;
   /// Unset: the environment's proxy, read as curl reads it (no_proxy/NO_PROXY, then
   /// https_proxy/HTTPS_PROXY or http_proxy, then all_proxy/ALL_PROXY), except that a loopback
   /// host (localhost, 127.0.0.0/8, ::1) is always reached directly, as Go's net/http (and so

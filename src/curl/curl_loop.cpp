@@ -38,7 +38,7 @@ constexpr std::chrono::milliseconds cancel_check_interval{50};
 
 /// One loop thread's state. The thread holds a reference of its own, so a loop whose last
 /// outside owner goes away inside one of its handlers finishes its turn safely.
-class Loop {
+class Loop : public std::enable_shared_from_this<Loop> {
  public:
   using TimerTask = detail::TimerQueue::Task;
 
@@ -81,6 +81,17 @@ class Loop {
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_new_timers.emplace_back(Clock::now() + delay, std::move(task));
+      if (!take_sleeping()) return;
+    }
+    wake_up();
+  }
+
+  /// A request's CancelToken was cancelled (on any thread): its transfer ends at the next turn,
+  /// which this wakes.
+  void cancel_later(std::uint64_t serial) {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_cancelled.push_back(serial);
       if (!take_sleeping()) return;
     }
     wake_up();
@@ -156,6 +167,8 @@ class Loop {
     HttpRequest request;
     ResponseHandler done;
     detail::CurlTransfer transfer;
+    std::uint64_t serial = 0;        ///< Its number for cancel_later (0: no CancelToken).
+    std::uint64_t registration = 0;  ///< Its callback on the CancelToken.
   };
 
   /// What other threads queued since the loop last looked.
@@ -163,6 +176,7 @@ class Loop {
     std::vector<Incoming> incoming;
     std::vector<std::pair<Clock::time_point, TimerTask>> timers;
     std::vector<ResponseHandler> refused;
+    std::vector<std::uint64_t> cancelled;
     bool stopping = false;
     bool empty() const { return incoming.empty() && timers.empty() && refused.empty(); }
   };
@@ -173,6 +187,7 @@ class Loop {
     queued.incoming.swap(m_incoming);
     queued.timers.swap(m_new_timers);
     queued.refused.swap(m_refused);
+    queued.cancelled.swap(m_cancelled);
     queued.stopping = m_stopping;
     return queued;
   }
@@ -190,7 +205,8 @@ class Loop {
     if (auto next = m_timers.next()) wait = std::min(wait, until(*next));
     if (m_cancellable > 0) wait = std::min(wait, cancel_check_interval);
     std::lock_guard<std::mutex> lock(m_mutex);
-    if (!m_incoming.empty() || !m_new_timers.empty() || !m_refused.empty() || m_stopping) {
+    if (!m_incoming.empty() || !m_new_timers.empty() || !m_refused.empty() ||
+        !m_cancelled.empty() || m_stopping) {
       wait = std::chrono::milliseconds(0);
     }
     m_sleeping = wait.count() > 0;
@@ -210,6 +226,7 @@ class Loop {
       begin(std::move(item));
     }
     if (queued.stopping) return false;
+    for (std::uint64_t serial : queued.cancelled) cancel_now(serial);
 
     for (auto& task : m_timers.take_due(Clock::now())) detail::call_handler(task, false);
     int running = 0;
@@ -249,6 +266,11 @@ class Loop {
   }
 
   void begin(Incoming item) {
+    if (item.request.cancel_token.cancelled()) {
+      complete(item.done, make_error(ErrorKind::cancelled, "cancelled before sending",
+                                     item.request.url));
+      return;
+    }
     if (m_epoll < 0 || m_wake < 0) {
       complete(item.done, make_error(ErrorKind::connection_failed,
                                      "cannot create the event loop (epoll or eventfd failed: "
@@ -275,7 +297,28 @@ class Loop {
       return;
     }
     if (active->request.cancel) ++m_cancellable;
+    if (active->request.cancel_token.can_be_cancelled()) watch_token(*active, handle);
     m_active.emplace(handle, std::move(active));
+  }
+
+  /// Told by the request's CancelToken, from whichever thread cancels, through cancel_later.
+  /// The callback holds the loop weakly: it may run after the loop has gone.
+  void watch_token(Active& active, CURL* handle) {
+    active.serial = ++m_last_serial;
+    m_by_serial.emplace(active.serial, handle);
+    active.registration = active.request.cancel_token.on_cancel(
+        [loop = weak_from_this(), serial = active.serial] {
+          if (auto alive = loop.lock()) alive->cancel_later(serial);
+        });
+  }
+
+  void cancel_now(std::uint64_t serial) {
+    const auto found = m_by_serial.find(serial);
+    if (found == m_by_serial.end()) return;  // it ended before the cancel was seen
+    finish(found->second, [](Active& active) -> Result<HttpResponse> {
+      return make_error(ErrorKind::cancelled, "cancelled during the transfer",
+                        active.request.url);
+    });
   }
 
   void collect_finished() {
@@ -312,6 +355,10 @@ class Loop {
     m_active.erase(found);
     curl_multi_remove_handle(m_multi, handle);
     if (active->request.cancel) --m_cancellable;
+    if (active->serial != 0) {
+      m_by_serial.erase(active->serial);
+      active->request.cancel_token.forget(active->registration);
+    }
     Result<HttpResponse> result = outcome(*active);
     release(handle);
     complete(active->done, std::move(result));
@@ -356,6 +403,7 @@ class Loop {
   std::vector<Incoming> m_incoming;                                   // guarded by m_mutex
   std::vector<std::pair<Clock::time_point, TimerTask>> m_new_timers;  // guarded by m_mutex
   std::vector<ResponseHandler> m_refused;                             // guarded by m_mutex
+  std::vector<std::uint64_t> m_cancelled;                             // guarded by m_mutex
   bool m_stopping = false;                                            // guarded by m_mutex
   bool m_sleeping = false;                                            // guarded by m_mutex
   // The loop thread's own:
@@ -363,6 +411,8 @@ class Loop {
   std::vector<CURL*> m_idle;
   detail::TimerQueue m_timers;
   std::size_t m_cancellable = 0;
+  std::unordered_map<std::uint64_t, CURL*> m_by_serial;  ///< Transfers a CancelToken may end.
+  std::uint64_t m_last_serial = 0;
   Clock::time_point m_next_cancel_check{};
   std::optional<Clock::time_point> m_curl_deadline;
 };

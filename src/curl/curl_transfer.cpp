@@ -52,7 +52,9 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
 
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto* transfer = static_cast<Transfer*>(user);
-  return transfer->cancel && transfer->cancel->load() ? 1 : 0;
+  const bool cancelled =
+      (transfer->cancel && transfer->cancel->load()) || transfer->cancel_token.cancelled();
+  return cancelled ? 1 : 0;
 }
 
 Error curl_error(CURLcode code, const char* detail, const HttpRequest& request,
@@ -145,6 +147,7 @@ void CurlTransfer::prepare(CURL* handle, const HttpRequest& request) {
   m_request = &request;
   m_collected.max_bytes = request.max_response_bytes;
   m_collected.cancel = request.cancel;
+  m_collected.cancel_token = request.cancel_token;
   for (const auto& [name, value] : request.headers) {
     m_headers = curl_slist_append(m_headers, (name + ": " + value).c_str());
   }
@@ -180,7 +183,7 @@ void CurlTransfer::prepare(CURL* handle, const HttpRequest& request) {
   curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(handle, CURLOPT_HEADERDATA, &m_collected);
   curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, m_detail);
-  if (request.cancel) {
+  if (request.cancel || request.cancel_token.can_be_cancelled()) {
     curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &m_collected);

@@ -38,6 +38,7 @@ class CurlTransfer {
     bool too_large = false;
     bool headers_too_large = false;
     const std::atomic<bool>* cancel = nullptr;
+    CancelToken cancel_token;
   };
 
  private:

@@ -1,0 +1,38 @@
+// Internal: one step a request passes through on its way to the server and back (the cache, the
+// cassette's recorder and its replay), written once and run either around a blocking Transport or
+// in front of an AsyncTransport on its loop — so `--cache`, `--record` and `--replay` cost a batch
+// no thread per request.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "clef/async_transport.hpp"
+#include "clef/transport.hpp"
+
+namespace clef::detail {
+
+class Stage {
+ public:
+  virtual ~Stage() = default;
+  /// An outcome without sending (a cache hit, a replay, a refusal), or nullopt to send on. On
+  /// a loop this runs on the thread that starts the request, so it must not wait on the network.
+  virtual std::optional<Result<HttpResponse>> answer(const HttpRequest& request) = 0;
+  /// The outcome from further in (sent, or answered by a stage there), before the caller sees it;
+  /// not called for this stage's own answer. On a loop it runs on the loop thread.
+  virtual void received(const HttpRequest& request, Result<HttpResponse>& response) = 0;
+};
+
+/// `stage` around a blocking send through `inner`.
+Result<HttpResponse> send_through(Stage& stage, Transport& inner, const HttpRequest& request);
+
+/// `stage` in front of `inner`: its own answer is delivered on a loop thread of `inner` (through
+/// after(0)), as every handler is; what `inner` answers passes through received() first.
+void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner,
+                   HttpRequest request, ResponseHandler done);
+
+/// An AsyncTransport that is `stage` in front of `inner`.
+std::shared_ptr<AsyncTransport> staged_loop(std::shared_ptr<Stage> stage,
+                                            std::shared_ptr<AsyncTransport> inner);
+
+}  // namespace clef::detail

@@ -1,0 +1,132 @@
+// One request pipeline (issue 30): `clef batch` with -v, --cache, --record or --replay runs its
+// stages on the event loop, so 64 requests in flight cost no more threads than a plain run —
+// counted in /proc/PID/task of the running process — and every id comes back once.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <thread>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "child_clef.hpp"
+#include "cli_runner.hpp"
+#include "fake_server.hpp"
+#include "wait_until.hpp"
+
+namespace {
+
+using clef::testing::batch_args;
+using clef::testing::FakeServer;
+using clef::testing::fresh_path;
+using clef::testing::jsonl_tickets;
+using clef::testing::lines_by_id;
+using clef::testing::spawn_clef;
+using clef::testing::wait_for_exit;
+using clef::testing::write_temp_file;
+using namespace std::chrono_literals;
+
+int threads_of(pid_t pid) {
+  int n = 0;
+  if (DIR* tasks = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str())) {
+    while (dirent* entry = ::readdir(tasks)) n += entry->d_name[0] != '.';
+    ::closedir(tasks);
+  }
+  return n;
+}
+
+struct BatchRun {
+  int code = -1;
+  int most_threads = 0;
+};
+
+/// `clef batch` over 256 tickets at -j 64, its threads counted every few milliseconds until it
+/// exits.
+BatchRun batch_counting_threads(const std::vector<std::string>& args) {
+  BatchRun run;
+  const pid_t child = spawn_clef(args);
+  EXPECT_GT(child, 0);
+  if (child <= 0) return run;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    run.most_threads = std::max(run.most_threads, threads_of(child));
+    int status = 0;
+    const pid_t ended = ::waitpid(child, &status, WNOHANG);
+    if (ended == child) {
+      run.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      return run;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(child, SIGKILL);
+      run.code = wait_for_exit(child);
+      ADD_FAILURE() << "clef batch still running after 60 s";
+      return run;
+    }
+    std::this_thread::sleep_for(2ms);  // a sampling interval, not a wait for a condition
+  }
+}
+
+void expect_every_id_once(const std::string& output, int count) {
+  const auto lines = lines_by_id(output);
+  EXPECT_EQ(lines.size(), static_cast<std::size_t>(count));
+  for (const auto& [id, line] : lines) EXPECT_FALSE(line.contains("error")) << id << " " << line;
+}
+
+class CliPipeline : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server.set_latency(100ms);
+    input = write_temp_file("pipeline_in.jsonl", jsonl_tickets(count));
+    // The plain run: the yardstick for the others.
+    const std::string output = fresh_path("pipeline_plain.jsonl");
+    const BatchRun plain = batch_counting_threads(
+        batch_args(server.base_url(), input, output, {"-j", "64"}));
+    ASSERT_EQ(plain.code, 0);
+    expect_every_id_once(output, count);
+    plain_threads = plain.most_threads;
+    // A thread per request in flight would be some 64 more.
+    ASSERT_LE(plain_threads, 8) << "a plain batch should run on a handful of threads";
+  }
+
+  void expect_like_the_plain_run(const std::string& name, std::vector<std::string> extra,
+                                 int expected_code = 0) {
+    const std::string output = fresh_path("pipeline_" + name + ".jsonl");
+    extra.insert(extra.end(), {"-j", "64"});
+    const BatchRun run = batch_counting_threads(batch_args(server.base_url(), input, output, extra));
+    EXPECT_EQ(run.code, expected_code) << name;
+    expect_every_id_once(output, count);
+    EXPECT_LE(run.most_threads, plain_threads + 1)
+        << name << ": " << run.most_threads << " threads against " << plain_threads
+        << " for the plain run";
+  }
+
+  static constexpr int count = 256;
+  FakeServer server;
+  std::string input;
+  int plain_threads = 0;
+};
+
+TEST_F(CliPipeline, VerboseRunsOnTheLoop) {
+  expect_like_the_plain_run("verbose", {"-v"});
+}
+
+TEST_F(CliPipeline, CacheRunsOnTheLoopMissingThenHitting) {
+  const std::string cache = fresh_path("pipeline_cache_dir");
+  expect_like_the_plain_run("cache_miss", {"--cache", cache});
+  const int sent = server.request_count();
+  expect_like_the_plain_run("cache_hit", {"--cache", cache});
+  EXPECT_EQ(server.request_count(), sent) << "the second run is answered from the cache";
+}
+
+TEST_F(CliPipeline, RecordAndReplayRunOnTheLoop) {
+  const std::string cassette = fresh_path("pipeline.cassette.jsonl");
+  expect_like_the_plain_run("record", {"--record", cassette});
+  const int sent = server.request_count();
+  expect_like_the_plain_run("replay", {"--replay", cassette});
+  EXPECT_EQ(server.request_count(), sent) << "a replay sends nothing";
+}
+
+}  // namespace
