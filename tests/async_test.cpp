@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include <poll.h>
+
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
 #include "thread_count.hpp"
@@ -244,6 +246,56 @@ TEST(Async, ABlockingTransportRunsOnThePool) {
   int lines = 0;
   for (std::string line; std::getline(recorded, line);) ++lines;
   EXPECT_EQ(lines, 20);
+}
+
+TEST(Async, ADrivenLoopRunsOnlyOnTheThreadThatDrivesIt) {
+  // The application's own loop, here a poll() loop: requests submitted from another thread wake
+  // its descriptor; every callback runs inside run_once(), on this thread; destroying the loop
+  // here completes what is left as cancelled, here too.
+  FakeServer server;
+  server.set_latency(20ms);
+  auto loop = clef::make_driven_curl_loop();
+  clef::ClientOptions options;
+  options.base_url = server.base_url();
+  options.async_transport = loop;
+  auto client = clef::Client::create(options).value();
+  const auto driver = std::this_thread::get_id();
+  std::atomic<int> done{0}, elsewhere{0};
+  std::thread submitter([&] {
+    for (int i = 0; i < 50; ++i) {
+      client.submit(ticket(i), [&](clef::Result<clef::Decision> result) {
+        if (std::this_thread::get_id() != driver) ++elsewhere;
+        EXPECT_TRUE(result) << result.error().to_string();
+        ++done;
+      });
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (done < 50 && std::chrono::steady_clock::now() < deadline) {
+    pollfd ready{loop->descriptor(), POLLIN, 0};
+    ::poll(&ready, 1, static_cast<int>(loop->timeout().count()));
+    loop->run_once();
+  }
+  submitter.join();
+  EXPECT_EQ(done, 50);
+  EXPECT_EQ(elsewhere, 0);
+  // Nothing moves unless driven: a request started now stays in flight until stop().
+  server.set_latency(0ms);
+  std::atomic<int> cancelled{0};
+  client.submit(ticket(99), [&](clef::Result<clef::Decision> result) {
+    if (std::this_thread::get_id() == driver && !result &&
+        result.error().kind == ErrorKind::cancelled)
+      ++cancelled;
+  });
+  EXPECT_EQ(cancelled, 0);
+  loop->stop();
+  EXPECT_EQ(cancelled, 1);
+  // Started after the stop: completed as cancelled at the next run_once().
+  client.submit(ticket(100), [&](clef::Result<clef::Decision> result) {
+    if (!result && result.error().kind == ErrorKind::cancelled) ++cancelled;
+  });
+  loop->run_once();
+  EXPECT_EQ(cancelled, 2);
 }
 
 }  // namespace

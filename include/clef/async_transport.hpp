@@ -54,6 +54,41 @@ class CLEF_API AsyncTransport {
 /// caps, the timeouts, the proxy rules, cancellation.
 CLEF_API std::shared_ptr<AsyncTransport> make_curl_loop(std::size_t threads = 1);
 
+/// The same loop with no thread of its own, for an application that has an event loop already
+/// (Asio, libuv, Qt, a poll() loop): the application watches descriptor() for reading and calls
+/// run_once() when it turns readable or when timeout() has passed. Every handler — and so every
+/// Client::submit callback on it (ClientOptions::async_transport) — runs inside run_once(), on
+/// the application's thread: nothing of clef runs anywhere else.
+///
+///     auto loop = clef::make_driven_curl_loop();
+///     // poll() loop: wait for loop->descriptor() to be readable, at most loop->timeout(), then
+///     loop->run_once();
+///
+/// examples/asio_decisions.cpp drives it from standalone Asio. start() and after() may be called
+/// from any thread (they wake the descriptor); the rest from the owning thread only. A request
+/// in flight holds the loop (its client holds it), so nothing ends until the owner says so:
+/// stop() completes what is in flight or queued as cancelled, on the spot, and runs pending
+/// after() tasks with `shutting_down`; what is started later completes the same way at the
+/// next run_once(). Destroying the last reference stops it too, on the destroying thread.
+class CLEF_API DrivenCurlLoop : public AsyncTransport {
+ public:
+  /// An epoll descriptor: readable while clef has work (a socket ready, a request, timer or
+  /// cancellation queued from another thread). Never read or close it; only wait on it.
+  virtual int descriptor() const = 0;
+  /// The longest to wait on descriptor() before calling run_once() anyway (curl's timeouts,
+  /// retry timers): at most a second.
+  virtual std::chrono::milliseconds timeout() const = 0;
+  /// Does what is ready without waiting: starts queued requests, moves transfers on, runs the
+  /// timers that are due and the handlers of what finished.
+  virtual void run_once() = 0;
+  /// Ends the loop here and now (see above).
+  virtual void stop() = 0;
+};
+
+/// A DrivenCurlLoop: one libcurl multi handle, on the calling application's loop. Linux only
+/// (epoll and eventfd), as make_curl_loop().
+CLEF_API std::shared_ptr<DrivenCurlLoop> make_driven_curl_loop();
+
 /// A blocking Transport (a test's, a decorator chain) behind the asynchronous interface: each
 /// request runs on a pool thread, started when a request finds none idle (up to `max_threads`,
 /// so at most that many are sent at once) and gone after a few idle seconds; timers run on one

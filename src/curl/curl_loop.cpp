@@ -107,7 +107,50 @@ class Loop : public std::enable_shared_from_this<Loop> {
 
   void run() {
     for (;;) {
-      if (!turn()) break;
+      if (!turn(true)) break;
+    }
+    shut_down();
+  }
+
+  /// Driven by an application's own loop (make_driven_curl_loop): one turn that waits for
+  /// nothing, then the owner waits on descriptor(), so work queued from now on wakes it.
+  void run_once() {
+    if (!turn(false)) {
+      shut_down();
+      return;
+    }
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_incoming.empty() || !m_new_timers.empty() || !m_refused.empty() ||
+        !m_cancelled.empty() || m_stopping) {
+      wake_up();  // queued during the turn: descriptor() stays readable for the next one
+    } else {
+      m_sleeping = true;
+    }
+  }
+
+  /// The epoll set: readable when a socket is ready or the eventfd was written.
+  int descriptor() const { return m_epoll; }
+
+  /// How long the owner may wait on descriptor() before the next run_once(): curl's deadline,
+  /// the next timer, the next look at cancel flags.
+  std::chrono::milliseconds timeout() const {
+    auto wait = std::chrono::milliseconds(1000);
+    const auto until = [](Clock::time_point when) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::max(when - Clock::now(), Clock::duration::zero()) + std::chrono::microseconds(999));
+    };
+    if (m_curl_deadline) wait = std::min(wait, until(*m_curl_deadline));
+    if (auto next = m_timers.next()) wait = std::min(wait, until(*next));
+    if (m_cancellable > 0) wait = std::min(wait, cancel_check_interval);
+    return wait;
+  }
+
+  /// Ends a driven loop on its owner's thread: everything in flight or queued is completed as
+  /// cancelled, and pending timers run with shutting_down.
+  void stop_here() {
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_stopping = true;
     }
     shut_down();
   }
@@ -195,15 +238,8 @@ class Loop : public std::enable_shared_from_this<Loop> {
   /// How long the loop may wait for a socket: until curl's deadline, the next timer or the next
   /// cancellation check, and not at all when something was queued meanwhile. Marks the loop as
   /// sleeping when it will wait, so a submitter knows to wake it.
-  std::chrono::milliseconds time_to_sleep() {
-    auto wait = std::chrono::milliseconds(1000);
-    const auto until = [](Clock::time_point when) {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::max(when - Clock::now(), Clock::duration::zero()) + std::chrono::microseconds(999));
-    };
-    if (m_curl_deadline) wait = std::min(wait, until(*m_curl_deadline));
-    if (auto next = m_timers.next()) wait = std::min(wait, until(*next));
-    if (m_cancellable > 0) wait = std::min(wait, cancel_check_interval);
+  std::chrono::milliseconds time_to_sleep(bool may_block) {
+    auto wait = may_block ? timeout() : std::chrono::milliseconds(0);
     std::lock_guard<std::mutex> lock(m_mutex);
     if (!m_incoming.empty() || !m_new_timers.empty() || !m_refused.empty() ||
         !m_cancelled.empty() || m_stopping) {
@@ -214,7 +250,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
   }
 
   /// One turn of the loop; false once it is stopping and has taken what was queued.
-  bool turn() {
+  bool turn(bool may_block) {
     Queued queued = take_queued();
     for (auto& [when, task] : queued.timers) m_timers.add(when, std::move(task));
     for (auto& done : queued.refused) complete(done, shut_down_error());
@@ -237,7 +273,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
     collect_finished();
     check_cancelled();
 
-    const std::chrono::milliseconds wait = time_to_sleep();
+    const std::chrono::milliseconds wait = time_to_sleep(may_block);
     epoll_event events[256];
     int ready = 0;
     if (m_epoll >= 0)
@@ -464,10 +500,41 @@ class CurlLoopTransport final : public AsyncTransport {
   std::atomic<std::size_t> m_next{0};
 };
 
+/// The loop with no thread: its owner's event loop calls run_once().
+class DrivenLoop final : public DrivenCurlLoop {
+ public:
+  DrivenLoop() {
+    detail::curl_global_once();
+    m_loop = std::make_shared<Loop>();
+  }
+  ~DrivenLoop() override { m_loop->stop_here(); }
+  DrivenLoop(const DrivenLoop&) = delete;
+  DrivenLoop& operator=(const DrivenLoop&) = delete;
+
+  void start(HttpRequest request, ResponseHandler done) override {
+    m_loop->start(std::move(request), std::move(done));
+  }
+  void after(std::chrono::milliseconds delay,
+             std::function<void(bool shutting_down)> task) override {
+    m_loop->after(delay, std::move(task));
+  }
+  int descriptor() const override { return m_loop->descriptor(); }
+  std::chrono::milliseconds timeout() const override { return m_loop->timeout(); }
+  void run_once() override { m_loop->run_once(); }
+  void stop() override { m_loop->stop_here(); }
+
+ private:
+  std::shared_ptr<Loop> m_loop;
+};
+
 }  // namespace
 
 std::shared_ptr<AsyncTransport> make_curl_loop(std::size_t threads) {
   return std::make_shared<CurlLoopTransport>(threads);
+}
+
+std::shared_ptr<DrivenCurlLoop> make_driven_curl_loop() {
+  return std::make_shared<DrivenLoop>();
 }
 
 }  // namespace clef
