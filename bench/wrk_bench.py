@@ -5,11 +5,13 @@
 
 1. 0 ms model time, 16 in flight: wrk posting the card's body (one thread, 16 connections) for
    a few seconds; libcurl alone posting the same body (libcurl_floor: the floor under any libcurl
-   client); `clef batch -j 16` over 40,000 tickets; the library alone (decide_all_bench: decide_all
+   client); `clef batch -j 16` over 40,000 tickets, plain, with --cache (every lookup a miss) and
+   with -v (stderr discarded), its threads counted; the library alone (decide_all_bench: decide_all
    with 16 in flight, and 16 chains of submit, no file I/O). Throughput and client CPU per
    request, as ratios to wrk's, and the CPU the mock itself used per request under wrk, which
    bounds what any client can reach on the same machine.
-2. 2,000 in flight against a server that takes 1 s: `clef batch -j 2000`; threads of the clef
+2. 2,000 in flight against a server that takes 1 s: `clef batch -j 2000`, plain, with --cache
+   and with --record; threads of the clef
    process sampled from /proc/PID/task during the run, its peak RSS, every id exactly once, and
    the rate against the ideal 2,000/s.
 3. 20 ms model time, `-j 64`: the rate against the ideal 3,200/s.
@@ -84,11 +86,25 @@ def run(command, watch=None):
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, out
 
 
-def clef_batch(build, url, tickets, out, jobs):
+def clef_batch(build, url, tickets, out, jobs, extra=()):
     if os.path.exists(out):
         os.remove(out)
     return [os.path.join(build, "cli", "clef"), "batch", tickets, "-o", out, "--host", url,
-            "--choice", QUESTION, "-j", str(jobs)]
+            "--choice", QUESTION, "-j", str(jobs), *extra]
+
+
+def thread_counter():
+    """A watch for run(): the peak of /proc/PID/task, sampled every 20 ms, in peak[0]."""
+    peak = [0]
+
+    def watch(pid):
+        while True:
+            try:
+                peak[0] = max(peak[0], len(os.listdir(f"/proc/{pid}/task")))
+            except OSError:
+                return
+            time.sleep(0.02)
+    return peak, watch
 
 
 def ids_exactly_once(out, n):
@@ -133,9 +149,18 @@ def section_zero_latency(args, work):
         assert out.strip() == f"{n} ok", out
         rows.append(("libcurl multi alone (the floor)", n / wall, cpu / n))
         out_file = os.path.join(work, "zero.out.jsonl")
-        wall, cpu, _, _ = run(clef_batch(args.build, url, tickets, out_file, 16))
-        assert ids_exactly_once(out_file, n)
-        rows.append(("clef batch -j 16", n / wall, cpu / n))
+        # The pipeline's stages cost the same loop: every cache lookup a miss (a fresh
+        # directory), -v printing to a discarded stderr (run() sends it to /dev/null).
+        threads = {}
+        for name, extra in (("clef batch -j 16", ()),
+                            ("clef batch -j 16 --cache (all misses)",
+                             ("--cache", os.path.join(work, "cache-zero"))),
+                            ("clef batch -j 16 -v 2>/dev/null", ("-v",))):
+            peak, watch = thread_counter()
+            wall, cpu, _, _ = run(clef_batch(args.build, url, tickets, out_file, 16, extra), watch)
+            assert ids_exactly_once(out_file, n)
+            rows.append((name, n / wall, cpu / n))
+            threads[name] = peak[0]
         for mode, name in (("decide_all", "library: decide_all, 16 in flight"),
                            ("submit", "library: submit, 16 chains")):
             wall, cpu, _, out = run([os.path.join(bench, "decide_all_bench"), url, str(n), "16",
@@ -145,11 +170,13 @@ def section_zero_latency(args, work):
     finally:
         stop(mock)
     wrk_rate, wrk_cpu = rows[0][1], rows[0][2]
-    print(f"{'client':36} {'requests/s':>11} {'CPU µs/request':>15} {'rate vs wrk':>12} "
-          f"{'CPU vs wrk':>11}")
+    floor_rate, floor_cpu = rows[1][1], rows[1][2]
+    print(f"{'client':40} {'requests/s':>11} {'CPU µs/request':>15} {'rate vs wrk':>12} "
+          f"{'CPU vs wrk':>11} {'rate vs floor':>14} {'CPU vs floor':>13} {'threads':>8}")
     for name, rate, per in rows:
-        print(f"{name:36} {rate:11.0f} {per * 1e6:15.1f} {rate / wrk_rate:11.2f}x "
-              f"{per / wrk_cpu:10.2f}x")
+        print(f"{name:40} {rate:11.0f} {per * 1e6:15.1f} {rate / wrk_rate:11.2f}x "
+              f"{per / wrk_cpu:10.2f}x {rate / floor_rate:13.2f}x {per / floor_cpu:12.2f}x "
+              f"{threads.get(name, ''):>8}")
     # The server shares the machine: what it burns per request bounds any client's rate.
     cores = os.cpu_count()
     budget = cores / (0.9 * wrk_rate) - mock_cpu
@@ -166,27 +193,20 @@ def section_two_thousand(args, work):
     print(f"\n## {in_flight} in flight, the server takes 1 s ({n} decisions, "
           f"clef mock --latency 1000 --max-connections {in_flight + 100})")
     mock, url = start_mock(args.build, 1000, in_flight + 100)
-    peak_threads = [0]
-
-    def count_threads(pid):
-        while True:
-            try:
-                peak_threads[0] = max(peak_threads[0], len(os.listdir(f"/proc/{pid}/task")))
-            except OSError:
-                return
-            time.sleep(0.1)
-
+    ideal = in_flight / 1.0
     try:
         out_file = os.path.join(work, "slow.out.jsonl")
-        wall, _, rss, _ = run(clef_batch(args.build, url, tickets, out_file, in_flight),
-                              count_threads)
-        once = ids_exactly_once(out_file, n)
+        for label, extra in (("", ()), (" --cache", ("--cache", os.path.join(work, "cache-slow"))),
+                             (" --record", ("--record", os.path.join(work, "slow.cassette")))):
+            peak, watch = thread_counter()
+            wall, _, rss, _ = run(clef_batch(args.build, url, tickets, out_file, in_flight, extra),
+                                  watch)
+            once = ids_exactly_once(out_file, n)
+            print(f"clef batch -j {in_flight}{label}: {n / wall:.0f} decisions/s = "
+                  f"{n / wall / ideal:.1%} of the ideal {ideal:.0f}/s; peak {peak[0]} threads; "
+                  f"peak RSS {rss:.1f} MiB; every id exactly once: {'yes' if once else 'NO'}")
     finally:
         stop(mock)
-    ideal = in_flight / 1.0
-    print(f"clef batch -j {in_flight}: {n / wall:.0f} decisions/s = {n / wall / ideal:.1%} of the "
-          f"ideal {ideal:.0f}/s; peak {peak_threads[0]} threads; peak RSS {rss:.1f} MiB; "
-          f"every id exactly once: {'yes' if once else 'NO'}")
 
 
 def section_twenty_ms(args, work):
