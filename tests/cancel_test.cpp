@@ -71,14 +71,15 @@ constexpr long promptly_ms = clef::testing::instrumented_build ? 500 : 100;
 
 /// Cancels `source` and checks that `callback` then ran once, with ErrorKind::cancelled, within
 /// 100 ms — and not before.
-void expect_cancelled_promptly(clef::CancelSource& source, Callback& callback) {
+void expect_cancelled_promptly(clef::CancelSource& source, Callback& callback,
+                               long bound_ms = promptly_ms) {
   ASSERT_EQ(callback.count(), 0) << "it ended before it was cancelled";
   const auto cancelled_at = Clock::now();
   source.cancel();
   ASSERT_TRUE(wait_until([&] { return callback.count() > 0; }, "the cancelled callback", 10s));
   std::lock_guard<std::mutex> lock(callback.mutex);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(callback.at - cancelled_at);
-  EXPECT_LT(took.count(), promptly_ms) << "from cancel() to the callback";
+  EXPECT_LT(took.count(), bound_ms) << "from cancel() to the callback";
   ASSERT_FALSE(*callback.result);
   EXPECT_EQ(callback.result->error().kind, ErrorKind::cancelled)
       << callback.result->error().to_string();
@@ -263,7 +264,10 @@ TEST(CancelStates, ConnectingThroughTls) {
   client.submit(ticket(1), callback.handler(), source.token());
   ASSERT_TRUE(listener.accept_one());
   ASSERT_TRUE(wait_until([&] { return listener.unread() > 0; }, "the ClientHello"));
-  expect_cancelled_promptly(source, callback);
+  // Some 25 ms unsanitized, most of it OpenSSL and libcurl taking down the half-made connection;
+  // under a sanitizer on a loaded machine up to a second. A lost cancel would wait out the
+  // 10 s connect timeout.
+  expect_cancelled_promptly(source, callback, clef::testing::instrumented_build ? 3000 : 100);
 }
 
 TEST(CancelStates, Sending) {
@@ -437,8 +441,10 @@ TEST(CancelMany, AStormOfCancelsRacingAnswers) {
   options.base_url = server.base_url();
   options.connect_timeout = 60s;
   // And as any client, it retries a kept-alive connection the mock closed as it was reused
-  // (under a sanitizer the loop is slow enough for the mock's 5 s keep-alive to run out).
+  // (under a sanitizer the loop is slow enough for the mock's 5 s keep-alive to run out), within
+  // a budget that the queue's wait cannot spend.
   options.retry.max_attempts = 4;
+  options.retry.total_budget = 600s;
   auto client = clef::Client::create(options).value();
   std::vector<clef::CancelSource> sources(count / 2);
   std::mutex errors_mutex;

@@ -79,9 +79,11 @@ class CliPipeline : public ::testing::Test {
  protected:
   void SetUp() override {
     server.set_latency(100ms);
-    input = write_temp_file("pipeline_in.jsonl", jsonl_tickets(count));
+    // ctest runs each test as a process of its own, side by side: files named per test.
+    name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    input = write_temp_file("pipeline_" + name + "_in.jsonl", jsonl_tickets(count));
     // The plain run: the yardstick for the others.
-    const std::string output = fresh_path("pipeline_plain.jsonl");
+    const std::string output = fresh_path("pipeline_" + name + "_plain.jsonl");
     const BatchRun plain = batch_counting_threads(
         batch_args(server.base_url(), input, output, {"-j", "64"}));
     ASSERT_EQ(plain.code, 0);
@@ -91,20 +93,21 @@ class CliPipeline : public ::testing::Test {
     ASSERT_LE(plain_threads, 8) << "a plain batch should run on a handful of threads";
   }
 
-  void expect_like_the_plain_run(const std::string& name, std::vector<std::string> extra,
+  void expect_like_the_plain_run(const std::string& run_name, std::vector<std::string> extra,
                                  int expected_code = 0) {
-    const std::string output = fresh_path("pipeline_" + name + ".jsonl");
+    const std::string output = fresh_path("pipeline_" + name + "_" + run_name + ".jsonl");
     extra.insert(extra.end(), {"-j", "64"});
     const BatchRun run = batch_counting_threads(batch_args(server.base_url(), input, output, extra));
-    EXPECT_EQ(run.code, expected_code) << name;
+    EXPECT_EQ(run.code, expected_code) << run_name;
     expect_every_id_once(output, count);
     EXPECT_LE(run.most_threads, plain_threads + 1)
-        << name << ": " << run.most_threads << " threads against " << plain_threads
+        << run_name << ": " << run.most_threads << " threads against " << plain_threads
         << " for the plain run";
   }
 
   static constexpr int count = 256;
   FakeServer server;
+  std::string name;
   std::string input;
   int plain_threads = 0;
 };
@@ -114,7 +117,7 @@ TEST_F(CliPipeline, VerboseRunsOnTheLoop) {
 }
 
 TEST_F(CliPipeline, CacheRunsOnTheLoopMissingThenHitting) {
-  const std::string cache = fresh_path("pipeline_cache_dir");
+  const std::string cache = fresh_path("pipeline_" + name + "_cache_dir");
   expect_like_the_plain_run("cache_miss", {"--cache", cache});
   const int sent = server.request_count();
   expect_like_the_plain_run("cache_hit", {"--cache", cache});
@@ -122,7 +125,7 @@ TEST_F(CliPipeline, CacheRunsOnTheLoopMissingThenHitting) {
 }
 
 TEST_F(CliPipeline, RecordAndReplayRunOnTheLoop) {
-  const std::string cassette = fresh_path("pipeline.cassette.jsonl");
+  const std::string cassette = fresh_path("pipeline_" + name + ".cassette.jsonl");
   expect_like_the_plain_run("record", {"--record", cassette});
   const int sent = server.request_count();
   expect_like_the_plain_run("replay", {"--replay", cassette});
