@@ -77,6 +77,35 @@ std::string closest_command(const CLI::App& app, const std::string& typed) {
   return best;
 }
 
+/// " (did you mean `--host`?)" for a mistyped flag: the command's own flag (or a global one)
+/// within two edits of one the parser did not expect; "" when none is that close.
+std::string suggestion(const CLI::App& app, const CLI::ParseError& error) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) == nullptr) return {};
+  std::vector<const CLI::App*> scopes = {&app};
+  for (const CLI::App* command : app.get_subcommands()) scopes.push_back(command);
+  std::string text = error.what();
+  std::string hints;
+  for (std::size_t at = text.find(" -"); at != std::string::npos; at = text.find(" -", at + 1)) {
+    const std::string typed = text.substr(at + 1, text.find(' ', at + 1) - at - 1);
+    const std::string flag = typed.substr(0, typed.find('='));
+    std::string best;
+    std::size_t best_distance = 3;
+    for (const CLI::App* scope : scopes) {
+      for (const CLI::Option* option : scope->get_options()) {
+        for (const std::string& name : option->get_lnames()) {
+          const std::size_t distance = edit_distance(flag, "--" + name);
+          if (distance < best_distance) {
+            best_distance = distance;
+            best = "--" + name;
+          }
+        }
+      }
+    }
+    if (!best.empty() && best != flag) hints += (hints.empty() ? "" : ", ") + best;
+  }
+  return hints.empty() ? std::string() : " (did you mean `" + hints + "`?)";
+}
+
 const CLI::App* find_command(const CLI::App& app, const std::string& name) {
   for (const CLI::App* command : app.get_subcommands({})) {
     if (command->check_name(name)) return command;
@@ -106,7 +135,7 @@ int run_help(const CLI::App& app, int argc, char** argv, std::ostream& out, std:
         << (near.empty() ? std::string() : " (did you mean `" + near + "`?)") << "\n";
     return as_int(ExitCode::usage);
   }
-  out << command->help();
+  out << command->help("clef");
   return as_int(ExitCode::ok);
 }
 
@@ -234,13 +263,15 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv, std::ostream& out
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    out << (app.get_subcommands().empty() ? app.help() : app.get_subcommands().front()->help());
+    // A command's usage line names the program too ("Usage: clef batch"), as typed.
+    out << (app.get_subcommands().empty() ? app.help()
+                                          : app.get_subcommands().front()->help("clef"));
     return as_int(ExitCode::ok);
   } catch (const CLI::CallForVersion& e) {
     out << e.what() << "\n";
     return as_int(ExitCode::ok);
   } catch (const CLI::ParseError& e) {
-    err << "clef: error: " << e.what() << "\n";
+    err << "clef: error: " << e.what() << suggestion(app, e) << "\n";
     err << "clef: run `clef --help` or `clef COMMAND --help` for the syntax\n";
     return as_int(ExitCode::usage);
   }

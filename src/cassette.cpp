@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "clef/digest.hpp"
@@ -255,6 +256,44 @@ std::string exchange_key(std::string_view tag, const HttpRequest& request) {
 
 namespace {
 
+/// Where the last line of the cassette open on `fd` starts (0: it is the only one).
+std::optional<off_t> last_line_start(int fd, off_t size) {
+  std::vector<char> chunk(64 * 1024);
+  for (off_t end = size; end > 0;) {
+    const off_t from = std::max<off_t>(0, end - static_cast<off_t>(chunk.size()));
+    const auto want = static_cast<std::size_t>(end - from);
+    if (::pread(fd, chunk.data(), want, from) != static_cast<ssize_t>(want)) return std::nullopt;
+    for (std::size_t i = want; i > 0; --i) {
+      if (chunk[i - 1] == '\n') return from + static_cast<off_t>(i);
+    }
+    end = from;
+  }
+  return 0;
+}
+
+/// A cassette whose last line has no newline is mended before anything is appended: appended
+/// after, that line would sit in the middle, where a replay refuses the whole cassette. A whole
+/// recording (the write stopped just short of its newline) gets its newline; a torn one (a full
+/// disk, a file-size limit) is cut off, as replay would skip it. Devices and pipes are left alone.
+void mend_last_line(int fd) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size <= 0) return;
+  char last = '\n';
+  if (::pread(fd, &last, 1, info.st_size - 1) != 1 || last == '\n') return;
+  const auto start = last_line_start(fd, info.st_size);
+  if (!start) return;
+  const auto length = static_cast<std::size_t>(info.st_size - *start);
+  if (length <= max_cassette_line) {
+    std::string tail(length, '\0');
+    if (::pread(fd, tail.data(), length, *start) == static_cast<ssize_t>(length) &&
+        read_recording(tail)) {
+      detail::write_all(fd, "\n");
+      return;
+    }
+  }
+  [[maybe_unused]] const int cut = ::ftruncate(fd, *start);
+}
+
 /// The recorder for the cassette at `path`, opened for appending.
 Result<std::shared_ptr<RecorderStage>> recorder_stage(const std::string& path, std::string tag) {
   // A FIFO would hold this open(2) until a reader came, deaf to signals. (A device opens at
@@ -268,7 +307,10 @@ Result<std::shared_ptr<RecorderStage>> recorder_stage(const std::string& path, s
                       path);
   }
   // 0600: a cassette holds the states sent (tickets, emails) even with no token in it.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  // Read too, to find a torn last line (write-only when reading is not allowed).
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EACCES) fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd >= 0) mend_last_line(fd);
   if (fd < 0) {
     return make_error(ErrorKind::invalid_input,
                       std::string("cannot open the cassette: ") + std::strerror(errno), path);

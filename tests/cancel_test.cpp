@@ -2,12 +2,6 @@
 // each state it can be in — queued, connecting, sending, waiting for the answer, waiting between
 // attempts — ending with ErrorKind::cancelled within 100 ms of cancel(), its callback exactly
 // once; a batch ended by its token; and a storm of cancels racing answers.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -20,6 +14,7 @@
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
 #include "instrumented.hpp"
+#include "silent_listener.hpp"
 #include "wait_until.hpp"
 
 namespace {
@@ -27,6 +22,7 @@ namespace {
 using clef::ErrorKind;
 using clef::testing::FakeServer;
 using clef::testing::Scripted;
+using clef::testing::SilentListener;
 using clef::testing::wait_until;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -84,46 +80,6 @@ void expect_cancelled_promptly(clef::CancelSource& source, Callback& callback,
   EXPECT_EQ(callback.result->error().kind, ErrorKind::cancelled)
       << callback.result->error().to_string();
 }
-
-/// A TCP listener on 127.0.0.1 that never answers: the kernel completes connections into its
-/// backlog; accept_one() takes one, to see what the client has sent so far.
-class SilentListener {
- public:
-  SilentListener() {
-    m_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    EXPECT_EQ(::bind(m_fd, reinterpret_cast<sockaddr*>(&address), length), 0);
-    EXPECT_EQ(::listen(m_fd, 16), 0);
-    ::getsockname(m_fd, reinterpret_cast<sockaddr*>(&address), &length);
-    m_port = ntohs(address.sin_port);
-  }
-  ~SilentListener() {
-    if (m_accepted >= 0) ::close(m_accepted);
-    ::close(m_fd);
-  }
-  int port() const { return m_port; }
-  /// Accepts the first connection (within 10 s); false if none came.
-  bool accept_one() {
-    pollfd ready{m_fd, POLLIN, 0};
-    if (::poll(&ready, 1, 10'000) != 1) return false;
-    m_accepted = ::accept4(m_fd, nullptr, nullptr, SOCK_CLOEXEC);
-    return m_accepted >= 0;
-  }
-  /// Bytes the client sent that are waiting, unread, on the accepted connection.
-  int unread() const {
-    int bytes = 0;
-    ::ioctl(m_accepted, FIONREAD, &bytes);
-    return bytes;
-  }
-
- private:
-  int m_fd = -1;
-  int m_accepted = -1;
-  int m_port = 0;
-};
 
 // --- The token itself -------------------------------------------------------------------------
 

@@ -175,6 +175,34 @@ TEST(Cassette, ARecordingThatCannotBeWrittenStopsSending) {
   EXPECT_EQ(server->sent.load(), 1) << "sent after the cassette failed";
 }
 
+// After a cassette was cut short (a full disk), recording into it again mends its last line
+// first: a torn line is cut off, a whole one missing its newline gets it. The cassette then
+// replays whole, instead of being refused for a bad line in its middle.
+TEST(Cassette, RecordingAgainAfterATornLineLeavesACassetteThatReplays) {
+  const std::string good = R"({"key":")" + clef::exchange_key("ollama", posted("{}")) +
+                           R"(","status":200,"headers":[],"body":"{\"ok\":1}"})";
+  const std::string other = R"({"key":")" + clef::exchange_key("ollama", posted("{\"n\":2}")) +
+                            R"(","status":200,"headers":[],"body":"{\"ok\":2}"})";
+  for (const bool torn : {true, false}) {
+    const std::string path = ::testing::TempDir() + (torn ? "mend_torn" : "mend_whole") +
+                             ".cassette.jsonl";
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        << good << "\n" << (torn ? other.substr(0, 30) : other);
+    auto server = std::make_shared<Canned>();
+    auto recording = clef::make_recording_transport(server, path, "ollama");
+    ASSERT_TRUE(recording) << recording.error().to_string();
+    ASSERT_TRUE(recording.value()->send(posted("{\"n\":3}")));
+    recording = clef::make_recording_transport(server, "/dev/null", "ollama");  // closes the file
+    auto replay = clef::make_replay_transport(path, "ollama");
+    ASSERT_TRUE(replay) << (torn ? "torn: " : "whole: ") << replay.error().to_string();
+    EXPECT_TRUE(replay.value()->warnings().empty());
+    EXPECT_TRUE(replay.value()->send(posted("{}")));
+    EXPECT_TRUE(replay.value()->send(posted("{\"n\":3}")));
+    EXPECT_EQ(replay.value()->send(posted("{\"n\":2}")).ok(), !torn)
+        << "a whole last line is kept, a torn one is not";
+  }
+}
+
 // Issue 15, item 15: a torn last line is skipped with a warning; a bad line elsewhere, or a status
 // that is not one, refuses the cassette.
 TEST(Cassette, ATornLastLineIsSkippedAndStatusesAreRangeChecked) {

@@ -345,7 +345,10 @@ TEST(CliNewcomer, HelpNamesACommandAndATypoGetsASuggestion) {
   auto help_batch = run_clef({"help", "batch"});
   EXPECT_EQ(help_batch.code, 0) << help_batch.err;
   EXPECT_NE(help_batch.out.find("Decide every state"), std::string::npos) << help_batch.out;
-  EXPECT_NE(help_batch.out.find("Usage: batch [OPTIONS] INPUT"), std::string::npos);
+  EXPECT_NE(help_batch.out.find("Usage: clef batch [OPTIONS] INPUT"), std::string::npos)
+      << help_batch.out;
+  EXPECT_NE(run_clef({"batch", "--help"}).out.find("Usage: clef batch [OPTIONS] INPUT"),
+            std::string::npos);
   auto help = run_clef({"help"});
   EXPECT_EQ(help.code, 0);
   EXPECT_EQ(help.out, run_clef({"--help"}).out);
@@ -416,6 +419,38 @@ TEST(CliNewcomer, ACsvWithoutTheIdColumnListsTheColumnsItHas) {
                        "\"state\""),
             std::string::npos)
       << r.err;
+}
+
+TEST(CliNewcomer, AMistypedFlagGetsTheFlagMeant) {
+  auto hosts = run_clef({"batch", "--hots", "hosts.txt"});
+  EXPECT_EQ(hosts.code, 2);
+  EXPECT_NE(hosts.err.find("not expected: --hots (did you mean `--hosts`?)"), std::string::npos)
+      << hosts.err;
+  auto json = run_clef({"ask", "--jsn", "x", "--yes-no", "u: U?"});
+  EXPECT_EQ(json.code, 2);
+  EXPECT_NE(json.err.find("(did you mean `--json`?)"), std::string::npos) << json.err;
+  // Nothing within two edits: no guess.
+  auto far = run_clef({"ask", "--frobnicate", "x", "--yes-no", "u: U?"});
+  EXPECT_EQ(far.code, 2);
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+}
+
+TEST(CliNewcomer, ErrorsNameWhatAPersonTypedAndOnlySyntaxGetsTheSyntaxHint) {
+  // A file that cannot be opened says why and where; --help would not help with it.
+  auto missing = run_clef({"ask", "--state-file", "/nonexistent/state.txt", "--yes-no", "u: U?"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("No such file or directory at /nonexistent/state.txt"),
+            std::string::npos)
+      << missing.err;
+  EXPECT_EQ(missing.err.find("--help"), std::string::npos) << missing.err;
+  // The library's field names are not what anyone typed: the flag and the variable are.
+  const std::string token = write_temp_file("newcomer_token.txt", "not-a-real-token\n");
+  auto account = run_clef({"ask", "x", "--yes-no", "u: U?", "--backend", "workers-ai",
+                           "--api-token-file", token, "--dry-run"});
+  EXPECT_EQ(account.code, 2);
+  EXPECT_EQ(account.err.find(" at account_id"), std::string::npos) << account.err;
+  EXPECT_NE(account.err.find("at --account-id / CLOUDFLARE_ACCOUNT_ID"), std::string::npos)
+      << account.err;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "child_clef.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
+#include "silent_listener.hpp"
 #include "wait_until.hpp"
 
 namespace {
@@ -130,6 +131,25 @@ TEST_F(CliPipeline, RecordAndReplayRunOnTheLoop) {
   const int sent = server.request_count();
   expect_like_the_plain_run("replay", {"--replay", cassette});
   EXPECT_EQ(server.request_count(), sent) << "a replay sends nothing";
+}
+
+TEST(CliPipelineSignals, AFirstSignalEndsTheCachesModelLookup) {
+  // --cache asks the server for the model's digest before any decision; a server that never
+  // answers must not hold a Ctrl-C for the whole --timeout (nothing has started yet that a second
+  // signal would be needed to abort).
+  clef::testing::SilentListener silent;
+  const std::string input = write_temp_file("pipeline_signal_in.jsonl", jsonl_tickets(10));
+  const std::string output = fresh_path("pipeline_signal_out.jsonl");
+  const std::string cache = fresh_path("pipeline_signal_cache");
+  const pid_t child = spawn_clef(batch_args(silent.url(), input, output, {"--cache", cache}));
+  ASSERT_GT(child, 0);
+  ASSERT_TRUE(silent.accept_one()) << "the lookup never came";
+  const auto signalled = std::chrono::steady_clock::now();
+  ::kill(child, SIGINT);
+  const int code = wait_for_exit(child, 30s);
+  const auto took = std::chrono::steady_clock::now() - signalled;
+  EXPECT_EQ(code, 130);
+  EXPECT_LT(took, 5s) << "the lookup waited on after SIGINT";
 }
 
 }  // namespace

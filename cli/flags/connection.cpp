@@ -2,6 +2,8 @@
 // the client they make.
 #include "flags/connection.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -143,7 +145,13 @@ std::optional<CacheOptions> cache_options(const ConnectionFlags& flags,
   cache.directory = directory;
   cache.include_images = flags.cache_images;
   cache.validation = options.validation;
-  auto version = resolve_model_version(options, flags.model);
+  // A question to the server before any decision: the first SIGINT ends it (nothing has
+  // started that a second would abort), and it waits no longer than the fleet check does.
+  ClientOptions lookup = options;
+  if (context.stop) lookup.cancel = context.stop;
+  lookup.request_timeout = std::min(lookup.request_timeout, std::chrono::milliseconds(10'000));
+  lookup.connect_timeout = std::min(lookup.connect_timeout, std::chrono::milliseconds(10'000));
+  auto version = resolve_model_version(lookup, flags.model);
   if (!version) {
     context.err << "clef: warning: the cache is off for this run: "
                 << terminal_safe(version.error().message) << "\n";

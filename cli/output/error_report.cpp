@@ -2,6 +2,7 @@
 // what to do next.
 #include "output/error_report.hpp"
 
+#include "clef/backend.hpp"
 #include "common/exit_codes.hpp"
 #include "common/terminal_text.hpp"
 
@@ -12,7 +13,40 @@ void print_error(const Context& context, const std::string& message, const std::
   if (!hint.empty()) context.err << "clef: " << terminal_safe(hint) << "\n";
 }
 
-int report(const Context& context, const Error& error, const ConnectionFlags& flags) {
+namespace {
+
+/// The library names the option a problem is in (ClientOptions' fields); a person at the shell
+/// set it with a flag or a variable, and is told those.
+std::string as_typed(const std::string& where, const ConnectionFlags& flags) {
+  if (where == "base_url")
+    return flags.backend == Backend::ollama ? "--host / OLLAMA_HOST" : "--host";
+  if (where == "api_token") {
+    const char* variable = token_variable(flags.backend);
+    return variable ? std::string("--api-token-file / ") + variable : "--api-token-file";
+  }
+  if (where == "account_id")
+    return std::string("--account-id / ") + workers_ai_account_variable;
+  if (where == "model") return "--model";
+  if (where == "ca_file") return "--ca-cert";
+  if (where == "connect_timeout") return "--connect-timeout";
+  if (where == "request_timeout") return "--timeout";
+  if (where == "keep_alive") return "--keep-alive";
+  if (where == "gateway") return "--gateway";
+  return where;
+}
+
+/// Whether an invalid input is the command line's (a flag, an argument): a problem inside a file
+/// (a path, a line of it) is not helped by the syntax.
+bool about_the_syntax(const std::string& where) {
+  return where.find('/') == std::string::npos && where.find(": line ") == std::string::npos &&
+         where.find(", byte ") == std::string::npos;
+}
+
+}  // namespace
+
+int report(const Context& context, const Error& reported, const ConnectionFlags& flags) {
+  Error error = reported;
+  error.where = as_typed(error.where, flags);
   std::string hint;
   switch (error.kind) {
     case ErrorKind::connection_failed:
@@ -43,7 +77,7 @@ int report(const Context& context, const Error& error, const ConnectionFlags& fl
       hint = "check the server's certificate; clef never turns verification off";
       break;
     case ErrorKind::invalid_input:
-      hint = "run the command with --help for the syntax";
+      if (about_the_syntax(reported.where)) hint = "run the command with --help for the syntax";
       break;
     default:
       break;
