@@ -6,6 +6,7 @@
 #include <iostream>
 #include <string>
 
+#include "common/interruptible_stderr.hpp"
 #include "common/signals.hpp"
 #include "run.hpp"
 
@@ -46,7 +47,11 @@ int main(int argc, char** argv) {
   options.stderr_is_tty = isatty(STDERR_FILENO) == 1;
   options.stop = &interrupts.stop;
   options.cancel = &interrupts.cancel;
-  const int code = clef::cli::run(argc, argv, std::cout, std::cerr, options);
+  // stderr waits for a reader that stopped reading only until a signal: then -v, progress and
+  // the summary drop what does not fit, and the run ends as the signal asked.
+  clef::cli::InterruptibleStderr stderr_buffer(STDERR_FILENO, &interrupts.stop);
+  std::ostream err(&stderr_buffer);
+  const int code = clef::cli::run(argc, argv, std::cout, err, options);
   std::cout.flush();
   return code;
 }

@@ -2,6 +2,10 @@
 // stages on the event loop, so 64 requests in flight cost no more threads than a plain run —
 // counted in /proc/PID/task of the running process — and every id comes back once.
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -150,6 +154,39 @@ TEST(CliPipelineSignals, AFirstSignalEndsTheCachesModelLookup) {
   const auto took = std::chrono::steady_clock::now() - signalled;
   EXPECT_EQ(code, 130);
   EXPECT_LT(took, 5s) << "the lookup waited on after SIGINT";
+}
+
+TEST(CliPipelineSignals, AStderrNobodyReadsDoesNotHoldASignalledRun) {
+  // -v into a pipe whose reader stopped reading (a paused pager): the pipe fills, the loop's
+  // printing blocks, and SIGINT must still end the run.
+  FakeServer server;
+  server.set_latency(20ms);
+  const std::string fifo = fresh_path("pipeline_stalled_stderr.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // never reads
+  ASSERT_GE(reader, 0);
+  const std::string input = write_temp_file("pipeline_stalled_in.jsonl", jsonl_tickets(2000));
+  const std::string output = fresh_path("pipeline_stalled_out.jsonl");
+  const pid_t child =
+      spawn_clef(batch_args(server.base_url(), input, output, {"-j", "64", "-v"}), "", fifo);
+  ASSERT_GT(child, 0);
+  int unread = 0;
+  ASSERT_TRUE(clef::testing::wait_until(
+      [&] {
+        ::ioctl(reader, FIONREAD, &unread);
+        return unread >= 48 * 1024;  // of its 64 KiB: small writes fill it to some 60 KB
+      },
+      "the pipe full of -v lines"));
+  const auto signalled = std::chrono::steady_clock::now();
+  ::kill(child, SIGINT);
+  const int code = wait_for_exit(child, 30s);
+  const auto took = std::chrono::steady_clock::now() - signalled;
+  ::close(reader);
+  EXPECT_EQ(code, 130);
+  EXPECT_LT(took, 3s) << "the run waited for a reader that never read";
+  // What was decided before the signal is in OUTPUT, each id once.
+  const auto lines = lines_by_id(output);
+  EXPECT_GT(lines.size(), 0u);
 }
 
 }  // namespace

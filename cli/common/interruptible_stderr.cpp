@@ -1,0 +1,55 @@
+// The implementation of interruptible_stderr.hpp.
+#include "common/interruptible_stderr.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace clef::cli {
+namespace {
+
+/// At most this much per write: a pipe that polls writable has room for it, so the write
+/// itself does not block.
+constexpr std::size_t chunk_bytes = 4096;
+
+/// How often a wait for room looks at the signal flag.
+constexpr int look_every_ms = 50;
+
+}  // namespace
+
+InterruptibleStderr::int_type InterruptibleStderr::overflow(int_type c) {
+  if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+  const char one = traits_type::to_char_type(c);
+  return write_out(&one, 1) ? c : traits_type::eof();
+}
+
+std::streamsize InterruptibleStderr::xsputn(const char* text, std::streamsize size) {
+  return write_out(text, static_cast<std::size_t>(size)) ? size : 0;
+}
+
+bool InterruptibleStderr::write_out(const char* text, std::size_t size) {
+  while (size > 0) {
+    // After a signal nothing waits: a line that does not fit at once is dropped.
+    const bool stopping = m_stop && m_stop->load();
+    pollfd room{m_fd, POLLOUT, 0};
+    const int ready = ::poll(&room, 1, stopping ? 0 : look_every_ms);
+    if (ready < 0 && errno != EINTR) return false;
+    if (ready <= 0 || (room.revents & POLLOUT) == 0) {
+      if (room.revents & (POLLERR | POLLHUP | POLLNVAL)) return false;
+      if (stopping) return true;  // dropped: the run is ending
+      continue;
+    }
+    const ssize_t written = ::write(m_fd, text, std::min(size, chunk_bytes));
+    if (written < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return false;
+    }
+    text += written;
+    size -= static_cast<std::size_t>(written);
+  }
+  return true;
+}
+
+}  // namespace clef::cli
