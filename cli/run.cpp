@@ -21,6 +21,7 @@
 #include "commands/man_page.hpp"
 #include "commands/server_commands.hpp"
 #include "common/exit_codes.hpp"
+#include "common/quiet_stderr.hpp"
 #include "common/flag_rules.hpp"
 #include "common/mock_flags.hpp"
 #include "eval/eval_command.hpp"
@@ -163,6 +164,7 @@ constexpr const char* root_description =
 /// Every command's flags and its CLI11 subcommand, declared on one app.
 struct Commands {
   std::string color = "auto";
+  bool quiet = false;
   AskFlags ask_flags;
   BatchFlags batch_flags;
   CacheFlags cache_flags;
@@ -200,6 +202,11 @@ struct Commands {
                    "NO_COLOR)")
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->capture_default_str();
+    // No short form: -q is --questions in every command, and a script that meant "quiet" must
+    // not have its next argument read as a questions file, nor the other way round.
+    app.add_flag("--quiet", quiet,
+                 "Only errors and warnings (with their next step) on stderr: no progress, no "
+                 "summaries; outputs and exit codes are the same");
     ask = add_ask_command(app, ask_flags);
     batch = add_batch_command(app, batch_flags);
     merge = add_merge_command(app, merge_flags);
@@ -302,9 +309,11 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
   Commands commands(app);
   if (auto done = before_parsing(app, argc, argv, out, err)) return *done;
   if (auto done = parse(app, argc, argv, out, err)) return *done;
+  QuietStderr quiet_buffer(err);
+  std::ostream quiet_err(&quiet_buffer);
   // A dumb terminal cannot redraw a progress bar either: it gets plain lines.
   const Context context{out,
-                        err,
+                        commands.quiet ? quiet_err : err,
                         options.in ? *options.in : std::cin,
                         options.stdin_is_piped,
                         options.stdout_is_tty,

@@ -453,4 +453,34 @@ TEST(CliNewcomer, ErrorsNameWhatAPersonTypedAndOnlySyntaxGetsTheSyntaxHint) {
       << account.err;
 }
 
+TEST(CliNewcomer, QuietLeavesOnlyErrorsWarningsAndTheirNextStep) {
+  FakeServer server;
+  const std::string input = write_temp_file("quiet_in.jsonl", clef::testing::jsonl_tickets(5));
+  const std::string output = clef::testing::fresh_path("quiet_out.jsonl");
+  auto plain = run_clef(clef::testing::batch_args(server.base_url(), input, output, {}));
+  EXPECT_EQ(plain.code, 0);
+  EXPECT_NE(plain.err.find("5 written"), std::string::npos) << plain.err;
+  // Before or after the command, as --color: no summary, the same output and exit code.
+  for (const bool before : {true, false}) {
+    auto args = clef::testing::batch_args(server.base_url(), input, output, {"--overwrite"});
+    args.insert(before ? args.begin() : args.end(), "--quiet");
+    auto quiet = run_clef(args);
+    EXPECT_EQ(quiet.code, 0);
+    EXPECT_EQ(quiet.err, "") << quiet.err;
+    EXPECT_EQ(clef::testing::lines_by_id(output).size(), 5u);
+  }
+  // An error keeps its next step.
+  auto down = run_clef({"--quiet", "ask", "x", "--yes-no", "u: U?", "--host",
+                        "http://127.0.0.1:" + std::to_string(clef::testing::refusing_port()),
+                        "--retries", "0"});
+  EXPECT_EQ(down.code, 5);
+  EXPECT_NE(down.err.find("clef: error: connection_failed"), std::string::npos) << down.err;
+  EXPECT_NE(down.err.find("clef: is Ollama running at"), std::string::npos) << down.err;
+  // -q is still --questions.
+  auto questions = run_clef({"ask", "x", "-q", "/nonexistent/questions.json", "--dry-run"});
+  EXPECT_EQ(questions.code, 2);
+  EXPECT_NE(questions.err.find("/nonexistent/questions.json"), std::string::npos)
+      << questions.err;
+}
+
 }  // namespace
