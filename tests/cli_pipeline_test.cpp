@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <thread>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,29 @@ TEST(CliPipelineSignals, AStderrNobodyReadsDoesNotHoldASignalledRun) {
   // What was decided before the signal is in OUTPUT, each id once.
   const auto lines = lines_by_id(output);
   EXPECT_GT(lines.size(), 0u);
+}
+
+TEST(CliPipelineLimits, AnOpenFileLimitTooLowForJIsSaidAndHonoured) {
+  // -j 1000 under a hard limit of 300 open files: the connections past the limit used to fail at
+  // once as "cannot connect", as if the server were down (most of the items, exit 6). clef says
+  // so and keeps in flight what fits.
+  FakeServer server;
+  server.set_latency(50ms);
+  const std::string input = write_temp_file("pipeline_nofile_in.jsonl", jsonl_tickets(600));
+  const std::string output = fresh_path("pipeline_nofile_out.jsonl");
+  const std::string err = fresh_path("pipeline_nofile_err.txt");
+  std::string command = "ulimit -Sn 300 && ulimit -Hn 300 && exec '" + std::string(CLEF_EXE) + "'";
+  for (const std::string& arg : batch_args(server.base_url(), input, output, {"-j", "1000"}))
+    command += " '" + arg + "'";
+  command += " 2> '" + err + "' > /dev/null";
+  const int status = std::system(("bash -c \"" + command + "\"").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << clef::testing::read_file(err);
+  expect_every_id_once(output, 600);
+  EXPECT_NE(clef::testing::read_file(err).find("this process may open 300 (ulimit -Hn): running "
+                                               "with -j 44"),
+            std::string::npos)
+      << clef::testing::read_file(err);
 }
 
 }  // namespace

@@ -530,10 +530,10 @@ Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputF
   return reader;
 }
 
-BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags, BatchJob& job,
-                     Progress& progress) {
+BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags,
+                     std::size_t concurrency, BatchJob& job, Progress& progress) {
   BatchOptions options;
-  options.concurrency = flags.concurrency;
+  options.concurrency = concurrency;
   options.per_host = flags.per_host;
   options.state_affinity = flags.state_affinity;
   options.max_requests_per_second = flags.rate;
@@ -637,6 +637,17 @@ Status check_files(const BatchFlags& flags, const CLI::App& command, InputFormat
   return check_no_output_is_an_input({{"stderr", "/dev/stderr"}}, batch_inputs(flags));
 }
 
+/// -j, or as many connections as the open-file limit lets this process keep (saying so): past it
+/// every connection would fail at once, as if the server were down.
+std::size_t concurrency_within_open_files(std::size_t asked, const Context& context) {
+  const OpenFiles files = raise_open_file_limit(asked);
+  if (files.connections >= asked) return asked;
+  context.err << "clef: warning: -j " << asked << " needs about " << asked + 256
+              << " open files and this process may open " << files.limit
+              << " (ulimit -Hn): running with -j " << files.connections << "\n";
+  return files.connections;
+}
+
 /// --shard reads a regular file named on the command line: every shard reads the whole input,
 /// and clef merge reads it again (hashing a stream for the run record would take its lines).
 Status check_shardable(const BatchFlags& flags, const std::optional<Shard>& shard,
@@ -677,7 +688,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   if (!prototype) return refuse(prototype.error());
   auto policy = load_policy(flags.policy, questions, flags.connection.model, context);
   if (!policy) return refuse(policy.error());
-  raise_open_file_limit(flags.concurrency);
+  const std::size_t concurrency = concurrency_within_open_files(flags.concurrency, context);
   auto clients = make_clients(flags.connection, context);
   if (!clients) return refuse(clients.error());
   auto record = describe_run(flags, format, clients.value(), prototype.value(), shard.value());
@@ -708,7 +719,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   BatchJob job(flags, context, *reader.value(), output ? &*output : nullptr, progress, done,
                prototype.value(), table ? &*table : nullptr,
                policy->has_value() ? &**policy : nullptr, observer, shard.value());
-  BatchEnd end = job.finish(run_job(clients.value(), flags, job, progress));
+  BatchEnd end = job.finish(run_job(clients.value(), flags, concurrency, job, progress));
   if (auto failure = input->failure(); failure && end.completed) {
     // The input broke off (an I/O error, a line that never ends): what was read is written,
     // but it is not the whole input.

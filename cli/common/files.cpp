@@ -44,14 +44,22 @@ Result<std::string> read_file(const std::string& path, const std::string& what, 
   return text;
 }
 
-void raise_open_file_limit(std::size_t connections) {
+OpenFiles raise_open_file_limit(std::size_t connections) {
+  constexpr rlim_t reserve = 256;  // files, pipes, the loop's own descriptors
+  OpenFiles result{connections, 0};
   rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
-  const rlim_t wanted = static_cast<rlim_t>(connections) + 256;  // files, pipes, the loop's own
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return result;
+  const rlim_t wanted = static_cast<rlim_t>(connections) + reserve;
   if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
     limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
-    ::setrlimit(RLIMIT_NOFILE, &limit);
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0 || ::getrlimit(RLIMIT_NOFILE, &limit) != 0)
+      return result;
   }
+  result.limit = limit.rlim_cur == RLIM_INFINITY ? 0 : static_cast<std::size_t>(limit.rlim_cur);
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
+    result.connections = limit.rlim_cur > reserve + 1 ? static_cast<std::size_t>(limit.rlim_cur - reserve) : 1;
+  }
+  return result;
 }
 
 Result<std::string> file_sha256(const std::string& path, const std::string& what) {

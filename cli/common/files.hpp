@@ -21,9 +21,15 @@ Result<std::string> read_file(const std::string& path, const std::string& what, 
 /// invalid_input error naming `what` when it cannot be opened or read.
 Result<std::string> file_sha256(const std::string& path, const std::string& what);
 
+/// How many connections the open-file limit lets a run keep.
+struct OpenFiles {
+  std::size_t connections = 0;  ///< As many as were asked for, or as many as the limit allows.
+  std::size_t limit = 0;        ///< The open-file limit now (0: none).
+};
 /// Lets the process open about `connections` sockets beyond its usual files: the soft limit on
-/// open files (often 1024) is raised toward the hard one, never past it. Best effort: when the
-/// hard limit is lower, connections past it fail with a clear error of their own.
-void raise_open_file_limit(std::size_t connections);
+/// open files (often 1024) is raised toward the hard one, never past it. When the hard limit is
+/// lower, says how many connections fit, so the caller keeps no more in flight than that
+/// (past it a connection fails at once, as if the server were down).
+OpenFiles raise_open_file_limit(std::size_t connections);
 
 }  // namespace clef::cli
