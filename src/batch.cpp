@@ -265,6 +265,16 @@ class BatchRun {
       throttled(landed);
       return;
     }
+    // Refused as the batch stops: it would have been sent again, so it is not done rather than
+    // failed (--resume sends it; a summary does not count the server's 503 against it).
+    if (refused && m_stopping && m_options.throttle_budget.count() > 0) {
+      ++m_summary.throttled;
+      ++host.summary.refused;
+      finish(flight, make_error(ErrorKind::cancelled,
+                                "the batch stopped before this item was sent again (" +
+                                    result.error().message + ")"));
+      return;
+    }
     // Several hosts: a 200 whose answers are not valid (probabilities summing to 1.8, another
     // model's) is this host's fault as much as a 5xx is.
     const bool unusable = result && m_several && !usable(result.value());

@@ -17,6 +17,7 @@
 #include "fake_server.hpp"
 #include "instrumented.hpp"
 #include "model_match.hpp"
+#include "wait_until.hpp"
 
 namespace {
 
@@ -300,6 +301,43 @@ TEST(BatchEngine, RateWaitsBeforeItemsNotAfterTheLast) {
   stopper.join();
   EXPECT_EQ(server.request_count(), 2);  // the first of this run only
   EXPECT_EQ(slow.summary.succeeded, 1u);
+}
+
+TEST(BatchEngine, ARefusalThatLandsAsTheBatchStopsIsNotDoneRatherThanFailed) {
+  // Four items in flight when the batch is told to stop, each then refused with a 503: they would
+  // have been sent again, so they come back cancelled ("not done", for --resume), not as the
+  // server's 503 counted as a failure.
+  FakeServer server;
+  server.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    return Scripted{503, R"({"error":"busy"})", "application/json", {}, 300ms};
+  });
+  auto client = client_at(server.base_url());
+  const auto requests = tickets(20);
+  std::size_t next = 0;
+  std::atomic<bool> stop{false};
+  std::map<std::size_t, clef::ErrorKind> kinds;
+  clef::BatchOptions options;
+  options.concurrency = 4;
+  options.should_stop = [&] { return stop.load(); };
+  std::thread stopper([&] {
+    clef::testing::wait_until([&] { return server.request_count() >= 4; }, "four in flight");
+    stop = true;
+  });
+  const auto summary = clef::run_batch(
+      client,
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        if (next == requests.size()) return std::nullopt;
+        return clef::Result<clef::DecisionRequest>(requests[next++]);
+      },
+      [&](std::size_t index, clef::Result<clef::Decision>&& result) {
+        kinds[index] = result ? clef::ErrorKind::invalid_response : result.error().kind;
+      },
+      options);
+  stopper.join();
+  EXPECT_TRUE(summary.stopped);
+  EXPECT_EQ(summary.throttled, summary.started) << "each refusal is still counted as one";
+  ASSERT_FALSE(kinds.empty());
+  for (const auto& [index, kind] : kinds) EXPECT_EQ(kind, clef::ErrorKind::cancelled) << index;
 }
 
 }  // namespace
