@@ -24,12 +24,22 @@
 #include "json_text.hpp"
 #include "model_match.hpp"
 #include "redact.hpp"
+#include "cache_directory.hpp"
 #include "stage.hpp"
 #include "wire_response.hpp"
 #include "write_all.hpp"
 
 namespace clef {
 namespace {
+
+using detail::CacheFile;
+using detail::Fd;
+using detail::cache_error;
+using detail::open_checked;
+using detail::open_directory;
+using detail::open_shard;
+using detail::scan;
+using detail::Scan;
 
 /// An entry bigger than this is not cached (a response is at most 16 MiB by default).
 constexpr std::uint64_t max_entry_bytes = 64u * 1024u * 1024u;
@@ -42,203 +52,6 @@ constexpr unsigned rescan_interval = 4096;
 constexpr std::uint64_t block_bytes = 4096;
 /// A temporary file older than this belongs to a writer that was killed (a write takes far less).
 constexpr std::int64_t stale_temp_seconds = 600;
-/// "KEY.json": 64 hex digits and the suffix.
-constexpr std::size_t entry_name_size = 64 + 5;
-/// ".KEY.XXXXXX": the temporary file a writer renames over KEY.json.
-constexpr std::size_t temp_name_size = 1 + 64 + 1 + 6;
-
-/// A file descriptor, closed when it goes.
-class Fd {
- public:
-  explicit Fd(int fd = -1) noexcept : m_fd(fd) {}
-  ~Fd() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  Fd(Fd&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
-  Fd& operator=(Fd&& other) noexcept {
-    std::swap(m_fd, other.m_fd);  // other closes what this held
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const noexcept { return m_fd; }
-  /// Gives the descriptor up (to fdopendir, or to be closed by hand).
-  int release() noexcept { return std::exchange(m_fd, -1); }
-  explicit operator bool() const noexcept { return m_fd >= 0; }
-
- private:
-  int m_fd;
-};
-
-std::string octal_mode(mode_t mode) {
-  char text[8];
-  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
-  return text;
-}
-
-/// Why a directory may not hold answers (another user could write what clef reads), or empty.
-std::string unsafe_directory(const struct stat& info) {
-  if (!S_ISDIR(info.st_mode)) return "it is not a directory";
-  if (info.st_uid != ::geteuid()) {
-    return "it is not owned by you (uid " + std::to_string(::geteuid()) + ") but by uid " +
-           std::to_string(info.st_uid) + ", who could plant answers in it";
-  }
-  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return "it is writable by group or others (mode " + octal_mode(info.st_mode) +
-           "), who could plant answers in it: chmod go-w it";
-  }
-  return {};
-}
-
-bool is_hex(const std::string& text, std::size_t from, std::size_t count) {
-  for (std::size_t i = from; i < from + count; ++i) {
-    if (!std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
-  }
-  return true;
-}
-
-/// Only two-hex-digit names are shards: ".." is two characters too, and is the parent.
-bool is_shard_name(const std::string& name) {
-  return name.size() == 2 && is_hex(name, 0, 2);
-}
-
-/// KEY.json, KEY 64 hex digits beginning with the shard's two.
-bool is_entry_name(const std::string& name, const std::string& shard) {
-  return name.size() == entry_name_size && name.compare(64, 5, ".json") == 0 &&
-         is_hex(name, 0, 64) && name.compare(0, 2, shard) == 0;
-}
-
-/// .KEY.XXXXXX, as store() names its temporary files.
-bool is_temp_name(const std::string& name, const std::string& shard) {
-  return name.size() == temp_name_size && name[0] == '.' && name[65] == '.' &&
-         is_hex(name, 1, 64) && name.compare(1, 2, shard) == 0;
-}
-
-/// Shard `name` of the cache open at `top`, never through a symlink, and only when it is safe
-/// (a shard another user could write would let them plant answers).
-Fd open_shard(int top, const std::string& name) {
-  Fd shard(::openat(top, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  struct stat info {};
-  if (!shard || ::fstat(shard.get(), &info) != 0 || !unsafe_directory(info).empty()) return Fd();
-  return shard;
-}
-
-std::int64_t mtime_ns(const struct stat& info) {
-  return static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
-}
-
-/// The space a file takes on disk: what fills a disk, unlike its size.
-std::uint64_t disk_bytes(const struct stat& info) {
-  return static_cast<std::uint64_t>(info.st_blocks) * 512u;
-}
-
-/// One file of the cache, as a scan found it.
-struct CacheFile {
-  std::size_t shard = 0;  ///< Index into Scan::shards.
-  std::string name;
-  std::uint64_t bytes = 0;
-  std::int64_t used = 0;  ///< mtime in ns: touched on every hit, so the oldest is least used
-  bool temporary = false;
-};
-
-/// A listing of the directory open at `fd`, through its own open file (no shared offset).
-DIR* list(int fd) {
-  Fd own(::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!own) return nullptr;
-  DIR* dir = ::fdopendir(own.get());
-  if (dir) own.release();
-  return dir;
-}
-
-/// Every entry and temporary file under an open cache directory; symlinks are never followed
-/// and are neither entries nor shards.
-struct Scan {
-  std::vector<std::pair<std::string, Fd>> shards;
-  std::vector<CacheFile> files;
-
-  /// Removes `file`; true when it is gone.
-  bool remove(const CacheFile& file) const {
-    return ::unlinkat(shards[file.shard].second.get(), file.name.c_str(), 0) == 0 ||
-           errno == ENOENT;
-  }
-};
-
-Scan scan(int top) {
-  Scan out;
-  DIR* dir = list(top);
-  if (!dir) return out;
-  while (dirent* item = ::readdir(dir)) {
-    const std::string name = item->d_name;
-    if (!is_shard_name(name)) continue;
-    Fd shard = open_shard(top, name);
-    if (shard) out.shards.emplace_back(name, std::move(shard));
-  }
-  ::closedir(dir);
-  for (std::size_t s = 0; s < out.shards.size(); ++s) {
-    const std::string& shard_name = out.shards[s].first;
-    DIR* inner = list(out.shards[s].second.get());
-    if (!inner) continue;
-    while (dirent* item = ::readdir(inner)) {
-      const std::string name = item->d_name;
-      const bool entry = is_entry_name(name, shard_name);
-      if (!entry && !is_temp_name(name, shard_name)) continue;
-      struct stat info {};
-      if (::fstatat(out.shards[s].second.get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
-          !S_ISREG(info.st_mode)) {
-        continue;
-      }
-      out.files.push_back({s, name, disk_bytes(info), mtime_ns(info), !entry});
-    }
-    ::closedir(inner);
-  }
-  return out;
-}
-
-Error cache_error(const std::string& message, const std::string& directory) {
-  return make_error(ErrorKind::invalid_input, message, directory);
-}
-
-/// The cache directory, open; `create` makes it (0700) when missing. Fails when it is missing
-/// (and not created) or not a directory.
-Result<Fd> open_directory(const std::string& directory, bool create) {
-  if (directory.empty()) return cache_error("no cache directory given", directory);
-  Fd top(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!top && errno == ENOENT && create) {
-    if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
-      return cache_error(
-          "cannot create the cache directory " + directory + ": " + std::strerror(errno),
-          directory);
-    }
-    top = Fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  }
-  if (!top) {
-    const int error = errno;
-    if (error == ENOENT) return cache_error("there is no cache directory " + directory, directory);
-    if (error == ENOTDIR) return cache_error(directory + " is not a directory", directory);
-    return cache_error("cannot open the cache directory " + directory + ": " + std::strerror(error),
-                       directory);
-  }
-  return top;
-}
-
-/// The cache directory, open and checked fit to hold answers.
-Result<Fd> open_checked(const std::string& directory) {
-  auto top = open_directory(directory, true);
-  if (!top) return top.error();
-  struct stat info {};
-  if (::fstat(top->get(), &info) != 0) {
-    return cache_error("cannot read " + directory + ": " + std::strerror(errno), directory);
-  }
-  if (const std::string why = unsafe_directory(info); !why.empty()) {
-    return cache_error("the cache directory " + directory + " is refused: " + why, directory);
-  }
-  if (::faccessat(AT_FDCWD, directory.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
-    return cache_error(
-        "cannot write to the cache directory " + directory + ": " + std::strerror(errno),
-        directory);
-  }
-  return top;
-}
 
 /// A whole number that fits in an int64, or nothing (never a wrapped or truncated value).
 std::optional<std::int64_t> whole_number(const detail::Json& value) {

@@ -1,0 +1,86 @@
+// Internal: the cache's directory on disk — opened and checked fit to hold answers, its shard
+// directories, the names of its entries and temporary files, and a scan of what it holds —
+// with no symlink ever followed. cache.cpp reads and writes the entries; this is where they live.
+#pragma once
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "clef/result.hpp"
+
+namespace clef::detail {
+
+/// "KEY.json": 64 hex digits and the suffix.
+constexpr std::size_t entry_name_size = 64 + 5;
+/// ".KEY.XXXXXX": the temporary file a writer renames over KEY.json.
+constexpr std::size_t temp_name_size = 1 + 64 + 1 + 6;
+
+/// A file descriptor, closed when it goes.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) noexcept : m_fd(fd) {}
+  ~Fd() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  Fd(Fd&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
+  Fd& operator=(Fd&& other) noexcept {
+    std::swap(m_fd, other.m_fd);  // other closes what this held
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const noexcept { return m_fd; }
+  /// Gives the descriptor up (to fdopendir, or to be closed by hand).
+  int release() noexcept { return std::exchange(m_fd, -1); }
+  explicit operator bool() const noexcept { return m_fd >= 0; }
+
+ private:
+  int m_fd;
+};
+
+/// Shard `name` of the cache open at `top`, never through a symlink; a closed Fd when it is not
+/// there or not a directory.
+Fd open_shard(int top, const std::string& name);
+
+/// One file of the cache, as a scan found it.
+struct CacheFile {
+  std::size_t shard = 0;  ///< Index into Scan::shards.
+  std::string name;
+  std::uint64_t bytes = 0;
+  std::int64_t used = 0;  ///< mtime in ns: touched on every hit, so the oldest is least used
+  bool temporary = false;
+};
+
+/// Every entry and temporary file under an open cache directory; symlinks are never followed
+/// and are neither entries nor shards.
+struct Scan {
+  std::vector<std::pair<std::string, Fd>> shards;
+  std::vector<CacheFile> files;
+
+  /// Removes `file`; true when it is gone.
+  bool remove(const CacheFile& file) const {
+    return ::unlinkat(shards[file.shard].second.get(), file.name.c_str(), 0) == 0 ||
+           errno == ENOENT;
+  }
+};
+
+/// Every entry and temporary file of the cache open at `top`.
+Scan scan(int top);
+
+/// An invalid_input error about the cache directory.
+Error cache_error(const std::string& message, const std::string& directory);
+
+/// The cache directory, open; `create` makes it (0700) when missing. Fails when it is missing
+/// (and not created) or not a directory.
+Result<Fd> open_directory(const std::string& directory, bool create);
+
+/// The cache directory, open and checked fit to hold answers: a directory of this user's, that
+/// no one else can write, and that this process can.
+Result<Fd> open_checked(const std::string& directory);
+
+}  // namespace clef::detail
