@@ -64,18 +64,26 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-/// The command a mistyped name was most likely meant to be, or "" when none is close.
-std::string closest_command(const CLI::App& app, const std::string& typed) {
+/// Of `candidates`, the one `typed` was most likely meant to be: the nearest within two edits
+/// (more than two edits away is another word, not a typo), or "".
+std::string closest(const std::string& typed, const std::vector<std::string>& candidates) {
   std::string best;
-  std::size_t best_distance = 3;  // more than two edits away is another word, not a typo
-  for (const CLI::App* command : app.get_subcommands({})) {
-    const std::size_t distance = edit_distance(typed, command->get_name());
+  std::size_t best_distance = 3;
+  for (const std::string& candidate : candidates) {
+    const std::size_t distance = edit_distance(typed, candidate);
     if (distance < best_distance) {
       best_distance = distance;
-      best = command->get_name();
+      best = candidate;
     }
   }
   return best;
+}
+
+/// The command a mistyped name was most likely meant to be, or "" when none is close.
+std::string closest_command(const CLI::App& app, const std::string& typed) {
+  std::vector<std::string> names;
+  for (const CLI::App* command : app.get_subcommands({})) names.push_back(command->get_name());
+  return closest(typed, names);
 }
 
 /// " (did you mean `--host`?)" for a mistyped flag: the command's own flag (or a global one)
@@ -84,24 +92,18 @@ std::string suggestion(const CLI::App& app, const CLI::ParseError& error) {
   if (dynamic_cast<const CLI::ExtrasError*>(&error) == nullptr) return {};
   std::vector<const CLI::App*> scopes = {&app};
   for (const CLI::App* command : app.get_subcommands()) scopes.push_back(command);
-  std::string text = error.what();
+  std::vector<std::string> flags;
+  for (const CLI::App* scope : scopes) {
+    for (const CLI::Option* option : scope->get_options()) {
+      for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+    }
+  }
+  const std::string text = error.what();
   std::string hints;
   for (std::size_t at = text.find(" -"); at != std::string::npos; at = text.find(" -", at + 1)) {
     const std::string typed = text.substr(at + 1, text.find(' ', at + 1) - at - 1);
     const std::string flag = typed.substr(0, typed.find('='));
-    std::string best;
-    std::size_t best_distance = 3;
-    for (const CLI::App* scope : scopes) {
-      for (const CLI::Option* option : scope->get_options()) {
-        for (const std::string& name : option->get_lnames()) {
-          const std::size_t distance = edit_distance(flag, "--" + name);
-          if (distance < best_distance) {
-            best_distance = distance;
-            best = "--" + name;
-          }
-        }
-      }
-    }
+    const std::string best = closest(flag, flags);
     if (!best.empty() && best != flag) hints += (hints.empty() ? "" : ", ") + best;
   }
   return hints.empty() ? std::string() : " (did you mean `" + hints + "`?)";

@@ -134,7 +134,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   /// A request cancelled while it was queued is not sent; one being sent ends as the blocking
   /// transport notices its token or flag.
   Result<HttpResponse> send(const HttpRequest& request) {
-    if (request.cancel_token.cancelled() || (request.cancel && request.cancel->load())) {
+    if (request.cancelled()) {
       return make_error(ErrorKind::cancelled, "cancelled before sending", request.url);
     }
     return m_blocking->send(request);

@@ -175,10 +175,6 @@ struct Submission {
   std::mutex waiting_mutex;
   std::weak_ptr<Waiting> waiting;  ///< The timer's holder while between attempts.
 
-  bool cancelled() const {
-    return http.cancel_token.cancelled() || (http.cancel && http.cancel->load());
-  }
-
   /// Delivers `result` unless something was delivered already; a timer still due lets go of
   /// this submission (the caller holds it until this returns).
   void settle(Result<Decision> result);
@@ -221,7 +217,7 @@ void Submission::watch_token(const std::shared_ptr<Submission>& submission) {
 void Submission::send_attempt(const std::shared_ptr<Submission>& submission) {
   if (submission->settled.load()) return;
   ++submission->attempt;
-  if (submission->cancelled()) {
+  if (submission->http.cancelled()) {
     return submission->settle(make_error(ErrorKind::cancelled, "cancelled before sending"));
   }
   submission->transport->start(submission->http, [submission](Result<HttpResponse> response) {
@@ -272,7 +268,7 @@ void Submission::wait_until(const std::shared_ptr<Submission>& submission,
       return s->settle(make_error(ErrorKind::cancelled,
                                   "the transport shut down while a retry was waiting"));
     }
-    if (s->cancelled()) {
+    if (s->http.cancelled()) {
       return s->settle(make_error(ErrorKind::cancelled, "cancelled between attempts"));
     }
     if (steady_clock::now() < until) return wait_until(s, until);
@@ -342,13 +338,7 @@ Result<Decision> Client::decide(const DecisionRequest& request) const {
 
 Result<Decision> Client::decide(const DecisionRequest& request, const RetryPolicy& policy) const {
   // The one pipeline: the same stages, retries and timers as submit(), waited for here.
-  // The promise is shared: the loop thread may still be inside set_value() when this returns.
-  auto promise = std::make_shared<std::promise<Result<Decision>>>();
-  auto future = promise->get_future();
-  start_submission(
-      request, policy,
-      [promise](Result<Decision> result) { promise->set_value(std::move(result)); }, nullptr, {});
-  return future.get();
+  return promised(request, policy, {}).get();
 }
 
 void Client::submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
@@ -402,10 +392,17 @@ void Client::start_submission(DecisionRequest request, const RetryPolicy& retry,
 
 std::future<Result<Decision>> Client::decide_async(DecisionRequest request,
                                                    CancelToken cancel) const {
+  return promised(std::move(request), m_impl->options.retry, std::move(cancel));
+}
+
+std::future<Result<Decision>> Client::promised(DecisionRequest request, const RetryPolicy& retry,
+                                               CancelToken cancel) const {
+  // The promise is shared: the loop thread may still be inside set_value() when the future's
+  // owner has its result and goes.
   auto promise = std::make_shared<std::promise<Result<Decision>>>();
   auto future = promise->get_future();
   start_submission(
-      std::move(request), m_impl->options.retry,
+      std::move(request), retry,
       [promise](Result<Decision> result) { promise->set_value(std::move(result)); }, nullptr,
       std::move(cancel));
   return future;

@@ -1,7 +1,6 @@
 // One request pipeline (issue 30): `clef batch` with -v, --cache, --record or --replay runs its
 // stages on the event loop, so 64 requests in flight cost no more threads than a plain run —
 // counted in /proc/PID/task of the running process — and every id comes back once.
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -21,6 +20,7 @@
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
 #include "silent_listener.hpp"
+#include "thread_count.hpp"
 #include "wait_until.hpp"
 
 namespace {
@@ -31,18 +31,10 @@ using clef::testing::fresh_path;
 using clef::testing::jsonl_tickets;
 using clef::testing::lines_by_id;
 using clef::testing::spawn_clef;
+using clef::testing::threads_of;
 using clef::testing::wait_for_exit;
 using clef::testing::write_temp_file;
 using namespace std::chrono_literals;
-
-int threads_of(pid_t pid) {
-  int n = 0;
-  if (DIR* tasks = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str())) {
-    while (dirent* entry = ::readdir(tasks)) n += entry->d_name[0] != '.';
-    ::closedir(tasks);
-  }
-  return n;
-}
 
 struct BatchRun {
   int code = -1;

@@ -10,14 +10,8 @@ example="$2"
 work="$(mktemp -d)"
 trap 'kill "$mock" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-"$mock_bin" --port 0 --latency 20 > "$work/mock.txt" 2> /dev/null &
-mock=$!
-for _ in $(seq 200); do
-  grep -q '^http' "$work/mock.txt" 2> /dev/null && break
-  kill -0 "$mock" 2> /dev/null || { echo "clef mock did not start" >&2; exit 1; }
-  sleep 0.05
-done
-url="$(head -1 "$work/mock.txt")"
+source "$(dirname "$0")/start_mock.sh"
+start_mock "$work" "$mock_bin" --latency 20
 
 OLLAMA_HOST="$url" "$example" 200 > "$work/out.txt"
 tail -1 "$work/out.txt"

@@ -11,14 +11,8 @@ work="$(mktemp -d)"
 trap 'kill "$mock" "$sampler" 2>/dev/null || true; rm -rf "$work"' EXIT
 sampler=""
 
-"$mock_bin" --port 0 --latency 300 --max-connections 1100 > "$work/mock.txt" 2> /dev/null &
-mock=$!
-for _ in $(seq 200); do
-  grep -q '^http' "$work/mock.txt" 2> /dev/null && break
-  kill -0 "$mock" 2> /dev/null || { echo "clef mock did not start" >&2; exit 1; }
-  sleep 0.05
-done
-url="$(head -1 "$work/mock.txt")"
+source "$(dirname "$0")/start_mock.sh"
+start_mock "$work" "$mock_bin" --latency 300 --max-connections 1100
 port_hex="$(printf '%04X' "${url##*:}")"
 
 # Established connections whose local port is the mock's (the server side of each).

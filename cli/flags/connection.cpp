@@ -216,9 +216,10 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
   return options;
 }
 
-/// --replay's cassette, read once (its warnings shown).
+/// --replay's cassette, read once (its warnings shown); null without --replay.
 Result<std::shared_ptr<ReplayTransport>> load_replay(const ConnectionFlags& flags,
                                                      const Context& context) {
+  if (flags.replay.empty()) return std::shared_ptr<ReplayTransport>();
   auto replay = make_replay_transport(flags.replay, to_string(flags.backend));
   if (!replay) return replay.error();
   for (const auto& warning : replay.value()->warnings()) {
@@ -227,21 +228,14 @@ Result<std::shared_ptr<ReplayTransport>> load_replay(const ConnectionFlags& flag
   return replay;
 }
 
-/// `transport`, shown with -v.
-std::shared_ptr<Transport> shown(const ConnectionFlags& flags, const Context& context,
-                                 std::shared_ptr<Transport> transport) {
-  if (flags.verbose) return make_verbose_transport(std::move(transport), context.err);
-  return transport;
-}
-
-/// The cassette (--replay) or the network, shown with -v: blocking, for what is not a decision
-/// (doctor, models, the model's digest that keys the cache).
-Result<std::shared_ptr<Transport>> source_transport(const ConnectionFlags& flags,
-                                                    const Context& context) {
-  if (flags.replay.empty()) return shown(flags, context, make_curl_transport());
-  auto replay = load_replay(flags, context);
-  if (!replay) return replay.error();
-  return shown(flags, context, std::move(replay).value());
+/// The cassette (`replay`, from load_replay) or the network, shown with -v: blocking, for what
+/// is not a decision (doctor, models, the model's digest that keys the cache).
+std::shared_ptr<Transport> source_transport(const ConnectionFlags& flags, const Context& context,
+                                            std::shared_ptr<ReplayTransport> replay) {
+  std::shared_ptr<Transport> source =
+      replay ? std::shared_ptr<Transport>(std::move(replay)) : make_curl_transport();
+  if (flags.verbose) return make_verbose_transport(std::move(source), context.err);
+  return source;
 }
 
 /// `transport` recorded into --record's cassette, when given. Outermost, so what the cache
@@ -260,9 +254,9 @@ Result<std::shared_ptr<Transport>> recorded(const ConnectionFlags& flags,
 Result<ClientOptions> client_options(const ConnectionFlags& flags, const Context& context) {
   auto options = base_options(flags, context);
   if (!options) return options.error();
-  auto source = source_transport(flags, context);
-  if (!source) return source.error();
-  auto transport = recorded(flags, std::move(source).value());
+  auto replay = load_replay(flags, context);
+  if (!replay) return replay.error();
+  auto transport = recorded(flags, source_transport(flags, context, std::move(replay).value()));
   if (!transport) return transport.error();
   options->transport = std::move(transport).value();
   return options;
@@ -321,17 +315,12 @@ Result<Client> make_one_client(const ConnectionFlags& flags, const Context& cont
                                std::shared_ptr<AsyncTransport> network) {
   auto options = base_options(flags, context);
   if (!options) return options.error();
-  std::shared_ptr<ReplayTransport> replay;
-  if (!flags.replay.empty()) {
-    auto loaded = load_replay(flags, context);
-    if (!loaded) return loaded.error();
-    replay = std::move(loaded).value();
-  }
-  options->transport = shown(flags, context,
-                             replay ? std::shared_ptr<Transport>(replay) : make_curl_transport());
+  auto replay = load_replay(flags, context);
+  if (!replay) return replay.error();
+  options->transport = source_transport(flags, context, replay.value());
   // A replay sends nothing either: a CI job replaying a Workers AI cassette needs no token.
-  options->offline = offline || replay;
-  auto loop = decision_loop(flags, context, options.value(), std::move(replay),
+  options->offline = offline || replay.value();
+  auto loop = decision_loop(flags, context, options.value(), std::move(replay).value(),
                             std::move(network), offline);
   if (!loop) return loop.error();
   options->async_transport = std::move(loop).value();

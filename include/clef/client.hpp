@@ -100,6 +100,9 @@ class CLEF_API Client {
   void start_submission(DecisionRequest request, const RetryPolicy& retry,
                         std::function<void(Result<Decision>)> done, const std::atomic<bool>* flag,
                         CancelToken token) const;
+  /// start_submission() with no flag, its result delivered to a future.
+  std::future<Result<Decision>> promised(DecisionRequest request, const RetryPolicy& retry,
+                                         CancelToken cancel) const;
   explicit Client(std::shared_ptr<const Impl> impl);
   std::shared_ptr<const Impl> m_impl;
 };

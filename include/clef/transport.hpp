@@ -34,6 +34,10 @@ struct HttpRequest {
   /// When cancelled, the transfer stops with ErrorKind::cancelled: at once on the event loop
   /// (make_curl_loop), at libcurl's next progress call in the blocking transport.
   CancelToken cancel_token;
+  /// True once `cancel` or `cancel_token` says to stop.
+  bool cancelled() const noexcept {
+    return cancel_token.cancelled() || (cancel != nullptr && cancel->load());
+  }
   /// Unset: the environment's proxy, read as curl reads it (no_proxy/NO_PROXY, then
   /// https_proxy/HTTPS_PROXY or http_proxy, then all_proxy/ALL_PROXY), except that a loopback
   /// host (localhost, 127.0.0.0/8, ::1) is always reached directly, as Go's net/http (and so

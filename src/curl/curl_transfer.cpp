@@ -52,9 +52,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
 
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto* transfer = static_cast<Transfer*>(user);
-  const bool cancelled =
-      (transfer->cancel && transfer->cancel->load()) || transfer->cancel_token.cancelled();
-  return cancelled ? 1 : 0;
+  return transfer->request != nullptr && transfer->request->cancelled() ? 1 : 0;
 }
 
 Error curl_error(CURLcode code, const char* detail, const HttpRequest& request,
@@ -146,8 +144,7 @@ CurlTransfer::~CurlTransfer() {
 void CurlTransfer::prepare(CURL* handle, const HttpRequest& request) {
   m_request = &request;
   m_collected.max_bytes = request.max_response_bytes;
-  m_collected.cancel = request.cancel;
-  m_collected.cancel_token = request.cancel_token;
+  m_collected.request = &request;
   for (const auto& [name, value] : request.headers) {
     m_headers = curl_slist_append(m_headers, (name + ": " + value).c_str());
   }

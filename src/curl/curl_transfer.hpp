@@ -37,8 +37,7 @@ class CurlTransfer {
     std::size_t header_bytes = 0;
     bool too_large = false;
     bool headers_too_large = false;
-    const std::atomic<bool>* cancel = nullptr;
-    CancelToken cancel_token;
+    const HttpRequest* request = nullptr;  ///< For its cancel flag and token.
   };
 
  private:

@@ -26,4 +26,15 @@ inline int client_threads() {
   return n;
 }
 
+/// Every thread of process `pid` (a child clef: no mock of the test's own in it); 0 once it is
+/// gone.
+inline int threads_of(int pid) {
+  int n = 0;
+  if (DIR* tasks = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str())) {
+    while (dirent* entry = ::readdir(tasks)) n += entry->d_name[0] != '.';
+    ::closedir(tasks);
+  }
+  return n;
+}
+
 }  // namespace clef::testing
