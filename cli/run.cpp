@@ -21,9 +21,9 @@
 #include "commands/man_page.hpp"
 #include "commands/server_commands.hpp"
 #include "common/exit_codes.hpp"
-#include "common/quiet_stderr.hpp"
 #include "common/flag_rules.hpp"
 #include "common/mock_flags.hpp"
+#include "common/quiet_stderr.hpp"
 #include "eval/eval_command.hpp"
 #include "output/error_report.hpp"
 

@@ -95,8 +95,8 @@ class Pool : public std::enable_shared_from_this<Pool> {
       m_jobs.pop_front();
       const bool stopping = m_stopping;
       lock.unlock();
-      detail::call_handler(job.done, stopping ? Result<HttpResponse>(shut_down_error())
-                                              : send(job.request));
+      detail::call_handler(job.done,
+                           stopping ? Result<HttpResponse>(shut_down_error()) : send(job.request));
       lock.lock();
     }
     --m_senders;

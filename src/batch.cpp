@@ -126,9 +126,9 @@ class BatchRun {
 
   /// Asks should_stop (and the quota) once more; true once the batch is stopping.
   bool check_stop() {
-    if (!m_stopping && (m_summary.quota_exhausted || m_summary.unreachable ||
-                        m_options.cancel.cancelled() ||
-                        (m_options.should_stop && m_options.should_stop()))) {
+    if (!m_stopping &&
+        (m_summary.quota_exhausted || m_summary.unreachable || m_options.cancel.cancelled() ||
+         (m_options.should_stop && m_options.should_stop()))) {
       m_stopping = true;
       m_summary.stopped = !m_summary.quota_exhausted && !m_summary.unreachable;
     }
@@ -541,7 +541,7 @@ class BatchRun {
   std::mutex m_mutex;
   std::condition_variable m_arrived;
   std::vector<Landed> m_landed;
-  bool m_cancel_heard = false;  ///< BatchOptions::cancel was cancelled since the last wake.
+  bool m_cancel_heard = false;    ///< BatchOptions::cancel was cancelled since the last wake.
   std::size_t m_submitted = 0;    ///< Transfers handed to submit() (the caller's thread only).
   std::size_t m_called_back = 0;  ///< Of those, the ones whose callback has run.
 };

@@ -20,11 +20,11 @@
 #include <utility>
 #include <vector>
 
+#include "cache_directory.hpp"
 #include "clef/digest.hpp"
 #include "json_text.hpp"
 #include "model_match.hpp"
 #include "redact.hpp"
-#include "cache_directory.hpp"
 #include "stage.hpp"
 #include "wire_response.hpp"
 #include "write_all.hpp"
@@ -32,9 +32,9 @@
 namespace clef {
 namespace {
 
+using detail::cache_error;
 using detail::CacheFile;
 using detail::Fd;
-using detail::cache_error;
 using detail::open_checked;
 using detail::open_directory;
 using detail::open_shard;

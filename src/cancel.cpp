@@ -18,8 +18,8 @@ struct CancelState {
   std::condition_variable finished_one;
   std::uint64_t next_registration = 1;                               // guarded by mutex
   std::unordered_map<std::uint64_t, std::function<void()>> waiting;  // guarded by mutex
-  std::uint64_t running = 0;      ///< The registration whose callback cancel() is running.
-  std::thread::id running_on{};   ///< And the thread it runs on.
+  std::uint64_t running = 0;     ///< The registration whose callback cancel() is running.
+  std::thread::id running_on{};  ///< And the thread it runs on.
 };
 
 }  // namespace detail

@@ -181,8 +181,7 @@ struct Submission {
 
   static void watch_token(const std::shared_ptr<Submission>& submission);
   static void send_attempt(const std::shared_ptr<Submission>& submission);
-  static void wait(const std::shared_ptr<Submission>& submission,
-                   std::chrono::milliseconds delay);
+  static void wait(const std::shared_ptr<Submission>& submission, std::chrono::milliseconds delay);
   static void wait_until(const std::shared_ptr<Submission>& submission,
                          std::chrono::steady_clock::time_point until);
 };
@@ -265,8 +264,8 @@ void Submission::wait_until(const std::shared_ptr<Submission>& submission,
     auto s = holder->take();
     if (!s || s->settled.load()) return;
     if (shutting_down) {
-      return s->settle(make_error(ErrorKind::cancelled,
-                                  "the transport shut down while a retry was waiting"));
+      return s->settle(
+          make_error(ErrorKind::cancelled, "the transport shut down while a retry was waiting"));
     }
     if (s->http.cancelled()) {
       return s->settle(make_error(ErrorKind::cancelled, "cancelled between attempts"));

@@ -12,8 +12,8 @@ Result<HttpResponse> send_through(Stage& stage, Transport& inner, const HttpRequ
   return response;
 }
 
-void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner,
-                   HttpRequest request, ResponseHandler done) {
+void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner, HttpRequest request,
+                   ResponseHandler done) {
   if (auto answered = stage->answer(request)) {
     auto outcome = std::make_shared<Result<HttpResponse>>(std::move(*answered));
     // Complete already: delivered even while the loop shuts down.

@@ -28,8 +28,8 @@ Result<HttpResponse> send_through(Stage& stage, Transport& inner, const HttpRequ
 
 /// `stage` in front of `inner`: its own answer is delivered on a loop thread of `inner` (through
 /// after(0)), as every handler is; what `inner` answers passes through received() first.
-void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner,
-                   HttpRequest request, ResponseHandler done);
+void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner, HttpRequest request,
+                   ResponseHandler done);
 
 /// An AsyncTransport that is `stage` in front of `inner`.
 std::shared_ptr<AsyncTransport> staged_loop(std::shared_ptr<Stage> stage,

@@ -74,7 +74,8 @@ void expect_cancelled_promptly(clef::CancelSource& source, Callback& callback,
   source.cancel();
   ASSERT_TRUE(wait_until([&] { return callback.count() > 0; }, "the cancelled callback", 10s));
   std::lock_guard<std::mutex> lock(callback.mutex);
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(callback.at - cancelled_at);
+  const auto took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(callback.at - cancelled_at);
   EXPECT_LT(took.count(), bound_ms) << "from cancel() to the callback";
   ASSERT_FALSE(*callback.result);
   EXPECT_EQ(callback.result->error().kind, ErrorKind::cancelled)
@@ -315,8 +316,9 @@ TEST(CancelStates, WaitingBetweenAttemptsWithTheFlag) {
   flag = true;
   ASSERT_TRUE(wait_until([&] { return callback.count() > 0; }, "the cancelled callback", 10s));
   std::lock_guard<std::mutex> lock(callback.mutex);
-  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(callback.at - cancelled_at).count(),
-            promptly_ms);
+  EXPECT_LT(
+      std::chrono::duration_cast<std::chrono::milliseconds>(callback.at - cancelled_at).count(),
+      promptly_ms);
   EXPECT_EQ(callback.result->error().kind, ErrorKind::cancelled);
 }
 

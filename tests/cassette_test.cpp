@@ -184,10 +184,10 @@ TEST(Cassette, RecordingAgainAfterATornLineLeavesACassetteThatReplays) {
   const std::string other = R"({"key":")" + clef::exchange_key("ollama", posted("{\"n\":2}")) +
                             R"(","status":200,"headers":[],"body":"{\"ok\":2}"})";
   for (const bool torn : {true, false}) {
-    const std::string path = ::testing::TempDir() + (torn ? "mend_torn" : "mend_whole") +
-                             ".cassette.jsonl";
-    std::ofstream(path, std::ios::binary | std::ios::trunc)
-        << good << "\n" << (torn ? other.substr(0, 30) : other);
+    const std::string path =
+        ::testing::TempDir() + (torn ? "mend_torn" : "mend_whole") + ".cassette.jsonl";
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << good << "\n"
+                                                            << (torn ? other.substr(0, 30) : other);
     auto server = std::make_shared<Canned>();
     auto recording = clef::make_recording_transport(server, path, "ollama");
     ASSERT_TRUE(recording) << recording.error().to_string();

@@ -479,8 +479,7 @@ TEST(CliNewcomer, QuietLeavesOnlyErrorsWarningsAndTheirNextStep) {
   // -q is still --questions.
   auto questions = run_clef({"ask", "x", "-q", "/nonexistent/questions.json", "--dry-run"});
   EXPECT_EQ(questions.code, 2);
-  EXPECT_NE(questions.err.find("/nonexistent/questions.json"), std::string::npos)
-      << questions.err;
+  EXPECT_NE(questions.err.find("/nonexistent/questions.json"), std::string::npos) << questions.err;
 }
 
 }  // namespace

@@ -2,18 +2,18 @@
 // stages on the event loop, so 64 requests in flight cost no more threads than a plain run —
 // counted in /proc/PID/task of the running process — and every id comes back once.
 #include <fcntl.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <thread>
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "child_clef.hpp"
@@ -82,8 +82,8 @@ class CliPipeline : public ::testing::Test {
     input = write_temp_file("pipeline_" + name + "_in.jsonl", jsonl_tickets(count));
     // The plain run: the yardstick for the others.
     const std::string output = fresh_path("pipeline_" + name + "_plain.jsonl");
-    const BatchRun plain = batch_counting_threads(
-        batch_args(server.base_url(), input, output, {"-j", "64"}));
+    const BatchRun plain =
+        batch_counting_threads(batch_args(server.base_url(), input, output, {"-j", "64"}));
     ASSERT_EQ(plain.code, 0);
     expect_every_id_once(output, count);
     plain_threads = plain.most_threads;
@@ -95,7 +95,8 @@ class CliPipeline : public ::testing::Test {
                                  int expected_code = 0) {
     const std::string output = fresh_path("pipeline_" + name + "_" + run_name + ".jsonl");
     extra.insert(extra.end(), {"-j", "64"});
-    const BatchRun run = batch_counting_threads(batch_args(server.base_url(), input, output, extra));
+    const BatchRun run =
+        batch_counting_threads(batch_args(server.base_url(), input, output, extra));
     EXPECT_EQ(run.code, expected_code) << run_name;
     expect_every_id_once(output, count);
     EXPECT_LE(run.most_threads, plain_threads + 1)

@@ -57,7 +57,8 @@ OpenFiles raise_open_file_limit(std::size_t connections) {
   }
   result.limit = limit.rlim_cur == RLIM_INFINITY ? 0 : static_cast<std::size_t>(limit.rlim_cur);
   if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
-    result.connections = limit.rlim_cur > reserve + 1 ? static_cast<std::size_t>(limit.rlim_cur - reserve) : 1;
+    result.connections =
+        limit.rlim_cur > reserve + 1 ? static_cast<std::size_t>(limit.rlim_cur - reserve) : 1;
   }
   return result;
 }

@@ -304,7 +304,8 @@ Result<std::shared_ptr<AsyncTransport>> decision_loop(const ConnectionFlags& fla
     }
   }
   if (flags.record.empty()) return loop;
-  auto recording = make_recording_transport(std::move(loop), flags.record, to_string(flags.backend));
+  auto recording =
+      make_recording_transport(std::move(loop), flags.record, to_string(flags.backend));
   if (!recording) return recording.error();
   return std::shared_ptr<AsyncTransport>(std::move(recording).value());
 }

@@ -64,8 +64,8 @@ std::string response_text(const HttpRequest& request, const Result<HttpResponse>
                       .count();
   std::ostringstream back;
   if (response) {
-    back << "clef: < HTTP " << response->status << ", " << response->body.size() << " bytes, "
-         << ms << " ms";
+    back << "clef: < HTTP " << response->status << ", " << response->body.size() << " bytes, " << ms
+         << " ms";
     for (const char* name : {"cf-ai-req-id", "cf-aig-cache-status", "cf-aig-log-id"}) {
       const std::string value = response->header(name);
       if (!value.empty()) {

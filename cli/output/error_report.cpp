@@ -24,8 +24,7 @@ std::string as_typed(const std::string& where, const ConnectionFlags& flags) {
     const char* variable = token_variable(flags.backend);
     return variable ? std::string("--api-token-file / ") + variable : "--api-token-file";
   }
-  if (where == "account_id")
-    return std::string("--account-id / ") + workers_ai_account_variable;
+  if (where == "account_id") return std::string("--account-id / ") + workers_ai_account_variable;
   if (where == "model") return "--model";
   if (where == "ca_file") return "--ca-cert";
   if (where == "connect_timeout") return "--connect-timeout";

@@ -303,8 +303,8 @@ class Loop : public std::enable_shared_from_this<Loop> {
 
   void begin(Incoming item) {
     if (item.request.cancel_token.cancelled()) {
-      complete(item.done, make_error(ErrorKind::cancelled, "cancelled before sending",
-                                     item.request.url));
+      complete(item.done,
+               make_error(ErrorKind::cancelled, "cancelled before sending", item.request.url));
       return;
     }
     if (m_epoll < 0 || m_wake < 0) {
@@ -342,8 +342,8 @@ class Loop : public std::enable_shared_from_this<Loop> {
   void watch_token(Active& active, CURL* handle) {
     active.serial = ++m_last_serial;
     m_by_serial.emplace(active.serial, handle);
-    active.registration = active.request.cancel_token.on_cancel(
-        [loop = weak_from_this(), serial = active.serial] {
+    active.registration =
+        active.request.cancel_token.on_cancel([loop = weak_from_this(), serial = active.serial] {
           if (auto alive = loop.lock()) alive->cancel_later(serial);
         });
   }
@@ -352,8 +352,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
     const auto found = m_by_serial.find(serial);
     if (found == m_by_serial.end()) return;  // it ended before the cancel was seen
     finish(found->second, [](Active& active) -> Result<HttpResponse> {
-      return make_error(ErrorKind::cancelled, "cancelled during the transfer",
-                        active.request.url);
+      return make_error(ErrorKind::cancelled, "cancelled during the transfer", active.request.url);
     });
   }
 

@@ -54,5 +54,4 @@ class SilentListener {
   int m_port = 0;
 };
 
-
 }  // namespace clef::testing
