@@ -91,12 +91,16 @@ class Pool : public std::enable_shared_from_this<Pool> {
         if (m_stopping || !woken) break;
         continue;
       }
-      Job job = std::move(m_jobs.front());
-      m_jobs.pop_front();
       const bool stopping = m_stopping;
-      lock.unlock();
-      detail::call_handler(job.done,
-                           stopping ? Result<HttpResponse>(shut_down_error()) : send(job.request));
+      {
+        // Released before the lock is taken again: the job may hold the last owner of this
+        // pool's transport, whose stop() takes the lock.
+        Job job = std::move(m_jobs.front());
+        m_jobs.pop_front();
+        lock.unlock();
+        detail::call_handler(
+            job.done, stopping ? Result<HttpResponse>(shut_down_error()) : send(job.request));
+      }
       lock.lock();
     }
     --m_senders;
@@ -112,6 +116,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
         auto left = m_timers.take_all();
         lock.unlock();
         for (auto& task : left) detail::call_handler(task, true);
+        left.clear();  // before the lock, as in send_jobs()
         lock.lock();
         m_timer_thread = false;
         m_gone.notify_all();
@@ -121,6 +126,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
       if (!due.empty()) {
         lock.unlock();
         for (auto& task : due) detail::call_handler(task, false);
+        due.clear();  // before the lock, as in send_jobs()
         lock.lock();
         continue;
       }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -299,3 +300,39 @@ TEST(Async, ADrivenLoopRunsOnlyOnTheThreadThatDrivesIt) {
 }
 
 }  // namespace
+
+TEST(Async, AClientWhoseLastOwnerGoesInsideAPoolHandlerEndsItsThreads) {
+  // The client goes while its pool thread is still inside the answer's callback: the pool
+  // thread then drops the last hold on the client and its pool. That must end the thread (it
+  // used to destroy the pool's job under the pool's own lock and deadlock there, for ever).
+  class OneReply final : public clef::Transport {
+   public:
+    clef::Result<clef::HttpResponse> send(const clef::HttpRequest&) override {
+      clef::HttpResponse response;
+      response.status = 200;
+      response.body = R"({"model":"clef-flash","answers":{"urgent":{"type":"noul",)"
+                      R"("probabilities":{"true":0.9,"false":0.1}}}})";
+      return response;
+    }
+  };
+  const int before = clef::testing::client_threads();
+  for (int round = 0; round < 20; ++round) {
+    std::promise<void> client_gone;
+    std::atomic<bool> answered{false};
+    {
+      clef::ClientOptions options;
+      options.transport = std::make_shared<OneReply>();
+      auto client = clef::Client::create(options).value();
+      client.submit(ticket(round), [&, gone = client_gone.get_future().share()](
+                                       clef::Result<clef::Decision> result) {
+        EXPECT_TRUE(result) << result.error().to_string();
+        answered = true;
+        gone.wait();
+      });
+      ASSERT_TRUE(wait_until([&] { return answered.load(); }, "the answer"));
+    }
+    client_gone.set_value();
+    ASSERT_TRUE(wait_until([&] { return clef::testing::client_threads() == before; },
+                           "the pool thread to end (round " + std::to_string(round) + ")", 10s));
+  }
+}
