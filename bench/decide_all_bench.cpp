@@ -46,12 +46,11 @@ std::size_t run_submit_chains(const clef::Client& client, std::vector<clef::Deci
     const std::size_t index = next.fetch_add(1);
     if (index >= all.size()) return;
     client.submit(std::move(all[index]), [&](clef::Result<clef::Decision> result) {
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        ok += result.ok();
-        if (++finished == all.size()) all_done.notify_one();
-      }
+      // The next one first: once the last is counted, this function's locals may be gone.
       start_next();
+      std::lock_guard<std::mutex> lock(mutex);
+      ok += result.ok();
+      if (++finished == all.size()) all_done.notify_one();
     });
   };
   for (std::size_t i = 0; i < in_flight; ++i) start_next();
