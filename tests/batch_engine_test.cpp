@@ -16,7 +16,7 @@
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
 #include "instrumented.hpp"
-#include "model_match.hpp"
+#include "wire/model_match.hpp"
 #include "wait_until.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 
 #include "clef/clef.hpp"
 #include "clef/mock.hpp"
-#include "http_errors.hpp"
+#include "wire/http_errors.hpp"
 
 namespace {
 

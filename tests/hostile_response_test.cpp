@@ -8,10 +8,10 @@
 
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
-#include "http_errors.hpp"
+#include "wire/http_errors.hpp"
 #include "http_response.hpp"
-#include "redact.hpp"
-#include "wire_response.hpp"
+#include "util/redact.hpp"
+#include "wire/wire_response.hpp"
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include <ctime>
 
 #include "clef/ollama.hpp"
-#include "http_errors.hpp"
-#include "workers_ai.hpp"
+#include "wire/http_errors.hpp"
+#include "wire/workers_ai.hpp"
 
 namespace {
 

@@ -8,8 +8,8 @@
 
 #include "clef/clef.hpp"
 #include "clef/mock.hpp"
-#include "http_errors.hpp"
-#include "wire_response.hpp"
+#include "wire/http_errors.hpp"
+#include "wire/wire_response.hpp"
 
 namespace {
 

@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "clef/clef.hpp"
-#include "http_errors.hpp"
-#include "wire_response.hpp"
-#include "workers_ai.hpp"
+#include "wire/http_errors.hpp"
+#include "wire/wire_response.hpp"
+#include "wire/workers_ai.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "clef/clef.hpp"
-#include "question_wire.hpp"
+#include "model/question_wire.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "clef/clef.hpp"
-#include "wire_request.hpp"
+#include "wire/wire_request.hpp"
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <vector>
 
+#include "batch/delimited_input.hpp"
 #include "clef/json.hpp"
 #include "common/input_file.hpp"
 
@@ -43,12 +44,6 @@ std::string field_text(const Json& object, const std::string& name) {
   return dump_json(*it);
 }
 
-Error too_long_error(std::size_t line) {
-  return make_error(ErrorKind::invalid_input,
-                    "the line is longer than " + std::to_string(max_input_line >> 20) + " MiB",
-                    "line " + std::to_string(line));
-}
-
 class JsonlReader final : public InputReader {
  public:
   JsonlReader(std::istream& in, InputFields fields) : m_in(in), m_fields(std::move(fields)) {}
@@ -62,7 +57,7 @@ class JsonlReader final : public InputReader {
       item.line = m_line;
       const std::string where = "line " + std::to_string(m_line);
       if (too_long) {
-        item.state = too_long_error(m_line);
+        item.state = line_too_long(m_line);
         return item;
       }
       // A blank line still gets its output line: every input line is accounted for.
@@ -122,7 +117,7 @@ class TextReader final : public InputReader {
     std::string& line = read.text;
     while (read_line(m_in, read, max_input_line)) {
       ++m_line;
-      if (read.too_long) return InputItem{Json(m_line), too_long_error(m_line), m_line, {}, {}, {}};
+      if (read.too_long) return InputItem{Json(m_line), line_too_long(m_line), m_line, {}, {}, {}};
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) {
         // A blank line still gets its output line: every input line is accounted for.
@@ -142,199 +137,6 @@ class TextReader final : public InputReader {
  private:
   std::istream& m_in;
   std::size_t m_line = 0;
-};
-
-/// RFC 4180 records: quoted fields may hold separators, "" and line breaks.
-class DelimitedReader final : public InputReader {
- public:
-  DelimitedReader(std::istream& in, char separator) : m_in(in), m_separator(separator) {}
-
-  Status read_header(const InputFields& fields) {
-    auto header = record();
-    if (!header)
-      return make_error(ErrorKind::invalid_input, "the input is empty (a header row is needed)",
-                        "line 1");
-    m_header = std::move(header).value();
-    for (std::size_t i = 0; i < m_header.size(); ++i) {
-      if (m_header[i] == fields.id) m_id_column = static_cast<int>(i);
-      if (m_header[i] == fields.state) m_state_column = static_cast<int>(i);
-    }
-    for (const auto& name : fields.state_columns) {
-      const auto at = std::find(m_header.begin(), m_header.end(), name);
-      if (at == m_header.end()) {
-        return make_error(ErrorKind::invalid_input,
-                          "the header has no \"" + name + "\" column (--state-columns)", "line 1");
-      }
-      m_state_columns.emplace_back(name, static_cast<std::size_t>(at - m_header.begin()));
-    }
-    for (const auto& name : fields.extra) {
-      const auto at = std::find(m_header.begin(), m_header.end(), name);
-      if (at == m_header.end()) {
-        return make_error(ErrorKind::invalid_input,
-                          "the header has no \"" + name + "\" column (--label)", "line 1");
-      }
-      m_extra_columns.push_back(static_cast<std::size_t>(at - m_header.begin()));
-    }
-    if (!fields.image.empty()) {
-      const auto at = std::find(m_header.begin(), m_header.end(), fields.image);
-      if (at == m_header.end()) {
-        return make_error(ErrorKind::invalid_input,
-                          "the header has no \"" + fields.image + "\" column (--image-field)",
-                          "line 1");
-      }
-      m_image_column = static_cast<int>(at - m_header.begin());
-    }
-    if (!m_state_columns.empty()) m_state_column = static_cast<int>(m_state_columns[0].second);
-    m_last_needed = static_cast<std::size_t>(std::max(m_id_column, m_state_column));
-    for (const auto& column : m_state_columns)
-      m_last_needed = std::max(m_last_needed, column.second);
-    if (m_state_column < 0) {
-      return make_error(
-          ErrorKind::invalid_input,
-          "the header has no \"" + fields.state + "\" column (--state-field); " + columns_found(),
-          "line 1");
-    }
-    if (m_id_column < 0) {
-      return make_error(
-          ErrorKind::invalid_input,
-          "the header has no \"" + fields.id + "\" column (--id-field); " + columns_found(),
-          "line 1");
-    }
-    return {};
-  }
-
-  std::optional<InputItem> next() override {
-    for (;;) {
-      const std::size_t start = m_line + 1;
-      auto fields = record();
-      if (!fields) return std::nullopt;
-      if (fields->size() == 1 && (*fields)[0].empty()) continue;  // blank line
-      InputItem item;
-      item.line = start;
-      if (m_record_too_long) {
-        item.state = too_long_error(start);
-        return item;
-      }
-      if (fields->size() <= m_last_needed) {
-        item.state = make_error(
-            ErrorKind::invalid_input,
-            "the row has " + std::to_string(fields->size()) + " fields; the header has more",
-            "line " + std::to_string(start));
-        return item;
-      }
-      item.id = Json((*fields)[static_cast<std::size_t>(m_id_column)]);
-      item.state = state_of(*fields, start);
-      for (std::size_t column : m_extra_columns)
-        item.extra.push_back(column < fields->size() ? (*fields)[column] : std::string());
-      const auto image = static_cast<std::size_t>(m_image_column);
-      if (m_image_column >= 0 && image < fields->size()) item.image = (*fields)[image];
-      item.columns = std::move(fields).value();
-      return item;
-    }
-  }
-
-  std::vector<std::string> header() const override { return m_header; }
-
-  /// What the header has, for an error about a column it lacks (the first few, each cut short:
-  /// a header row may be anything).
-  std::string columns_found() const {
-    constexpr std::size_t shown = 12;
-    constexpr std::size_t longest = 40;
-    std::string list;
-    for (std::size_t i = 0; i < m_header.size() && i < shown; ++i) {
-      const std::string& name = m_header[i];
-      list += (i ? ", \"" : "\"") +
-              (name.size() > longest ? name.substr(0, longest) + "..." : name) + "\"";
-    }
-    if (m_header.size() > shown) list += ", ... (" + std::to_string(m_header.size()) + " in all)";
-    return "the header has " + (m_header.empty() ? std::string("no columns") : list);
-  }
-
- private:
-  std::optional<std::vector<std::string>> record() {
-    Line read;
-    if (!read_line(m_in, read, max_input_line)) return std::nullopt;
-    ++m_line;
-    m_record_too_long = read.too_long;
-    std::string line = std::move(read.text);
-    std::size_t record_bytes = line.size();
-    std::vector<std::string> fields(1);
-    bool quoted = false;
-    for (std::size_t i = 0;; ++i) {
-      if (i == line.size()) {
-        if (!quoted) break;
-        Line more;
-        // An unterminated quote takes what there is. A record past the cap is still read to
-        // its end, so the next record starts where it should, but its fields are dropped.
-        if (!read_line(m_in, more, max_input_line)) break;
-        ++m_line;
-        record_bytes += more.text.size();
-        m_record_too_long = m_record_too_long || more.too_long || record_bytes > max_input_line;
-        if (m_record_too_long) fields.assign(1, std::string());
-        fields.back() += '\n';
-        line = std::move(more.text);
-        i = static_cast<std::size_t>(-1);
-        continue;
-      }
-      const char c = line[i];
-      if (quoted) {
-        if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-          fields.back() += '"';
-          ++i;
-        } else if (c == '"') {
-          quoted = false;
-        } else {
-          fields.back() += c;
-        }
-      } else if (c == '"') {
-        quoted = true;
-      } else if (c == m_separator) {
-        fields.emplace_back();
-      } else if (!(c == '\r' && i + 1 == line.size())) {
-        fields.back() += c;
-      }
-    }
-    return fields;
-  }
-
-  /// The state column as text, or the --state-columns as one JSON object in their order.
-  Result<State> state_of(const std::vector<std::string>& fields, std::size_t line) const {
-    if (m_state_columns.empty()) {
-      return State::text(fields[static_cast<std::size_t>(m_state_column)]);
-    }
-    Json object = Json::object();
-    bool all_blank = true;
-    for (const auto& [name, column] : m_state_columns) {
-      const std::string value = column < fields.size() ? fields[column] : std::string();
-      all_blank &= value.find_first_not_of(" \t\r\n") == std::string::npos;
-      object[name] = value;
-    }
-    if (all_blank) {
-      return make_error(ErrorKind::invalid_input,
-                        "the state is empty: every --state-columns "
-                        "column is blank",
-                        "line " + std::to_string(line));
-    }
-    auto state = State::from_json_value(object);
-    if (!state) {
-      Error error = state.error();
-      error.where = "line " + std::to_string(line);
-      return error;
-    }
-    return state;
-  }
-
-  std::istream& m_in;
-  char m_separator;
-  std::size_t m_line = 0;
-  int m_id_column = -1;
-  int m_state_column = -1;
-  std::size_t m_last_needed = 0;   ///< The highest column index a row must have.
-  bool m_record_too_long = false;  ///< The last record() passed max_input_line and was cut.
-  std::vector<std::string> m_header;
-  std::vector<std::pair<std::string, std::size_t>> m_state_columns;
-  std::vector<std::size_t> m_extra_columns;
-  int m_image_column = -1;
 };
 
 /// Drops a UTF-8 byte order mark at the start (Excel's "CSV UTF-8" writes one): otherwise it
@@ -373,6 +175,12 @@ bool first_line_is_json_object(const std::string& path) {
 }
 
 }  // namespace
+
+Error line_too_long(std::size_t line) {
+  return make_error(ErrorKind::invalid_input,
+                    "the line is longer than " + std::to_string(max_input_line >> 20) + " MiB",
+                    "line " + std::to_string(line));
+}
 
 InputFormat guess_input_format(const std::string& path, std::string* recognised_by) {
   const std::string ext = ascii_lower_copy(extension_of(path));
@@ -435,9 +243,7 @@ Result<std::unique_ptr<InputReader>> make_reader(std::istream& in, InputFormat f
       return std::unique_ptr<InputReader>(new TextReader(in));
     case InputFormat::csv:
     case InputFormat::tsv: {
-      auto reader = std::make_unique<DelimitedReader>(in, format == InputFormat::csv ? ',' : '\t');
-      if (auto status = reader->read_header(fields); !status) return status.error();
-      return std::unique_ptr<InputReader>(std::move(reader));
+      return make_delimited_reader(in, format == InputFormat::csv ? ',' : '\t', fields);
     }
   }
   return make_error(ErrorKind::invalid_input, "unknown input format");

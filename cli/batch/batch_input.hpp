@@ -20,6 +20,8 @@ enum class InputFormat { jsonl, csv, tsv, text };
 /// The longest input line (or CSV record) kept, in bytes; a longer one is an error line for its
 /// item, so a file without line breaks cannot fill memory.
 inline constexpr std::size_t max_input_line = 32u * 1024u * 1024u;
+/// The error of an input line longer than max_input_line, naming the line.
+Error line_too_long(std::size_t line);
 
 /// The format by the name: jsonl for .jsonl/.ndjson/.json and stdin, csv for .csv, tsv for
 /// .tsv, text for .txt/.text (any case). Any other name by content: a regular file whose first

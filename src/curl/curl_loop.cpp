@@ -1,21 +1,12 @@
-// The asynchronous libcurl transport: loop threads, each owning one multi handle driven by
+// The implementation of curl_loop.hpp: one event loop, a multi handle driven by
 // curl_multi_socket_action on its own epoll set, woken through an eventfd when work is queued
-// from another thread.
-//
-// Why socket_action on epoll and not curl_multi_poll: measured with bench/decide_all_bench,
-// curl_multi_poll costs grow with the transfers in flight — every turn polls every socket and
-// curl_multi_perform walks every transfer — so 2,000 in flight against a 1 s server took 340 µs
-// of CPU per decision against 75 µs at 16. With epoll each turn touches only the sockets that
-// are ready, and curl is told of its own timeouts through its timer callback.
-#include <pthread.h>
+// from another thread (curl_loop_transports.cpp runs it on threads or on an owner's loop).
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -25,8 +16,9 @@
 #include <vector>
 
 #include "clef/async_transport.hpp"
-#include "curl_transfer.hpp"
-#include "timer_queue.hpp"
+#include "curl/curl_loop.hpp"
+#include "curl/curl_transfer.hpp"
+#include "transport/timer_queue.hpp"
 
 namespace clef {
 namespace {
@@ -36,12 +28,9 @@ using Clock = std::chrono::steady_clock;
 /// How often transfers that can be cancelled are looked at while curl has nothing to say.
 constexpr std::chrono::milliseconds cancel_check_interval{50};
 
-/// One loop thread's state. The thread holds a reference of its own, so a loop whose last
-/// outside owner goes away inside one of its handlers finishes its turn safely.
-class Loop : public std::enable_shared_from_this<Loop> {
+/// One loop (curl_loop.hpp); its thread holds it too, so it outlives a handler that drops it.
+class Loop final : public detail::LoopCore, public std::enable_shared_from_this<Loop> {
  public:
-  using TimerTask = detail::TimerQueue::Task;
-
   Loop()
       : m_multi(curl_multi_init()),
         m_epoll(::epoll_create1(EPOLL_CLOEXEC)),
@@ -55,7 +44,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
     wake.data.fd = m_wake;
     ::epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_wake, &wake);
   }
-  ~Loop() {
+  ~Loop() override {
     for (CURL* handle : m_idle) curl_easy_cleanup(handle);
     curl_multi_cleanup(m_multi);  // may still tell on_socket of sockets it closes
     ::close(m_wake);
@@ -64,7 +53,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
   Loop(const Loop&) = delete;
   Loop& operator=(const Loop&) = delete;
 
-  void start(HttpRequest request, ResponseHandler done) {
+  void start(HttpRequest request, ResponseHandler done) override {
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       if (!m_stopping) {
@@ -77,7 +66,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
     wake_up();
   }
 
-  void after(std::chrono::milliseconds delay, TimerTask task) {
+  void after(std::chrono::milliseconds delay, TimerTask task) override {
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_new_timers.emplace_back(Clock::now() + delay, std::move(task));
@@ -97,7 +86,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
     wake_up();
   }
 
-  void stop() {
+  void stop() override {
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_stopping = true;
@@ -105,7 +94,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
     wake_up();
   }
 
-  void run() {
+  void run() override {
     for (;;) {
       if (!turn(true)) break;
     }
@@ -114,7 +103,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
 
   /// Driven by an application's own loop (make_driven_curl_loop): one turn that waits for
   /// nothing, then the owner waits on descriptor(), so work queued from now on wakes it.
-  void run_once() {
+  void run_once() override {
     if (!turn(false)) {
       shut_down();
       return;
@@ -129,11 +118,11 @@ class Loop : public std::enable_shared_from_this<Loop> {
   }
 
   /// The epoll set: readable when a socket is ready or the eventfd was written.
-  int descriptor() const { return m_epoll; }
+  int descriptor() const override { return m_epoll; }
 
   /// How long the owner may wait on descriptor() before the next run_once(): curl's deadline,
   /// the next timer, the next look at cancel flags.
-  std::chrono::milliseconds timeout() const {
+  std::chrono::milliseconds timeout() const override {
     auto wait = std::chrono::milliseconds(1000);
     const auto until = [](Clock::time_point when) {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -147,7 +136,7 @@ class Loop : public std::enable_shared_from_this<Loop> {
 
   /// Ends a driven loop on its owner's thread: everything in flight or queued is completed as
   /// cancelled, and pending timers run with shutting_down.
-  void stop_here() {
+  void stop_here() override {
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_stopping = true;
@@ -452,88 +441,10 @@ class Loop : public std::enable_shared_from_this<Loop> {
   std::optional<Clock::time_point> m_curl_deadline;
 };
 
-class CurlLoopTransport final : public AsyncTransport {
- public:
-  explicit CurlLoopTransport(std::size_t threads) {
-    detail::curl_global_once();
-    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    threads = std::clamp<std::size_t>(threads, 1, cores);
-    for (std::size_t i = 0; i < threads; ++i) {
-      auto loop = std::make_shared<Loop>();
-      m_loops.push_back(loop);
-      m_threads.emplace_back([loop] {
-        pthread_setname_np(pthread_self(), "clef-loop");  // so top -H and gdb tell it apart
-        loop->run();
-      });
-    }
-  }
-
-  ~CurlLoopTransport() override {
-    for (auto& loop : m_loops) loop->stop();
-    for (auto& thread : m_threads) {
-      // The last reference may go inside a handler on a loop thread: that thread cannot join
-      // itself; it holds its loop and ends on its own once the stop is seen.
-      if (thread.get_id() == std::this_thread::get_id())
-        thread.detach();
-      else
-        thread.join();
-    }
-  }
-
-  void start(HttpRequest request, ResponseHandler done) override {
-    next_loop().start(std::move(request), std::move(done));
-  }
-
-  void after(std::chrono::milliseconds delay,
-             std::function<void(bool shutting_down)> task) override {
-    next_loop().after(delay, std::move(task));
-  }
-
- private:
-  Loop& next_loop() {
-    return *m_loops[m_next.fetch_add(1, std::memory_order_relaxed) % m_loops.size()];
-  }
-
-  std::vector<std::shared_ptr<Loop>> m_loops;
-  std::vector<std::thread> m_threads;
-  std::atomic<std::size_t> m_next{0};
-};
-
-/// The loop with no thread: its owner's event loop calls run_once().
-class DrivenLoop final : public DrivenCurlLoop {
- public:
-  DrivenLoop() {
-    detail::curl_global_once();
-    m_loop = std::make_shared<Loop>();
-  }
-  ~DrivenLoop() override { m_loop->stop_here(); }
-  DrivenLoop(const DrivenLoop&) = delete;
-  DrivenLoop& operator=(const DrivenLoop&) = delete;
-
-  void start(HttpRequest request, ResponseHandler done) override {
-    m_loop->start(std::move(request), std::move(done));
-  }
-  void after(std::chrono::milliseconds delay,
-             std::function<void(bool shutting_down)> task) override {
-    m_loop->after(delay, std::move(task));
-  }
-  int descriptor() const override { return m_loop->descriptor(); }
-  std::chrono::milliseconds timeout() const override { return m_loop->timeout(); }
-  void run_once() override { m_loop->run_once(); }
-  void stop() override { m_loop->stop_here(); }
-
- private:
-  std::shared_ptr<Loop> m_loop;
-};
-
 }  // namespace
 
-std::shared_ptr<AsyncTransport> make_curl_loop(std::size_t threads) {
-  return std::make_shared<CurlLoopTransport>(threads);
-}
-
-std::shared_ptr<DrivenCurlLoop> make_driven_curl_loop() {
-  return std::make_shared<DrivenLoop>();
+std::shared_ptr<detail::LoopCore> detail::make_loop_core() {
+  return std::make_shared<Loop>();
 }
 
 }  // namespace clef

@@ -1,12 +1,12 @@
 // The implementation of curl_transfer.hpp: one HTTP exchange on one libcurl easy handle — its
 // options, its callbacks and what it comes to.
-#include "curl_transfer.hpp"
+#include "curl/curl_transfer.hpp"
 
 #include <cctype>
 #include <mutex>
 
-#include "ascii.hpp"
 #include "clef/backend.hpp"
+#include "util/ascii.hpp"
 
 namespace clef::detail {
 namespace {

@@ -3,7 +3,7 @@
 #include <mutex>
 #include <vector>
 
-#include "curl_transfer.hpp"
+#include "curl/curl_transfer.hpp"
 
 namespace clef {
 namespace {

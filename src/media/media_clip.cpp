@@ -1,7 +1,7 @@
 // The implementation of clef/media.hpp: a clip's media type, length and soundtrack, from its bytes.
 #include "clef/media.hpp"
 
-#include "base64.hpp"
+#include "util/base64.hpp"
 #include "media/file_bytes.hpp"
 #include "media/media_probe.hpp"
 

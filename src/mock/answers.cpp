@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "box_answer.hpp"
-#include "json_text.hpp"
+#include "model/box_answer.hpp"
+#include "util/json_text.hpp"
 #include "mock/profile.hpp"
 
 namespace clef::mock_detail {

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "ascii.hpp"
+#include "util/ascii.hpp"
 
 namespace clef::mock_detail {
 namespace {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "json_text.hpp"
+#include "util/json_text.hpp"
 
 #include "clef/ollama.hpp"
 #include "mock/answers.hpp"

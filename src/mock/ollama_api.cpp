@@ -4,7 +4,7 @@
 #include <set>
 
 #include "clef/ollama.hpp"
-#include "json_text.hpp"
+#include "util/json_text.hpp"
 #include "mock/answers.hpp"
 #include "mock/profile.hpp"
 #include "mock/request_body.hpp"

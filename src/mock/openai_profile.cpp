@@ -11,7 +11,7 @@
 #include <set>
 #include <vector>
 
-#include "json_text.hpp"
+#include "util/json_text.hpp"
 #include "mock/answers.hpp"
 #include "mock/checks.hpp"
 #include "mock/rules.hpp"

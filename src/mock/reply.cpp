@@ -5,7 +5,7 @@
 #include <memory>
 #include <thread>
 
-#include "json_text.hpp"
+#include "util/json_text.hpp"
 
 namespace clef::mock_detail {
 

@@ -5,7 +5,7 @@
 #include "mock/openai_profile.hpp"
 
 #include "clef/json.hpp"
-#include "json_text.hpp"
+#include "util/json_text.hpp"
 
 namespace clef::mock_detail {
 namespace {

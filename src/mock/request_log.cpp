@@ -4,8 +4,8 @@
 
 #include <strings.h>
 
-#include "ascii.hpp"
-#include "json_text.hpp"
+#include "util/ascii.hpp"
+#include "util/json_text.hpp"
 
 namespace clef {
 

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "base64.hpp"
+#include "util/base64.hpp"
 #include "clef/image.hpp"
 
 namespace clef::mock_detail {

@@ -11,6 +11,7 @@
 
 #include "clef/cassette.hpp"
 #include "clef/client.hpp"
+#include "inline_transport.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::string path = "/tmp/clef-fuzz-replay-" + std::to_string(::getpid());
@@ -27,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   clef::ClientOptions options;
   options.base_url = "http://127.0.0.1:1";
   options.retry.max_attempts = 1;  // as the CLI replays: a recorded error is final
-  options.transport = replay.value();
+  options.async_transport = std::make_shared<clef::fuzz::InlineTransport>(replay.value());
   auto client = clef::Client::create(options);
   if (!client) __builtin_trap();
   clef::DecisionRequest request;

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "http_errors.hpp"
+#include "wire/http_errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "flags/question_spec.hpp"
-#include "question_wire.hpp"
+#include "model/question_wire.hpp"
 
 namespace {
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "clef/clef.hpp"
+#include "inline_transport.hpp"
 
 namespace {
 
@@ -40,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.base_url = "http://127.0.0.1:1";
   options.account_id = "acc9";
   options.api_token = "e";  // a token the placeholder contains: redaction must still end
-  options.transport = transport;
+  options.async_transport = std::make_shared<clef::fuzz::InlineTransport>(transport);
   options.retry.max_attempts = 1;
   auto client = clef::Client::create(options);
   if (!client) __builtin_trap();

@@ -1,0 +1,112 @@
+// The implementation of batch_command.hpp's flags: what `clef batch` (and, for the shared ones,
+// `clef eval`) accepts, with its help text.
+#include "batch/batch_command.hpp"
+#include "common/exit_codes.hpp"
+#include "flags/hosts.hpp"
+
+namespace clef::cli {
+
+void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
+  batch.add_option("--input-format", flags.input_format,
+                   "jsonl | csv | tsv | text (default: from the name)");
+  batch.add_option("--id-field", flags.id_field, "Field or column holding the id")
+      ->capture_default_str();
+  batch.add_option("--state-field", flags.state_field, "Field or column holding the state")
+      ->capture_default_str();
+  batch
+      .add_option("--state-columns", flags.state_columns,
+                  "CSV/TSV: the state is a JSON object of these columns, in this order (a,b,c)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  batch.add_option("--image-field", flags.image_field,
+                   "Field or column naming each item's image file (or a JSON array of files), "
+                   "read from the input's directory when relative");
+  add_question_flags(batch, flags.questions);
+  batch.add_option("-j,--concurrency", flags.concurrency, "Requests in flight")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  batch
+      .add_option("--rate", flags.rate,
+                  "At most this many requests per second (0 = no cap; at least one a day, "
+                  "1/86400, at most 1000000)")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            // What the clock can honour: slower than one a day is not a rate but a stop, and a
+            // rate of 1e-10 would overflow the wait between two requests.
+            // Nothing strtod skips or rounds away: no white space, and no value so small it
+            // underflows to 0 ("no cap") with ERANGE, as 1e-400 does.
+            char* end = nullptr;
+            errno = 0;
+            const double rate = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
+                                    ? -1
+                                    : std::strtod(text.c_str(), &end);
+            if (end == nullptr || end == text.c_str() || *end != '\0' || errno == ERANGE ||
+                !std::isfinite(rate) || rate < 0 ||
+                (rate != 0 && (rate < 1.0 / 86400 || rate > 1e6)))
+              return "--rate must be 0 (no cap) or from 1/86400 (one a day) to 1000000, not " +
+                     text;
+            return std::string();
+          },
+          "RATE", "rate"));
+  batch
+      .add_option("--per-host", flags.per_host,
+                  "Several hosts: at most this many requests in flight on one (0 = -j only)")
+      ->check(CLI::Range(0, 10000));
+  batch.add_flag("--state-affinity", flags.state_affinity,
+                 "Several hosts: send each state to its own host (rendezvous hash), the least "
+                 "busy one when that host is full");
+  batch
+      .add_option("--throttle-budget", flags.throttle_budget_seconds,
+                  "Seconds one item may spend throttled (429/503 pauses) before it is written as "
+                  "a rate_limited error")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  batch.add_flag("--dedupe", flags.dedupe, "Send identical states once");
+  batch.add_option("--keep-alive", flags.keep_alive,
+                   "Ollama: keep the model loaded (seconds or 5m)");
+  add_connection_flags(batch, flags.connection);
+  add_hosts_flags(batch, flags.connection);
+}
+
+CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
+  CLI::App* batch =
+      app.add_subcommand("batch", "Decide every state in a JSONL, CSV/TSV or text file");
+  batch->footer(
+      "Examples:\n"
+      "  clef batch tickets.jsonl -q questions.json -o routed.jsonl -j 16\n"
+      "  clef batch tickets.jsonl -q questions.json -o routed.jsonl --resume\n"
+      "  clef batch tickets.csv --state-columns subject,body -q questions.json --output-format "
+      "csv\n"
+      "  clef batch tickets.jsonl -q questions.json --host http://gpu1:11434 \\\n"
+      "    --host http://gpu2:11434 -j 32 -o routed.jsonl\n");
+  batch->add_option("INPUT", flags.input, "Input file ('-' = stdin)")->required();
+  batch->add_option("-o,--output", flags.output, "Output JSONL file ('-' = stdout)")
+      ->capture_default_str();
+  add_batch_run_flags(*batch, flags);
+  batch->add_flag("--ordered", flags.ordered, "Write results in input order");
+  batch->add_flag("--resume", flags.resume,
+                  "Keep OUTPUT's successful results and decide the rest (same run only)");
+  batch->add_flag("--force-resume", flags.force_resume,
+                  "With --resume: continue even if OUTPUT was written by a different run");
+  batch->add_flag("--overwrite", flags.overwrite, "Replace an existing OUTPUT");
+  batch
+      ->add_option("--output-format", flags.output_format,
+                   "jsonl | csv | tsv (csv/tsv: the input's columns, then per question its "
+                   "winner, probability and confidence)")
+      ->check(CLI::IsMember({"jsonl", "csv", "tsv"}))
+      ->capture_default_str();
+  batch
+      ->add_option("--policy", flags.policy,
+                   "Thresholds from `clef eval --fit-thresholds`: an answer below its "
+                   "threshold is written with status \"abstained\"")
+      ->type_name("FILE");
+  batch->add_option("--shard", flags.shard,
+                    "K/N: decide only shard K of N (0 to N-1) of INPUT, by a hash of each id; "
+                    "auto: K (and N) from a Kubernetes Indexed Job or Slurm array; then clef "
+                    "merge");
+  batch->add_option("--shards", flags.shards,
+                    "N, for --shard auto in a Kubernetes Indexed Job (its completions)");
+  return batch;
+}
+
+}  // namespace clef::cli

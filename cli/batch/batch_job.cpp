@@ -1,0 +1,223 @@
+// The implementation of batch_job.hpp: one `clef batch` run's items in, results out.
+#include "batch/batch_job.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include "batch/item_images.hpp"
+#include "clef/decision_json.hpp"
+#include "clef/json.hpp"
+#include "common/exit_codes.hpp"
+#include "common/files.hpp"
+#include "output/error_report.hpp"
+
+namespace clef::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::uint64_t not_written = std::numeric_limits<std::uint64_t>::max();
+
+}  // namespace
+
+std::optional<Result<DecisionRequest>> BatchJob::next() {
+  for (;;) {
+    auto item = m_reader.next();
+    if (!item) return std::nullopt;
+    if (m_shard && !in_shard(*m_shard, item->id)) continue;  // another shard's
+    const bool readable = item->state.ok();
+    if (readable) {
+      const std::string key = id_key(item->id);
+      if (m_done.count(key)) {
+        m_progress.skipped();
+        continue;
+      }
+      // A 64-bit hash per id, not the id: a collision (odds ~1e-8 at a million ids) could
+      // only add a false count to the warning, never change a result.
+      if (!m_seen_ids.insert(std::hash<std::string>{}(key)).second && m_duplicate_ids++ == 0)
+        m_first_duplicate = key;
+    }
+    const std::size_t index = m_next_index++;
+    m_pending.emplace(index, Pending{item->id, item->line, table_fields(*item)});
+    if (!readable) return Result<DecisionRequest>(item->state.error());
+    DecisionRequest request = m_prototype;
+    request.state = std::move(item->state).value();
+    if (!m_flags.image_field.empty()) {
+      // Read as the item is sent, so a night-long run holds only the images in flight.
+      auto images = item_images(item->image, directory_of(m_flags.input));
+      if (!images) {
+        Error error = images.error();
+        error.where =
+            "line " + std::to_string(item->line) + ", " + m_flags.image_field + ": " + error.where;
+        return Result<DecisionRequest>(std::move(error));
+      }
+      request.images = std::move(images).value();
+    }
+    return Result<DecisionRequest>(std::move(request));
+  }
+}
+
+void BatchJob::deliver(std::size_t index, Result<Decision>&& result) {
+  const Pending pending = take(index);
+  if (!result && (result.error().kind == ErrorKind::cancelled ||
+                  result.error().kind == ErrorKind::quota_exhausted)) {
+    if (result.error().kind == ErrorKind::quota_exhausted && !m_quota) m_quota = result.error();
+    m_progress.not_done();  // left out of OUTPUT: --resume decides it
+    return;
+  }
+  if (!result && result.error().kind == ErrorKind::not_recorded) ++m_not_recorded;
+  if (result && m_policy) m_policy->apply(result.value());
+  const std::string line =
+      m_table ? m_table->row(pending.fields, result) : json_line(pending, result);
+  const bool ok = result && all_answered(result.value());
+  if (!write(index, pending.id, line, ok)) return;
+  if (m_observer) m_observer->result(pending.id, result);
+  m_progress.finished(ok, result ? &result.value() : nullptr);
+}
+
+void BatchJob::duplicate(std::size_t index, std::size_t first) {
+  const Pending pending = take(index);
+  Json line = Json::object();
+  line["id"] = pending.id;
+  bool ok = false;
+  if (!m_output || m_output->is_stream()) {
+    if (first >= m_firsts.size() || !m_firsts[first].written) {
+      m_progress.not_done();  // the first was not written: --resume decides this one
+      return;
+    }
+    line["duplicate_of"] = m_firsts[first].id;
+    ok = m_firsts[first].ok;  // counted as its first was, as with -o FILE
+  } else {
+    const std::uint64_t offset = first < m_offsets.size() ? m_offsets[first] : not_written;
+    auto text = offset == not_written ? std::nullopt : m_output->read_line(offset);
+    auto copied = text ? parse_json(*text, "a written line") : Result<Json>(Json());
+    if (!copied || !copied->is_object()) {
+      m_progress.not_done();  // the first was not written: --resume decides this one
+      return;
+    }
+    line["duplicate_of"] = (*copied)["id"];
+    for (auto& item : copied->items()) {
+      if (item.key() != "id" && item.key() != "line") line[item.key()] = std::move(item.value());
+    }
+    ok = is_kept_result(line);
+  }
+  if (!write(index, pending.id, dump_json(line), ok)) return;
+  if (m_observer) m_observer->duplicate(pending.id, line["duplicate_of"]);
+  m_progress.finished(ok, nullptr);
+}
+
+bool BatchJob::should_stop() const {
+  return m_write_failed || m_quota || (m_context.stop && m_context.stop->load());
+}
+
+BatchEnd BatchJob::finish(const BatchSummary& summary) {
+  m_progress.finish(summary);
+  if (m_duplicate_ids) {
+    m_context.err << "clef: warning: " << m_duplicate_ids
+                  << " input line(s) repeat an earlier id (first: " << m_first_duplicate
+                  << "); each has its own output line, and --resume treats them as one id\n";
+  }
+  if (m_write_failed) return {report_write_failure()};
+  if (m_quota) {
+    print_error(m_context, m_quota->to_string(),
+                m_flags.connection.backend == Backend::workers_ai
+                    ? "the daily allocation is used up: nothing more was sent; run the same "
+                      "command with --resume when it renews"
+                    : "the account's quota is used up: nothing more was sent; run the same "
+                      "command with --resume once it is topped up");
+    return {as_int(ExitCode::authentication)};
+  }
+  // The server is not there at all: the run stopped instead of failing every item.
+  if (summary.unreachable) return {report(m_context, *summary.unreachable, m_flags.connection)};
+  if (m_context.stop && m_context.stop->load()) {
+    m_context.err << "clef: interrupted; run again with --resume to finish the rest\n";
+    return {as_int(ExitCode::interrupted)};
+  }
+  if (m_not_recorded) {
+    print_error(m_context,
+                std::to_string(m_not_recorded) +
+                    " item(s) have no recording in the cassette (their "
+                    "lines say which questions and state)",
+                "record them with --record against a server");
+    return {as_int(ExitCode::not_recorded)};
+  }
+  return {as_int(m_progress.failures() > 0 ? ExitCode::partial_failure : ExitCode::ok), true};
+}
+
+std::string BatchJob::json_line(const Pending& pending, const Result<Decision>& result) {
+  Json line = Json::object();
+  line["id"] = pending.id;
+  if (pending.id.is_null()) line["line"] = pending.line;
+  if (result) {
+    Json decision = to_json(result.value());
+    for (auto& item : decision.items()) line[item.key()] = std::move(item.value());
+    // Batch lines only: `ask --json` stays the same bytes for the same answer.
+    line["latency_ms"] = static_cast<double>(result->latency.count()) / 1000.0;
+  } else {
+    line["error"] = to_json(result.error());
+  }
+  return dump_json(line);
+}
+
+std::vector<std::string> BatchJob::table_fields(const InputItem& item) const {
+  if (!m_table) return {};
+  if (!item.columns.empty()) return item.columns;
+  if (item.id.is_string()) return {item.id.get<std::string>()};
+  return {item.id.is_null() ? std::string() : dump_json(item.id)};
+}
+
+BatchJob::Pending BatchJob::take(std::size_t index) {
+  auto it = m_pending.find(index);
+  Pending pending = std::move(it->second);
+  m_pending.erase(it);
+  return pending;
+}
+
+bool BatchJob::write(std::size_t index, const Json& id, const std::string& line, bool ok) {
+  const auto offset = m_output ? m_output->write_line(line) : std::optional<std::uint64_t>(0);
+  if (!offset) {
+    if (!m_write_failed) m_write_errno = errno;
+    m_write_failed = true;
+    return false;
+  }
+  if (!m_flags.dedupe) return true;
+  if (!m_output || m_output->is_stream()) {
+    if (m_firsts.size() <= index) m_firsts.resize(index + 1);
+    m_firsts[index] = {id, ok, true};
+  } else {
+    if (m_offsets.size() <= index) m_offsets.resize(index + 1, not_written);
+    m_offsets[index] = *offset;
+  }
+  return true;
+}
+
+int BatchJob::report_write_failure() const {
+  if (m_write_errno == EINTR && m_context.stop && m_context.stop->load()) {
+    print_error(m_context, "interrupted while waiting for " + m_flags.output + "'s reader; " +
+                               std::to_string(m_progress.written()) +
+                               " line(s) were written before it");
+    return as_int(ExitCode::interrupted);
+  }
+  if (m_output->is_stdout()) {
+    const std::string why = m_write_errno == EPIPE ? "its reader closed it (as `| head` does)"
+                                                   : std::string(std::strerror(m_write_errno));
+    print_error(m_context,
+                "stopped: stdout cannot be written, " + why + "; " +
+                    std::to_string(m_progress.written()) +
+                    (m_progress.written() == 1 ? " line was" : " lines were") +
+                    " written before it, and no new request was started",
+                "to keep every result, write to a file with -o FILE");
+  } else {
+    print_error(m_context,
+                "cannot write to " + m_flags.output + ": " +
+                    std::string(std::strerror(m_write_errno)) +
+                    "; the results written so far are intact",
+                m_output->is_stream() ? "a FIFO, pipe or device cannot be resumed: write to a "
+                                        "file with -o FILE to keep every result"
+                                      : "free space or fix the path, then run again with --resume");
+  }
+  return as_int(ExitCode::output);
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,113 @@
+// Internal to `clef batch`: the source, the sink and the stop rule of one run (batch_command.cpp
+// runs the engine over them) — items read and filtered (shard, --resume's done ids), results
+// written as lines or rows, --dedupe's repeats copied, and how the run ended.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "batch/batch_command.hpp"
+#include "batch/batch_input.hpp"
+#include "batch/batch_output.hpp"
+#include "batch/batch_progress.hpp"
+#include "batch/batch_shard.hpp"
+#include "batch/batch_table.hpp"
+#include "clef/batch.hpp"
+#include "clef/policy.hpp"
+#include "common/context.hpp"
+
+namespace clef::cli {
+
+/// The engine calls all three (next, deliver, duplicate) under one lock, so nothing here needs
+/// its own.
+class BatchJob {
+ public:
+  BatchJob(const BatchFlags& flags, const Context& context, InputReader& reader, OutputFile* output,
+           Progress& progress, const std::unordered_set<std::string>& done,
+           const DecisionRequest& prototype, const ResultTable* table, const Policy* policy,
+           ResultObserver* observer, std::optional<Shard> shard)
+      : m_flags(flags),
+        m_context(context),
+        m_reader(reader),
+        m_output(output),
+        m_progress(progress),
+        m_done(done),
+        m_prototype(prototype),
+        m_table(table),
+        m_policy(policy),
+        m_observer(observer),
+        m_shard(shard) {}
+
+  /// The next item of this run's share (its shard, not done by an earlier run); nullopt at the
+  /// end of the input.
+  std::optional<Result<DecisionRequest>> next();
+
+  /// Item `index`'s result: written, unless it was not done (cancelled, the quota spent).
+  void deliver(std::size_t index, Result<Decision>&& result);
+
+  /// Item `index` asked what item `first` asked: copy first's line under this item's id.
+  void duplicate(std::size_t index, std::size_t first);
+
+  /// A write failed, the quota is spent, or the user interrupted.
+  bool should_stop() const;
+
+  /// What the run's end prints, and its exit code.
+  BatchEnd finish(const BatchSummary& summary);
+
+ private:
+  struct Pending {
+    nlohmann::ordered_json id;
+    std::size_t line = 0;
+    std::vector<std::string> fields;  ///< --output-format csv|tsv: the input's own cells.
+  };
+
+  /// The JSONL line of one item: its id with the decision, or with the error.
+  static std::string json_line(const Pending& pending, const Result<Decision>& result);
+
+  /// The cells a table row repeats: the CSV/TSV row as read, else the id.
+  std::vector<std::string> table_fields(const InputItem& item) const;
+
+  Pending take(std::size_t index);
+
+  /// Writes the line (nothing without OUTPUT); false when the write failed.
+  bool write(std::size_t index, const nlohmann::ordered_json& id, const std::string& line, bool ok);
+
+  int report_write_failure() const;
+
+  const BatchFlags& m_flags;
+  const Context& m_context;
+  InputReader& m_reader;
+  OutputFile* m_output;  ///< None: results only go to the observer.
+  Progress& m_progress;
+  const std::unordered_set<std::string>& m_done;
+  const DecisionRequest& m_prototype;
+  const ResultTable* m_table;
+  const Policy* m_policy;
+  ResultObserver* m_observer;
+  std::optional<Shard> m_shard;
+
+  std::unordered_map<std::size_t, Pending> m_pending;  ///< Only the items in flight.
+  std::size_t m_next_index = 0;
+  std::unordered_set<std::size_t> m_seen_ids;  ///< Hashes of the ids read, for the warning.
+  std::size_t m_duplicate_ids = 0;
+  std::string m_first_duplicate;
+  std::vector<std::uint64_t> m_offsets;  ///< --dedupe to a file: where each item's line is.
+  /// --dedupe to stdout, where a line cannot be read back: what each item's line said.
+  struct WrittenLine {
+    nlohmann::ordered_json id;
+    bool ok = false;
+    bool written = false;
+  };
+  std::vector<WrittenLine> m_firsts;
+  std::size_t m_not_recorded = 0;  ///< --replay: items the cassette has no recording of.
+  bool m_write_failed = false;
+  int m_write_errno = 0;
+  std::optional<Error> m_quota;
+};
+
+}  // namespace clef::cli

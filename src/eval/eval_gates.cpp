@@ -1,0 +1,235 @@
+// The implementation of eval_gates.hpp, its requirements: --require over an evaluation's report
+// (eval_baseline.cpp compares with a baseline).
+#include "clef/eval_gates.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+
+#include "eval/report_json.hpp"
+#include "util/decimal_text.hpp"
+
+namespace clef {
+namespace {
+
+using Json = nlohmann::json;
+using namespace detail;
+
+/// `text` for a message: long flags and hostile file names are cut, at a character boundary.
+std::string shown(std::string_view text) {
+  constexpr std::size_t limit = 120;
+  if (text.size() <= limit) return "\"" + std::string(text) + "\"";
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return "\"" + std::string(text.substr(0, cut)) + "…\" (" + std::to_string(text.size()) +
+         " bytes)";
+}
+
+Error malformed(const std::string& text, const std::string& why) {
+  return make_error(ErrorKind::invalid_input, "malformed requirement " + shown(text) + ": " + why,
+                    "--require");
+}
+
+bool holds(double value, const std::string& op, double limit) {
+  if (op == ">=") return value >= limit;
+  if (op == ">") return value > limit;
+  if (op == "<=") return value <= limit;
+  if (op == "<") return value < limit;
+  if (op == "==") return value == limit;
+  return value != limit;
+}
+
+std::string keys_of(const Json& object) {
+  std::string out;
+  for (const auto& item : object.items()) {
+    if (!item.value().is_number() && !item.value().is_object() && !item.value().is_null()) continue;
+    if (item.key() == "classes" || item.key() == "confusion" || item.key() == "failures") continue;
+    out += (out.empty() ? "" : ", ") + item.key();
+  }
+  return out;
+}
+
+/// The value a requirement reads in one model's report, or why it cannot be read.
+Result<const Json*> locate(const Requirement& r, const Json& model) {
+  const Json* scope = nullptr;
+  if (r.question == "overall" || r.question == "latency_ms") {
+    scope = member(model, r.question);
+  } else {
+    const Json* questions = member(model, "questions");
+    scope = questions ? member(*questions, r.question) : nullptr;
+    if (!scope) {
+      return malformed(r.text, "\"" + r.question + "\" is not a labelled question of the report");
+    }
+    if (!r.label.empty()) {
+      const Json* classes = member(*scope, "classes");
+      scope = classes ? member(*classes, r.label) : nullptr;
+      if (!scope) {
+        return malformed(r.text, r.question + " has no class \"" + r.label +
+                                     "\" in the report (no item has it as gold or answer)");
+      }
+    }
+  }
+  const Json* value = scope ? member(*scope, r.metric) : nullptr;
+  if (!value || value->is_array() || value->is_string() || r.metric == "classes" ||
+      r.metric == "confusion" || r.metric == "failures") {
+    return malformed(r.text, "there is no \"" + r.metric + "\" there; there is " +
+                                 (scope ? keys_of(*scope) : std::string("nothing")));
+  }
+  return value;
+}
+
+bool space(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+/// QUESTION.METRIC or QUESTION.METRIC[LABEL] into `r`: QUESTION has no '.', '[' or ']',
+/// METRIC is letters, digits and '_', LABEL has no brackets.
+bool read_path(std::string_view path, Requirement& r) {
+  const auto dot = path.find('.');
+  if (dot == std::string_view::npos || dot == 0) return false;
+  const std::string_view question = path.substr(0, dot);
+  if (question.find_first_of("[]") != std::string_view::npos) return false;
+  std::size_t at = dot + 1;
+  while (at < path.size() &&
+         (std::isalnum(static_cast<unsigned char>(path[at])) != 0 || path[at] == '_')) {
+    ++at;
+  }
+  if (at == dot + 1) return false;
+  r.question = std::string(question);
+  r.metric = std::string(path.substr(dot + 1, at - dot - 1));
+  if (at == path.size()) return true;
+  if (path[at] != '[' || path.back() != ']' || path.size() - at < 3) return false;
+  const std::string_view label = path.substr(at + 1, path.size() - at - 2);
+  if (label.find_first_of("[]") != std::string_view::npos) return false;
+  r.label = std::string(label);
+  return true;
+}
+
+}  // namespace
+
+Result<Requirement> parse_requirement(const std::string& text) {
+  const char* const syntax =
+      "write it as QUESTION.METRIC >= NUMBER, e.g. 'team.accuracy >= 0.9' or "
+      "'lower(team.precision[billing]) >= 0.95'";
+  Requirement r;
+  r.text = text;
+  const std::string_view all = trimmed(text);
+  std::size_t at = 0;
+  std::string_view path;
+  if (all.substr(0, 6) == "lower(" || all.substr(0, 6) == "upper(") {
+    r.bound = std::string(all.substr(0, 5));
+    const auto close = all.find_first_of("()", 6);
+    if (close == std::string_view::npos || all[close] != ')') return malformed(text, syntax);
+    path = trimmed(all.substr(6, close - 6));
+    at = close + 1;
+  } else {
+    while (at < all.size() && !space(all[at]) &&
+           std::string_view("<>=!()").find(all[at]) == std::string_view::npos) {
+      ++at;
+    }
+    path = all.substr(0, at);
+  }
+  if (path.empty()) return malformed(text, syntax);
+  while (at < all.size() && space(all[at])) ++at;
+  for (const char* op : {">=", "<=", "==", "!=", ">", "<"}) {
+    if (all.substr(at, std::string_view(op).size()) == op) {
+      r.op = op;
+      break;
+    }
+  }
+  if (r.op.empty()) return malformed(text, syntax);
+  const std::string_view limit = trimmed(all.substr(at + r.op.size()));
+  const auto value = detail::parse_decimal(limit);
+  if (!value) {
+    return malformed(text,
+                     shown(limit) + " is not a finite decimal number (such as 0.9, .5 or 1e-3)");
+  }
+  r.limit = *value;
+  if (!read_path(path, r)) {
+    return malformed(text, shown(path) + " is not QUESTION.METRIC or QUESTION.METRIC[LABEL]");
+  }
+  return r;
+}
+
+Result<std::vector<std::string>> failed_requirements(const std::vector<Requirement>& requirements,
+                                                     const EvalReport& typed) {
+  std::vector<std::string> failures;
+  if (typed.models.empty() && !requirements.empty()) {
+    return make_error(ErrorKind::invalid_input,
+                      "the report has no model to hold " + shown(requirements.front().text) + " to",
+                      "--require");
+  }
+  const Json report = to_json(typed);
+  const Json* models = member(report, "models");
+  if (!models) return failures;
+  for (const auto& [model_name, model] : models->items()) {
+    for (const auto& r : requirements) {
+      auto found = locate(r, model);
+      if (!found) return found.error();
+      const Json& value = *found.value();
+      const std::string who = model_name + ": " + r.text;
+      std::optional<double> x;
+      if (value.is_object()) {
+        x = number_of(
+            member(value, r.bound.empty() ? "value" : (r.bound == "lower" ? "low" : "high")));
+      } else if (!r.bound.empty() && !value.is_null()) {
+        return malformed(r.text,
+                         r.metric + " has no interval, so " + r.bound + "() cannot read it");
+      } else if (!value.is_null()) {
+        x = number_of(&value);
+        if (!x) return malformed(r.text, r.metric + " is not a number in the report");
+      }
+      if (!x) {
+        const std::string path =
+            r.question + "." + r.metric + (r.label.empty() ? "" : "[" + r.label + "]");
+        failures.push_back(who + " (" + path + " is undefined: " +
+                           undefined_reason(model, r.question, r.metric, r.label) + ")");
+        continue;
+      }
+      if (!holds(*x, r.op, r.limit)) {
+        failures.push_back(who + " (it is " + number(*x) + ")");
+      }
+    }
+  }
+  return failures;
+}
+
+Result<std::map<std::string, double>> parse_tolerances(const std::vector<std::string>& flags) {
+  std::map<std::string, double> out;
+  for (const auto& flag : flags) {
+    const auto equals = flag.find('=');
+    const std::string metric = equals == std::string::npos ? "*" : flag.substr(0, equals);
+    const std::string delta = equals == std::string::npos ? flag : flag.substr(equals + 1);
+    const auto value = detail::parse_decimal(delta);
+    if (!value || *value < 0) {
+      return make_error(ErrorKind::invalid_input,
+                        shown(flag) +
+                            ": a tolerance is METRIC=DELTA with DELTA a finite number "
+                            ">= 0",
+                        "--tolerance");
+    }
+    bool known = metric == "*";
+    for (const auto& m : compared_metrics) known = known || metric == m.name;
+    if (!known) {
+      return make_error(ErrorKind::invalid_input,
+                        shown(metric) +
+                            " is not a compared metric (accuracy, accuracy_answered, coverage, "
+                            "macro_f1, auroc, within_1, brier, log_loss, ece, mae, rps, "
+                            "mean_iou, iou_at_least_half)",
+                        "--tolerance");
+    }
+    out[metric] = *value;
+  }
+  return out;
+}
+
+}  // namespace clef

@@ -1,0 +1,86 @@
+// The implementation of report_json.hpp: an evaluation report's JSON read with its shape checked.
+#include "eval/report_json.hpp"
+
+#include <cstdio>
+
+namespace clef::detail {
+
+using Json = nlohmann::json;
+
+const Compared compared_metrics[13] = {{"accuracy", true, true, ""},
+                                       {"accuracy_answered", true, true, ""},
+                                       {"coverage", true, true, ""},
+                                       {"macro_f1", true, false, ""},
+                                       {"auroc", true, false, "noul"},
+                                       {"within_1", true, true, "score"},
+                                       {"brier", false, true, ""},
+                                       {"log_loss", false, true, ""},
+                                       {"ece", false, false, ""},
+                                       {"mae", false, true, "score"},
+                                       {"rps", false, true, "score"},
+                                       {"mean_iou", true, true, "box"},
+                                       {"iou_at_least_half", true, true, "box"}};
+
+bool applies(const Compared& metric, const std::string& type) {
+  return metric.type[0] == '\0' || type == metric.type;
+}
+
+/// `object[key]`, or null when `object` is not an object or has no such key: reports are read
+/// from files, so nothing here may assume their shape.
+const Json* member(const Json& object, const std::string& key) {
+  if (!object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+std::string text_of(const Json& object, const std::string& key) {
+  const Json* value = member(object, key);
+  return value && value->is_string() ? value->get<std::string>() : std::string();
+}
+
+std::size_t count_of(const Json& object, const std::string& key) {
+  const Json* value = member(object, key);
+  return value && value->is_number_unsigned() ? value->get<std::size_t>() : 0;
+}
+
+/// A metric's value: the number, or an interval's "value"; none when it is null (undefined).
+std::optional<double> number_of(const Json* value) {
+  if (!value) return std::nullopt;
+  if (const Json* inner = value->is_object() ? member(*value, "value") : nullptr) value = inner;
+  if (!value->is_number()) return std::nullopt;
+  return value->get<double>();
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", value);
+  return text;
+}
+
+/// Why `metric` of `question` (of one model's report) is null: which denominator is zero.
+std::string undefined_reason(const Json& model, const std::string& question,
+                             const std::string& metric, const std::string& label) {
+  if (question == "latency_ms") return "no request was answered";
+  if (question == "overall") {
+    return metric == "all_correct" ? "no item has a gold answer"
+                                   : "no question has an item with a gold answer";
+  }
+  const Json* questions = member(model, "questions");
+  const Json* q = questions ? member(*questions, question) : nullptr;
+  if (!q) return "it is not defined for these items";
+  if (count_of(*q, "n") == 0) return "no item has a gold answer for " + question;
+  // The per-class rates: precision over the items answered L, recall over those whose gold is L.
+  const std::string of_class = label.empty() && text_of(*q, "type") == "noul" ? "yes" : label;
+  if (!of_class.empty() && metric == "precision") return "no item was answered " + of_class;
+  if (!of_class.empty() && metric == "recall") {
+    return "no item has " + of_class + " as its gold answer";
+  }
+  if (!of_class.empty() && metric == "f1") {
+    return "no item has " + of_class + " as its gold answer or was answered it";
+  }
+  if (count_of(*q, "answered") == 0) return "no item was answered";
+  if (metric == "auroc") return "the answered items' gold answers are all one class";
+  return "it is not defined for these items";
+}
+
+}  // namespace clef::detail

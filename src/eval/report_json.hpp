@@ -1,0 +1,41 @@
+// Internal: reading an evaluation report's JSON, which may come from a file (a baseline): every
+// accessor checks the shape it reads, nothing assumes it. Shared by the requirements
+// (eval_gates.cpp) and the baseline comparison (eval_baseline.cpp).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace clef::detail {
+
+/// A metric --baseline compares: which way is worse, its shape in the report, and the question
+/// type that has it ("" for every type).
+struct Compared {
+  const char* name;
+  bool higher_is_better;
+  bool interval;
+  const char* type;
+};
+
+/// The metrics --baseline compares, and those a --tolerance may name.
+extern const Compared compared_metrics[13];
+
+bool applies(const Compared& metric, const std::string& type);
+
+/// `object[key]`, or null when `object` is not an object or has no such key.
+const nlohmann::json* member(const nlohmann::json& object, const std::string& key);
+/// A string member, or "" when there is none.
+std::string text_of(const nlohmann::json& object, const std::string& key);
+/// An unsigned member, or 0 when there is none.
+std::size_t count_of(const nlohmann::json& object, const std::string& key);
+/// A metric's value: the number, or an interval's "value"; none when it is null (undefined).
+std::optional<double> number_of(const nlohmann::json* value);
+/// A number as messages print it (four significant digits).
+std::string number(double value);
+
+/// Why `metric` of `question` (of one model's report) is null: which denominator is zero.
+std::string undefined_reason(const nlohmann::json& model, const std::string& question,
+                             const std::string& metric, const std::string& label);
+
+}  // namespace clef::detail

@@ -1,0 +1,44 @@
+// The implementation of clef/state.hpp: the state a decision model judges — text, or JSON with the
+// caller's key order kept.
+#include "clef/state.hpp"
+
+#include "util/json_text.hpp"
+
+namespace clef {
+
+State State::text(std::string text) {
+  const bool blank = text.find_first_not_of(" \t\r\n") == std::string::npos;
+  std::string wire;
+  // Invalid UTF-8 is refused when the request is serialized, where the error can say "state".
+  if (!detail::append_json_string(wire, text, "state")) {
+    return State(clef::dump_json(detail::Json(text)), true, blank, false);
+  }
+  return State(std::move(wire), true, blank);
+}
+
+Result<State> State::json(std::string_view json_text) {
+  auto parsed = clef::parse_json(json_text, "state JSON");
+  if (!parsed) {
+    Error error = parsed.error();
+    error.where = "state, " + error.where;
+    return error;
+  }
+  return State::from_json_value(parsed.value());
+}
+
+Result<State> State::from_json_value(const nlohmann::ordered_json& value) {
+  if (!value.is_object() && !value.is_array()) {
+    return make_error(ErrorKind::invalid_input,
+                      std::string("a JSON state must be an object or an array, not ") +
+                          value.type_name() + " (text is sent as a text state)",
+                      "state");
+  }
+  try {
+    return State(value.dump(-1, ' ', false, detail::Json::error_handler_t::strict), false,
+                 value.empty());
+  } catch (const detail::Json::type_error&) {
+    return make_error(ErrorKind::invalid_input, "state contains invalid UTF-8", "state");
+  }
+}
+
+}  // namespace clef

@@ -1,0 +1,428 @@
+// The implementation of clef/cache.hpp: a decision cache on disk that cannot give the wrong answer
+// — keyed by everything the answer depends on, including the model's resolved version — shared
+// safely by processes.
+#include "clef/cache.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "store/cache_directory.hpp"
+#include "clef/digest.hpp"
+#include "util/json_text.hpp"
+#include "wire/model_match.hpp"
+#include "util/redact.hpp"
+#include "store/stage.hpp"
+#include "wire/wire_response.hpp"
+#include "util/write_all.hpp"
+
+namespace clef {
+namespace {
+
+using detail::cache_error;
+using detail::CacheFile;
+using detail::Fd;
+using detail::open_checked;
+using detail::open_directory;
+using detail::open_shard;
+using detail::scan;
+using detail::Scan;
+
+/// An entry bigger than this is not cached (a response is at most 16 MiB by default).
+constexpr std::uint64_t max_entry_bytes = 64u * 1024u * 1024u;
+/// Until a process has scanned the cache, about one write in this many scans it.
+constexpr unsigned eviction_interval = 64;
+/// After a scan a process counts its own writes against the cap; it scans again when that count
+/// passes the cap, or after this many writes (to learn what other processes wrote).
+constexpr unsigned rescan_interval = 4096;
+/// What an entry is counted as until the next scan measures it: a block or more.
+constexpr std::uint64_t block_bytes = 4096;
+/// A temporary file older than this belongs to a writer that was killed (a write takes far less).
+constexpr std::int64_t stale_temp_seconds = 600;
+
+/// A whole number that fits in an int64, or nothing (never a wrapped or truncated value).
+std::optional<std::int64_t> whole_number(const detail::Json& value) {
+  if (value.is_number_unsigned()) {
+    const auto n = value.get<std::uint64_t>();
+    if (n > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<std::int64_t>(n);
+  }
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  return std::nullopt;
+}
+
+std::string random_suffix() {
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  std::string out(6, 'x');
+  for (char& c : out) c = alphabet[random() % (sizeof alphabet - 1)];
+  return out;
+}
+
+/// What a request asks, read back from its body: what an answer must answer to be stored.
+struct Asked {
+  std::vector<Question> questions;
+  std::string model;    ///< The body's "model": an answer from another is not stored.
+  bool images = false;  ///< images, audio or video: held to CacheOptions::include_images
+};
+
+/// Nothing when the body is not a decision request clef can read back: such a request is sent,
+/// never cached, since no answer to it could be checked.
+std::optional<Asked> read_asked(const std::string& body) {
+  auto parsed = clef::parse_json(body, "the request");
+  if (!parsed || !parsed->is_object()) return std::nullopt;
+  const auto text = detail::member_text(body, "questions");
+  if (!text) return std::nullopt;
+  auto questions = parse_questions(*text);
+  if (!questions) return std::nullopt;
+  Asked asked;
+  asked.questions = std::move(questions).value();
+  asked.model = detail::string_field(parsed.value(), "model");
+  for (const char* field : {"images", "audio", "videos"}) {
+    const auto attachments = parsed->find(field);
+    if (attachments != parsed->end() && !(attachments->is_array() && attachments->empty())) {
+      asked.images = true;
+    }
+  }
+  return asked;
+}
+
+/// The cache as a stage (stage.hpp): answered from a live entry, else sent, and a whole answer
+/// stored on its way back.
+class CacheStage final : public detail::Stage {
+ public:
+  CacheStage(CacheOptions options, Backend backend, Fd top)
+      : m_options(std::move(options)),
+        m_backend(backend),
+        m_tag(to_string(backend)),
+        m_top(std::move(top)),
+        // A random start: a process that writes once still checks the cap one time in 64.
+        m_writes(static_cast<unsigned>(std::random_device{}() % eviction_interval)) {}
+
+  std::optional<Result<HttpResponse>> answer(const HttpRequest& request) override {
+    const auto asked = cacheable(request);
+    if (!asked) return std::nullopt;
+    if (auto hit = read_entry(cache_key(m_tag, request, m_options.model_version), *asked)) {
+      return Result<HttpResponse>(std::move(*hit));
+    }
+    return std::nullopt;
+  }
+
+  void received(const HttpRequest& request, Result<HttpResponse>& response) override {
+    if (!response) return;
+    const auto asked = cacheable(request);
+    if (asked && answers(*response, *asked)) {
+      store(cache_key(m_tag, request, m_options.model_version), *response,
+            detail::request_credentials(request));
+    }
+  }
+
+ private:
+  /// What `request` asks, when its answer may be cached (images only when told so).
+  std::optional<Asked> cacheable(const HttpRequest& request) const {
+    auto asked = read_asked(request.body);
+    if (!asked || (asked->images && !m_options.include_images)) return std::nullopt;
+    return asked;
+  }
+
+  /// True when `response` is what the client accepts as a whole answer to `asked`.
+  bool answers(const HttpResponse& response, const Asked& asked) const {
+    if (response.status < 200 || response.status > 299) return false;
+    auto decision =
+        detail::read_decision(m_backend, response, asked.questions, m_options.validation, {});
+    if (decision && m_options.validation.require_asked_model)
+      detail::mark_other_model(decision.value(), asked.model, m_backend == Backend::ollama);
+    return decision && decision->all_ok();
+  }
+
+  /// Removes entry `name` from `shard` if it is still the file `seen` (a writer may have renamed
+  /// a good entry over it since).
+  static void remove_if_same(int shard, const std::string& name, const struct stat& seen) {
+    struct stat now {};
+    if (::fstatat(shard, name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+        now.st_ino == seen.st_ino && now.st_dev == seen.st_dev) {
+      ::unlinkat(shard, name.c_str(), 0);
+    }
+  }
+
+  std::optional<HttpResponse> read_entry(const std::string& key, const Asked& asked) const {
+    const Fd shard = open_shard(m_top.get(), key.substr(0, 2));
+    if (!shard) return std::nullopt;
+    const std::string name = key + ".json";
+    // O_NONBLOCK: opening a FIFO planted here must not wait for a writer.
+    Fd fd(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!fd) {
+      if (errno == ELOOP) ::unlinkat(shard.get(), name.c_str(), 0);  // a symlink: never an entry
+      return std::nullopt;
+    }
+    struct stat info {};
+    if (::fstat(fd.get(), &info) != 0) return std::nullopt;
+    // Checked before a byte is read: a FIFO, a device or a huge file is removed unread.
+    if (!S_ISREG(info.st_mode) || info.st_uid != ::geteuid() || info.st_size <= 0 ||
+        static_cast<std::uint64_t>(info.st_size) > max_entry_bytes) {
+      remove_if_same(shard.get(), name, info);
+      return std::nullopt;
+    }
+    std::string text(static_cast<std::size_t>(info.st_size), '\0');
+    std::size_t have = 0;
+    while (have < text.size()) {
+      const ssize_t n = ::read(fd.get(), &text[have], text.size() - have);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      have += static_cast<std::size_t>(n);
+    }
+    auto entry = have == text.size() ? parse_entry(text, key) : std::nullopt;
+    if (!entry || !answers(entry->response, asked)) {
+      remove_if_same(shard.get(), name, info);  // torn, edited or foreign: never an answer
+      return std::nullopt;
+    }
+    if (entry->expired) return std::nullopt;  // the next store replaces it
+    entry->response.from_cache = true;
+    ::futimens(fd.get(), nullptr);  // recently used
+    return std::move(entry->response);
+  }
+
+  struct Entry {
+    HttpResponse response;
+    bool expired = false;  ///< Older than the TTL.
+  };
+
+  /// The stored response, or nothing when the text is not an entry for `key` with a 2xx status.
+  std::optional<Entry> parse_entry(const std::string& text, const std::string& key) const {
+    auto parsed = clef::parse_json(text, "a cache entry");
+    if (!parsed || !parsed->is_object()) return std::nullopt;
+    const detail::Json& entry = parsed.value();
+    auto field = [&](const char* name) -> const detail::Json* {
+      const auto it = entry.find(name);
+      return it == entry.end() ? nullptr : &*it;
+    };
+    const detail::Json* stored_key = field("key");
+    const detail::Json* status = field("status");
+    const detail::Json* body = field("body");
+    const detail::Json* created = field("created");
+    const detail::Json* headers = field("headers");
+    if (!stored_key || !stored_key->is_string() || *stored_key != key || !status || !body ||
+        !body->is_string() || !created || !headers || !headers->is_array()) {
+      return std::nullopt;
+    }
+    const auto code = whole_number(*status);
+    const auto written = whole_number(*created);
+    const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+    if (!code || *code < 200 || *code > 299 || !written || *written < 0 ||
+        *written > now + 86'400) {
+      return std::nullopt;
+    }
+    Entry out;
+    out.response.status = static_cast<int>(*code);
+    out.response.body = body->get<std::string>();
+    for (const auto& header : *headers) {
+      if (header.is_array() && header.size() == 2 && header[0].is_string() &&
+          header[1].is_string()) {
+        out.response.headers.emplace_back(header[0].get<std::string>(),
+                                          header[1].get<std::string>());
+      }
+    }
+    out.expired = m_options.ttl.count() > 0 && now - *written >= m_options.ttl.count();
+    return out;
+  }
+
+  /// Writes the answer with every credential of its request scrubbed: an entry may outlive the
+  /// token, and a shared cache directory must not hand one to another user.
+  void store(const std::string& key, const HttpResponse& response,
+             const detail::Secrets& credentials) {
+    detail::Json entry = detail::Json::object();
+    entry["key"] = key;
+    entry["created"] = static_cast<std::int64_t>(std::time(nullptr));
+    entry["status"] = response.status;
+    detail::Json headers = detail::Json::array();
+    for (const auto& [name, value] : response.headers) {
+      if (name == "content-type" || name == "x-typesafe-request-id" || name == "cf-ai-req-id")
+        headers.push_back({name, detail::redact_all(value, credentials)});
+    }
+    entry["headers"] = headers;
+    entry["body"] = detail::redact_all(response.body, credentials);
+    const std::string text = dump_json(entry);
+    if (text.size() > max_entry_bytes) return;
+    const std::string shard_name = key.substr(0, 2);
+    if (::mkdirat(m_top.get(), shard_name.c_str(), 0700) != 0 && errno != EEXIST) return;
+    const Fd shard = open_shard(m_top.get(), shard_name);
+    if (!shard) return;
+    // Written whole to a private temporary file, then renamed over the entry: a reader sees the
+    // old entry or the new one, never part of one, whatever other writers do.
+    std::string temp;
+    Fd fd;
+    for (int attempt = 0; attempt < 8 && !fd; ++attempt) {
+      temp = "." + key + "." + random_suffix();
+      fd = Fd(::openat(shard.get(), temp.c_str(),
+                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+      if (!fd && errno != EEXIST) return;
+    }
+    if (!fd) return;
+    const bool written = detail::write_all(fd.get(), text);
+    const bool closed = ::close(fd.release()) == 0;
+    const std::string name = key + ".json";
+    if (!written || !closed ||
+        ::renameat(shard.get(), temp.c_str(), shard.get(), name.c_str()) != 0) {
+      ::unlinkat(shard.get(), temp.c_str(), 0);
+      return;
+    }
+    wrote((text.size() + block_bytes - 1) / block_bytes * block_bytes);
+  }
+
+  /// Counts a write of `bytes` against the cap and scans when it is due: never at start, so a
+  /// run that only reads never pays for a scan; a batch scans about once per tenth of the cap
+  /// it writes, not once per 64 writes.
+  void wrote(std::uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(m_evicting);
+    ++m_writes;
+    if (!m_estimate) {
+      if (m_writes % eviction_interval == 0) evict();
+      return;
+    }
+    *m_estimate += bytes;
+    if (*m_estimate > m_options.max_bytes || ++m_since_scan >= rescan_interval) evict();
+  }
+
+  /// Sweeps killed writers' temporary files and removes the least recently used entries until
+  /// the cache takes under 90% of its cap on disk. Called with m_evicting held.
+  void evict() {
+    Scan found = scan(m_top.get());
+    const std::int64_t stale =
+        (static_cast<std::int64_t>(std::time(nullptr)) - stale_temp_seconds) * 1'000'000'000;
+    std::vector<const CacheFile*> entries;
+    std::uint64_t total = 0;
+    for (const auto& file : found.files) {
+      if (file.temporary) {
+        if (file.used < stale) found.remove(file);
+        continue;
+      }
+      entries.push_back(&file);
+      total += file.bytes;
+    }
+    m_since_scan = 0;
+    m_estimate = total;
+    if (total <= m_options.max_bytes) return;
+    std::sort(entries.begin(), entries.end(),
+              [](const CacheFile* a, const CacheFile* b) { return a->used < b->used; });
+    const std::uint64_t target = m_options.max_bytes / 10 * 9;
+    for (const CacheFile* file : entries) {
+      if (total <= target) break;
+      if (found.remove(*file)) total -= file->bytes;
+    }
+    m_estimate = total;
+  }
+
+  CacheOptions m_options;
+  Backend m_backend;
+  std::string m_tag;
+  Fd m_top;  ///< The cache directory, opened and checked once: every path is relative to it.
+  std::mutex m_evicting;  ///< Guards the three counts below, and a scan.
+  unsigned m_writes;
+  unsigned m_since_scan = 0;
+  std::optional<std::uint64_t> m_estimate;  ///< Disk bytes at the last scan, plus writes since.
+};
+
+class CachingTransport final : public Transport {
+ public:
+  CachingTransport(std::shared_ptr<CacheStage> stage, std::shared_ptr<Transport> inner)
+      : m_stage(std::move(stage)), m_inner(std::move(inner)) {}
+  Result<HttpResponse> send(const HttpRequest& request) override {
+    return detail::send_through(*m_stage, *m_inner, request);
+  }
+
+ private:
+  std::shared_ptr<CacheStage> m_stage;
+  std::shared_ptr<Transport> m_inner;
+};
+
+Result<std::shared_ptr<CacheStage>> cache_stage(CacheOptions options, Backend backend) {
+  auto top = open_checked(options.directory);
+  if (!top) return top.error();
+  return std::make_shared<CacheStage>(std::move(options), backend, std::move(top).value());
+}
+
+}  // namespace
+
+bool is_moving_alias(std::string_view model) noexcept {
+  constexpr std::string_view latest = "latest";
+  return model.size() >= latest.size() &&
+         model.compare(model.size() - latest.size(), latest.size(), latest) == 0;
+}
+
+std::string cache_key(std::string_view tag, const HttpRequest& request,
+                      std::string_view model_version) {
+  Sha256Hasher hasher;
+  for (std::string_view part :
+       {tag, std::string_view(request.method), std::string_view(request.url), model_version}) {
+    hasher.update(part);
+    hasher.update(std::string_view("\x1f", 1));
+  }
+  hasher.update(request.body);
+  return hasher.hex();
+}
+
+Status check_cache_directory(const std::string& directory) {
+  auto top = open_checked(directory);
+  if (!top) return top.error();
+  return {};
+}
+
+Result<std::shared_ptr<Transport>> make_caching_transport(std::shared_ptr<Transport> inner,
+                                                          CacheOptions options, Backend backend) {
+  auto stage = cache_stage(std::move(options), backend);
+  if (!stage) return stage.error();
+  return std::shared_ptr<Transport>(
+      std::make_shared<CachingTransport>(std::move(stage).value(), std::move(inner)));
+}
+
+Result<std::shared_ptr<AsyncTransport>> make_caching_transport(
+    std::shared_ptr<AsyncTransport> inner, CacheOptions options, Backend backend) {
+  auto stage = cache_stage(std::move(options), backend);
+  if (!stage) return stage.error();
+  return detail::staged_loop(std::move(stage).value(), std::move(inner));
+}
+
+Result<CacheStats> cache_stats(const std::string& directory) {
+  auto top = open_directory(directory, false);
+  if (!top) return top.error();
+  CacheStats stats;
+  for (const auto& file : scan(top->get()).files) {
+    if (file.temporary) continue;
+    ++stats.entries;
+    stats.bytes += file.bytes;
+  }
+  return stats;
+}
+
+Result<CacheStats> clear_cache(const std::string& directory) {
+  auto top = open_directory(directory, false);
+  if (!top) return top.error();
+  const Scan found = scan(top->get());
+  CacheStats removed;
+  for (const auto& file : found.files) {
+    if (!found.remove(file)) {
+      const std::string path = directory + "/" + found.shards[file.shard].first + "/" + file.name;
+      return cache_error("cannot remove " + path + ": " + std::strerror(errno), path);
+    }
+    if (file.temporary) continue;
+    ++removed.entries;
+    removed.bytes += file.bytes;
+  }
+  return removed;
+}
+
+}  // namespace clef

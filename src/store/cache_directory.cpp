@@ -1,0 +1,165 @@
+// The implementation of cache_directory.hpp: the cache's directory, its shards and a scan of it.
+#include "store/cache_directory.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+
+namespace clef::detail {
+namespace {
+
+std::string octal_mode(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+/// Why a directory may not hold answers (another user could write what clef reads), or empty.
+std::string unsafe_directory(const struct stat& info) {
+  if (!S_ISDIR(info.st_mode)) return "it is not a directory";
+  if (info.st_uid != ::geteuid()) {
+    return "it is not owned by you (uid " + std::to_string(::geteuid()) + ") but by uid " +
+           std::to_string(info.st_uid) + ", who could plant answers in it";
+  }
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return "it is writable by group or others (mode " + octal_mode(info.st_mode) +
+           "), who could plant answers in it: chmod go-w it";
+  }
+  return {};
+}
+
+bool is_hex(const std::string& text, std::size_t from, std::size_t count) {
+  for (std::size_t i = from; i < from + count; ++i) {
+    if (!std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  return true;
+}
+
+/// Only two-hex-digit names are shards: ".." is two characters too, and is the parent.
+bool is_shard_name(const std::string& name) {
+  return name.size() == 2 && is_hex(name, 0, 2);
+}
+
+/// KEY.json, KEY 64 hex digits beginning with the shard's two.
+bool is_entry_name(const std::string& name, const std::string& shard) {
+  return name.size() == entry_name_size && name.compare(64, 5, ".json") == 0 &&
+         is_hex(name, 0, 64) && name.compare(0, 2, shard) == 0;
+}
+
+/// .KEY.XXXXXX, as store() names its temporary files.
+bool is_temp_name(const std::string& name, const std::string& shard) {
+  return name.size() == temp_name_size && name[0] == '.' && name[65] == '.' &&
+         is_hex(name, 1, 64) && name.compare(1, 2, shard) == 0;
+}
+
+std::int64_t mtime_ns(const struct stat& info) {
+  return static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
+}
+
+/// The space a file takes on disk: what fills a disk, unlike its size.
+std::uint64_t disk_bytes(const struct stat& info) {
+  return static_cast<std::uint64_t>(info.st_blocks) * 512u;
+}
+
+/// A listing of the directory open at `fd`, through its own open file (no shared offset).
+DIR* list(int fd) {
+  Fd own(::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!own) return nullptr;
+  DIR* dir = ::fdopendir(own.get());
+  if (dir) own.release();
+  return dir;
+}
+
+}  // namespace
+
+/// Shard `name` of the cache open at `top`, never through a symlink, and only when it is safe
+/// (a shard another user could write would let them plant answers).
+Fd open_shard(int top, const std::string& name) {
+  Fd shard(::openat(top, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat info {};
+  if (!shard || ::fstat(shard.get(), &info) != 0 || !unsafe_directory(info).empty()) return Fd();
+  return shard;
+}
+
+Scan scan(int top) {
+  Scan out;
+  DIR* dir = list(top);
+  if (!dir) return out;
+  while (dirent* item = ::readdir(dir)) {
+    const std::string name = item->d_name;
+    if (!is_shard_name(name)) continue;
+    Fd shard = open_shard(top, name);
+    if (shard) out.shards.emplace_back(name, std::move(shard));
+  }
+  ::closedir(dir);
+  for (std::size_t s = 0; s < out.shards.size(); ++s) {
+    const std::string& shard_name = out.shards[s].first;
+    DIR* inner = list(out.shards[s].second.get());
+    if (!inner) continue;
+    while (dirent* item = ::readdir(inner)) {
+      const std::string name = item->d_name;
+      const bool entry = is_entry_name(name, shard_name);
+      if (!entry && !is_temp_name(name, shard_name)) continue;
+      struct stat info {};
+      if (::fstatat(out.shards[s].second.get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+          !S_ISREG(info.st_mode)) {
+        continue;
+      }
+      out.files.push_back({s, name, disk_bytes(info), mtime_ns(info), !entry});
+    }
+    ::closedir(inner);
+  }
+  return out;
+}
+
+Error cache_error(const std::string& message, const std::string& directory) {
+  return make_error(ErrorKind::invalid_input, message, directory);
+}
+
+/// The cache directory, open; `create` makes it (0700) when missing. Fails when it is missing
+/// (and not created) or not a directory.
+Result<Fd> open_directory(const std::string& directory, bool create) {
+  if (directory.empty()) return cache_error("no cache directory given", directory);
+  Fd top(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!top && errno == ENOENT && create) {
+    if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
+      return cache_error(
+          "cannot create the cache directory " + directory + ": " + std::strerror(errno),
+          directory);
+    }
+    top = Fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  }
+  if (!top) {
+    const int error = errno;
+    if (error == ENOENT) return cache_error("there is no cache directory " + directory, directory);
+    if (error == ENOTDIR) return cache_error(directory + " is not a directory", directory);
+    return cache_error("cannot open the cache directory " + directory + ": " + std::strerror(error),
+                       directory);
+  }
+  return top;
+}
+
+/// The cache directory, open and checked fit to hold answers.
+Result<Fd> open_checked(const std::string& directory) {
+  auto top = open_directory(directory, true);
+  if (!top) return top.error();
+  struct stat info {};
+  if (::fstat(top->get(), &info) != 0) {
+    return cache_error("cannot read " + directory + ": " + std::strerror(errno), directory);
+  }
+  if (const std::string why = unsafe_directory(info); !why.empty()) {
+    return cache_error("the cache directory " + directory + " is refused: " + why, directory);
+  }
+  if (::faccessat(AT_FDCWD, directory.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
+    return cache_error(
+        "cannot write to the cache directory " + directory + ": " + std::strerror(errno),
+        directory);
+  }
+  return top;
+}
+
+}  // namespace clef::detail

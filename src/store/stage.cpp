@@ -1,0 +1,61 @@
+// The implementation of stage.hpp: a stage around a blocking send, or in front of a loop.
+#include "store/stage.hpp"
+
+#include "transport/timer_queue.hpp"
+
+namespace clef::detail {
+
+Result<HttpResponse> send_through(Stage& stage, Transport& inner, const HttpRequest& request) {
+  if (auto answered = stage.answer(request)) return std::move(*answered);
+  auto response = inner.send(request);
+  stage.received(request, response);
+  return response;
+}
+
+void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner, HttpRequest request,
+                   ResponseHandler done) {
+  if (auto answered = stage->answer(request)) {
+    auto outcome = std::make_shared<Result<HttpResponse>>(std::move(*answered));
+    // Complete already: delivered even while the loop shuts down.
+    inner.after(std::chrono::milliseconds(0), [outcome, done = std::move(done)](bool) mutable {
+      call_handler(done, std::move(*outcome));
+    });
+    return;
+  }
+  // received() needs the request when the answer comes back; the inner transport takes its own.
+  auto kept = std::make_shared<const HttpRequest>(request);
+  inner.start(std::move(request),
+              [stage, kept, done = std::move(done)](Result<HttpResponse> response) mutable {
+                stage->received(*kept, response);
+                call_handler(done, std::move(response));
+              });
+}
+
+namespace {
+
+class StagedLoop final : public AsyncTransport {
+ public:
+  StagedLoop(std::shared_ptr<Stage> stage, std::shared_ptr<AsyncTransport> inner)
+      : m_stage(std::move(stage)), m_inner(std::move(inner)) {}
+
+  void start(HttpRequest request, ResponseHandler done) override {
+    start_through(m_stage, *m_inner, std::move(request), std::move(done));
+  }
+  void after(std::chrono::milliseconds delay,
+             std::function<void(bool shutting_down)> task) override {
+    m_inner->after(delay, std::move(task));
+  }
+
+ private:
+  std::shared_ptr<Stage> m_stage;
+  std::shared_ptr<AsyncTransport> m_inner;
+};
+
+}  // namespace
+
+std::shared_ptr<AsyncTransport> staged_loop(std::shared_ptr<Stage> stage,
+                                            std::shared_ptr<AsyncTransport> inner) {
+  return std::make_shared<StagedLoop>(std::move(stage), std::move(inner));
+}
+
+}  // namespace clef::detail

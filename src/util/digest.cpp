@@ -1,0 +1,65 @@
+// SHA-256 over OpenSSL: clef/digest.hpp's hex forms and sha256_bytes.hpp's raw digest.
+#include "util/sha256_bytes.hpp"
+
+#include "clef/digest.hpp"
+
+#include <openssl/evp.h>
+
+#include <new>
+#include <string>
+
+namespace clef::detail {
+
+Sha256 sha256(std::string_view bytes) {
+  Sha256 digest{};
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  return digest;
+}
+
+std::string to_hex(const Sha256& digest) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(digest.size() * 2);
+  for (unsigned char byte : digest) {
+    out += digits[byte >> 4];
+    out += digits[byte & 0x0f];
+  }
+  return out;
+}
+
+}  // namespace clef::detail
+
+namespace clef {
+
+std::string sha256_hex(std::string_view bytes) {
+  return detail::to_hex(detail::sha256(bytes));
+}
+
+Sha256Hasher::Sha256Hasher() : m_context(EVP_MD_CTX_new()) {
+  if (!m_context ||
+      EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(m_context), EVP_sha256(), nullptr) != 1)
+    throw std::bad_alloc();
+}
+
+Sha256Hasher::~Sha256Hasher() {
+  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(m_context));
+}
+
+void Sha256Hasher::update(std::string_view bytes) {
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(m_context), bytes.data(), bytes.size());
+}
+
+std::string Sha256Hasher::hex() const {
+  // Finishing consumes a context, so finish a copy and keep this one open.
+  EVP_MD_CTX* copy = EVP_MD_CTX_new();
+  detail::Sha256 digest{};
+  unsigned int length = 0;
+  const bool done = copy && EVP_MD_CTX_copy_ex(copy, static_cast<EVP_MD_CTX*>(m_context)) == 1 &&
+                    EVP_DigestFinal_ex(copy, digest.data(), &length) == 1;
+  EVP_MD_CTX_free(copy);
+  if (!done) throw std::bad_alloc();
+  return detail::to_hex(digest);
+}
+
+}  // namespace clef

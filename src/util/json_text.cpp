@@ -1,0 +1,176 @@
+// The implementation of json_text.hpp: JSON text helpers shared by the serializer and the parsers.
+#include "util/json_text.hpp"
+
+#include <nlohmann/detail/input/json_sax.hpp>
+
+namespace clef::detail {
+namespace {
+
+/// The DOM builder nlohmann::json::parse uses, told to record the fault instead of throwing.
+/// (Its range error for `1e400` is an out_of_range, which a catch of parse_error misses.)
+class RecordingDomParser : public nlohmann::detail::json_sax_dom_parser<Json> {
+ public:
+  explicit RecordingDomParser(Json& target) : json_sax_dom_parser(target, false) {}
+
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& last_token, const Exception& ex) {
+    json_sax_dom_parser::parse_error(position, last_token, ex);
+    m_position = position;
+    m_token_length = last_token.size();
+    m_number_overflow = ex.id == 406;
+    return false;
+  }
+
+  std::size_t position() const { return m_position; }
+  std::size_t token_length() const { return m_token_length; }
+  bool number_overflow() const { return m_number_overflow; }
+
+ private:
+  std::size_t m_position = 0;
+  std::size_t m_token_length = 0;
+  bool m_number_overflow = false;
+};
+
+/// The offset of the first bracket that opens level max_json_depth + 1, or nullopt. A linear
+/// scan before parsing, so no deeper value is ever built.
+std::optional<std::size_t> too_deep_at(std::string_view text) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_json_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+std::size_t skip_space(std::string_view text, std::size_t i) {
+  while (i < text.size() &&
+         (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+    ++i;
+  return i;
+}
+
+/// The end of the string literal starting at text[i] == '"'.
+std::size_t skip_string(std::string_view text, std::size_t i) {
+  for (++i; i < text.size(); ++i) {
+    if (text[i] == '\\')
+      ++i;
+    else if (text[i] == '"')
+      return i + 1;
+  }
+  return text.size();
+}
+
+/// The end of the JSON value starting at text[i].
+std::size_t skip_value(std::string_view text, std::size_t i) {
+  if (i >= text.size()) return i;
+  if (text[i] == '"') return skip_string(text, i);
+  if (text[i] != '[' && text[i] != '{') {
+    while (i < text.size() && text[i] != ',' && text[i] != '}' && text[i] != ']' &&
+           text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
+      ++i;
+    return i;
+  }
+  std::size_t depth = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"') {
+      i = skip_string(text, i);
+      continue;
+    }
+    if (c == '[' || c == '{') ++depth;
+    if ((c == ']' || c == '}') && --depth == 0) return i + 1;
+    ++i;
+  }
+  return i;
+}
+
+}  // namespace
+
+Status append_json_string(std::string& out, std::string_view text, std::string_view where) {
+  try {
+    out += Json(text).dump(-1, ' ', false, Json::error_handler_t::strict);
+  } catch (const Json::type_error&) {
+    return make_error(ErrorKind::invalid_input, "text is not valid UTF-8", std::string(where));
+  }
+  return {};
+}
+
+std::optional<std::string_view> member_text(std::string_view text, std::string_view key) {
+  std::size_t i = skip_space(text, 0);
+  if (i >= text.size() || text[i] != '{') return std::nullopt;
+  std::optional<std::string_view> found;
+  i = skip_space(text, i + 1);
+  while (i < text.size() && text[i] == '"') {
+    const std::size_t key_end = skip_string(text, i);
+    // Keys with escapes are compared as written; a miss only means raw_json falls back to a dump.
+    const std::string_view name = text.substr(i + 1, key_end - i - 2);
+    i = skip_space(text, key_end);
+    if (i >= text.size() || text[i] != ':') return found;
+    i = skip_space(text, i + 1);
+    const std::size_t value_end = skip_value(text, i);
+    if (name == key) found = text.substr(i, value_end - i);
+    i = skip_space(text, value_end);
+    if (i >= text.size() || text[i] != ',') break;
+    i = skip_space(text, i + 1);
+  }
+  return found;
+}
+
+std::string string_field(const Json& object, std::string_view key) {
+  if (!object.is_object()) return {};
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace clef::detail
+
+namespace clef {
+
+Result<nlohmann::ordered_json> parse_json(std::string_view text, std::string_view what,
+                                          ErrorKind kind) {
+  using detail::Json;
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return make_error(kind, std::string(what) + " is empty", "byte 0");
+  }
+  if (auto at = detail::too_deep_at(text)) {
+    return make_error(
+        kind,
+        std::string(what) + " nests deeper than " + std::to_string(max_json_depth) + " levels",
+        "byte " + std::to_string(*at));
+  }
+  Json root;
+  detail::RecordingDomParser parser(root);
+  if (Json::sax_parse(text.begin(), text.end(), &parser)) return root;
+  // nlohmann counts bytes read, 1-based, one past the token: report the 0-based offset of the
+  // byte at fault (for an overflowing number, its first digit).
+  std::size_t offset = parser.position() > 0 ? parser.position() - 1 : 0;
+  std::string message = std::string(what) + " is not valid JSON";
+  if (parser.number_overflow()) {
+    offset = offset >= parser.token_length() ? offset - parser.token_length() + 1 : 0;
+    while (offset > 0 && offset < text.size() &&
+           std::string_view("0123456789+-.eE").find(text[offset - 1]) != std::string_view::npos)
+      --offset;
+    message = std::string(what) + " has a number outside the range of a double";
+  } else if (offset >= text.size()) {
+    message += " (it ends too early: truncated?)";
+  }
+  return make_error(kind, message, "byte " + std::to_string(std::min(offset, text.size())));
+}
+
+std::string dump_json(const nlohmann::ordered_json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace clef

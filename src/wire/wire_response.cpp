@@ -1,0 +1,340 @@
+// The implementation of wire_response.hpp: a decision response object -> typed, validated answers.
+#include "wire/wire_response.hpp"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "model/box_answer.hpp"
+#include "wire/http_errors.hpp"
+#include "wire/openai_dialect.hpp"
+#include "wire/workers_ai.hpp"
+
+namespace clef::detail {
+namespace {
+
+std::string text_of(const Json& object, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    auto it = object.find(key);
+    if (it != object.end() && it->is_string()) return it->get<std::string>();
+  }
+  return {};
+}
+
+void mark(Answer& answer, AnswerStatus status, std::string problem) {
+  answer.status = status;
+  answer.problem = std::move(problem);
+  answer.value = std::monostate{};
+}
+
+bool in_unit_range(double p) {
+  return p >= 0.0 && p <= 1.0 && std::isfinite(p);
+}
+
+/// Checks range and sum, renormalizing rounded sums; returns the problem or "".
+std::string check_distribution(std::vector<double>& p, const ValidationOptions& v,
+                               bool& renormalized) {
+  double sum = 0;
+  for (double x : p) sum += x;
+  const double off = std::fabs(sum - 1.0);
+  if (off <= v.sum_tolerance) return {};
+  if (off <= v.renormalize_tolerance && sum > 0) {
+    for (double& x : p) x /= sum;
+    renormalized = true;
+    return {};
+  }
+  return "probabilities sum to " + std::to_string(sum) + ", not 1";
+}
+
+/// Reads probabilities keyed by `keys` from `answer_json`, or sets the answer invalid.
+bool read_probabilities(const Json& answer_json, const std::vector<std::string>& keys,
+                        Answer& answer, std::vector<double>& out) {
+  auto it = answer_json.find("probabilities");
+  if (it == answer_json.end() || !it->is_object()) {
+    mark(answer, AnswerStatus::invalid, "no probabilities object");
+    return false;
+  }
+  const std::set<std::string> expected(keys.begin(), keys.end());
+  for (const auto& item : it->items()) {
+    if (!expected.count(item.key())) {
+      mark(answer, AnswerStatus::invalid, "probability for unknown option \"" + item.key() + "\"");
+      return false;
+    }
+  }
+  out.clear();
+  for (const auto& key : keys) {
+    auto p = it->find(key);
+    if (p == it->end()) {
+      mark(answer, AnswerStatus::invalid, "no probability for \"" + key + "\"");
+      return false;
+    }
+    if (!p->is_number() || !in_unit_range(p->get<double>())) {
+      mark(answer, AnswerStatus::invalid,
+           "probability of \"" + key + "\" is " + clef::dump_json(*p) + ", not in [0, 1]");
+      return false;
+    }
+    out.push_back(p->get<double>());
+  }
+  return true;
+}
+
+std::size_t argmax(const std::vector<double>& p) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    if (p[i] > p[best]) best = i;
+  }
+  return best;
+}
+
+void parse_choice(const Json& json, const Question& q, const ValidationOptions& v, Answer& a) {
+  std::vector<std::string> labels;
+  for (const auto& option : q.options) labels.push_back(option.label);
+  std::vector<double> p;
+  if (!read_probabilities(json, labels, a, p)) return;
+  const std::vector<double> as_sent = p;
+  if (auto problem = check_distribution(p, v, a.renormalized); !problem.empty()) {
+    return mark(a, AnswerStatus::invalid, problem);
+  }
+  const std::size_t best = argmax(p);
+  ChoiceAnswer choice;
+  choice.choice = labels[best];
+  if (auto it = json.find("choice"); it != json.end()) {
+    if (!it->is_string()) return mark(a, AnswerStatus::invalid, "\"choice\" is not a string");
+    const auto sent = it->get<std::string>();
+    std::size_t index = labels.size();
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (labels[i] == sent) index = i;
+    }
+    if (index == labels.size()) {
+      return mark(a, AnswerStatus::invalid, "\"choice\" names unknown option \"" + sent + "\"");
+    }
+    // A tie at the top may be broken either way by the server; anything below it is wrong.
+    if (as_sent[index] + 1e-9 < as_sent[argmax(as_sent)]) {
+      return mark(
+          a, AnswerStatus::invalid,
+          "\"choice\" is \"" + sent + "\" but \"" + labels[argmax(as_sent)] + "\" is more likely");
+    }
+    choice.choice = sent;
+    choice.probability = p[index];
+  } else {
+    choice.probability = p[best];
+  }
+  for (std::size_t i = 0; i < labels.size(); ++i) choice.probabilities.push_back({labels[i], p[i]});
+  choice.server_confidence = number_field(json, "confidence");
+  choice.confidence = entropy_confidence(p);
+  a.value = std::move(choice);
+}
+
+void parse_yes_no(const Json& json, const ValidationOptions& v, Answer& a) {
+  auto p = number_field(json, "noul");
+  if (!p) return mark(a, AnswerStatus::invalid, "no numeric \"noul\" (P(true))");
+  if (!in_unit_range(*p)) {
+    return mark(a, AnswerStatus::invalid, "noul is " + std::to_string(*p) + ", not in [0, 1]");
+  }
+  YesNoAnswer noul;
+  noul.p_true = *p;
+  noul.verdict = *p >= v.verdict.yes_at_least ? Verdict::yes
+                 : *p <= v.verdict.no_at_most ? Verdict::no
+                                              : Verdict::unknown;
+  noul.confidence = entropy_confidence({*p, 1.0 - *p});
+  a.value = noul;
+}
+
+void parse_score(const Json& json, const Question& q, const ValidationOptions& v, Answer& a) {
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < q.levels.size(); ++i) keys.push_back(std::to_string(i));
+  std::vector<double> p;
+  if (!read_probabilities(json, keys, a, p)) return;
+  if (auto problem = check_distribution(p, v, a.renormalized); !problem.empty()) {
+    return mark(a, AnswerStatus::invalid, problem);
+  }
+  double expected = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) expected += static_cast<double>(i) * p[i];
+  ScoreAnswer score;
+  score.score = expected;
+  if (auto sent = number_field(json, "score")) {
+    // Servers round both the score and the probabilities (3.99 with p4 = 1.0 was seen live).
+    const double tolerance = 0.01 + 0.02 * static_cast<double>(p.size() - 1);
+    if (std::fabs(*sent - expected) > tolerance) {
+      return mark(a, AnswerStatus::invalid,
+                  "score " + std::to_string(*sent) + " is not the expected level " +
+                      std::to_string(expected));
+    }
+    score.score = *sent;
+  }
+  score.probabilities = p;
+  score.most_likely_level = static_cast<int>(argmax(p));
+  score.labels = q.levels;
+  score.most_likely_label = q.levels[static_cast<std::size_t>(score.most_likely_level)];
+  score.server_confidence = number_field(json, "confidence");
+  score.confidence = entropy_confidence(p);
+  a.value = std::move(score);
+}
+
+/// A box as TypeSafe sends it: {"type": "box", "box": {"top", "bottom", "left", "right"},
+/// "confidence"}. Geometry outside the image or inside out is refused, never clamped: a box drawn
+/// from it would be somewhere the model did not say.
+void parse_box(const Json& json, Answer& a) {
+  BoxAnswer box;
+  if (auto problem = read_box(json, box); !problem.empty()) {
+    return mark(a, AnswerStatus::invalid, problem);
+  }
+  a.value = box;
+}
+
+Answer parse_answer(const Json& answers, std::optional<std::string_view> answers_text,
+                    const Question& q, const ValidationOptions& v) {
+  Answer a;
+  a.question = q.name;
+  a.asked = q.type;
+  auto it = answers.find(q.name);
+  if (it == answers.end() || it->is_null()) {
+    mark(a, AnswerStatus::missing, "the server sent no answer for this question");
+    return a;
+  }
+  const auto sent = answers_text ? member_text(*answers_text, q.name) : std::nullopt;
+  a.raw_json = sent ? std::string(*sent) : clef::dump_json(*it);
+  if (!it->is_object()) {
+    mark(a, AnswerStatus::invalid, "the answer is not an object");
+    return a;
+  }
+  const std::string type = text_of(*it, {"type"});
+  if (type == "refusal") {
+    std::string why = text_of(*it, {"refusal", "message", "reason"});
+    mark(a, AnswerStatus::refused, why.empty() ? "the model refused to answer" : why);
+    return a;
+  }
+  if (type != to_string(q.type)) {
+    mark(a, AnswerStatus::wrong_type,
+         std::string("asked ") + to_string(q.type) + ", got " +
+             (type.empty() ? "an answer without a type" : "\"" + type + "\""));
+    return a;
+  }
+  a.status = AnswerStatus::ok;
+  switch (q.type) {
+    case QuestionType::choice:
+      parse_choice(*it, q, v, a);
+      break;
+    case QuestionType::yes_no:
+      parse_yes_no(*it, v, a);
+      break;
+    case QuestionType::score:
+      parse_score(*it, q, v, a);
+      break;
+    case QuestionType::box:
+      parse_box(*it, a);
+      break;
+  }
+  return a;
+}
+
+}  // namespace
+
+double entropy_confidence(const std::vector<double>& probabilities) {
+  if (probabilities.size() < 2) return 0;
+  double entropy = 0;
+  for (double p : probabilities) {
+    if (p > 0) entropy -= p * std::log(p);
+  }
+  const double c = 1.0 - entropy / std::log(static_cast<double>(probabilities.size()));
+  return c < 0 ? 0 : (c > 1 ? 1 : c);
+}
+
+std::int64_t token_count(double value) {
+  if (!(value > 0)) return 0;  // also NaN
+  if (value >= 9.2e18) return std::numeric_limits<std::int64_t>::max();
+  return static_cast<std::int64_t>(value);
+}
+
+Result<Decision> parse_decision(const Json& body, std::string_view body_text,
+                                const std::vector<Question>& questions,
+                                const ValidationOptions& validation) {
+  if (!body.is_object()) {
+    return make_error(ErrorKind::invalid_response, "the response is not a JSON object", "$");
+  }
+  auto answers = body.find("answers");
+  if (answers == body.end() || !answers->is_object()) {
+    return make_error(ErrorKind::invalid_response, "the response has no \"answers\" object",
+                      "answers");
+  }
+  Decision decision;
+  decision.model = text_of(body, {"model"});
+  if (auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
+    decision.usage.input_tokens = token_count(number_field(*usage, "input_tokens").value_or(0));
+    decision.usage.output_tokens = token_count(number_field(*usage, "output_tokens").value_or(0));
+    if (auto details = usage->find("input_tokens_details");
+        details != usage->end() && details->is_object()) {
+      decision.usage.cached_input_tokens =
+          token_count(number_field(*details, "cached_tokens").value_or(0));
+    }
+  }
+  const auto answers_text = member_text(body_text, "answers");
+  decision.answers.reserve(questions.size());
+  for (const auto& q : questions) {
+    decision.answers.push_back(parse_answer(*answers, answers_text, q, validation));
+  }
+  return decision;
+}
+
+namespace {
+
+/// OpenAI's answers array, translated (openai_dialect.hpp) and read by the one parser; the
+/// translation's own findings (a boolean value, another question's name) mark their answers, and
+/// each answer's raw_json is the server's own.
+Result<Decision> read_openai_decision(const Json& body, const std::vector<Question>& questions,
+                                      const ValidationOptions& validation) {
+  std::vector<DialectProblem> problems;
+  auto translated = openai_body_as_systemone(body, questions, problems);
+  if (!translated) return translated.error();
+  auto decision = parse_decision(translated.value(), {}, questions, validation);
+  if (!decision) return decision.error();
+  for (const auto& [question, problem] : problems) {
+    for (auto& answer : decision->answers) {
+      if (answer.question == question) mark(answer, AnswerStatus::invalid, problem);
+    }
+  }
+  const auto sent = body.find("answers");  // an array: the translation checked
+  for (std::size_t i = 0; i < sent->size() && i < decision->answers.size(); ++i) {
+    decision->answers[i].raw_json = clef::dump_json((*sent)[i]);
+  }
+  return decision;
+}
+
+}  // namespace
+
+Result<Decision> read_decision(Backend backend, const HttpResponse& response,
+                               const std::vector<Question>& questions,
+                               const ValidationOptions& validation, const Secrets& secret) {
+  // A 2xx body clef cannot use, stamped with what the response said about itself.
+  auto unusable = [&](Error error) {
+    error.http_status = response.status;
+    error.request_id = request_id(response, secret);
+    return error;
+  };
+  auto body = clef::parse_json(response.body, "the response body", ErrorKind::invalid_response);
+  if (!body) return unusable(body.error());
+  Json json = std::move(body).value();
+  std::string_view text = response.body;
+  if (backend == Backend::workers_ai) {
+    const bool enveloped = json.is_object() && json.contains("success");
+    auto inner = unwrap_workers_envelope(std::move(json), response, secret);
+    if (!inner) return inner.error();
+    json = std::move(inner).value();
+    if (enveloped) text = member_text(text, "result").value_or(std::string_view());
+  }
+  if (backend == Backend::openai) {
+    auto decision = read_openai_decision(json, questions, validation);
+    if (!decision) return unusable(decision.error());
+    decision->request_id = request_id(response);
+    decision->raw_json = std::string(text);
+    return decision;
+  }
+  auto decision = parse_decision(json, text, questions, validation);
+  if (!decision) return unusable(decision.error());
+  decision->request_id = request_id(response);
+  if (backend == Backend::workers_ai) decision->gateway = gateway_report(response, secret);
+  decision->raw_json = text.empty() ? clef::dump_json(json) : std::string(text);
+  return decision;
+}
+
+}  // namespace clef::detail
