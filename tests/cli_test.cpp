@@ -368,6 +368,14 @@ TEST(CliAsk, ThroughAiGatewayItsFlagsAndItsReport) {
   EXPECT_NE(clashing.err.find("its account 'acc9' is not --account-id's 'other'"),
             std::string::npos)
       << clashing.err;
+  // The account in the environment is the same account given another way: checked too.
+  setenv("CLOUDFLARE_ACCOUNT_ID", "other", 1);
+  auto from_environment = run_clef(args);
+  unsetenv("CLOUDFLARE_ACCOUNT_ID");
+  EXPECT_EQ(from_environment.code, 2);
+  EXPECT_NE(from_environment.err.find("its account 'acc9' is not CLOUDFLARE_ACCOUNT_ID's 'other'"),
+            std::string::npos)
+      << from_environment.err;
   EXPECT_EQ(server.request_count(), sent);
 }
 
@@ -617,6 +625,32 @@ TEST(CliAsk, EveryErrorClassHasItsExitCode) {
   EXPECT_EQ(run_clef({"ask", "x", "--no-such-flag"}).code, 2);
   EXPECT_EQ(run_clef({}).code, 2);
   EXPECT_EQ(run_clef({"--help"}).code, 0);
+}
+
+TEST(CliAsk, ARefusedCredentialNamesThatBackendsOwn) {
+  // Each backend's 401 hint comes from its traits: Ollama takes no token (basic auth in the
+  // URL, as behind a proxy), the others name their own variable.
+  FakeServer server;
+  server.set_script([](const auto&, int) { return Scripted{401, R"({"error":"unauthorized"})"}; });
+  const std::string token = write_temp_file("token.txt", "t0ken\n");
+  struct Case {
+    std::vector<std::string> flags;
+    std::string hint;
+  };
+  const std::vector<Case> cases = {
+      {{}, "check the user and password in the server's URL (--host)"},
+      {{"--backend", "systemone", "--api-token-file", token}, "set CLEF_API_KEY or use"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = ask(server, {"x", "--yes-no", "u: U?"});
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    auto r = run_clef(args);
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find(c.hint), std::string::npos) << r.err;
+  }
+  // Ollama takes no API key: its hint used to send the user to CLEF_API_KEY.
+  EXPECT_EQ(run_clef(ask(server, {"x", "--yes-no", "u: U?"})).err.find("CLEF_API_KEY"),
+            std::string::npos);
 }
 
 TEST(CliAsk, KeepAliveIsSentAsOllamaExpects) {

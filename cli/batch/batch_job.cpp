@@ -121,7 +121,7 @@ BatchEnd BatchJob::finish(const BatchSummary& summary) {
   if (m_write_failed) return {report_write_failure()};
   if (m_quota) {
     print_error(m_context, m_quota->to_string(),
-                m_flags.connection.backend == Backend::workers_ai
+                traits_of(m_flags.connection.backend).daily_quota
                     ? "the daily allocation is used up: nothing more was sent; run the same "
                       "command with --resume when it renews"
                     : "the account's quota is used up: nothing more was sent; run the same "

@@ -56,14 +56,16 @@ int probe_decision(const ConnectionFlags& given, const Context& context) {
   if (!decision) {
     std::string fix;
     if (decision.error().kind == ErrorKind::authentication) {
-      const char* variable = token_variable(flags.backend);  // nullptr for Ollama
+      const BackendTraits& traits = traits_of(flags.backend);
       fix = through_gateway(flags)
-                ? "check the token's Workers AI permission, the account id and, for an "
-                  "Authenticated Gateway, its token (CF_AIG_TOKEN or --aig-token-file)"
-            : flags.backend == Backend::workers_ai
-                ? "check the token's Workers AI permission and the account id"
-            : variable ? std::string("check the key in ") + variable + " or --api-token-file"
-                       : "check the credentials in the server's URL";
+                ? std::string("check the token's ") + traits.server +
+                      " permission, the account id and, for an Authenticated Gateway, its token "
+                      "(CF_AIG_TOKEN or --aig-token-file)"
+            : traits.needs_account ? std::string("check the token's ") + traits.server +
+                                         " permission and the account id"
+            : traits.token_variable
+                ? std::string("check the key in ") + traits.token_variable + " or --api-token-file"
+                : "check the credentials in the server's URL";
     }
     return failed_check(context, "a test decision to " + client->endpoint(probe) + " failed",
                         decision.error(), fix);
@@ -210,16 +212,12 @@ CLI::App* add_doctor_command(CLI::App& app, ConnectionFlags& flags) {
 }
 
 int run_doctor(const ConnectionFlags& flags, const Context& context) {
-  switch (flags.backend) {
-    case Backend::ollama:
-      return doctor_ollama(flags, context);
-    case Backend::workers_ai:
-      return doctor_workers(flags, context);
-    case Backend::systemone:
-    case Backend::openai:
-      return probe_decision(flags, context);
-  }
-  return as_int(ExitCode::usage);
+  // A server that lists its models gets them checked; an account, its token and id; any other,
+  // a test decision.
+  const BackendTraits& traits = traits_of(flags.backend);
+  if (traits.tagged_models) return doctor_ollama(flags, context);
+  if (traits.needs_account) return doctor_workers(flags, context);
+  return probe_decision(flags, context);
 }
 
 }  // namespace clef::cli

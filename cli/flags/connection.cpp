@@ -62,7 +62,7 @@ void add_offline_flags(CLI::App& command, ConnectionFlags& flags) {
 }  // namespace
 
 bool through_gateway(const ConnectionFlags& flags) {
-  return flags.backend == Backend::workers_ai &&
+  return traits_of(flags.backend).takes_gateway &&
          (flags.gateway.gateway ||
           (!flags.hosts.empty() && is_ai_gateway_url(flags.hosts.front())));
 }
@@ -172,7 +172,8 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
   if (!flags.hosts.empty()) {
     const std::string& host = flags.hosts.front();
     if (auto valid = check_host_value(host, "--host"); !valid) return valid.error();
-    if (flags.backend == Backend::ollama) {
+    if (traits_of(flags.backend).host_variable) {
+      // Read as the variable would be (Ollama's bare host:port forms).
       auto url = read_ollama_host(host);
       if (!url) return make_error(ErrorKind::invalid_input, url.error().message, "--host");
       options.base_url = std::move(url).value();
@@ -181,7 +182,11 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
     }
   }
   if (!flags.account_id.empty()) options.account_id = flags.account_id;
-  if (auto gateway = apply_gateway_flags(flags.gateway, flags.account_id, options); !gateway)
+  const std::string account_source =
+      flags.account_id.empty() ? workers_ai_account_variable : "--account-id";
+  if (auto gateway =
+          apply_gateway_flags(flags.gateway, options.account_id, account_source, options);
+      !gateway)
     return gateway.error();
   if (!flags.api_token_file.empty()) {
     auto token = read_token_file(flags.api_token_file);
@@ -191,7 +196,7 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
   if (!flags.gateway.token_file.empty()) {
     const bool gateway =
         flags.gateway.gateway || (!flags.hosts.empty() && is_ai_gateway_url(flags.hosts.front()));
-    if (flags.backend != Backend::workers_ai || !gateway) {
+    if (!traits_of(flags.backend).takes_gateway || !gateway) {
       return make_error(ErrorKind::invalid_input,
                         "--aig-token-file: an AI Gateway token needs a gateway (--backend "
                         "workers-ai with --gateway, or a gateway URL as --host)",

@@ -95,8 +95,8 @@ Result<std::pair<std::string, GatewayMetadataValue>> parse_metadata_flag(const s
   return std::make_pair(std::move(key), GatewayMetadataValue(std::move(value)));
 }
 
-Status apply_gateway_flags(const GatewayFlags& flags, const std::string& account_flag,
-                           ClientOptions& options) {
+Status apply_gateway_flags(const GatewayFlags& flags, const std::string& account,
+                           const std::string& account_source, ClientOptions& options) {
   if (flags.gateway) {
     const std::string& gateway = *flags.gateway;
     const auto slash = gateway.find('/');
@@ -104,12 +104,12 @@ Status apply_gateway_flags(const GatewayFlags& flags, const std::string& account
         gateway.find('/', slash + 1) != std::string::npos) {
       return flag_error("--gateway", "'" + gateway + "' is not ACCOUNT/GATEWAY");
     }
-    const std::string account = gateway.substr(0, slash);
-    if (!account_flag.empty() && account_flag != account) {
-      return flag_error("--gateway", "its account '" + account + "' is not --account-id's '" +
-                                         account_flag + "': give one");
+    const std::string named = gateway.substr(0, slash);
+    if (!account.empty() && account != named) {
+      return flag_error("--gateway", "its account '" + named + "' is not " + account_source +
+                                         "'s '" + account + "': give one");
     }
-    options.account_id = account;
+    options.account_id = named;
     options.gateway.id = gateway.substr(slash + 1);
   }
   if (flags.cache_ttl_seconds > 0)

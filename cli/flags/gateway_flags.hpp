@@ -26,10 +26,11 @@ void add_gateway_flags(CLI::App& command, GatewayFlags& flags);
 
 /// The flags into `options.gateway` (and --gateway's account into `options.account_id`).
 /// --aig-metadata past 5 entries, a value that is no k=v, a --gateway that is not
-/// ACCOUNT/GATEWAY, or one whose account differs from --account-id (`account_flag`) is refused
-/// here, naming the flag, before anything is sent.
-Status apply_gateway_flags(const GatewayFlags& flags, const std::string& account_flag,
-                           ClientOptions& options);
+/// ACCOUNT/GATEWAY, or one whose account differs from the account already given (`account`,
+/// from `account_source`: --account-id or CLOUDFLARE_ACCOUNT_ID) is refused here, naming the
+/// flag, before anything is sent.
+Status apply_gateway_flags(const GatewayFlags& flags, const std::string& account,
+                           const std::string& account_source, ClientOptions& options);
 
 /// "team=support" → {"team", "support"}; "ticket=42" → 42; "vip=true" → true; "x=1.5" → 1.5.
 /// A number only when JSON writes it back as typed ("00042", "+1", "-0", "1e-400" and

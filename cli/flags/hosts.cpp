@@ -184,7 +184,7 @@ Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Con
     clients.push_back(std::move(client).value());
   }
   if (auto distinct = check_distinct(clients); !distinct) return distinct.error();
-  if (clients.size() > 1 && flags.backend == Backend::ollama && !flags.mixed_fleet) {
+  if (clients.size() > 1 && traits_of(flags.backend).tagged_models && !flags.mixed_fleet) {
     if (auto same = check_fleet(flags, clients, context); !same) return same.error();
   }
   return clients;

@@ -18,11 +18,12 @@ namespace {
 /// The library names the option a problem is in (ClientOptions' fields); a person at the shell
 /// set it with a flag or a variable, and is told those.
 std::string as_typed(const std::string& where, const ConnectionFlags& flags) {
+  const BackendTraits& traits = traits_of(flags.backend);
   if (where == "base_url")
-    return flags.backend == Backend::ollama ? "--host / OLLAMA_HOST" : "--host";
+    return traits.host_variable ? std::string("--host / ") + traits.host_variable : "--host";
   if (where == "api_token") {
-    const char* variable = token_variable(flags.backend);
-    return variable ? std::string("--api-token-file / ") + variable : "--api-token-file";
+    return traits.token_variable ? std::string("--api-token-file / ") + traits.token_variable
+                                 : "--api-token-file";
   }
   if (where == "account_id") return std::string("--account-id / ") + workers_ai_account_variable;
   if (where == "model") return "--model";
@@ -32,6 +33,22 @@ std::string as_typed(const std::string& where, const ConnectionFlags& flags) {
   if (where == "keep_alive") return "--keep-alive";
   if (where == "gateway") return "--gateway";
   return where;
+}
+
+/// What to set when the server refused the credentials.
+std::string credentials_hint(const ConnectionFlags& flags) {
+  const BackendTraits& traits = traits_of(flags.backend);
+  if (through_gateway(flags)) {
+    return std::string("check the ") + traits.server + " token (" + traits.token_variable +
+           " or --api-token-file) and, for an Authenticated Gateway, its token (CF_AIG_TOKEN or "
+           "--aig-token-file)";
+  }
+  if (!traits.token_variable) {
+    return "check the user and password in the server's URL (--host), or use --api-token-file";
+  }
+  return std::string("set ") + traits.token_variable +
+         (traits.needs_account ? std::string(" and ") + workers_ai_account_variable + "," : "") +
+         " or use --api-token-file";
 }
 
 /// Whether an invalid input is the command line's (a flag, an argument): a problem inside a file
@@ -53,9 +70,10 @@ int report(const Context& context, const Error& reported, const ConnectionFlags&
         hint = "the request went through the proxy " + error.proxy +
                ": is the proxy up, and can it reach the server? List the server's host in "
                "no_proxy to connect directly";
-      } else if (flags.backend == Backend::ollama) {
-        hint = "is Ollama running at " + (error.where.empty() ? "that host" : error.where) +
-               "? Start it with `ollama serve`, or point --host / OLLAMA_HOST at it";
+      } else if (const BackendTraits& traits = traits_of(flags.backend); traits.start_command) {
+        hint = std::string("is ") + traits.server + " running at " +
+               (error.where.empty() ? "that host" : error.where) + "? Start it with `" +
+               traits.start_command + "`, or point " + as_typed("base_url", flags) + " at it";
       } else {
         hint = "is the server running and reachable at that address?";
       }
@@ -64,13 +82,7 @@ int report(const Context& context, const Error& reported, const ConnectionFlags&
       hint = "a cold model load can take a while: try a larger --timeout";
       break;
     case ErrorKind::authentication:
-      hint = through_gateway(flags)
-                 ? "check the Workers AI token (CLOUDFLARE_API_TOKEN or --api-token-file) and, "
-                   "for an Authenticated Gateway, its token (CF_AIG_TOKEN or --aig-token-file)"
-             : flags.backend == Backend::workers_ai
-                 ? "set CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID, or use --api-token-file"
-             : flags.backend == Backend::openai ? "set OPENAI_API_KEY or use --api-token-file"
-                                                : "set CLEF_API_KEY or use --api-token-file";
+      hint = credentials_hint(flags);
       break;
     case ErrorKind::tls:
       hint = "check the server's certificate; clef never turns verification off";

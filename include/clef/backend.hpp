@@ -27,6 +27,35 @@ CLEF_API std::optional<Backend> backend_named(std::string_view name) noexcept;
 /// The environment variable the API token is read from: CLOUDFLARE_API_TOKEN (Workers AI),
 /// CLEF_API_KEY (systemone), OPENAI_API_KEY (openai), or nullptr (Ollama takes none).
 CLEF_API const char* token_variable(Backend backend) noexcept;
+/// What differs between the kinds of server where a program speaks of them — its messages, its
+/// flags, which checks apply — one row per backend in one table (backend.cpp), so code outside
+/// clef's backends reads a trait instead of naming a backend.
+struct BackendTraits {
+  /// How a person names the server: "Ollama", "Workers AI", "the System One server", "OpenAI".
+  const char* server = "";
+  /// The variable that names the server's address, read as Ollama's own tools read it
+  /// (read_ollama_host), or nullptr: OLLAMA_HOST.
+  const char* host_variable = nullptr;
+  /// The command that starts a local server, or nullptr: "ollama serve".
+  const char* start_command = nullptr;
+  /// token_variable(): where the API token comes from, or nullptr when none is needed.
+  const char* token_variable = nullptr;
+  /// Requests name an account (Workers AI: CLOUDFLARE_ACCOUNT_ID).
+  bool needs_account = false;
+  /// Cloudflare's AI Gateway may stand in front of it.
+  bool takes_gateway = false;
+  /// Model names carry tags the way Ollama's do ("clef-flash" is "clef-flash:latest"), and the
+  /// server lists its models with a digest for each version (/api/tags): what the cache keys
+  /// answers by and a fleet of hosts is checked with.
+  bool tagged_models = false;
+  /// Its quota renews by itself each day (Workers AI's allocation, at 00:00 UTC), rather than
+  /// when the account is topped up.
+  bool daily_quota = false;
+};
+
+/// The traits of `backend`.
+CLEF_API const BackendTraits& traits_of(Backend backend) noexcept;
+
 /// The environment variable of Workers AI's account id.
 inline constexpr const char* workers_ai_account_variable = "CLOUDFLARE_ACCOUNT_ID";
 

@@ -11,14 +11,12 @@
 #include "engine/retry.hpp"
 #include "transport/timer_queue.hpp"
 #include "util/redact.hpp"
-#include "wire/ai_gateway.hpp"
 #include "wire/http_errors.hpp"
 #include "wire/model_match.hpp"
 #include "wire/options_check.hpp"
 #include "wire/typesafe_assets.hpp"
 #include "wire/wire_request.hpp"
 #include "wire/wire_response.hpp"
-#include "wire/workers_ai.hpp"
 
 namespace clef {
 
@@ -95,10 +93,7 @@ struct Client::Impl : detail::Connection {
 
   /// The model as the body names it (bare for Workers AI).
   Result<std::string> body_model(const DecisionRequest& request) const {
-    if (options.backend != Backend::workers_ai) return model(request);
-    auto names = detail::workers_model(model(request));
-    if (!names) return names.error();
-    return std::move(names->body);
+    return detail::body_model_name(options.backend, model(request));
   }
 
   Headers headers() const {
@@ -131,7 +126,7 @@ struct Client::Impl : detail::Connection {
     detail::redact_decision(decision.value(), secret);
     if (options.validation.require_asked_model) {
       detail::mark_other_model(decision.value(), model(request),
-                               options.backend == Backend::ollama);
+                               traits_of(options.backend).tagged_models);
     }
     return decision;
   }
@@ -293,14 +288,7 @@ const ClientOptions& Client::options() const noexcept {
 }
 
 std::string Client::endpoint(const DecisionRequest& request) const {
-  if (m_impl->options.backend == Backend::openai) return m_impl->base_url + "/decisions";
-  if (m_impl->options.backend != Backend::workers_ai) return m_impl->base_url + "/v1/systemone";
-  // A model request_body() refuses never reaches the wire; its URL is still shown as asked.
-  auto names = detail::workers_model(m_impl->model(request));
-  const std::string path = names ? names->path : m_impl->model(request);
-  // Through AI Gateway the base URL is the gateway's Workers AI root (ai_gateway.hpp).
-  if (detail::through_gateway(m_impl->options)) return m_impl->base_url + "/" + path;
-  return m_impl->base_url + "/accounts/" + m_impl->options.account_id + "/ai/run/" + path;
+  return detail::decision_url(m_impl->options, m_impl->base_url, m_impl->model(request));
 }
 
 namespace {

@@ -20,14 +20,14 @@
 #include <utility>
 #include <vector>
 
-#include "store/cache_directory.hpp"
 #include "clef/digest.hpp"
-#include "util/json_text.hpp"
-#include "wire/model_match.hpp"
-#include "util/redact.hpp"
+#include "store/cache_directory.hpp"
 #include "store/stage.hpp"
-#include "wire/wire_response.hpp"
+#include "util/json_text.hpp"
+#include "util/redact.hpp"
 #include "util/write_all.hpp"
+#include "wire/model_match.hpp"
+#include "wire/wire_response.hpp"
 
 namespace clef {
 namespace {
@@ -145,7 +145,7 @@ class CacheStage final : public detail::Stage {
     auto decision =
         detail::read_decision(m_backend, response, asked.questions, m_options.validation, {});
     if (decision && m_options.validation.require_asked_model)
-      detail::mark_other_model(decision.value(), asked.model, m_backend == Backend::ollama);
+      detail::mark_other_model(decision.value(), asked.model, traits_of(m_backend).tagged_models);
     return decision && decision->all_ok();
   }
 

@@ -8,7 +8,7 @@ namespace clef {
 Result<ModelVersion> resolve_model_version(const ClientOptions& options, const std::string& model) {
   ModelVersion resolved;
   resolved.version = model;
-  if (options.backend != Backend::ollama) {
+  if (!traits_of(options.backend).tagged_models) {
     if (is_moving_alias(model)) resolved.ttl = moving_alias_ttl;
     return resolved;
   }

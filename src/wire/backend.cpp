@@ -97,18 +97,63 @@ std::optional<Backend> backend_named(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-const char* token_variable(Backend backend) noexcept {
+namespace {
+
+BackendTraits ollama_traits() {
+  BackendTraits t;
+  t.server = "Ollama";
+  t.host_variable = "OLLAMA_HOST";
+  t.start_command = "ollama serve";
+  t.tagged_models = true;
+  return t;
+}
+
+BackendTraits workers_ai_traits() {
+  BackendTraits t;
+  t.server = "Workers AI";
+  t.token_variable = "CLOUDFLARE_API_TOKEN";
+  t.needs_account = true;
+  t.takes_gateway = true;
+  t.daily_quota = true;
+  return t;
+}
+
+BackendTraits systemone_traits() {
+  BackendTraits t;
+  t.server = "the System One server";
+  t.token_variable = "CLEF_API_KEY";
+  return t;
+}
+
+BackendTraits openai_traits() {
+  BackendTraits t;
+  t.server = "OpenAI";
+  t.token_variable = "OPENAI_API_KEY";
+  return t;
+}
+
+}  // namespace
+
+const BackendTraits& traits_of(Backend backend) noexcept {
+  static const BackendTraits ollama = ollama_traits();
+  static const BackendTraits workers_ai = workers_ai_traits();
+  static const BackendTraits systemone = systemone_traits();
+  static const BackendTraits openai = openai_traits();
   switch (backend) {
     case Backend::workers_ai:
-      return "CLOUDFLARE_API_TOKEN";
+      return workers_ai;
     case Backend::systemone:
-      return "CLEF_API_KEY";
+      return systemone;
     case Backend::openai:
-      return "OPENAI_API_KEY";
+      return openai;
     case Backend::ollama:
       break;
   }
-  return nullptr;
+  return ollama;
+}
+
+const char* token_variable(Backend backend) noexcept {
+  return traits_of(backend).token_variable;
 }
 
 // Ollama's envconfig.Host(): scheme defaults to http with port 11434; an explicit http:// or

@@ -4,11 +4,13 @@
 
 #include <set>
 
-#include "util/json_text.hpp"
-#include "wire/openai_dialect.hpp"
 #include "model/question_wire.hpp"
+#include "util/json_text.hpp"
+#include "wire/ai_gateway.hpp"
+#include "wire/openai_dialect.hpp"
 #include "wire/request_limits.hpp"
 #include "wire/typesafe_assets.hpp"
+#include "wire/workers_ai.hpp"
 
 namespace clef::detail {
 namespace {
@@ -114,6 +116,24 @@ Result<std::string> serialize_request(const DecisionRequest& request, Backend ba
     if (auto s = check_typesafe_body_size(out.size()); !s) return s.error();
   }
   return out;
+}
+
+std::string decision_url(const ClientOptions& options, const std::string& base_url,
+                         const std::string& model) {
+  if (options.backend == Backend::openai) return base_url + "/decisions";
+  if (options.backend != Backend::workers_ai) return base_url + "/v1/systemone";
+  auto names = workers_model(model);
+  const std::string path = names ? names->path : model;
+  // Through AI Gateway the base URL is the gateway's Workers AI root (ai_gateway.hpp).
+  if (through_gateway(options)) return base_url + "/" + path;
+  return base_url + "/accounts/" + options.account_id + "/ai/run/" + path;
+}
+
+Result<std::string> body_model_name(Backend backend, const std::string& model) {
+  if (backend != Backend::workers_ai) return model;
+  auto names = workers_model(model);
+  if (!names) return names.error();
+  return std::move(names->body);
 }
 
 }  // namespace clef::detail
