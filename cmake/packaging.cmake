@@ -85,8 +85,23 @@ foreach(component runtime development cli)
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/copyright ${clef_changelog}
           DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${package} COMPONENT ${component})
 endforeach()
-# The man pages point at the README (clef mock's rules, the exit codes in full).
-install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/clef
-        COMPONENT cli)
+# The README and the reference under docs/ (the man pages point at them: clef mock's rules, the
+# exit codes in full), compressed as Debian policy asks of documentation over 4 KB.
+file(GLOB clef_docs RELATIVE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/docs/*.md)
+set(clef_compressed_docs)
+foreach(doc README.md ${clef_docs})
+  set(compressed ${PROJECT_BINARY_DIR}/packaging/${doc}.gz)
+  get_filename_component(compressed_dir ${compressed} DIRECTORY)
+  add_custom_command(OUTPUT ${compressed}
+                     COMMAND ${CMAKE_COMMAND} -E make_directory ${compressed_dir}
+                     COMMAND gzip -9nc ${PROJECT_SOURCE_DIR}/${doc} > ${compressed}
+                     DEPENDS ${PROJECT_SOURCE_DIR}/${doc})
+  list(APPEND clef_compressed_docs ${compressed})
+endforeach()
+add_custom_target(clef_compressed_docs ALL DEPENDS ${clef_compressed_docs})
+install(FILES ${PROJECT_BINARY_DIR}/packaging/README.md.gz
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/clef COMPONENT cli)
+install(DIRECTORY ${PROJECT_BINARY_DIR}/packaging/docs DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/clef
+        COMPONENT cli FILES_MATCHING PATTERN "*.md.gz")
 
 include(CPack)

@@ -1,4 +1,4 @@
-// The one exit-code table of the clef command (README: "Exit codes").
+// The one exit-code table of the clef command (docs/ask.md: "Exit codes").
 #pragma once
 
 #include <vector>
@@ -27,7 +27,7 @@ struct ExitCodeMeaning {
   const char* meaning;
 };
 
-/// Every exit code and what it means, lowest first (the man pages' EXIT STATUS; the README's
+/// Every exit code and what it means, lowest first (the man pages' EXIT STATUS; docs/ask.md's
 /// table says the same).
 const std::vector<ExitCodeMeaning>& exit_code_meanings();
 

@@ -25,7 +25,7 @@ CLEF_API const char* to_string(MediaKind kind) noexcept;
 ///
 /// Audio: WAV, MP3, AAC (ADTS), FLAC, Ogg (Vorbis, Opus), M4A/MP4, WebM, Matroska.
 /// Video: MP4, QuickTime, WebM, Matroska. Which model takes what, and how much, is checked when
-/// the request is sent (the README's "Images, audio and video" under `clef ask`).
+/// the request is sent (docs/ask.md, "Images, audio and video").
 class CLEF_API MediaClip {
  public:
   /// 16 MiB: clef-omni's largest clip (a video; an audio clip may be 8 MiB).
