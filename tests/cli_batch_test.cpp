@@ -154,6 +154,38 @@ TEST(CliBatch, RefusesToClobberResultsAndDedupes) {
   EXPECT_EQ(server.request_count(), 1);
 }
 
+TEST(CliBatch, AProvidersBudgetStopsTheRunAtOnce) {
+  // AI Gateway's spend limit (429, code 2041) and a 402 are stops, not waits: after the first,
+  // nothing new is sent (at most the 3 others then in flight), exit 3 naming the budget, and the
+  // items not done are left for --resume.
+  const std::vector<std::pair<Scripted, std::string>> budgets = {
+      {Scripted{429,
+                R"({"success":false,"error":[{"code":2041,"message":"Spend limit exceeded"}]})"},
+       "the AI Gateway spend limit is reached"},
+      {Scripted{402, R"({"error":{"message":"Insufficient credits","code":402}})"},
+       "402 Payment Required"},
+  };
+  for (const auto& [refusal, named] : budgets) {
+    FakeServer server;
+    server.set_latency(5ms);
+    server.set_script([&refusal = refusal](const auto&, int call) -> std::optional<Scripted> {
+      if (call >= 10) return refusal;
+      return std::nullopt;
+    });
+    const std::string output = fresh_path("budget.jsonl");
+    auto r = run_clef(batch_args(server.base_url(),
+                                 write_temp_file("t_budget.jsonl", jsonl_tickets(200)), output,
+                                 {"-j", "4"}));
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find(named), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
+    EXPECT_LE(server.request_count(), 14);
+    const auto lines = lines_of(read_file(output));
+    EXPECT_LE(lines.size(), 13u);
+    for (const auto& line : lines) EXPECT_TRUE(line.contains("answers")) << line.dump();
+  }
+}
+
 TEST(CliBatch, UnreachableServerStopsEarlyWithExitFive) {
   const std::string output = fresh_path("down.jsonl");
   auto r = run_clef({"batch", write_temp_file("t5.jsonl", jsonl_tickets(500)), "-o", output,

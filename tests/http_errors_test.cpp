@@ -79,6 +79,37 @@ INSTANTIATE_TEST_SUITE_P(
             R"({"result":null,"success":false,"errors":[{"code":4006,"message":"you have used up your daily free allocation"}],"messages":[]})",
             ErrorKind::quota_exhausted, "you have used up your daily free allocation", "4006",
             false},
+        // Provider budgets are stops: AI Gateway's spend limit (2041, its `error` an array or an
+        // object, or the code as internalCode), a 402, OpenAI's insufficient_quota.
+        Case{"gateway_429_spend_limit_array", Backend::workers_ai, 429,
+             R"({"success":false,"error":[{"code":2041,"message":"Spend limit exceeded"}]})",
+             ErrorKind::quota_exhausted, "Spend limit exceeded", "2041", false},
+        Case{"gateway_429_spend_limit_object", Backend::workers_ai, 429,
+             R"({"error":{"code":2041,"message":"Spend limit exceeded"}})",
+             ErrorKind::quota_exhausted, "Spend limit exceeded", "2041", false},
+        Case{
+            "gateway_429_spend_limit_internal_code", Backend::workers_ai, 429,
+            R"({"success":false,"error":[{"message":"Spend limit exceeded"}],"internalCode":2041})",
+            ErrorKind::quota_exhausted, "Spend limit exceeded", "2041", false},
+        Case{"openai_402", Backend::openai, 402,
+             R"({"error":{"message":"Insufficient credits","type":"payment_required","code":402}})",
+             ErrorKind::quota_exhausted, "Insufficient credits", "payment_required", false},
+        Case{
+            "openai_429_insufficient_quota", Backend::openai, 429,
+            R"({"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}})",
+            ErrorKind::quota_exhausted, "You exceeded your current quota", "insufficient_quota",
+            false},
+        // Workers AI's per-minute limit is a rate limit, to wait out and retry.
+        Case{
+            "workers_429_per_minute", Backend::workers_ai, 429,
+            R"({"result":null,"success":false,"errors":[{"code":3021,"message":"AiError: inference request per min rate reached"}],"messages":[]})",
+            ErrorKind::rate_limited, "AiError: inference request per min rate reached", "3021",
+            true},
+        Case{
+            "workers_400_per_minute", Backend::workers_ai, 400,
+            R"({"result":null,"success":false,"errors":[{"code":3021,"message":"AiError: inference request per min rate reached"}],"messages":[]})",
+            ErrorKind::rate_limited, "AiError: inference request per min rate reached", "3021",
+            true},
         Case{"typesafe_detail_object", Backend::systemone, 529,
              R"({"detail":{"type":"overloaded_error","message":"Overloaded"}})",
              ErrorKind::server_error, "Overloaded", "overloaded_error", true},
@@ -113,6 +144,26 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"redirect_302", Backend::systemone, 302, "", ErrorKind::invalid_response, "", "",
              false}),
     [](const auto& param_info) { return param_info.param.name; });
+
+TEST(ErrorHints, AProvidersBudgetIsNamed) {
+  EXPECT_NE(map(Backend::workers_ai, 429, R"({"error":[{"code":2041,"message":"x"}]})")
+                .message.find("the AI Gateway spend limit is reached"),
+            std::string::npos);
+  EXPECT_NE(map(Backend::openai, 402, "{}").message.find("402 Payment Required"),
+            std::string::npos);
+  // A Workers AI envelope with success: false says the same whatever its status.
+  clef::HttpResponse response;
+  response.status = 200;
+  const auto spent = clef::detail::error_from_envelope(
+      nlohmann::json::parse(
+          R"({"success":false,"errors":[],"error":[{"code":2041,"message":"s"}]})"),
+      response);
+  EXPECT_EQ(spent.kind, ErrorKind::quota_exhausted);
+  const auto per_minute = clef::detail::error_from_envelope(
+      nlohmann::json::parse(R"({"success":false,"errors":[{"code":3021,"message":"m"}]})"),
+      response);
+  EXPECT_EQ(per_minute.kind, ErrorKind::rate_limited);
+}
 
 TEST(ErrorHints, SayWhatToDo) {
   EXPECT_NE(

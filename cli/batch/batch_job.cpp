@@ -120,12 +120,13 @@ BatchEnd BatchJob::finish(const BatchSummary& summary) {
   }
   if (m_write_failed) return {report_write_failure()};
   if (m_quota) {
+    // The error names the budget (a daily allocation, credit, a gateway's spend limit).
     print_error(m_context, m_quota->to_string(),
-                traits_of(m_flags.connection.backend).daily_quota
-                    ? "the daily allocation is used up: nothing more was sent; run the same "
-                      "command with --resume when it renews"
-                    : "the account's quota is used up: nothing more was sent; run the same "
-                      "command with --resume once it is topped up");
+                std::string("nothing more was sent; run the same command with --resume once that "
+                            "budget allows more") +
+                    (traits_of(m_flags.connection.backend).daily_quota
+                         ? " (a daily allocation renews at 00:00 UTC)"
+                         : ""));
     return {as_int(ExitCode::authentication)};
   }
   // The server is not there at all: the run stopped instead of failing every item.

@@ -17,6 +17,8 @@
 namespace clef::detail {
 /// OpenAI's 429 for an account out of quota or credits (not a rate limit: no retry helps).
 constexpr std::string_view openai_quota_code = "insufficient_quota";
+/// Workers AI's "inference request per min rate reached": a rate limit, whatever the status.
+constexpr std::string_view workers_per_minute_code = "3021";
 
 namespace {
 
@@ -130,11 +132,18 @@ ServerText read_json_error(const Json& body) {
   return text;
 }
 
+/// AI Gateway's errors may carry their code beside `error` as `internalCode` (the spend limit's
+/// 2041 among them): read when `error` gave none.
+void read_internal_code(const Json& body, ServerText& text) {
+  if (text.code.empty()) text.code = scalar_field(body, "internalCode");
+}
+
 ServerText read_error_body(const std::string& body, const Secrets& secret) {
   ServerText text;
   auto parsed = clef::parse_json(body, "the error body", ErrorKind::invalid_response);
   if (parsed && parsed->is_object()) {
     text = read_json_error(parsed.value());
+    read_internal_code(parsed.value(), text);
     text.json = true;
   } else {
     // Plain text (an old Ollama's "404 page not found", a proxy's HTML): a short excerpt, cut
@@ -237,9 +246,16 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
              "(https_proxy=http://USER:PASSWORD@PROXY:PORT) or list the server in no_proxy";
     case 408:
       return "the server timed out waiting for the request";
+    case 402:
+      return "the account has no credit left (402 Payment Required); retrying will not help "
+             "until it is topped up";
     case 413:
       return "the request is too large for the server";
     case 429:
+      if (is_spend_limit_code(text.code)) {
+        return "the AI Gateway spend limit is reached; retrying will not help until the limit "
+               "is raised or its period resets";
+      }
       if (is_daily_allocation_code(text.code)) {
         return "the Workers AI daily allocation is used up; retrying will not help today";
       }
@@ -262,11 +278,16 @@ ErrorKind kind_for_status(int status, const ServerText& text) {
   if (status == 401 || status == 403 || status == 407) return ErrorKind::authentication;
   if (status == 404) return ErrorKind::not_found;
   if (status == 408) return ErrorKind::timeout;
+  // A provider's budget is a stop, never a wait: credit used up (402), AI Gateway's spend limit
+  // (2041), Workers AI's daily allocation, OpenAI's insufficient_quota.
+  if (status == 402) return ErrorKind::quota_exhausted;
   if (status == 429) {
-    return is_daily_allocation_code(text.code) || text.code == openai_quota_code
+    return is_daily_allocation_code(text.code) || is_spend_limit_code(text.code) ||
+                   text.code == openai_quota_code
                ? ErrorKind::quota_exhausted
                : ErrorKind::rate_limited;
   }
+  if (text.code == workers_per_minute_code) return ErrorKind::rate_limited;
   if (status >= 400 && status < 500) return ErrorKind::request_rejected;
   if (status >= 500 && status < 600) return ErrorKind::server_error;
   return ErrorKind::invalid_response;
@@ -313,6 +334,10 @@ std::string gateway_named_in(std::string_view url) {
 
 bool is_daily_allocation_code(std::string_view code) {
   return code == "4006" || code == "3036";
+}
+
+bool is_spend_limit_code(std::string_view code) {
+  return code == "2041";
 }
 
 Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model,
@@ -390,10 +415,13 @@ std::string request_id(const HttpResponse& response, const Secrets& secret) {
 }
 
 Error error_from_envelope(const Json& body, const HttpResponse& response, const Secrets& secret) {
-  const ServerText text = read_json_error(body);
-  Error error = make_error(is_daily_allocation_code(text.code) ? ErrorKind::quota_exhausted
-                                                               : ErrorKind::request_rejected,
-                           "Workers AI answered success: false");
+  ServerText text = read_json_error(body);
+  read_internal_code(body, text);
+  const ErrorKind kind = is_daily_allocation_code(text.code) || is_spend_limit_code(text.code)
+                             ? ErrorKind::quota_exhausted
+                         : text.code == workers_per_minute_code ? ErrorKind::rate_limited
+                                                                : ErrorKind::request_rejected;
+  Error error = make_error(kind, "Workers AI answered success: false");
   error.http_status = response.status;
   error.server_message = bounded(redact_all(text.message, secret));
   error.server_code = bounded(redact_all(text.code, secret));

@@ -50,4 +50,7 @@ Error error_from_envelope(const Json& body, const HttpResponse& response,
 /// True for the Workers AI codes that mean the account's daily allocation is used up.
 bool is_daily_allocation_code(std::string_view code);
 
+/// AI Gateway's "Spend limit exceeded" (2041, with 429): the gateway's budget, spent.
+bool is_spend_limit_code(std::string_view code);
+
 }  // namespace clef::detail
