@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -38,8 +37,6 @@ namespace clef::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-constexpr std::uint64_t not_written = std::numeric_limits<std::uint64_t>::max();
 
 std::string canonical_input(const std::string& path) {
   if (path == "-") return "-";

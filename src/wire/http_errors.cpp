@@ -208,28 +208,49 @@ std::string not_found_hint(Backend backend, const ServerText& text, const std::s
          ": give --host as the server's base URL (clef adds /v1/systemone)";
 }
 
+/// What to check when the server refused the credentials (401, 403).
+std::string credentials_hint(Backend backend, int status, const ServerText& text) {
+  if (backend == Backend::workers_ai && text.code == "2009") {
+    return "AI Gateway refused a token: an Authenticated Gateway's (cf-aig-authorization: "
+           "CF_AIG_TOKEN or --aig-token-file, else the Workers AI token), or the Workers AI "
+           "token it passes on (CLOUDFLARE_API_TOKEN)";
+  }
+  if (backend == Backend::workers_ai) {
+    return "Workers AI refused the token: check CLOUDFLARE_API_TOKEN (it needs Workers AI "
+           "permission) and CLOUDFLARE_ACCOUNT_ID";
+  }
+  if (backend == Backend::openai) {
+    return status == 403 ? "the server refused this request for this key (OpenAI's 403: a "
+                           "country, region or project it does not serve, or a model the "
+                           "key may not use)"
+                         : "the server refused the key: check OPENAI_API_KEY (or "
+                           "--api-token-file)";
+  }
+  return "the server refused the credentials: check the API key";
+}
+
+/// Why a 429 came: a budget spent (retrying will not help) or a rate limit.
+std::string refusal_hint(const ServerText& text) {
+  if (is_spend_limit_code(text.code)) {
+    return "the AI Gateway spend limit is reached; retrying will not help until the limit "
+           "is raised or its period resets";
+  }
+  if (is_daily_allocation_code(text.code)) {
+    return "the Workers AI daily allocation is used up; retrying will not help today";
+  }
+  if (text.code == openai_quota_code) {
+    return "the account's quota or credits are used up (insufficient_quota); retrying will "
+           "not help until they are topped up";
+  }
+  return "the server is rate limiting requests";
+}
+
 std::string status_hint(Backend backend, int status, const ServerText& text,
                         const std::string& model, std::string_view url) {
   switch (status) {
     case 401:
     case 403:
-      if (backend == Backend::workers_ai && text.code == "2009") {
-        return "AI Gateway refused a token: an Authenticated Gateway's (cf-aig-authorization: "
-               "CF_AIG_TOKEN or --aig-token-file, else the Workers AI token), or the Workers AI "
-               "token it passes on (CLOUDFLARE_API_TOKEN)";
-      }
-      if (backend == Backend::workers_ai) {
-        return "Workers AI refused the token: check CLOUDFLARE_API_TOKEN (it needs Workers AI "
-               "permission) and CLOUDFLARE_ACCOUNT_ID";
-      }
-      if (backend == Backend::openai) {
-        return status == 403 ? "the server refused this request for this key (OpenAI's 403: a "
-                               "country, region or project it does not serve, or a model the "
-                               "key may not use)"
-                             : "the server refused the key: check OPENAI_API_KEY (or "
-                               "--api-token-file)";
-      }
-      return "the server refused the credentials: check the API key";
+      return credentials_hint(backend, status, text);
     case 400:
       if (backend == Backend::ollama &&
           (is_mlx_or_safetensors_tag(model) || text.message.find("MLX") != std::string::npos ||
@@ -252,18 +273,7 @@ std::string status_hint(Backend backend, int status, const ServerText& text,
     case 413:
       return "the request is too large for the server";
     case 429:
-      if (is_spend_limit_code(text.code)) {
-        return "the AI Gateway spend limit is reached; retrying will not help until the limit "
-               "is raised or its period resets";
-      }
-      if (is_daily_allocation_code(text.code)) {
-        return "the Workers AI daily allocation is used up; retrying will not help today";
-      }
-      if (text.code == openai_quota_code) {
-        return "the account's quota or credits are used up (insufficient_quota); retrying will "
-               "not help until they are topped up";
-      }
-      return "the server is rate limiting requests";
+      return refusal_hint(text);
     case 529:
       return "the server is overloaded";
     default:
