@@ -1,6 +1,7 @@
 # The Debian packages, with CPack (cd BUILD && cpack), one per install component:
 #   libclef0.1   runtime      libclef.so.0.1 (the package is named after the soname)
-#   libclef-dev  development  headers, libclef.so, libclef.a, libclef_mock.a, CMake and .pc files
+#   libclef-dev  development  headers, libclef.so, libclef.a, CMake and .pc files
+#   libclef-mock-dev  mock    the mock server library (libclef_mock.a, mock.hpp, clef-mock.pc)
 #   clef         cli          clef and clef-mock, their man pages, bash/zsh/fish completions
 # Each carries the copyright file and changelog Debian policy asks for. Dependencies of the
 # binaries are computed by dpkg-shlibdeps; the -dev package's are what its headers, CMake config
@@ -20,7 +21,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL runtime development cli)
+set(CPACK_COMPONENTS_ALL runtime development mock cli)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # NAME_VERSION_ARCH.deb
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
@@ -49,15 +50,28 @@ This package holds the shared library.")
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_NAME libclef-dev)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEVELOPMENT_PACKAGE_DEPENDS
-    "${clef_runtime_package} (= ${PROJECT_VERSION}), nlohmann-json3-dev (>= 3.10), libcurl4-openssl-dev | libcurl-dev, libssl-dev, libcpp-httplib-dev, libre2-dev")
+    "${clef_runtime_package} (= ${PROJECT_VERSION}), nlohmann-json3-dev (>= 3.10), libcurl4-openssl-dev | libcurl-dev, libssl-dev")
 set(CPACK_DEBIAN_DEVELOPMENT_DESCRIPTION
     "client library for the System One decision API (development files)
 libclef sends a state and typed questions to a decision model and returns,
 per question, a probability for every option.
 
-This package holds the headers, libclef.so, the static libclef.a, the mock
-System One server library (libclef_mock.a, for tests), the CMake package
-(find_package(clef)) and the pkg-config files clef.pc and clef-mock.pc.")
+This package holds the headers, libclef.so, the static libclef.a, the CMake
+package (find_package(clef)) and the pkg-config file clef.pc.")
+
+set(CPACK_DEBIAN_MOCK_PACKAGE_NAME libclef-mock-dev)
+set(CPACK_DEBIAN_MOCK_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_MOCK_PACKAGE_DEPENDS
+    "libclef-dev (= ${PROJECT_VERSION}), libcpp-httplib-dev, libre2-dev")
+set(CPACK_DEBIAN_MOCK_DESCRIPTION
+    "mock System One server for testing libclef users
+clef::MockServer answers on 127.0.0.1 the way the published System One
+servers do (Ollama, Workers AI and others: their envelopes, rounding, key
+order and error bodies), with rules, faults and latency, for the tests of a
+program that links libclef.
+
+This package holds the static libclef_mock.a, its header clef/mock.hpp, its
+CMake targets (clef::mock with find_package(clef)) and clef-mock.pc.")
 
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME clef)
 set(CPACK_DEBIAN_CLI_PACKAGE_SECTION utils)
@@ -79,7 +93,7 @@ add_custom_command(OUTPUT ${clef_changelog}
                    COMMAND gzip -9nc ${PROJECT_SOURCE_DIR}/packaging/changelog > ${clef_changelog}
                    DEPENDS ${PROJECT_SOURCE_DIR}/packaging/changelog)
 add_custom_target(clef_changelog ALL DEPENDS ${clef_changelog})
-foreach(component runtime development cli)
+foreach(component runtime development mock cli)
   string(TOUPPER ${component} upper)
   set(package ${CPACK_DEBIAN_${upper}_PACKAGE_NAME})
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/copyright ${clef_changelog}
@@ -101,6 +115,11 @@ endforeach()
 add_custom_target(clef_compressed_docs ALL DEPENDS ${clef_compressed_docs})
 install(FILES ${PROJECT_BINARY_DIR}/packaging/README.md.gz
         DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/clef COMPONENT cli)
+# The examples the walkthroughs use (tickets, questions, rules, the scale files, the programs),
+# where Debian puts examples, as they are (policy leaves examples uncompressed), none executable.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/clef/examples
+        COMPONENT cli FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+        PATTERN "CMakeLists.txt" EXCLUDE)
 install(DIRECTORY ${PROJECT_BINARY_DIR}/packaging/docs DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/clef
         COMPONENT cli FILES_MATCHING PATTERN "*.md.gz")
 

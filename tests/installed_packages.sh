@@ -28,7 +28,16 @@ fi
 
 step "apt-get install ./clef_*.deb ./libclef*.deb"
 apt-get install -y --no-install-recommends "$debs"/clef_*.deb "$debs"/libclef*.deb
-dpkg -s clef libclef-dev "$(basename "$debs"/libclef0*.deb | cut -d_ -f1)" | grep -E '^(Package|Version|Depends):'
+dpkg -s clef libclef-dev libclef-mock-dev "$(basename "$debs"/libclef0*.deb | cut -d_ -f1)" |
+  grep -E '^(Package|Version|Depends):'
+
+step "libclef-dev pulls in no cpp-httplib or RE2 (only libclef-mock-dev does)"
+development_depends=$(dpkg -s libclef-dev | sed -n 's/^Depends: //p')
+if grep -qE 'httplib|re2' <<< "$development_depends"; then
+  echo "FAIL: libclef-dev depends on $development_depends"
+  exit 1
+fi
+dpkg -s libclef-mock-dev | sed -n 's/^Depends: /libclef-mock-dev depends on /p'
 
 step "clef --version (from $(command -v clef))"
 [ "$(command -v clef)" = /usr/bin/clef ] || { echo "FAIL: clef is not /usr/bin/clef"; exit 1; }
@@ -96,7 +105,7 @@ mock_pid=""
 echo "clef ask against clef mock: $answer"
 
 step "apt-get remove"
-apt-get remove -y --purge clef libclef-dev "$(dpkg -S /usr/lib/*/libclef.so.0* | head -1 | cut -d: -f1)"
+apt-get remove -y --purge clef libclef-dev libclef-mock-dev "$(dpkg -S /usr/lib/*/libclef.so.0* | head -1 | cut -d: -f1)"
 left=$(ls -d /usr/bin/clef /usr/bin/clef-mock /usr/include/clef /usr/lib/*/libclef* /usr/lib/*/cmake/clef \
   /usr/share/man/man1/clef*.1.gz /usr/share/bash-completion/completions/clef 2>/dev/null || true)
 [ -z "$left" ] || { echo "FAIL: left behind: $left"; exit 1; }
