@@ -20,8 +20,11 @@ enum class ErrorKind {
   authentication,     ///< HTTP 401/403: missing or bad token. Retry: no.
   not_found,          ///< HTTP 404: model not pulled, or no System One endpoint; also AI
                       ///< Gateway's 400 with code 2001 (no such gateway). Retry: no.
-  rate_limited,       ///< HTTP 429 the server expects to clear. Retry: yes, after Retry-After.
-  quota_exhausted,    ///< HTTP 429 for a used-up allocation (Workers AI 4006). Retry: no.
+  rate_limited,       ///< HTTP 429 the server expects to clear; also a 4xx with Workers AI's
+                      ///< code 3021 (per-minute rate). Retry: yes, after Retry-After.
+  quota_exhausted,    ///< A spent budget: HTTP 402, or a 429 for a used-up allocation (Workers
+                      ///< AI 4006, 3036), AI Gateway's spend limit (2041) or OpenAI's
+                      ///< insufficient_quota. Retry: no.
   request_rejected,  ///< Other HTTP 4xx (400, 413, 422...): the server refused the body. Retry: no.
   server_error,      ///< HTTP 5xx or 529 (overloaded). Retry: yes, except 501.
   invalid_response,  ///< The server answered 2xx with a body clef cannot use. Retry: no.

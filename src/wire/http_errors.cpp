@@ -297,7 +297,8 @@ ErrorKind kind_for_status(int status, const ServerText& text) {
                ? ErrorKind::quota_exhausted
                : ErrorKind::rate_limited;
   }
-  if (text.code == workers_per_minute_code) return ErrorKind::rate_limited;
+  if (status >= 400 && status < 500 && text.code == workers_per_minute_code)
+    return ErrorKind::rate_limited;
   if (status >= 400 && status < 500) return ErrorKind::request_rejected;
   if (status >= 500 && status < 600) return ErrorKind::server_error;
   return ErrorKind::invalid_response;

@@ -45,18 +45,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       __builtin_trap();  // the token leaked
     if (error.http_status != status) __builtin_trap();
     const ErrorKind kind = error.kind;
-    // The one documented exception: AI Gateway's 400 with code 2001 is not_found.
+    // The documented exceptions: AI Gateway's 400 with code 2001 is not_found, and a 4xx with
+    // Workers AI's 3021 is rate_limited.
     const bool no_such_gateway = backend == clef::Backend::workers_ai && status == 400 &&
                                  error.server_code == "2001" && kind == ErrorKind::not_found;
+    const bool per_minute = status >= 400 && status < 500 && error.server_code == "3021" &&
+                            kind == ErrorKind::rate_limited;
     const bool by_status =
         (status == 401 || status == 403 || status == 407) ? kind == ErrorKind::authentication
+        : status == 402                                   ? kind == ErrorKind::quota_exhausted
         : status == 404                                   ? kind == ErrorKind::not_found
         : status == 408                                   ? kind == ErrorKind::timeout
         : status == 429 ? kind == ErrorKind::rate_limited || kind == ErrorKind::quota_exhausted
         : status >= 400 && status < 500 ? kind == ErrorKind::request_rejected
         : status >= 500                 ? kind == ErrorKind::server_error
                                         : kind == ErrorKind::invalid_response;
-    if (!no_such_gateway && !by_status) __builtin_trap();
+    if (!no_such_gateway && !per_minute && !by_status) __builtin_trap();
     if (error.retry_after && (error.retry_after->count() < 0 ||
                               *error.retry_after > clef::detail::max_retry_after_value))
       __builtin_trap();
