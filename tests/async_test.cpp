@@ -8,6 +8,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <poll.h>
@@ -335,4 +336,44 @@ TEST(Async, AClientWhoseLastOwnerGoesInsideAPoolHandlerEndsItsThreads) {
     ASSERT_TRUE(wait_until([&] { return clef::testing::client_threads() == before; },
                            "the pool thread to end (round " + std::to_string(round) + ")", 10s));
   }
+}
+
+TEST(Async, DecideFromAClientsOwnCallbackIsRefusedNotAHang) {
+  // decide() inside a submit() callback runs on the loop thread it would wait for: refused at
+  // once with invalid_input, for the thread-owned loop and for a driven one; submit() still works
+  // there.
+  FakeServer server;
+  clef::ClientOptions options;
+  options.base_url = server.base_url();
+  auto client = clef::Client::create(options).value();
+  std::promise<clef::Result<clef::Decision>> inner;
+  client.submit(ticket(1), [&](clef::Result<clef::Decision> outer) {
+    EXPECT_TRUE(outer) << outer.error().to_string();
+    inner.set_value(client.decide(ticket(2)));
+  });
+  auto refused = inner.get_future();
+  ASSERT_EQ(refused.wait_for(30s), std::future_status::ready) << "decide() hung on the loop";
+  const auto result = refused.get();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().kind, ErrorKind::invalid_input);
+  EXPECT_NE(result.error().message.find("call submit() there"), std::string::npos);
+  // From another thread the same client decides as usual.
+  EXPECT_TRUE(client.decide(ticket(3)));
+
+  auto loop = clef::make_driven_curl_loop();
+  options.async_transport = loop;
+  auto driven = clef::Client::create(options).value();
+  std::optional<clef::Result<clef::Decision>> from_run_once;
+  driven.submit(ticket(4),
+                [&](clef::Result<clef::Decision>) { from_run_once = driven.decide(ticket(5)); });
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!from_run_once && std::chrono::steady_clock::now() < deadline) {
+    pollfd ready{loop->descriptor(), POLLIN, 0};
+    ::poll(&ready, 1, static_cast<int>(loop->timeout().count()));
+    loop->run_once();
+  }
+  ASSERT_TRUE(from_run_once.has_value());
+  ASSERT_FALSE(*from_run_once);
+  EXPECT_EQ(from_run_once->error().kind, ErrorKind::invalid_input);
+  loop->stop();
 }

@@ -103,7 +103,7 @@ class VerboseTransport : public Transport {
 };
 
 /// The same lines from a loop: the request's as it starts, the outcome's on the loop thread.
-class VerboseLoop : public AsyncTransport {
+class VerboseLoop final : public AsyncTransport {
  public:
   VerboseLoop(std::shared_ptr<AsyncTransport> inner, std::ostream& log)
       : m_inner(std::move(inner)), m_log(log) {}
@@ -126,6 +126,7 @@ class VerboseLoop : public AsyncTransport {
              std::function<void(bool shutting_down)> task) override {
     m_inner->after(delay, std::move(task));
   }
+  bool running_here() const override { return m_inner->running_here(); }
 
  private:
   std::shared_ptr<AsyncTransport> m_inner;

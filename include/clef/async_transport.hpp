@@ -45,6 +45,11 @@ class CLEF_API AsyncTransport {
   /// this way, never by holding a thread asleep.
   virtual void after(std::chrono::milliseconds delay,
                      std::function<void(bool shutting_down)> task) = 0;
+  /// True on a thread whose waiting would stop this transport's work: a curl loop's own thread,
+  /// or inside a driven loop's run_once(). Waiting there for the transport's own work waits for
+  /// ever, so Client::decide() refuses instead. (A pool has other threads: false there.) A
+  /// transport that wraps another says what the inner one says.
+  virtual bool running_here() const { return false; }
 };
 
 /// libcurl's multi interface on `threads` loop threads (1 to the number of cores), each owning

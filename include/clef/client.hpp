@@ -36,7 +36,8 @@ class CLEF_API Client {
   static Result<Client> create(ClientOptions options);
 
   /// Validates, serializes and sends `request`, retrying as the policy allows, and parses and
-  /// validates the answers.
+  /// validates the answers. Called from one of this client's own callbacks, on the loop it
+  /// would wait for, it returns invalid_input at once instead of waiting for ever.
   Result<Decision> decide(const DecisionRequest& request) const;
   /// decide() with `retry` instead of the options' retry policy.
   Result<Decision> decide(const DecisionRequest& request, const RetryPolicy& retry) const;

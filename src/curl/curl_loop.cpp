@@ -95,15 +95,15 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   }
 
   void run() override {
+    const detail::RunningLoop here(this);
     for (;;) {
       if (!turn(true)) break;
     }
     shut_down();
   }
 
-  /// Driven by an application's own loop (make_driven_curl_loop): one turn that waits for
-  /// nothing, then the owner waits on descriptor(), so work queued from now on wakes it.
   void run_once() override {
+    const detail::RunningLoop here(this);
     if (!turn(false)) {
       shut_down();
       return;
@@ -134,9 +134,8 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     return wait;
   }
 
-  /// Ends a driven loop on its owner's thread: everything in flight or queued is completed as
-  /// cancelled, and pending timers run with shutting_down.
   void stop_here() override {
+    const detail::RunningLoop here(this);
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_stopping = true;

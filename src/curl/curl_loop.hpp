@@ -38,7 +38,30 @@ class LoopCore {
   /// Ends a driven loop on its owner's thread: everything in flight or queued is completed as
   /// cancelled, and pending timers run with shutting_down.
   virtual void stop_here() = 0;
+  /// True on the thread inside run(), run_once() or stop_here() of this loop.
+  bool running_here() const;
 };
+
+/// Marks this thread as running `loop`'s handlers while it lives (a loop's run(), run_once(),
+/// stop_here()), so that Client::decide() called from one of them can refuse to wait for itself.
+class RunningLoop {
+ public:
+  explicit RunningLoop(const LoopCore* loop) : m_previous(current()) { current() = loop; }
+  ~RunningLoop() { current() = m_previous; }
+  RunningLoop(const RunningLoop&) = delete;
+  RunningLoop& operator=(const RunningLoop&) = delete;
+  static const LoopCore*& current() {
+    static thread_local const LoopCore* loop = nullptr;
+    return loop;
+  }
+
+ private:
+  const LoopCore* m_previous;
+};
+
+inline bool LoopCore::running_here() const {
+  return RunningLoop::current() == this;
+}
 
 std::shared_ptr<LoopCore> make_loop_core();
 

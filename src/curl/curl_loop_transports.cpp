@@ -53,6 +53,11 @@ class CurlLoopTransport final : public AsyncTransport {
     next_loop().after(delay, std::move(task));
   }
 
+  bool running_here() const override {
+    return std::any_of(m_loops.begin(), m_loops.end(),
+                       [](const auto& loop) { return loop->running_here(); });
+  }
+
  private:
   detail::LoopCore& next_loop() {
     return *m_loops[m_next.fetch_add(1, std::memory_order_relaxed) % m_loops.size()];
@@ -85,6 +90,7 @@ class DrivenLoop final : public DrivenCurlLoop {
   std::chrono::milliseconds timeout() const override { return m_loop->timeout(); }
   void run_once() override { m_loop->run_once(); }
   void stop() override { m_loop->stop_here(); }
+  bool running_here() const override { return m_loop->running_here(); }
 
  private:
   std::shared_ptr<detail::LoopCore> m_loop;

@@ -324,6 +324,13 @@ Result<Decision> Client::decide(const DecisionRequest& request) const {
 }
 
 Result<Decision> Client::decide(const DecisionRequest& request, const RetryPolicy& policy) const {
+  // On the loop's own thread the wait below would wait for itself: refused, not a hang.
+  if (m_impl->async_transport()->running_here()) {
+    return make_error(ErrorKind::invalid_input,
+                      "decide() was called from one of this client's own callbacks, where it "
+                      "would wait for itself for ever: call submit() there",
+                      "decide");
+  }
   // The one pipeline: the same stages, retries and timers as submit(), waited for here.
   return promised(request, policy, {}).get();
 }

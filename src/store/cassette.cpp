@@ -1,8 +1,8 @@
 // The implementation of clef/cassette.hpp: record exchanges with a server into a cassette file, and
 // replay them with no network — so an application's tests, and a CI job, run without a model.
 #include "clef/cassette.hpp"
-#include "util/ascii.hpp"
 #include "store/stage.hpp"
+#include "util/ascii.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -144,6 +144,7 @@ class AsyncRecorder final : public AsyncRecordingTransport {
     m_inner->after(delay, std::move(task));
   }
   std::optional<Error> failure() const override { return m_stage->failure(); }
+  bool running_here() const override { return m_inner->running_here(); }
 
  private:
   std::shared_ptr<RecorderStage> m_stage;

@@ -45,6 +45,7 @@ class StagedLoop final : public AsyncTransport {
              std::function<void(bool shutting_down)> task) override {
     m_inner->after(delay, std::move(task));
   }
+  bool running_here() const override { return m_inner->running_here(); }
 
  private:
   std::shared_ptr<Stage> m_stage;
