@@ -8,9 +8,9 @@
 
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
-#include "wire/http_errors.hpp"
 #include "http_response.hpp"
 #include "util/redact.hpp"
+#include "wire/http_errors.hpp"
 #include "wire/wire_response.hpp"
 
 namespace {
@@ -358,6 +358,42 @@ TEST(HostileServer, ProxyAuthAndOversizedHeadersGetTheirOwnMessages) {
   EXPECT_EQ(headers.error().kind, ErrorKind::invalid_response);
   EXPECT_NE(headers.error().message.find("headers are larger than 64 KiB"), std::string::npos)
       << headers.error().to_string();
+}
+
+TEST(HostileServer, AnErrorStatusWithABodyPastTheCapIsStillThatError) {
+  // An error status with a body past max_response_bytes is still that status's error: a 402 is
+  // a spent budget, a 429 a rate limit (its code is in the bytes cut off: a spend limit's 2041
+  // is read only from a body that fits), while a 200 that large stays invalid.
+  FakeServer server;
+  server.set_script([](const clef::testing::RecordedRequest&, int call) -> std::optional<Scripted> {
+    const std::string padding(8'000, 'x');
+    if (call == 0) return Scripted{402, "no credit " + padding, "text/plain"};
+    if (call == 1) {
+      return Scripted{429, R"({"error":[{"code":2041,"message":"Spend limit exceeded"}],"pad":")" +
+                               padding + "\"}"};
+    }
+    return Scripted{200, "{\"pad\":\"" + padding + "\"}"};
+  });
+  clef::ClientOptions options;
+  options.base_url = server.base_url();
+  options.retry.max_attempts = 1;
+  options.max_response_bytes = 1024;
+  auto client = clef::Client::create(options).value();
+  clef::DecisionRequest request;
+  request.state = clef::State::text("x");
+  request.questions = {clef::Question::yes_no("u", "Urgent?")};
+  auto credit = client.decide(request);
+  ASSERT_FALSE(credit);
+  EXPECT_EQ(credit.error().kind, ErrorKind::quota_exhausted) << credit.error().to_string();
+  EXPECT_EQ(credit.error().http_status, 402);
+  auto limited = client.decide(request);
+  ASSERT_FALSE(limited);
+  EXPECT_EQ(limited.error().kind, ErrorKind::rate_limited) << limited.error().to_string();
+  EXPECT_EQ(limited.error().http_status, 429);
+  auto big = client.decide(request);
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.error().kind, ErrorKind::invalid_response);
+  EXPECT_NE(big.error().message.find("1024-byte limit"), std::string::npos);
 }
 
 TEST(Dedupe, KeepsADigestPerUniqueBodyAndAnnouncesDuplicates) {

@@ -99,6 +99,18 @@ INSTANTIATE_TEST_SUITE_P(
             R"({"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}})",
             ErrorKind::quota_exhausted, "You exceeded your current quota", "insufficient_quota",
             false},
+        // The spend limit anywhere in the list, or written as a float, is still the spend limit.
+        Case{
+            "workers_429_spend_limit_after_a_rate_limit", Backend::workers_ai, 429,
+            R"({"success":false,"errors":[{"code":3021,"message":"Rate limited"},{"code":2041,"message":"Spend limit exceeded"}]})",
+            ErrorKind::quota_exhausted, "Rate limited; Spend limit exceeded", "2041", false},
+        Case{"gateway_429_spend_limit_float", Backend::workers_ai, 429,
+             R"({"error":[{"code":2041.0,"message":"Spend limit exceeded"}]})",
+             ErrorKind::quota_exhausted, "Spend limit exceeded", "2041", false},
+        Case{
+            "gateway_429_spend_limit_object_with_type", Backend::workers_ai, 429,
+            R"({"error":{"type":"gateway_error","code":2.041e3,"message":"Spend limit exceeded"}})",
+            ErrorKind::quota_exhausted, "Spend limit exceeded", "2041", false},
         // Workers AI's per-minute limit is a rate limit, to wait out and retry.
         Case{
             "workers_429_per_minute", Backend::workers_ai, 429,

@@ -120,13 +120,10 @@ BatchEnd BatchJob::finish(const BatchSummary& summary) {
   }
   if (m_write_failed) return {report_write_failure()};
   if (m_quota) {
-    // The error names the budget (a daily allocation, credit, a gateway's spend limit).
+    // The error names the budget (a daily allocation and when it renews, credit, a spend limit).
     print_error(m_context, m_quota->to_string(),
-                std::string("nothing more was sent; run the same command with --resume once that "
-                            "budget allows more") +
-                    (traits_of(m_flags.connection.backend).daily_quota
-                         ? " (a daily allocation renews at 00:00 UTC)"
-                         : ""));
+                "nothing more was sent; run the same command with --resume once that budget "
+                "allows more");
     return {as_int(ExitCode::authentication)};
   }
   // The server is not there at all: the run stopped instead of failing every item.

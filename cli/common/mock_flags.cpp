@@ -19,7 +19,9 @@ void declare_mock_flags(CLI::App& app, MockFlags& flags) {
       ->capture_default_str();
   app.add_option("--models", flags.models, "Models it serves (default: clef-flash)")
       ->delimiter(',');
-  app.add_option("--rules", flags.rules_path, "Answer rules (JSON, see docs/offline.md)");
+  app.add_option("--rules", flags.rules_path,
+                 "Answer rules (JSON; see docs/offline.md, installed as "
+                 "/usr/share/doc/clef/docs/offline.md.gz)");
   app.add_option("--cassette", flags.cassette_path, "Answer from a --record cassette");
   app.add_option("--latency", flags.latency_ms, "Milliseconds before each answer")
       ->check(CLI::Range(0L, 600000L));

@@ -48,9 +48,6 @@ struct BackendTraits {
   /// server lists its models with a digest for each version (/api/tags): what the cache keys
   /// answers by and a fleet of hosts is checked with.
   bool tagged_models = false;
-  /// Its quota renews by itself each day (Workers AI's allocation, at 00:00 UTC), rather than
-  /// when the account is topped up.
-  bool daily_quota = false;
 };
 
 /// The traits of `backend`.

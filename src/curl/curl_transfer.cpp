@@ -190,13 +190,16 @@ void CurlTransfer::prepare(CURL* handle, const HttpRequest& request) {
 Result<HttpResponse> CurlTransfer::finish(CURL* handle, CURLcode code) {
   curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
   curl_easy_setopt(handle, CURLOPT_HTTPHEADER, nullptr);
-  if (code != CURLE_OK) {
+  long status = 0;
+  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+  // An error status with a body past the cap is still that error (a 402, a spend limit's 429):
+  // its class is the status's, its words the first bytes, which were kept.
+  const bool oversized_error = code != CURLE_OK && m_collected.too_large && status >= 400;
+  if (code != CURLE_OK && !oversized_error) {
     long proxy_status = 0;
     curl_easy_getinfo(handle, CURLINFO_HTTP_CONNECTCODE, &proxy_status);
     return transfer_error(code, m_detail, *m_request, m_collected, proxy_status, m_proxy);
   }
-  long status = 0;
-  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
   HttpResponse response;
   response.status = static_cast<int>(status);
   response.headers = std::move(m_collected.headers);

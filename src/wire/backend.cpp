@@ -114,7 +114,6 @@ BackendTraits workers_ai_traits() {
   t.token_variable = "CLOUDFLARE_API_TOKEN";
   t.needs_account = true;
   t.takes_gateway = true;
-  t.daily_quota = true;
   return t;
 }
 

@@ -39,6 +39,12 @@ std::string bounded(std::string text) {
 
 std::string scalar_text(const Json& value) {
   if (value.is_string()) return value.get<std::string>();
+  // A code written 2041.0 or 2.041e3 is the code 2041.
+  if (value.is_number_float()) {
+    const double number = value.get<double>();
+    if (std::fabs(number) < 1e15 && number == std::floor(number))
+      return std::to_string(static_cast<long long>(number));
+  }
   if (value.is_number() || value.is_boolean()) return clef::dump_json(value);
   return {};
 }
@@ -75,6 +81,19 @@ std::string join_details(const Json& details) {
   return out;
 }
 
+/// A spent budget's code anywhere in an error array wins over the first element's code: a
+/// server may list a rate limit first and the spend limit after it.
+void prefer_budget_code(const Json& errors, ServerText& text) {
+  for (const auto& e : errors) {
+    if (!e.is_object()) continue;
+    const std::string code = scalar_field(e, "code");
+    if (is_spend_limit_code(code) || is_daily_allocation_code(code)) {
+      text.code = code;
+      return;
+    }
+  }
+}
+
 ServerText read_json_error(const Json& body) {
   ServerText text;
   if (auto errors = body.find("errors"); errors != body.end() && errors->is_array()) {
@@ -88,6 +107,7 @@ ServerText read_json_error(const Json& body) {
       if (text.code.empty()) text.code = scalar_field(e, "code");
       if (text.message.size() > max_server_text) break;
     }
+    prefer_budget_code(*errors, text);
     if (!text.message.empty()) return text;
   }
   if (auto error = body.find("error"); error != body.end()) {
@@ -97,10 +117,10 @@ ServerText read_json_error(const Json& body) {
     } else if (error->is_object()) {  // llama.cpp; OpenAI {message, type, param, code}
       text.message = string_field(*error, "message");
       text.code = scalar_field(*error, "type");
-      // OpenAI's used-up quota may say so in either field: the code decides the kind.
-      if (text.code.empty() || scalar_field(*error, "code") == openai_quota_code) {
-        text.code = scalar_field(*error, "code");
-      }
+      // A used-up quota or spend limit may say so in either field: the code decides the kind.
+      const std::string code = scalar_field(*error, "code");
+      if (text.code.empty() || code == openai_quota_code || is_spend_limit_code(code))
+        text.code = code;
     } else if (error->is_array()) {  // AI Gateway: {"success": false, "error": [{code, message}]}
       for (const auto& e : *error) {
         if (!e.is_object()) continue;
@@ -111,6 +131,7 @@ ServerText read_json_error(const Json& body) {
         text.message += message;
         if (text.message.size() > max_server_text) break;
       }
+      prefer_budget_code(*error, text);
     }
     if (!text.message.empty()) return text;
   }
@@ -236,7 +257,8 @@ std::string refusal_hint(const ServerText& text) {
            "is raised or its period resets";
   }
   if (is_daily_allocation_code(text.code)) {
-    return "the Workers AI daily allocation is used up; retrying will not help today";
+    return "the Workers AI daily allocation is used up; retrying will not help before it renews "
+           "at 00:00 UTC";
   }
   if (text.code == openai_quota_code) {
     return "the account's quota or credits are used up (insufficient_quota); retrying will "

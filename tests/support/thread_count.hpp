@@ -26,6 +26,22 @@ inline int client_threads() {
   return n;
 }
 
+/// This process's threads whose name starts with `prefix` ("clef-pool", "clef-loop").
+inline int threads_named(const std::string& prefix) {
+  int n = 0;
+  if (DIR* tasks = ::opendir("/proc/self/task")) {
+    while (dirent* entry = ::readdir(tasks)) {
+      if (entry->d_name[0] == '.') continue;
+      std::ifstream comm(std::string("/proc/self/task/") + entry->d_name + "/comm");
+      std::string name;
+      std::getline(comm, name);
+      n += name.rfind(prefix, 0) == 0;
+    }
+    ::closedir(tasks);
+  }
+  return n;
+}
+
 /// Every thread of process `pid` (a child clef: no mock of the test's own in it); 0 once it is
 /// gone.
 inline int threads_of(int pid) {
