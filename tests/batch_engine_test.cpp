@@ -16,8 +16,8 @@
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
 #include "instrumented.hpp"
-#include "wire/model_match.hpp"
 #include "wait_until.hpp"
+#include "wire/model_match.hpp"
 
 namespace {
 

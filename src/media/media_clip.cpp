@@ -1,9 +1,9 @@
 // The implementation of clef/media.hpp: a clip's media type, length and soundtrack, from its bytes.
 #include "clef/media.hpp"
 
-#include "util/base64.hpp"
 #include "media/file_bytes.hpp"
 #include "media/media_probe.hpp"
+#include "util/base64.hpp"
 
 namespace clef {
 namespace {

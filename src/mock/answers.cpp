@@ -7,9 +7,9 @@
 #include <optional>
 #include <vector>
 
+#include "mock/profile.hpp"
 #include "model/box_answer.hpp"
 #include "util/json_text.hpp"
-#include "mock/profile.hpp"
 
 namespace clef::mock_detail {
 

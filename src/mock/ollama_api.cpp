@@ -4,10 +4,10 @@
 #include <set>
 
 #include "clef/ollama.hpp"
-#include "util/json_text.hpp"
 #include "mock/answers.hpp"
 #include "mock/profile.hpp"
 #include "mock/request_body.hpp"
+#include "util/json_text.hpp"
 
 namespace clef::mock_detail {
 namespace {

@@ -11,10 +11,10 @@
 #include <set>
 #include <vector>
 
-#include "util/json_text.hpp"
 #include "mock/answers.hpp"
 #include "mock/checks.hpp"
 #include "mock/rules.hpp"
+#include "util/json_text.hpp"
 
 namespace clef::mock_detail {
 namespace {

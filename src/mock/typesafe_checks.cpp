@@ -8,8 +8,8 @@
 
 #include <algorithm>
 
-#include "util/base64.hpp"
 #include "clef/image.hpp"
+#include "util/base64.hpp"
 
 namespace clef::mock_detail {
 namespace {

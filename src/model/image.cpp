@@ -2,9 +2,9 @@
 // by file name.
 #include "clef/image.hpp"
 
-#include "util/base64.hpp"
 #include "media/file_bytes.hpp"
 #include "media/image_size.hpp"
+#include "util/base64.hpp"
 
 namespace clef {
 

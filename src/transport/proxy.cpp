@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "util/ascii.hpp"
 #include "clef/transport.hpp"
+#include "util/ascii.hpp"
 
 namespace clef {
 namespace {

@@ -9,8 +9,8 @@
 #include <optional>
 
 #include "util/ascii.hpp"
-#include "wire/http_errors.hpp"
 #include "util/json_text.hpp"
+#include "wire/http_errors.hpp"
 #include "wire/options_check.hpp"
 
 namespace clef {

@@ -6,10 +6,10 @@
 
 #include <cstdlib>
 
-#include "wire/ai_gateway.hpp"
+#include "clef/version.hpp"
 #include "util/ascii.hpp"
 #include "util/base64.hpp"
-#include "clef/version.hpp"
+#include "wire/ai_gateway.hpp"
 #include "wire/options_check.hpp"
 #include "wire/workers_ai.hpp"
 

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "clef/json.hpp"
-#include "util/json_text.hpp"
 #include "media/file_bytes.hpp"
+#include "util/json_text.hpp"
 
 namespace clef::detail {
 namespace {
