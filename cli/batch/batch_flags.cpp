@@ -1,7 +1,12 @@
 // The implementation of batch_command.hpp's flags: what `clef batch` (and, for the shared ones,
 // `clef eval`) accepts, with its help text.
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
 #include "batch/batch_command.hpp"
-#include "common/exit_codes.hpp"
 #include "flags/hosts.hpp"
 
 namespace clef::cli {

@@ -53,11 +53,8 @@ class WaitingFlights {
 
   /// The held-back item, else the first one due by `now`, else null.
   std::unique_ptr<Flight> take(Clock::time_point now) {
-    if (m_held_back) return std::move(m_held_back);
-    if (m_due.empty() || m_due.front()->not_before > now) return nullptr;
-    std::unique_ptr<Flight> flight = std::move(m_due.front());
-    m_due.pop_front();
-    return flight;
+    if (!m_held_back && next_due() > now) return nullptr;
+    return take_any();
   }
 
   /// Any item, held back or not, due or not (the batch is stopping); null when none is left.

@@ -7,20 +7,6 @@ namespace clef::detail {
 
 using Json = nlohmann::json;
 
-const Compared compared_metrics[13] = {{"accuracy", true, true, ""},
-                                       {"accuracy_answered", true, true, ""},
-                                       {"coverage", true, true, ""},
-                                       {"macro_f1", true, false, ""},
-                                       {"auroc", true, false, "noul"},
-                                       {"within_1", true, true, "score"},
-                                       {"brier", false, true, ""},
-                                       {"log_loss", false, true, ""},
-                                       {"ece", false, false, ""},
-                                       {"mae", false, true, "score"},
-                                       {"rps", false, true, "score"},
-                                       {"mean_iou", true, true, "box"},
-                                       {"iou_at_least_half", true, true, "box"}};
-
 bool applies(const Compared& metric, const std::string& type) {
   return metric.type[0] == '\0' || type == metric.type;
 }

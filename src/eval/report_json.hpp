@@ -19,7 +19,19 @@ struct Compared {
 };
 
 /// The metrics --baseline compares, and those a --tolerance may name.
-extern const Compared compared_metrics[13];
+inline constexpr Compared compared_metrics[] = {{"accuracy", true, true, ""},
+                                                {"accuracy_answered", true, true, ""},
+                                                {"coverage", true, true, ""},
+                                                {"macro_f1", true, false, ""},
+                                                {"auroc", true, false, "noul"},
+                                                {"within_1", true, true, "score"},
+                                                {"brier", false, true, ""},
+                                                {"log_loss", false, true, ""},
+                                                {"ece", false, false, ""},
+                                                {"mae", false, true, "score"},
+                                                {"rps", false, true, "score"},
+                                                {"mean_iou", true, true, "box"},
+                                                {"iou_at_least_half", true, true, "box"}};
 
 bool applies(const Compared& metric, const std::string& type);
 

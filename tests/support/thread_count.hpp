@@ -11,7 +11,9 @@
 
 namespace clef::testing {
 
-inline int client_threads() {
+/// How many of this process's threads have a name `counted` accepts.
+template <typename Predicate>
+int threads_whose_name(Predicate counted) {
   int n = 0;
   if (DIR* tasks = ::opendir("/proc/self/task")) {
     while (dirent* entry = ::readdir(tasks)) {
@@ -19,27 +21,21 @@ inline int client_threads() {
       std::ifstream comm(std::string("/proc/self/task/") + entry->d_name + "/comm");
       std::string name;
       std::getline(comm, name);
-      n += name.rfind("clef-mock-", 0) != 0;
+      n += counted(name);
     }
     ::closedir(tasks);
   }
   return n;
 }
 
+inline int client_threads() {
+  return threads_whose_name(
+      [](const std::string& name) { return name.rfind("clef-mock-", 0) != 0; });
+}
+
 /// This process's threads whose name starts with `prefix` ("clef-pool", "clef-loop").
 inline int threads_named(const std::string& prefix) {
-  int n = 0;
-  if (DIR* tasks = ::opendir("/proc/self/task")) {
-    while (dirent* entry = ::readdir(tasks)) {
-      if (entry->d_name[0] == '.') continue;
-      std::ifstream comm(std::string("/proc/self/task/") + entry->d_name + "/comm");
-      std::string name;
-      std::getline(comm, name);
-      n += name.rfind(prefix, 0) == 0;
-    }
-    ::closedir(tasks);
-  }
-  return n;
+  return threads_whose_name([&](const std::string& name) { return name.rfind(prefix, 0) == 0; });
 }
 
 /// Every thread of process `pid` (a child clef: no mock of the test's own in it); 0 once it is
