@@ -351,7 +351,8 @@ TEST(CancelStates, CancelledBeforeSubmitIsNeverSent) {
 
 TEST(CancelMany, OneTokenEndsABatchAtOnce) {
   // 40 items against a 2 s server, 8 in flight: the token ends the run within moments, every
-  // started item delivered once (as cancelled), none started after.
+  // item taken from the source delivered once (as cancelled: the 8 in flight and those read
+  // ahead for the loop to start, at most as many again), none sent after.
   FakeServer server;
   server.set_latency(2000ms);
   auto client = client_at(server.base_url());
@@ -380,8 +381,9 @@ TEST(CancelMany, OneTokenEndsABatchAtOnce) {
   canceller.join();
   EXPECT_LT(took, 1500ms) << "the run waited for the server instead of ending";
   EXPECT_TRUE(summary.stopped);
-  EXPECT_EQ(summary.started, 8u);
-  ASSERT_EQ(delivered.size(), 8u);
+  EXPECT_GE(summary.started, 8u);
+  EXPECT_LE(summary.started, 16u) << "read ahead: at most one concurrency's worth";
+  ASSERT_EQ(delivered.size(), summary.started);
   for (const auto& [index, times] : delivered) {
     EXPECT_EQ(times, 1) << index;
     EXPECT_EQ(kinds[index], ErrorKind::cancelled) << index;

@@ -307,14 +307,15 @@ TEST(BoundedWaits, BatchStopsStartingAtTheFirstQuotaError) {
         if (++pulled > 100) return std::nullopt;
         return clef::Result<clef::DecisionRequest>(s.request);
       },
-      [&](std::size_t, clef::Result<clef::Decision>&& r) {
-        EXPECT_EQ(r.error().kind, ErrorKind::quota_exhausted);
+      [&](std::size_t index, clef::Result<clef::Decision>&& r) {
+        // The first is the refusal; the one read ahead for the loop comes back unsent.
+        EXPECT_EQ(r.error().kind, index == 0 ? ErrorKind::quota_exhausted : ErrorKind::cancelled);
         ++delivered;
       },
       options);
   EXPECT_TRUE(summary.quota_exhausted);
-  EXPECT_EQ(summary.started, 1u);
-  EXPECT_EQ(delivered, 1u);
+  EXPECT_LE(summary.started, 2u);
+  EXPECT_EQ(delivered, summary.started);
   EXPECT_EQ(s.transport->sent, 1);
 }
 

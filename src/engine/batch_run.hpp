@@ -1,0 +1,134 @@
+// Internal: the batch engine (clef/batch.hpp's run_batch) split across its two threads. The
+// caller's thread pulls items from the source and prepares them, and delivers results to the
+// sink; the loop thread, in each transfer's callback, settles what came back (batch_settle.cpp)
+// and starts the next prepared item at once. They meet under one lock, and the caller is woken
+// for a batch of work (results to deliver, room for items), not for every decision: handing each
+// decision from one thread to the other cost more than the decision itself.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "clef/batch.hpp"
+#include "engine/batch_delivery.hpp"
+#include "engine/batch_flight.hpp"
+#include "engine/host_pool.hpp"
+
+namespace clef::detail {
+
+class BatchRun {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  BatchRun(const std::vector<Client>& hosts, const RequestSource& source, const ResultSink& sink,
+           const BatchOptions& options);
+
+  BatchSummary run();
+
+ private:
+  /// A flight back from the loop with its result.
+  struct Landed {
+    std::unique_ptr<Flight> flight;
+    Result<Decision> result;
+  };
+  /// A flight done, for the caller's thread to deliver.
+  struct Finished {
+    std::size_t index = 0;
+    std::optional<Sha256> key;
+    Result<Decision> result;
+  };
+  /// An on_pause call, for the caller's thread to make.
+  struct Pause {
+    std::chrono::system_clock::time_point until;
+    Error why;
+  };
+  /// What the caller takes out from under the lock in one go.
+  struct Outbox {
+    std::vector<std::unique_ptr<Flight>> sends;
+    std::vector<Finished> finished;
+    std::vector<Pause> pauses;
+  };
+
+  // The caller's thread (batch.cpp).
+  BatchSummary drive();
+  bool asked_to_stop();
+  std::vector<std::unique_ptr<Flight>> prepare(bool& stop_asked);
+  std::unique_ptr<Flight> next_item();
+  bool exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool stop_asked, Outbox& out);
+  void deliver(Outbox& out);
+  void abandon();
+
+  // Either thread, under m_mutex (batch.cpp).
+  void landed(Flight* flight, Result<Decision>&& result);
+  void send_all(std::vector<std::unique_ptr<Flight>>& sends);
+  Clock::time_point start_what_may_start(std::vector<std::unique_ptr<Flight>>& sends);
+  std::unique_ptr<Flight> next_to_send(Clock::time_point now);
+  bool check_stop();
+  void stop(bool by_request);
+  void cancel_waiting();
+  bool caller_needed() const;
+  Clock::duration rate_interval() const;
+  std::optional<std::string_view> affinity(const Flight& flight) const;
+
+  // What a result means for its item and its host, under m_mutex (batch_settle.cpp).
+  void settle(Landed&& landed);
+  void throttled(Landed& landed);
+  static bool another_host_may_answer(const Error& error);
+  bool moves_free_or_within_retries(Flight& flight, ErrorKind kind) const;
+  static bool usable(const Decision& decision);
+  Error out_of_throttle_budget(Error error) const;
+  void announce_pause(Clock::time_point now, const Error& error);
+  void note_reachability(const Result<Decision>& result);
+  void finish(const Flight& flight, Result<Decision>&& result);
+  static RetryPolicy engine_retry(RetryPolicy policy, bool several_hosts);
+
+  const Client m_first;  ///< Of the hosts: its policy and request bodies stand for all.
+  const RequestSource& m_source;
+  const ResultSink& m_sink;
+  const BatchOptions& m_options;
+  const bool m_dedupe;
+  const bool m_several;        ///< More than one host.
+  const std::size_t m_limit;   ///< -j: the most in flight, ever.
+  const std::size_t m_window;  ///< Ordered: how far past the next to deliver items start.
+  const std::size_t m_ahead;   ///< Items kept prepared for the loop to start.
+  const std::size_t m_batch;   ///< Results the caller is woken for at once.
+  const RetryPolicy m_retry;
+
+  // The caller's thread only.
+  BatchSummary m_summary;  ///< Its started, succeeded, failed and deduplicated.
+  BatchDelivery m_delivery{m_sink, m_options, m_summary};
+  bool m_pulled_all = false;  ///< The source ended.
+
+  // Under m_mutex.
+  std::mutex m_mutex;
+  std::condition_variable m_arrived;
+  HostPool m_hosts;
+  BatchSummary m_tally;  ///< Its throttled, stopped, quota_exhausted and unreachable.
+  std::deque<std::unique_ptr<Flight>> m_prepared;  ///< Taken from the source, not yet sent.
+  WaitingFlights m_waiting;                        ///< To send again, and one held back.
+  std::vector<Finished> m_finished;
+  std::vector<Pause> m_pauses;
+  std::size_t m_in_flight = 0;  ///< Counted from the start's decision to its callback's end.
+  bool m_exhausted = false;     ///< The source ended and every item it gave is prepared.
+  bool m_window_full = false;   ///< Ordered: the caller may not prepare more until it delivers.
+  bool m_stopping = false;
+  bool m_cancel_heard = false;  ///< BatchOptions::cancel was cancelled since the caller looked.
+  bool m_caller_waiting = false;
+  Clock::time_point m_caller_wakes = Clock::time_point::max();
+  Clock::time_point m_next_wake = Clock::time_point::max();  ///< For a time-bound start.
+  bool m_reached = false;  ///< stop_when_unreachable: a result has come back whole.
+  std::size_t m_unreachable_in_a_row = 0;
+  Clock::time_point m_announced_until{};
+  Clock::time_point m_next_slot{};
+  std::mt19937_64 m_random{std::random_device{}()};
+};
+
+}  // namespace clef::detail
