@@ -314,6 +314,36 @@ TEST(Cache, AnUnsafeDirectoryIsRefusedWithTheReason) {
 }
 
 // Issue 15, item 11: the cap counts disk blocks (a 300-byte entry takes a 4 KiB block).
+TEST(Cache, AShardRemovedWhileTheCacheIsOpenIsMadeAgain) {
+  // The cache keeps its shard directories open; one deleted from under it (rm -rf, a person
+  // tidying up) is a miss, and the answer is stored in a new shard, not lost into the old one.
+  auto inner = std::make_shared<EchoTransport>();
+  clef::CacheOptions options;
+  options.directory = fresh_directory("cache_shard_removed");
+  auto cache = caching(inner, options);
+  const auto request = request_for("a");
+  const std::string path = entry_path(options, request);
+  ASSERT_FALSE(cache->send(request)->from_cache);
+  ASSERT_TRUE(cache->send(request)->from_cache);
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+  EXPECT_FALSE(cache->send(request)->from_cache);
+  EXPECT_TRUE(std::ifstream(path).good()) << "not stored again after its shard went";
+  EXPECT_TRUE(cache->send(request)->from_cache);
+  EXPECT_EQ(inner->sent.load(), 2);
+}
+
+TEST(Cache, AStateThatNamesImagesIsStillCachedWhenItCarriesNone) {
+  // "images" in the ticket's text is not an images field: the body is read to tell them apart.
+  auto inner = std::make_shared<EchoTransport>();
+  clef::CacheOptions options;
+  options.directory = fresh_directory("cache_named_images");
+  auto cache = caching(inner, options);
+  const auto request = request_for(R"(my "images" and "audio" and "videos" are gone)");
+  ASSERT_FALSE(cache->send(request)->from_cache);
+  EXPECT_TRUE(cache->send(request)->from_cache);
+  EXPECT_EQ(inner->sent.load(), 1);
+}
+
 TEST(Cache, TheSizeCapCountsDiskBlocks) {
   auto inner = std::make_shared<EchoTransport>();
   clef::CacheOptions options;

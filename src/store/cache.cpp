@@ -73,6 +73,15 @@ std::string random_suffix() {
   return out;
 }
 
+/// False only when `body` cannot carry images, audio or video: none of their names is in it
+/// (a cheap test before the parse that says for sure).
+bool may_carry_media(std::string_view body) {
+  for (std::string_view field : {"\"images\"", "\"audio\"", "\"videos\""}) {
+    if (body.find(field) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 /// What a request asks, read back from its body: what an answer must answer to be stored.
 struct Asked {
   std::vector<Question> questions;
@@ -114,9 +123,9 @@ class CacheStage final : public detail::Stage {
         m_writes(static_cast<unsigned>(std::random_device{}() % eviction_interval)) {}
 
   std::optional<Result<HttpResponse>> answer(const HttpRequest& request) override {
-    const auto asked = cacheable(request);
-    if (!asked) return std::nullopt;
-    if (auto hit = read_entry(cache_key(m_tag, request, m_options.model_version), *asked)) {
+    if (!m_options.include_images && may_carry_media(request.body) && !cacheable(request))
+      return std::nullopt;
+    if (auto hit = read_entry(cache_key(m_tag, request, m_options.model_version), request)) {
       return Result<HttpResponse>(std::move(*hit));
     }
     return std::nullopt;
@@ -159,22 +168,24 @@ class CacheStage final : public detail::Stage {
     }
   }
 
-  std::optional<HttpResponse> read_entry(const std::string& key, const Asked& asked) const {
-    const Fd shard = open_shard(m_top.get(), key.substr(0, 2));
-    if (!shard) return std::nullopt;
+  /// The entry stored for `key`, checked to answer what `request` asks (read from its body only
+  /// once an entry is there: a miss costs no parse).
+  std::optional<HttpResponse> read_entry(const std::string& key, const HttpRequest& request) {
+    const int shard = m_shards.get(m_top.get(), key, false);
+    if (shard < 0) return std::nullopt;
     const std::string name = key + ".json";
     // O_NONBLOCK: opening a FIFO planted here must not wait for a writer.
-    Fd fd(::openat(shard.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    Fd fd(::openat(shard, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     if (!fd) {
-      if (errno == ELOOP) ::unlinkat(shard.get(), name.c_str(), 0);  // a symlink: never an entry
+      if (errno == ELOOP) ::unlinkat(shard, name.c_str(), 0);  // a symlink: never an entry
       return std::nullopt;
     }
     struct stat info {};
     if (::fstat(fd.get(), &info) != 0) return std::nullopt;
     // Checked before a byte is read: a FIFO, a device or a huge file is removed unread.
-    if (!S_ISREG(info.st_mode) || info.st_uid != ::geteuid() || info.st_size <= 0 ||
+    if (!S_ISREG(info.st_mode) || info.st_uid != m_user || info.st_size <= 0 ||
         static_cast<std::uint64_t>(info.st_size) > max_entry_bytes) {
-      remove_if_same(shard.get(), name, info);
+      remove_if_same(shard, name, info);
       return std::nullopt;
     }
     std::string text(static_cast<std::size_t>(info.st_size), '\0');
@@ -186,8 +197,10 @@ class CacheStage final : public detail::Stage {
       have += static_cast<std::size_t>(n);
     }
     auto entry = have == text.size() ? parse_entry(text, key) : std::nullopt;
-    if (!entry || !answers(entry->response, asked)) {
-      remove_if_same(shard.get(), name, info);  // torn, edited or foreign: never an answer
+    const auto asked = entry ? cacheable(request) : std::nullopt;
+    if (entry && !asked) return std::nullopt;  // not a request clef caches (images, unreadable)
+    if (!entry || !answers(entry->response, *asked)) {
+      remove_if_same(shard, name, info);  // torn, edited or foreign: never an answer
       return std::nullopt;
     }
     if (entry->expired) return std::nullopt;  // the next store replaces it
@@ -257,27 +270,27 @@ class CacheStage final : public detail::Stage {
     entry["body"] = detail::redact_all(response.body, credentials);
     const std::string text = dump_json(entry);
     if (text.size() > max_entry_bytes) return;
-    const std::string shard_name = key.substr(0, 2);
-    if (::mkdirat(m_top.get(), shard_name.c_str(), 0700) != 0 && errno != EEXIST) return;
-    const Fd shard = open_shard(m_top.get(), shard_name);
-    if (!shard) return;
+    int shard = m_shards.get(m_top.get(), key, true);
+    if (shard < 0) return;
     // Written whole to a private temporary file, then renamed over the entry: a reader sees the
     // old entry or the new one, never part of one, whatever other writers do.
     std::string temp;
     Fd fd;
     for (int attempt = 0; attempt < 8 && !fd; ++attempt) {
       temp = "." + key + "." + random_suffix();
-      fd = Fd(::openat(shard.get(), temp.c_str(),
-                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-      if (!fd && errno != EEXIST) return;
+      fd = Fd(::openat(shard, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                       0600));
+      // The shard kept open was removed (clef cache clear, a person): open it again, once.
+      if (!fd && errno == ENOENT && attempt == 0) shard = m_shards.reopen(m_top.get(), key);
+      if (!fd && errno != EEXIST && errno != ENOENT) return;
+      if (shard < 0) return;
     }
     if (!fd) return;
     const bool written = detail::write_all(fd.get(), text);
     const bool closed = ::close(fd.release()) == 0;
     const std::string name = key + ".json";
-    if (!written || !closed ||
-        ::renameat(shard.get(), temp.c_str(), shard.get(), name.c_str()) != 0) {
-      ::unlinkat(shard.get(), temp.c_str(), 0);
+    if (!written || !closed || ::renameat(shard, temp.c_str(), shard, name.c_str()) != 0) {
+      ::unlinkat(shard, temp.c_str(), 0);
       return;
     }
     wrote((text.size() + block_bytes - 1) / block_bytes * block_bytes);
@@ -330,7 +343,9 @@ class CacheStage final : public detail::Stage {
   Backend m_backend;
   std::string m_tag;
   Fd m_top;  ///< The cache directory, opened and checked once: every path is relative to it.
-  std::mutex m_evicting;  ///< Guards the three counts below, and a scan.
+  detail::OpenShards m_shards;
+  const uid_t m_user = ::geteuid();  ///< Entries are this user's own, or not entries.
+  std::mutex m_evicting;             ///< Guards the three counts below, and a scan.
   unsigned m_writes;
   unsigned m_since_scan = 0;
   std::optional<std::uint64_t> m_estimate;  ///< Disk bytes at the last scan, plus writes since.

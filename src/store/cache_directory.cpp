@@ -85,6 +85,50 @@ Fd open_shard(int top, const std::string& name) {
   return shard;
 }
 
+namespace {
+
+/// 0–255 from the key's first two hex digits; -1 when they are not hex.
+int shard_index(const std::string& key) {
+  const auto digit = [](char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
+  if (key.size() < 2 || digit(key[0]) < 0 || digit(key[1]) < 0) return -1;
+  return digit(key[0]) * 16 + digit(key[1]);
+}
+
+}  // namespace
+
+int OpenShards::get(int top, const std::string& key, bool create) {
+  const int index = shard_index(key);
+  if (index < 0) return -1;
+  std::lock_guard<std::mutex> lock(m_mutex);
+  if (!m_open[index]) return open_locked(top, key, create);
+  // Looked at again on every use (one fstat, not an open and a close): a shard made writable by
+  // others since is not read from or written to.
+  struct stat info {};
+  if (::fstat(m_open[index].get(), &info) != 0 || !unsafe_directory(info).empty()) return -1;
+  return m_open[index].get();
+}
+
+int OpenShards::reopen(int top, const std::string& key) {
+  const int index = shard_index(key);
+  if (index < 0) return -1;
+  std::lock_guard<std::mutex> lock(m_mutex);
+  // Removed again and again (someone deleting shards in a loop): stop keeping descriptors for
+  // it rather than hold one more each time; its entries are then not stored.
+  if (m_replaced.size() >= kMostReplaced) return -1;
+  if (m_open[index]) m_replaced.push_back(std::move(m_open[index]));
+  return open_locked(top, key, true);
+}
+
+int OpenShards::open_locked(int top, const std::string& key, bool create) {
+  const int index = shard_index(key);
+  const std::string name = key.substr(0, 2);
+  if (create && ::mkdirat(top, name.c_str(), 0700) != 0 && errno != EEXIST) return -1;
+  m_open[index] = open_shard(top, name);
+  return m_open[index] ? m_open[index].get() : -1;
+}
+
 Scan scan(int top) {
   Scan out;
   DIR* dir = list(top);

@@ -5,8 +5,10 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +48,30 @@ class Fd {
 /// Shard `name` of the cache open at `top`, never through a symlink; a closed Fd when it is not
 /// there or not a directory.
 Fd open_shard(int top, const std::string& name);
+
+/// The cache's 256 shard directories, each opened (and checked as open_shard checks it) the first
+/// time it is needed and kept open: a lookup and a store would otherwise each open, check and
+/// close their shard (a store made it first too), seven system calls of a miss's fourteen; its
+/// mode is still checked on every use. Thread-safe. A descriptor handed out
+/// stays open until this goes (one replaced by reopen() too), so no thread ever uses a number
+/// another has closed.
+class OpenShards {
+ public:
+  /// The shard of entry `key` (its first two hex digits), made first when `create`; -1 when it
+  /// is not there (and not made) or not safe.
+  int get(int top, const std::string& key, bool create);
+  /// The shard of `key` opened (made) again: the one kept was removed from under it.
+  int reopen(int top, const std::string& key);
+
+ private:
+  int open_locked(int top, const std::string& key, bool create);
+
+  static constexpr std::size_t kMostReplaced = 256;
+
+  std::mutex m_mutex;
+  std::array<Fd, 256> m_open;
+  std::vector<Fd> m_replaced;
+};
 
 /// One file of the cache, as a scan found it.
 struct CacheFile {
