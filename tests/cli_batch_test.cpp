@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -183,6 +184,57 @@ TEST(CliBatch, AProvidersBudgetStopsTheRunAtOnce) {
     const auto lines = lines_of(read_file(output));
     EXPECT_LE(lines.size(), 13u);
     for (const auto& line : lines) EXPECT_TRUE(line.contains("answers")) << line.dump();
+  }
+}
+
+TEST(CliBatch, EachLineCarriesItsCostAndTheSummaryAddsItUp) {
+  // A server that measures nothing, for a model clef has no price for: each line's cost is
+  // null ("unknown", never 0) and the summary says how to price it; with --price each line's
+  // cost is tokens x price and the summary adds them up; a local Ollama's decisions are free,
+  // and its summary says nothing of money.
+  FakeServer server;
+  const std::string input = write_temp_file("t_cost.jsonl", jsonl_tickets(20));
+  // clef's table prices Clef-Flash on Workers AI, not on an unnamed System One server.
+  const std::vector<std::string> house = {"--backend", "systemone"};
+  const std::string unknown_out = fresh_path("cost_unknown.jsonl");
+  auto unknown = run_clef(batch_args(server.base_url(), input, unknown_out, house));
+  ASSERT_EQ(unknown.code, 0) << unknown.err;
+  for (const auto& line : lines_of(read_file(unknown_out))) {
+    EXPECT_TRUE(line["cost"]["usd"].is_null()) << line.dump();
+    EXPECT_EQ(line["cost"]["source"], "unknown");
+  }
+  EXPECT_NE(unknown.err.find("cost: unknown for 20 decision(s)"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("--price clef-flash=INPUT[,OUTPUT]"), std::string::npos)
+      << unknown.err;
+
+  std::vector<std::string> priced_flags = house;
+  priced_flags.insert(priced_flags.end(), {"--price", "clef-flash=2000,0"});
+  const std::string priced_out = fresh_path("cost_priced.jsonl");
+  auto priced = run_clef(batch_args(server.base_url(), input, priced_out, priced_flags));
+  ASSERT_EQ(priced.code, 0) << priced.err;
+  double total = 0;
+  for (const auto& line : lines_of(read_file(priced_out))) {
+    EXPECT_EQ(line["cost"]["source"], "computed") << line.dump();
+    const double expected = line["usage"]["input_tokens"].get<double>() * 2000 / 1e6;
+    EXPECT_NEAR(line["cost"]["usd"].get<double>(), expected, 1e-12) << line.dump();
+    total += expected;
+  }
+  char sum[32];
+  std::snprintf(sum, sizeof sum, "cost: $%.4f in all", total);
+  EXPECT_NE(priced.err.find(sum), std::string::npos) << sum << "\n" << priced.err;
+  EXPECT_NE(priced.err.find("20 computed from tokens x price"), std::string::npos) << priced.err;
+
+  const std::string local_out = fresh_path("cost_local.jsonl");
+  auto local = run_clef(batch_args(server.base_url(), input, local_out));
+  ASSERT_EQ(local.code, 0) << local.err;
+  EXPECT_EQ(local.err.find("cost:"), std::string::npos) << local.err;
+  EXPECT_EQ(lines_of(read_file(local_out)).at(0)["cost"]["usd"], 0.0);
+
+  for (const char* bad : {"house", "=1", "house=", "house=-1", "house=1,x", "house=1e9"}) {
+    auto refused = run_clef(
+        batch_args(server.base_url(), input, fresh_path("cost_bad.jsonl"), {"--price", bad}));
+    EXPECT_EQ(refused.code, 2) << bad << ": " << refused.err;
+    EXPECT_NE(refused.err.find("--price"), std::string::npos) << refused.err;
   }
 }
 

@@ -349,7 +349,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   Progress progress(
       context.err, context.stderr_is_tty,
       shard.value() || !input->is_regular() ? std::nullopt : input_items(flags, format),
-      done.size());
+      done.size(), clients->front().options().model);
   BatchJob job(flags, context, *reader.value(), output ? &*output : nullptr, progress, done,
                prototype.value(), table ? &*table : nullptr,
                policy->has_value() ? &**policy : nullptr, observer, shard.value());

@@ -40,13 +40,18 @@ void Progress::paused(std::chrono::system_clock::time_point until, const Error& 
 }
 
 Progress::Progress(std::ostream& err, bool is_tty, std::optional<std::size_t> total_lines,
-                   std::size_t resumed)
-    : m_err(err), m_tty(is_tty), m_total(total_lines), m_resumed(resumed) {}
+                   std::size_t resumed, std::string model)
+    : m_err(err),
+      m_tty(is_tty),
+      m_total(total_lines),
+      m_resumed(resumed),
+      m_model(std::move(model)) {}
 
 void Progress::finished(bool ok, const Decision* decision) {
   ++m_done;
   if (!ok) ++m_failed;
   if (decision && decision->cached) ++m_cached;
+  if (decision) m_cost.add(decision->cost);
   if (decision) {
     for (const auto& answer : decision->answers) {
       // Every box is its own winner: counted as boxes, not one line per box in the summary.
@@ -104,6 +109,7 @@ void Progress::finish(const BatchSummary& summary) {
     for (const auto& [label, count] : labels) m_err << " " << label << " " << count;
     m_err << "\n";
   }
+  m_cost.print(m_err, m_model);
   if (summary.hosts.size() > 1) {
     for (const HostSummary& host : summary.hosts) print_host(host);
   }

@@ -7,14 +7,16 @@
 #include <ostream>
 #include <string>
 
+#include "batch/cost_tally.hpp"
 #include "clef/batch.hpp"
 
 namespace clef::cli {
 
 class Progress {
  public:
+  /// `model`: what the cost line names when a decision's cost is unknown.
   Progress(std::ostream& err, bool is_tty, std::optional<std::size_t> total_lines,
-           std::size_t resumed);
+           std::size_t resumed, std::string model);
 
   void skipped() { ++m_skipped; }
   void not_done() { ++m_not_done; }
@@ -24,8 +26,8 @@ class Progress {
   /// terminal a line says so when the pause is half a second or more.
   void paused(std::chrono::system_clock::time_point until, const Error& why);
   std::size_t written() const { return m_done; }
-  /// Clears the bar and prints the summary: counts per winning label, failures, throughput, and
-  /// with several hosts a line per host.
+  /// Clears the bar and prints the summary: counts per winning label, failures, throughput, what
+  /// the decisions cost, and with several hosts a line per host.
   void finish(const BatchSummary& summary);
   std::size_t failures() const { return m_failed; }
 
@@ -43,6 +45,8 @@ class Progress {
   std::chrono::steady_clock::time_point m_last_draw{};
   std::chrono::system_clock::time_point m_paused_until{};
   std::string m_pause_reason;
+  std::string m_model;
+  CostTally m_cost;
 };
 
 }  // namespace clef::cli

@@ -15,6 +15,7 @@
 #include "common/files.hpp"
 #include "common/terminal_text.hpp"
 #include "flags/hosts.hpp"
+#include "flags/price_flag.hpp"
 #include "flags/verbose_transport.hpp"
 
 namespace clef::cli {
@@ -125,6 +126,10 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 86400.0));
   command.add_flag("-v,--verbose", flags.verbose, "Print the request and each attempt on stderr");
+  command.add_option("--price", flags.prices,
+                     "MODEL=INPUT[,OUTPUT]: the model's price in dollars per million tokens, for "
+                     "decisions whose server measures no cost (repeatable; replaces clef's "
+                     "table)");
   add_offline_flags(command, flags);
   add_gateway_flags(command, flags.gateway);
 }
@@ -218,6 +223,9 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
   // Retry-After would only be slept through.
   if (!flags.replay.empty()) options.retry.max_attempts = 1;
   options.cancel = context.cancel;
+  auto prices = parse_prices(flags.prices);
+  if (!prices) return prices.error();
+  options.prices = std::move(prices).value();
   return options;
 }
 

@@ -41,7 +41,8 @@ struct ConnectionFlags {
   std::string replay;  ///< --replay FILE: answer from this cassette, with no network.
   std::string cache;   ///< --cache DIR (else CLEF_CACHE_DIR): answer repeats from disk.
   bool cache_images = false;
-  GatewayFlags gateway;  ///< workers-ai through Cloudflare AI Gateway.
+  GatewayFlags gateway;             ///< workers-ai through Cloudflare AI Gateway.
+  std::vector<std::string> prices;  ///< --price MODEL=INPUT[,OUTPUT], repeatable.
   /// Set by a command that must reach the server (clef doctor): no cache, whatever --cache or
   /// CLEF_CACHE_DIR say.
   bool without_cache = false;

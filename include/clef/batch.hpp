@@ -41,10 +41,11 @@ struct BatchOptions {
   std::chrono::milliseconds throttle_budget{600'000};
   /// Told when a 429/503 pauses the batch and until when (called like the sink).
   std::function<void(std::chrono::system_clock::time_point until, const Error& why)> on_pause;
-  /// Asked before each item is started; once it returns true no new item starts and items in
-  /// flight finish. The sink may make it true (it is asked under the same lock the sink runs
-  /// under), so a sink that decides to stop is obeyed at once. Pair with
-  /// ClientOptions::cancel to stop the items in flight too.
+  /// Asked on the calling thread (like the sink, so it may read what the sink wrote): before each
+  /// item is read from the source, after each batch of results is delivered, and at least every
+  /// 20 ms while items are in flight or waiting. Once it returns true no new item is sent; items
+  /// in flight finish, and items already read but not yet sent are delivered as
+  /// ErrorKind::cancelled. Pair with ClientOptions::cancel to stop the items in flight too.
   std::function<bool()> should_stop;
   /// Ends the run from any thread: no new item starts, and every item in flight or waiting out
   /// a pause ends at once with ErrorKind::cancelled, delivered to the sink like any result;
@@ -103,6 +104,14 @@ struct BatchSummary {
 
 /// The streaming engine behind decide_all and `clef batch`: memory stays flat however long
 /// the input, since only the items in flight (and, when ordered, a bounded window) are held.
+///
+/// Threads: the source, the sink, on_duplicate, on_pause and should_stop are called on the
+/// calling thread, one at a time. The client's event loop settles each result and starts the
+/// next item itself, from up to `concurrency` items the calling thread has read ahead of those
+/// in flight; the calling thread is woken for a batch of results (about half of `concurrency`
+/// at a time), not for each one. When the run stops early (should_stop, cancel, a spent quota,
+/// an unreachable server), the items read ahead and never sent are delivered as
+/// ErrorKind::cancelled, so every item read from the source is delivered exactly once.
 CLEF_API BatchSummary run_batch(const Client& client, const RequestSource& source,
                                 const ResultSink& sink, const BatchOptions& options = {});
 

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "clef/cost.hpp"
 #include "clef/export.hpp"
 #include "clef/question.hpp"
 
@@ -149,6 +150,9 @@ struct CLEF_API Decision {
   std::string host;
   /// Through AI Gateway: what the gateway reported (its cache, its log id); else empty.
   std::optional<GatewayReport> gateway;
+  /// What it cost and how clef knows (cost.hpp): measured by the server, computed from its
+  /// tokens and a price, nothing (a cache hit), or unknown.
+  Cost cost;
 
   /// The answer for `question`, or nullptr.
   const Answer* answer(std::string_view question) const noexcept;

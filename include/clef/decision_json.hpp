@@ -27,6 +27,12 @@ CLEF_API nlohmann::ordered_json to_json(const Decision& decision);
 /// {"kind", "status", "message", and "server_message", "server_code", "request_id", "where",
 /// "host" when known}. The proxy and Retry-After are not part of it.
 CLEF_API nlohmann::ordered_json to_json(const Error& error);
+/// {"usd": dollars or null when unknown, "source": "header"|"body"|"computed"|"cached"|"unknown"}
+/// and "neurons" when the server measured them.
+CLEF_API nlohmann::ordered_json to_json(const Cost& cost);
+/// The Cost `json` holds; unknown for anything that is not one (a negative or missing amount,
+/// a source clef does not know). Never throws.
+CLEF_API Cost cost_from_json(const nlohmann::ordered_json& json);
 
 /// The Decision `json` holds (as to_json wrote it), one answer per question in `questions`'
 /// order, so to_json(decision_from_json(to_json(d), questions)) is to_json(d). Read as hostile

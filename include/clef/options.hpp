@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "clef/async_transport.hpp"
 #include "clef/backend.hpp"
+#include "clef/cost.hpp"
 #include "clef/export.hpp"
 #include "clef/transport.hpp"
 
@@ -130,6 +132,10 @@ struct CLEF_API ClientOptions {
   std::optional<std::string> proxy;
   RetryPolicy retry;
   ValidationOptions validation;
+  /// Prices by model name (as sent, or without its provider's path: "clef-flash"), in dollars
+  /// per million tokens: they replace the built-in table's row (cost.hpp) for a decision whose
+  /// server measured nothing. `clef --price MODEL=INPUT[,OUTPUT]`.
+  std::map<std::string, Price> prices;
 
   /// Empty: libcurl (make_curl_transport). Tests pass their own.
   std::shared_ptr<Transport> transport;

@@ -11,6 +11,7 @@
 #include "engine/retry.hpp"
 #include "transport/timer_queue.hpp"
 #include "util/redact.hpp"
+#include "wire/cost.hpp"
 #include "wire/http_errors.hpp"
 #include "wire/model_match.hpp"
 #include "wire/options_check.hpp"
@@ -124,6 +125,8 @@ struct Client::Impl : detail::Connection {
                                           options.validation, secret);
     if (!decision) return decision.error();
     detail::redact_decision(decision.value(), secret);
+    detail::settle_cost(decision.value(), options.backend, response, model(request),
+                        options.prices);
     if (options.validation.require_asked_model) {
       detail::mark_other_model(decision.value(), model(request),
                                traits_of(options.backend).tagged_models);

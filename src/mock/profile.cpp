@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "clef/backend.hpp"
 
@@ -91,6 +92,16 @@ Json decision_body(MockProfile shape, const std::string& model, Json answers,
           {"success", true},
           {"errors", Json::array()},
           {"messages", Json::array()}};
+}
+
+std::optional<std::pair<std::string, std::string>> neurons_header(MockProfile shape,
+                                                                  std::size_t request_bytes) {
+  if (shape != MockProfile::workers_ai) return std::nullopt;
+  const double tokens = static_cast<double>(request_bytes / 4);
+  const double neurons = tokens * 0.09 / 1e6 / (0.011 / 1000.0);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.5f", neurons);
+  return std::make_pair(std::string("cf-ai-neurons"), std::string(text));
 }
 
 std::optional<std::pair<std::string, std::string>> request_id_header(MockProfile shape, int call) {

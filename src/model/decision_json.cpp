@@ -3,6 +3,7 @@
 #include "clef/decision_json.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -210,13 +211,39 @@ Json to_json(const Decision& decision) {
   out["answers"] = answers;
   if (decision.cached) out["cached"] = true;  // only then: a live answer's bytes never change
   if (!decision.host.empty()) out["host"] = decision.host;  // only with several hosts
-  if (decision.gateway) {                                   // only through AI Gateway
+  out["cost"] = to_json(decision.cost);
+  if (decision.gateway) {  // only through AI Gateway
     out["gateway"] = {
         {"cache_status",
          decision.gateway->cache_status.empty() ? Json() : Json(decision.gateway->cache_status)},
         {"log_id", decision.gateway->log_id.empty() ? Json() : Json(decision.gateway->log_id)}};
   }
   return out;
+}
+
+Json to_json(const Cost& cost) {
+  // Unknown is null, never 0: a sum over lines must not take it for free.
+  Json out = {{"usd", cost.usd ? Json(*cost.usd) : Json()}, {"source", to_string(cost.source)}};
+  if (cost.neurons) out["neurons"] = *cost.neurons;
+  return out;
+}
+
+Cost cost_from_json(const Json& json) {
+  Cost cost;
+  if (!json.is_object()) return cost;
+  const auto source = cost_source_from_string(string_or(json, "source"));
+  const auto usd = json.find("usd");
+  if (!source || *source == CostSource::unknown || usd == json.end() || !usd->is_number())
+    return cost;
+  const double dollars = usd->get<double>();
+  if (!std::isfinite(dollars) || dollars < 0) return cost;
+  cost.usd = dollars;
+  cost.source = *source;
+  if (const auto neurons = json.find("neurons"); neurons != json.end() && neurons->is_number()) {
+    const double count = neurons->get<double>();
+    if (std::isfinite(count) && count >= 0) cost.neurons = count;
+  }
+  return cost;
 }
 
 Json to_json(const Error& error) {
@@ -247,6 +274,8 @@ Decision decision_from_json(const Json& json, const std::vector<Question>& quest
   }
   const auto cached = line.find("cached");
   decision.cached = cached != line.end() && cached->is_boolean() && cached->get<bool>();
+  if (const auto cost = line.find("cost"); cost != line.end())
+    decision.cost = cost_from_json(*cost);
   decision.host = string_or(line, "host");
   if (const auto gateway = line.find("gateway"); gateway != line.end() && gateway->is_object()) {
     decision.gateway =

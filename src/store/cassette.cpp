@@ -32,7 +32,7 @@ namespace {
 bool header_matters(const std::string& name) {
   return name == "content-type" || name == "retry-after" || name == "retry-after-ms" ||
          name == "x-typesafe-request-id" || name == "cf-ai-req-id" || name == "cf-ray" ||
-         name == "x-request-id";
+         name == "x-request-id" || name == "cf-ai-neurons";  // what the answer cost
 }
 
 /// The path a recording is keyed by: "/" for a URL without one.

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "model/box_answer.hpp"
+#include "wire/cost.hpp"
 #include "wire/http_errors.hpp"
 #include "wire/openai_dialect.hpp"
 #include "wire/workers_ai.hpp"
@@ -267,6 +268,7 @@ Result<Decision> parse_decision(const Json& body, std::string_view body_text,
       decision.usage.cached_input_tokens =
           token_count(number_field(*details, "cached_tokens").value_or(0));
     }
+    read_body_cost(*usage, decision.cost);
   }
   const auto answers_text = member_text(body_text, "answers");
   decision.answers.reserve(questions.size());

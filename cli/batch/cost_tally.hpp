@@ -1,0 +1,43 @@
+// What a batch's decisions cost, for its summary: the total, the mean and the 95th percentile a
+// decision, how much of it the servers measured and how much clef computed, and how many
+// decisions' cost is unknown. Flat memory however long the run: the percentile comes from a
+// histogram of 100 buckets a decade (within about 2.3 % of the exact value).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <ostream>
+#include <string>
+
+#include "clef/cost.hpp"
+
+namespace clef::cli {
+
+class CostTally {
+ public:
+  void add(const Cost& cost);
+
+  /// "clef:   cost: …" lines, or nothing when every decision was free and known (a local
+  /// Ollama) or there was none. `model` names what an unknown cost needs a price for.
+  void print(std::ostream& err, const std::string& model) const;
+
+  double total_usd() const { return m_total; }
+  std::size_t unknown() const { return m_unknown; }
+
+ private:
+  /// The smallest amount kept apart from 0 in the histogram: a billionth of a cent.
+  static constexpr double kFloor = 1e-11;
+  static constexpr int kPerDecade = 100;
+  static constexpr int kDecades = 16;  // 1e-11 … 1e5 dollars for one decision
+  double percentile(double fraction) const;
+
+  std::size_t m_known = 0;
+  std::size_t m_unknown = 0;
+  std::array<std::size_t, 5> m_by_source{};  ///< Indexed by CostSource.
+  std::array<double, 5> m_usd_by_source{};
+  double m_total = 0;
+  std::size_t m_zero = 0;  ///< Known and under kFloor.
+  std::array<std::size_t, kPerDecade * kDecades> m_buckets{};
+};
+
+}  // namespace clef::cli

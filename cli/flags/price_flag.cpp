@@ -1,0 +1,52 @@
+// The implementation of price_flag.hpp.
+#include "flags/price_flag.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <string_view>
+
+namespace clef::cli {
+namespace {
+
+/// Dollars per million tokens: a plain decimal number from 0 to a million.
+std::optional<double> dollars(std::string_view text) {
+  if (text.empty() || text.size() > 32) return std::nullopt;
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || stop != end || !std::isfinite(value) || value < 0 || value > 1e6)
+    return std::nullopt;
+  return value;
+}
+
+Error bad_price(const std::string& value, const std::string& why) {
+  return make_error(ErrorKind::invalid_input,
+                    "--price " + value + ": " + why +
+                        " (the form is MODEL=INPUT[,OUTPUT], dollars per million tokens, as in "
+                        "--price clef-flash=0.09)",
+                    "--price");
+}
+
+}  // namespace
+
+Result<std::map<std::string, Price>> parse_prices(const std::vector<std::string>& values) {
+  std::map<std::string, Price> prices;
+  for (const std::string& value : values) {
+    const auto equals = value.find('=');
+    if (equals == std::string::npos || equals == 0) return bad_price(value, "no model named");
+    const std::string model = value.substr(0, equals);
+    const std::string_view amounts = std::string_view(value).substr(equals + 1);
+    const auto comma = amounts.find(',');
+    const auto input = dollars(amounts.substr(0, comma));
+    const auto output = comma == std::string_view::npos ? std::optional<double>(0)
+                                                        : dollars(amounts.substr(comma + 1));
+    if (!input || !output)
+      return bad_price(value, "a price is a number of dollars from 0 to 1000000");
+    if (!prices.emplace(model, Price{*input, *output}).second)
+      return bad_price(value, "the model " + model + " is priced twice");
+  }
+  return prices;
+}
+
+}  // namespace clef::cli

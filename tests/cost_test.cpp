@@ -1,0 +1,180 @@
+// What a decision cost: Workers AI's measured neurons (the cf-ai-neurons header) beat a figure in
+// the answer (usage.neurons, usage.cost), which beats tokens × a price; an override replaces the
+// built-in table; a cache hit spent nothing; unknown stays unknown, never 0 — in the Decision
+// and in its JSON line, read back as hostile text.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "clef/clef.hpp"
+#include "clef/mock.hpp"
+
+namespace {
+
+clef::DecisionRequest refund_ticket() {
+  clef::DecisionRequest request;
+  request.state = clef::State::text("I was charged twice. Please refund the extra payment.");
+  request.questions = {clef::Question::yes_no("refund", "Asks for a refund?")};
+  return request;
+}
+
+/// A server of `profile` whose every answer is `body` with `headers`.
+clef::MockServer answering(clef::MockProfile profile, std::string body,
+                           std::vector<std::pair<std::string, std::string>> headers = {}) {
+  clef::MockServer server(profile);
+  server.set_script([body, headers](const clef::MockRequest&, int) {
+    clef::MockReply reply;
+    reply.body = body;
+    reply.headers = headers;
+    return std::optional<clef::MockReply>(reply);
+  });
+  return server;
+}
+
+clef::ClientOptions options_for(clef::Backend backend, const clef::MockServer& server) {
+  clef::ClientOptions options;
+  options.backend = backend;
+  options.base_url = server.base_url() + (backend == clef::Backend::workers_ai ? "/client/v4" : "");
+  options.account_id = "acc9";
+  options.api_token = "test-token";
+  options.retry.max_attempts = 1;
+  return options;
+}
+
+clef::Cost cost_of(const clef::ClientOptions& options) {
+  auto decision = clef::Client::create(options).value().decide(refund_ticket());
+  EXPECT_TRUE(decision.ok()) << decision.error().to_string();
+  return decision ? decision->cost : clef::Cost{};
+}
+
+std::string workers_body(const std::string& usage) {
+  return R"({"result":{"model":"clef-flash","answers":{"refund":{"type":"noul","noul":0.9}},)"
+         R"("usage":)" +
+         usage + R"(},"success":true,"errors":[],"messages":[]})";
+}
+
+constexpr double kNeuron = 0.011 / 1000.0;
+
+TEST(Cost, TheHeaderBeatsTheBodyWhichBeatsTokensTimesThePrice) {
+  const std::string usage = R"({"input_tokens":1000000,"output_tokens":0,"neurons":20})";
+  auto both =
+      answering(clef::MockProfile::workers_ai, workers_body(usage), {{"cf-ai-neurons", "7.5"}});
+  const clef::Cost header = cost_of(options_for(clef::Backend::workers_ai, both));
+  EXPECT_EQ(header.source, clef::CostSource::header);
+  ASSERT_TRUE(header.usd);
+  EXPECT_NEAR(*header.usd, 7.5 * kNeuron, 1e-12);
+  EXPECT_EQ(header.neurons, 7.5);
+
+  auto body = answering(clef::MockProfile::workers_ai, workers_body(usage));
+  const clef::Cost measured = cost_of(options_for(clef::Backend::workers_ai, body));
+  EXPECT_EQ(measured.source, clef::CostSource::body);
+  EXPECT_NEAR(measured.usd.value_or(-1), 20 * kNeuron, 1e-12);
+
+  // Nothing measured: a million input tokens at the table's $0.09 per million.
+  auto tokens = answering(clef::MockProfile::workers_ai,
+                          workers_body(R"({"input_tokens":1000000,"output_tokens":0})"));
+  const clef::Cost computed = cost_of(options_for(clef::Backend::workers_ai, tokens));
+  EXPECT_EQ(computed.source, clef::CostSource::computed);
+  EXPECT_NEAR(computed.usd.value_or(-1), 0.09, 1e-12);
+}
+
+TEST(Cost, AHeaderThatIsNotANumberIsNotBelieved) {
+  for (const char* bad : {"", "abc", "-3", "1e300", "nan", "inf", "5 6", "0x10"}) {
+    auto server = answering(clef::MockProfile::workers_ai,
+                            workers_body(R"({"input_tokens":1000000,"output_tokens":0})"),
+                            {{"cf-ai-neurons", bad}});
+    const clef::Cost cost = cost_of(options_for(clef::Backend::workers_ai, server));
+    EXPECT_EQ(cost.source, clef::CostSource::computed) << "cf-ai-neurons: " << bad;
+    EXPECT_FALSE(cost.neurons.has_value()) << bad;
+  }
+}
+
+TEST(Cost, UnknownStaysUnknownAndAPriceOverrideComputesIt) {
+  const std::string body =
+      R"({"model":"house-model","answers":{"refund":{"type":"noul","noul":0.9}},)"
+      R"("usage":{"input_tokens":2000,"output_tokens":500}})";
+  auto server = answering(clef::MockProfile::ollama, body);
+  auto options = options_for(clef::Backend::systemone, server);
+  options.model = "house-model";
+  const clef::Cost unknown = cost_of(options);
+  EXPECT_FALSE(unknown.known());
+  EXPECT_EQ(unknown.source, clef::CostSource::unknown);
+
+  options.prices["house-model"] = clef::Price{3.0, 15.0};  // per million: 2000 in, 500 out
+  const clef::Cost priced = cost_of(options);
+  EXPECT_EQ(priced.source, clef::CostSource::computed);
+  EXPECT_NEAR(priced.usd.value_or(-1), (2000 * 3.0 + 500 * 15.0) / 1e6, 1e-12);
+
+  // A dollar figure in the answer (OpenRouter's usage.cost) beats the override.
+  auto reporting =
+      answering(clef::MockProfile::ollama,
+                R"({"model":"house-model","answers":{"refund":{"type":"noul","noul":0.9}},)"
+                R"("usage":{"input_tokens":2000,"output_tokens":500,"cost":0.0042}})");
+  options.base_url = reporting.base_url();
+  const clef::Cost reported = cost_of(options);
+  EXPECT_EQ(reported.source, clef::CostSource::body);
+  EXPECT_NEAR(reported.usd.value_or(-1), 0.0042, 1e-15);
+}
+
+TEST(Cost, TheTablesRowsAndOverridesMatchModelNames) {
+  const std::map<std::string, clef::Price> none;
+  EXPECT_NEAR(clef::price_for(clef::Backend::workers_ai, "@cf/cloudflare/clef-flash", none)
+                  ->input_per_million,
+              0.09, 1e-12);
+  EXPECT_NEAR(
+      clef::price_for(clef::Backend::systemone, "typesafe/jev-1.14", none)->input_per_million,
+      0.042, 1e-12);
+  EXPECT_EQ(clef::price_for(clef::Backend::ollama, "anything:latest", none)->input_per_million, 0);
+  EXPECT_FALSE(clef::price_for(clef::Backend::openai, "gpt-6-luna", none).has_value());
+  EXPECT_FALSE(clef::price_for(clef::Backend::systemone, "clef-flash", none).has_value());
+  const std::map<std::string, clef::Price> mine = {{"clef-flash", {1.0, 2.0}}};
+  EXPECT_EQ(clef::price_for(clef::Backend::workers_ai, "@cf/cloudflare/clef-flash", mine)
+                ->input_per_million,
+            1.0);
+  for (const auto& row : clef::built_in_prices()) {
+    EXPECT_EQ(row.as_of.size(), 10u) << row.model_prefix << ": a date, YYYY-MM-DD";
+    EXPECT_FALSE(row.source.empty()) << row.model_prefix;
+  }
+}
+
+TEST(Cost, ACacheHitSpentNothing) {
+  auto server =
+      answering(clef::MockProfile::workers_ai,
+                workers_body(R"({"input_tokens":10,"output_tokens":0})"), {{"cf-ai-neurons", "2"}});
+  auto options = options_for(clef::Backend::workers_ai, server);
+  clef::CacheOptions cache;
+  cache.directory = ::testing::TempDir() + "cost_cache";
+  std::filesystem::remove_all(cache.directory);
+  options.async_transport =
+      clef::make_caching_transport(clef::make_curl_loop(), cache, options.backend).value();
+  EXPECT_EQ(cost_of(options).source, clef::CostSource::header);
+  const clef::Cost again = cost_of(options);
+  EXPECT_EQ(again.source, clef::CostSource::cached);
+  EXPECT_EQ(again.usd, 0.0);
+}
+
+TEST(Cost, ItsJsonRoundTripsAndHostileJsonIsUnknown) {
+  const clef::Cost measured{0.0000055, clef::CostSource::header, 0.5};
+  const auto json = clef::to_json(measured);
+  EXPECT_EQ(clef::dump_json(json), R"({"usd":5.5e-06,"source":"header","neurons":0.5})");
+  const clef::Cost back = clef::cost_from_json(json);
+  EXPECT_EQ(back.usd, measured.usd);
+  EXPECT_EQ(back.source, measured.source);
+  EXPECT_EQ(back.neurons, measured.neurons);
+  EXPECT_EQ(clef::dump_json(clef::to_json(clef::Cost{})), R"({"usd":null,"source":"unknown"})");
+  for (const char* hostile :
+       {R"({"usd":-1,"source":"header"})", R"({"usd":"0.1","source":"header"})",
+        R"({"usd":0.1,"source":"guessed"})", R"({"usd":0.1})", R"({"usd":0.1,"source":"unknown"})",
+        R"([0.1])", R"("free")", R"({"usd":1e400,"source":"body"})"}) {
+    const auto parsed = nlohmann::ordered_json::parse(hostile, nullptr, false);
+    const clef::Cost cost = clef::cost_from_json(parsed);
+    EXPECT_FALSE(cost.known()) << hostile;
+    EXPECT_EQ(cost.source, clef::CostSource::unknown) << hostile;
+  }
+}
+
+}  // namespace
