@@ -3,6 +3,7 @@
 
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
@@ -171,6 +172,35 @@ TEST(Batch, RateCapSpacesRequests) {
   const auto start = std::chrono::steady_clock::now();
   auto results = clef::decide_all(client_for(server), tickets(21), options);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 195ms);  // 20 gaps of 10 ms
+}
+
+TEST(Batch, AnItemFromAStreamIsSentBeforeTheNextOneArrives) {
+  // A pipe's next line may not exist yet: the item read goes to the server before the source is
+  // asked again (here the source gives its second item only once the first has reached the
+  // server; were it held back for more, the wait would run out).
+  FakeServer server;
+  std::size_t pulled = 0;
+  bool waited_in_vain = false;
+  clef::BatchOptions options;
+  options.concurrency = 16;
+  std::size_t delivered = 0;
+  clef::run_batch(
+      client_for(server),
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        ++pulled;
+        if (pulled > 3) return std::nullopt;
+        if (pulled > 1) {
+          const auto deadline = std::chrono::steady_clock::now() + 5s;
+          while (server.request_count() < static_cast<int>(pulled) - 1 &&
+                 std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(1ms);
+          waited_in_vain |= server.request_count() < static_cast<int>(pulled) - 1;
+        }
+        return clef::Result<clef::DecisionRequest>(tickets(1)[0]);
+      },
+      [&](std::size_t, clef::Result<clef::Decision>&&) { ++delivered; }, options);
+  EXPECT_FALSE(waited_in_vain) << "an item read was held back waiting for the next";
+  EXPECT_EQ(delivered, 3u);
 }
 
 TEST(Batch, StopFlagEndsTheRunEarly) {

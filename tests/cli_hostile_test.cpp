@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -125,6 +126,32 @@ TEST(CliHostile, ALongRetryAfterPausesForTheCapAndSaysSo) {
   EXPECT_NE(r.err.find("paused until"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("HTTP 429"), std::string::npos) << r.err;
   EXPECT_EQ(lines_of(read_file(output)).size(), 3u);
+}
+
+TEST(CliHostile, OnePauseIsOneLineHoweverManyItemsItRefused) {
+  // Sixteen items in flight, each refused with Retry-After: 1: one pause, so one line on a
+  // stderr that is not a terminal (each refusal moves the pause's end a little, which is no news).
+  FakeServer server;
+  server.set_script([](const auto&, int call) -> std::optional<Scripted> {
+    if (call < 16)
+      return Scripted{503,
+                      R"({"error":"busy"})",
+                      "application/json",
+                      {{"Retry-After", "1"}},
+                      std::chrono::milliseconds(call)};
+    return std::nullopt;
+  });
+  const std::string output = fresh_path("one_pause_out.jsonl");
+  auto r =
+      run_clef(batch_args(server.base_url(), write_temp_file("one_pause.jsonl", jsonl_tickets(32)),
+                          output, {"-j", "16"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::size_t lines = 0;
+  for (std::size_t at = r.err.find("paused until"); at != std::string::npos;
+       at = r.err.find("paused until", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 1u) << r.err;
+  EXPECT_EQ(lines_of(read_file(output)).size(), 32u);
 }
 
 TEST(CliHostile, WorkersDailyAllocationStopsTheBatchAndResumeFinishesIt) {
@@ -259,18 +286,21 @@ TEST(CliHostile, WriteFailuresHaveTheirOwnExitCode) {
   EXPECT_EQ(full.err.find("--help"), std::string::npos);
 
   // A file-size limit: SIGXFSZ is ignored, so the write error path runs (exit 7, not a signal).
+  FakeServer sized;  // its own: it counts this run's requests only
   const std::string output = fresh_path("fsize_out.jsonl");
+  const std::string err_path = fresh_path("fsize_err.txt");
   const std::string input = write_temp_file("fsize.jsonl", jsonl_tickets(200));
   const pid_t child = fork();
   if (child == 0) {
     rlimit limit{4096, 4096};
     setrlimit(RLIMIT_FSIZE, &limit);
     const int null_fd = ::open("/dev/null", O_RDWR);
+    const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     dup2(null_fd, 0);
     dup2(null_fd, 1);
-    dup2(null_fd, 2);
+    dup2(err_fd, 2);
     execl(CLEF_EXE, CLEF_EXE, "batch", input.c_str(), "-o", output.c_str(), "--host",
-          server.base_url().c_str(), "--yes-no", "u: U?", static_cast<char*>(nullptr));
+          sized.base_url().c_str(), "--yes-no", "u: U?", static_cast<char*>(nullptr));
     _exit(127);
   }
   int status = 0;
@@ -280,6 +310,20 @@ TEST(CliHostile, WriteFailuresHaveTheirOwnExitCode) {
   const std::string text = read_file(output);
   EXPECT_LE(text.size(), 4096u);
   EXPECT_EQ(text.back(), '\n');  // whole lines only
+  // Every answer is counted: written, or not done (those after the failure are not tried).
+  const std::string err = read_file(err_path);
+  std::size_t written = 0;
+  std::size_t not_done = 0;
+  const auto summary = err.find("clef: batch: ");
+  ASSERT_NE(summary, std::string::npos) << err;
+  ASSERT_EQ(std::sscanf(err.c_str() + summary, "clef: batch: %zu written", &written), 1) << err;
+  const auto said = err.find(" not done");
+  ASSERT_NE(said, std::string::npos) << err;
+  not_done = std::stoul(err.substr(err.rfind(", ", said) + 2));
+  EXPECT_EQ(written, lines_of(text).size()) << err;
+  std::size_t decisions = 0;  // the requests that asked for one (not a look at the model)
+  for (const auto& request : sized.requests()) decisions += request.path == "/v1/systemone";
+  EXPECT_GE(written + not_done, decisions) << err;
 }
 
 TEST(CliHostile, ServerTextCannotDriveTheTerminal) {

@@ -105,6 +105,7 @@ void BatchJob::duplicate(std::size_t index, std::size_t first) {
   if (!write(index, pending.id, dump_json(line), ok)) return;
   if (m_observer) m_observer->duplicate(pending.id, line["duplicate_of"]);
   m_progress.finished(ok, nullptr);
+  m_progress.deduplicated();
 }
 
 bool BatchJob::should_stop() const {
@@ -173,10 +174,15 @@ BatchJob::Pending BatchJob::take(std::size_t index) {
 }
 
 bool BatchJob::write(std::size_t index, const Json& id, const std::string& line, bool ok) {
-  const auto offset = m_output ? m_output->write_line(line) : std::optional<std::uint64_t>(0);
+  // Once a write failed, later results are not tried (each would be cut back again): they are
+  // not done, counted as such, and --resume sends them.
+  const auto offset = m_write_failed ? std::nullopt
+                      : m_output     ? m_output->write_line(line)
+                                     : std::optional<std::uint64_t>(0);
   if (!offset) {
     if (!m_write_failed) m_write_errno = errno;
     m_write_failed = true;
+    m_progress.not_done();
     return false;
   }
   if (!m_flags.dedupe) return true;

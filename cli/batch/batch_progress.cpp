@@ -32,7 +32,10 @@ void Progress::paused(std::chrono::system_clock::time_point until, const Error& 
   m_pause_reason =
       why.http_status ? "HTTP " + std::to_string(why.http_status) : to_string(why.kind);
   if (m_tty) return draw(true);
+  // One line a pause: every item refused in it moves its end a little, which is no news.
+  if (until <= m_printed_until + std::chrono::seconds(1)) return;
   if (until - std::chrono::system_clock::now() >= std::chrono::milliseconds(500)) {
+    m_printed_until = until;
     m_err << "clef: batch: paused until " << clock_time(until) << " (the server answered "
           << m_pause_reason << "; " << m_done << " written so far)\n"
           << std::flush;
@@ -100,7 +103,7 @@ void Progress::finish(const BatchSummary& summary) {
   if (m_resumed) m_err << ", " << m_resumed << " kept from the last run";
   if (m_not_done) m_err << ", " << m_not_done << " not done";
   if (m_cached) m_err << ", " << m_cached << " from the cache";
-  if (summary.deduplicated) m_err << ", " << summary.deduplicated << " deduplicated";
+  if (m_deduplicated) m_err << ", " << m_deduplicated << " deduplicated";
   if (summary.throttled) m_err << ", " << summary.throttled << " refused by the server (429/503)";
   m_err << " in " << format("%.2f", seconds) << " s ("
         << format("%.1f", seconds > 0 ? static_cast<double>(m_done) / seconds : 0) << "/s)\n";

@@ -20,6 +20,8 @@ class Progress {
 
   void skipped() { ++m_skipped; }
   void not_done() { ++m_not_done; }
+  /// A line written as a copy of an earlier one's (--dedupe): only those written are counted.
+  void deduplicated() { ++m_deduplicated; }
   /// One item written; `decision` is null for an error.
   void finished(bool ok, const Decision* decision);
   /// The batch is paused until `until` because of `why` (a 429/503): the bar says so; without a
@@ -40,6 +42,8 @@ class Progress {
   std::optional<std::size_t> m_total;
   std::size_t m_resumed;
   std::size_t m_done = 0, m_failed = 0, m_skipped = 0, m_not_done = 0, m_cached = 0;
+  std::size_t m_deduplicated = 0;
+  std::chrono::system_clock::time_point m_printed_until{};  ///< Of the last "paused" line.
   std::map<std::string, std::map<std::string, std::size_t>> m_labels;  // question -> label -> n
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point m_last_draw{};

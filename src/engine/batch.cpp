@@ -84,18 +84,22 @@ bool BatchRun::asked_to_stop() {
 /// after asking should_stop (`stop_asked` says it said yes). Taken outside the lock: a source
 /// may block (a pipe) while the loop goes on.
 std::vector<std::unique_ptr<Flight>> BatchRun::prepare(bool& stop_asked) {
-  std::size_t room = 0;
+  std::size_t held = 0;
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     if (m_stopping || m_exhausted) return {};
-    const std::size_t held = m_prepared.size() + m_in_flight;
-    room = held >= m_limit + m_ahead ? 0 : m_limit + m_ahead - held;
+    // Items waiting to be sent again count too: a pause must not fill up with more.
+    held = m_prepared.size() + m_in_flight + m_waiting.size();
   }
+  const std::size_t room = held >= m_limit + m_ahead ? 0 : m_limit + m_ahead - held;
   std::vector<std::unique_ptr<Flight>> prepared;
   while (prepared.size() < room && !m_pulled_all) {
     if (m_options.ordered && m_summary.started >= m_delivery.next_to_deliver() + m_window) break;
     if (std::unique_ptr<Flight> flight = next_item()) prepared.push_back(std::move(flight));
     if ((stop_asked = asked_to_stop())) break;
+    // Below the concurrency this item can start now: it goes before the next is read, which a
+    // pipe may not have yet (a live stream's item must not wait for the one after it).
+    if (held + prepared.size() <= m_limit && !prepared.empty()) break;
   }
   return prepared;
 }

@@ -37,6 +37,7 @@ class WaitingFlights {
   using Clock = Flight::Clock;
 
   bool empty() const { return !m_held_back && m_due.empty(); }
+  std::size_t size() const { return m_due.size() + (m_held_back ? 1 : 0); }
 
   /// Sent again in the order they become due.
   void add(std::unique_ptr<Flight> flight) {
