@@ -1,6 +1,8 @@
 // decide_all / run_batch against a real local server with injected faults.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -8,6 +10,7 @@
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
 #include "thread_count.hpp"
+#include "wait_until.hpp"
 
 namespace {
 
@@ -201,6 +204,62 @@ TEST(Batch, AnItemFromAStreamIsSentBeforeTheNextOneArrives) {
       [&](std::size_t, clef::Result<clef::Decision>&&) { ++delivered; }, options);
   EXPECT_FALSE(waited_in_vain) << "an item read was held back waiting for the next";
   EXPECT_EQ(delivered, 3u);
+}
+
+/// The curl loop, telling when a response's handler (the batch's settling) has returned.
+class SettledTransport final : public clef::AsyncTransport {
+ public:
+  void start(clef::HttpRequest request, clef::ResponseHandler done) override {
+    m_inner->start(std::move(request), [this, done](clef::Result<clef::HttpResponse> response) {
+      done(std::move(response));
+      ++settled;
+    });
+  }
+  void after(std::chrono::milliseconds delay, std::function<void(bool)> task) override {
+    m_inner->after(delay, std::move(task));
+  }
+  bool running_here() const override { return m_inner->running_here(); }
+  std::atomic<int> settled{0};
+
+ private:
+  std::shared_ptr<clef::AsyncTransport> m_inner = clef::make_curl_loop();
+};
+
+TEST(Batch, AStopTheLoopDecidesWhileAnItemIsBeingReadStillEndsTheRun) {
+  // The first answer is a 402 (a spent budget): the loop stops the batch while the calling
+  // thread is still reading the second item. That item must end as not done, and the run must
+  // end (it used to wait for ever for the item it had read).
+  FakeServer server;
+  server.set_script([](const auto&, int) -> std::optional<Scripted> {
+    return Scripted{402, R"({"error":{"message":"Insufficient credits","code":402}})"};
+  });
+  auto transport = std::make_shared<SettledTransport>();
+  clef::ClientOptions client_options;
+  client_options.base_url = server.base_url();
+  client_options.async_transport = transport;
+  const auto client = clef::Client::create(client_options).value();
+  clef::BatchOptions options;
+  options.concurrency = 1;
+  std::size_t pulled = 0;
+  std::map<std::size_t, clef::ErrorKind> kinds;
+  const auto summary = clef::run_batch(
+      client,
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        if (++pulled > 3) return std::nullopt;
+        if (pulled == 2)
+          clef::testing::wait_until([&] { return transport->settled > 0; }, "the 402 settled");
+        return clef::Result<clef::DecisionRequest>(tickets(1)[0]);
+      },
+      [&](std::size_t index, clef::Result<clef::Decision>&& result) {
+        kinds[index] = result ? clef::ErrorKind::invalid_response : result.error().kind;
+      },
+      options);
+  EXPECT_TRUE(summary.quota_exhausted);
+  EXPECT_EQ(server.request_count(), 1);
+  ASSERT_EQ(kinds.size(), summary.started);
+  EXPECT_EQ(kinds[0], clef::ErrorKind::quota_exhausted);
+  for (std::size_t i = 1; i < kinds.size(); ++i)
+    EXPECT_EQ(kinds[i], clef::ErrorKind::cancelled) << i;
 }
 
 TEST(Batch, StopFlagEndsTheRunEarly) {

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -236,6 +237,85 @@ TEST(CliBatch, EachLineCarriesItsCostAndTheSummaryAddsItUp) {
     EXPECT_EQ(refused.code, 2) << bad << ": " << refused.err;
     EXPECT_NE(refused.err.find("--price"), std::string::npos) << refused.err;
   }
+}
+
+/// A server that bills each answer $0.01 (usage.cost, as OpenRouter-style servers say it) and
+/// counts what it billed.
+struct BillingServer {
+  FakeServer server;
+  std::atomic<int> billed{0};  ///< In cents.
+  BillingServer() {
+    server.set_script([this](const auto& request, int) -> std::optional<Scripted> {
+      const auto state = Json::parse(request.body)["state"].dump();
+      ++billed;
+      return Scripted{200,
+                      R"({"model":"clef-flash","answers":{"urgent":{"type":"noul","noul":0.9}},)"
+                      R"("usage":{"input_tokens":10,"output_tokens":0,"cost":0.01},"echo":)" +
+                          state + "}",
+                      "application/json",
+                      {},
+                      std::chrono::milliseconds(5)};
+    });
+  }
+  std::vector<std::string> args(const std::string& input, const std::string& output,
+                                std::vector<std::string> extra) const {
+    std::vector<std::string> flags = {"--backend", "systemone", "-j", "16"};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    return batch_args(server.base_url(), input, output, flags);
+  }
+};
+
+TEST(CliBatch, MaxCostNeverLetsTheSpendPassTheCapAndResumeGoesOnFromIt) {
+  // 200 tickets at $0.01, 16 in flight, a cap of $0.50: what the server billed never passes
+  // it, exit 3 names the cap; --resume under the same cap sends nothing more; under a cap of
+  // $1.20 it goes on counting the first run's spend, and stops within it again.
+  BillingServer billing;
+  const std::string input = write_temp_file("t_cap.jsonl", jsonl_tickets(200));
+  const std::string output = fresh_path("cap.jsonl");
+  auto first = run_clef(billing.args(input, output, {"--max-cost", "0.5"}));
+  EXPECT_EQ(first.code, 3) << first.err;
+  EXPECT_NE(first.err.find("the cost cap of $0.5 is reached"), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("--resume"), std::string::npos) << first.err;
+  EXPECT_LE(billing.billed.load(), 50);
+  EXPECT_GE(billing.billed.load(), 40) << "the cap stopped the run long before it was reached";
+  EXPECT_EQ(lines_of(read_file(output)).size(), static_cast<std::size_t>(billing.billed.load()));
+
+  const int after_first = billing.billed.load();
+  auto again = run_clef(billing.args(input, output, {"--max-cost", "0.5", "--resume"}));
+  EXPECT_EQ(again.code, 3) << again.err;
+  EXPECT_LE(billing.billed.load(), 50) << "the kept lines' spend was not counted";
+
+  auto more = run_clef(billing.args(input, output, {"--max-cost", "1.2", "--resume"}));
+  EXPECT_EQ(more.code, 3) << more.err;
+  EXPECT_LE(billing.billed.load(), 120);
+  EXPECT_GT(billing.billed.load(), after_first);
+  std::set<std::string> ids;
+  for (const auto& line : lines_of(read_file(output))) ids.insert(line["id"].dump());
+  EXPECT_EQ(ids.size(), static_cast<std::size_t>(billing.billed.load())) << "an id twice";
+
+  // Four shards under one cap of $0.20 spend at most $0.05 each, $0.20 together.
+  BillingServer sharded;
+  int before = 0;
+  for (int k = 0; k < 4; ++k) {
+    auto shard = run_clef(sharded.args(input, fresh_path("cap_shard" + std::to_string(k)),
+                                       {"--max-cost", "0.2", "--shard", std::to_string(k) + "/4"}));
+    EXPECT_EQ(shard.code, 3) << shard.err;
+    EXPECT_NE(shard.err.find("this shard's share of --max-cost"), std::string::npos) << shard.err;
+    EXPECT_LE(sharded.billed.load() - before, 5) << "shard " << k;
+    before = sharded.billed.load();
+  }
+  EXPECT_LE(sharded.billed.load(), 20);
+}
+
+TEST(CliBatch, MaxCostWithACostNoOneKnowsStopsAndSaysWhatPriceIsMissing) {
+  FakeServer server;  // answers with tokens but no cost, for a model clef has no price for
+  auto r = run_clef(batch_args(
+      server.base_url(), write_temp_file("t_nocost.jsonl", jsonl_tickets(50)),
+      fresh_path("nocost.jsonl"), {"--backend", "systemone", "-j", "8", "--max-cost", "1"}));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--max-cost cannot hold"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--price clef-flash="), std::string::npos) << r.err;
+  EXPECT_EQ(server.request_count(), 1) << "one request at a time until a cost is known";
 }
 
 TEST(CliBatch, UnreachableServerStopsEarlyWithExitFive) {

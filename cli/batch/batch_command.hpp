@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct BatchFlags {
   std::string policy;      ///< --policy FILE: thresholds below which an answer abstains.
   std::string shard;       ///< --shard K/N or auto: decide only this shard's items.
   std::size_t shards = 0;  ///< --shards N, for --shard auto in a Kubernetes Indexed Job.
+  /// --max-cost USD: the run's spend cap (each of N shards: USD/N); with --resume, what the kept
+  /// lines cost counts toward it.
+  std::optional<double> max_cost;
   ConnectionFlags connection;
 };
 

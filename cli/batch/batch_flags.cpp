@@ -54,6 +54,13 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
           },
           "RATE", "rate"));
   batch
+      .add_option("--max-cost", flags.max_cost,
+                  "USD: never start a request that could take what the run spends past this "
+                  "many dollars (spent + the dearest decision so far for each in flight); with "
+                  "--shard K/N each shard spends at most USD/N; --resume counts what the kept "
+                  "lines cost; stops with exit 3")
+      ->check(CLI::Range(0.0, 1e9));
+  batch
       .add_option("--per-host", flags.per_host,
                   "Several hosts: at most this many requests in flight on one (0 = -j only)")
       ->check(CLI::Range(0, 10000));

@@ -2,6 +2,7 @@
 #include "batch/batch_job.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -100,6 +101,8 @@ void BatchJob::duplicate(std::size_t index, std::size_t first) {
     for (auto& item : copied->items()) {
       if (item.key() != "id" && item.key() != "line") line[item.key()] = std::move(item.value());
     }
+    // The copy cost nothing: its first's cost stays the first's (--resume and merge add lines up).
+    if (line.contains("cost")) line["cost"] = to_json(Cost{0.0, CostSource::cached, std::nullopt});
     ok = is_kept_result(line);
   }
   if (!write(index, pending.id, dump_json(line), ok)) return;
@@ -110,6 +113,41 @@ void BatchJob::duplicate(std::size_t index, std::size_t first) {
 
 bool BatchJob::should_stop() const {
   return m_write_failed || m_quota || (m_context.stop && m_context.stop->load());
+}
+
+void BatchJob::cap_cost(std::optional<double> cap, double spent_before) {
+  if (cap && m_shard && m_shard->count > 1) *cap /= static_cast<double>(m_shard->count);
+  m_cost_cap = cap;
+  m_spent_before = spent_before;
+}
+
+/// --max-cost's two stops: the cap reached (exit 3, like a provider's budget), or a decision
+/// whose cost is unknown, so that no cap could hold (exit 2: a price is missing).
+std::optional<BatchEnd> BatchJob::cost_stop(const BatchSummary& summary) const {
+  const auto dollars = [](double amount) {
+    char text[32];
+    std::snprintf(text, sizeof text, "$%.6g", amount);
+    return std::string(text);
+  };
+  if (summary.cost_unknown) {
+    const std::string& model = m_flags.connection.model;
+    print_error(m_context,
+                "--max-cost cannot hold: the server measured no cost for a decision and clef has "
+                "no price for " +
+                    model,
+                "give --price " + model +
+                    "=INPUT[,OUTPUT] (dollars per million tokens), then run again with --resume");
+    return BatchEnd{as_int(ExitCode::usage)};
+  }
+  if (!summary.cost_cap_reached || !m_cost_cap) return std::nullopt;
+  const double spent = m_spent_before + summary.spent_usd;
+  print_error(m_context,
+              "the cost cap of " + dollars(*m_cost_cap) +
+                  (m_shard && m_shard->count > 1 ? " (this shard's share of --max-cost)" : "") +
+                  " is reached: " + dollars(spent) + " spent (" + dollars(summary.spent_usd) +
+                  " in this run), and the next request could have passed it",
+              "nothing more was sent; raise --max-cost and run again with --resume to go on");
+  return BatchEnd{as_int(ExitCode::authentication)};
 }
 
 BatchEnd BatchJob::finish(const BatchSummary& summary) {
@@ -127,6 +165,7 @@ BatchEnd BatchJob::finish(const BatchSummary& summary) {
                 "allows more");
     return {as_int(ExitCode::authentication)};
   }
+  if (auto stop = cost_stop(summary)) return *stop;
   // The server is not there at all: the run stopped instead of failing every item.
   if (summary.unreachable) return {report(m_context, *summary.unreachable, m_flags.connection)};
   if (m_context.stop && m_context.stop->load()) {

@@ -59,6 +59,12 @@ class BatchJob {
   /// What the run's end prints, and its exit code.
   BatchEnd finish(const BatchSummary& summary);
 
+  /// --max-cost: the run's cap (each of N shards takes cap/N) and what the kept lines cost.
+  void cap_cost(std::optional<double> cap, double spent_before);
+  /// This run's share of --max-cost, or nullopt.
+  std::optional<double> cost_cap() const { return m_cost_cap; }
+  double spent_before() const { return m_spent_before; }
+
  private:
   struct Pending {
     nlohmann::ordered_json id;
@@ -66,6 +72,7 @@ class BatchJob {
     std::vector<std::string> fields;  ///< --output-format csv|tsv: the input's own cells.
   };
 
+  std::optional<BatchEnd> cost_stop(const BatchSummary& summary) const;
   /// The JSONL line of one item: its id with the decision, or with the error.
   static std::string json_line(const Pending& pending, const Result<Decision>& result);
 
@@ -108,6 +115,8 @@ class BatchJob {
   bool m_write_failed = false;
   int m_write_errno = 0;
   std::optional<Error> m_quota;
+  std::optional<double> m_cost_cap;  ///< This run's share of --max-cost.
+  double m_spent_before = 0;         ///< What the lines --resume kept cost.
 };
 
 }  // namespace clef::cli

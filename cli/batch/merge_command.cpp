@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -183,6 +184,16 @@ Result<Merged> in_input_order(const std::string& input, const ShardRun& first, S
   return merged;
 }
 
+/// "; they cost $X in all" (and how many lines' cost is unknown): the shards' spend summed.
+void print_spend(const ShardIndex& index, const Context& context) {
+  if (index.spent_usd() == 0 && index.cost_unknown() == 0) return;  // free, or written before
+  char total[32];
+  std::snprintf(total, sizeof total, "$%.6g", index.spent_usd());
+  context.err << "; they cost " << total << " in all";
+  if (index.cost_unknown() > 0)
+    context.err << " (and " << index.cost_unknown() << " whose cost is unknown)";
+}
+
 /// The shards to run again, joined by `separator`.
 std::string shard_list(const std::set<std::size_t>& shards, const char* separator) {
   std::string list;
@@ -339,6 +350,7 @@ int run_merge(const MergeFlags& flags, const Context& context) {
   }
   context.err << "clef: merge: " << merged->lines.size() << " items from " << runs.size()
               << " shards, every one once";
+  print_spend(index, context);
   if (merged->failed == 0) {
     context.err << "\n";
     return as_int(ExitCode::ok);

@@ -11,6 +11,7 @@
 #include "batch/batch_input.hpp"
 #include "batch/batch_output.hpp"
 #include "clef/batch.hpp"
+#include "clef/decision_json.hpp"
 #include "clef/json.hpp"
 
 namespace clef::cli {
@@ -96,6 +97,11 @@ Status ShardIndex::add_shard(const std::string& path, std::uint32_t number, cons
     }
     const LineAt at{number, static_cast<std::uint32_t>(text.size()), offset,
                     is_kept_result(json.value())};
+    if (const auto cost = json->find("cost"); cost != json->end()) {
+      const Cost read = cost_from_json(*cost);
+      if (read.usd) m_spent_usd += *read.usd;
+      if (!read.usd) ++m_cost_unknown;
+    }
     const auto id = json->find("id");
     if (id == json->end() || id->is_null()) {
       const auto line = json->find("line");

@@ -51,6 +51,10 @@ class ShardIndex {
   std::optional<std::string> repeated_id() const;
   /// Lines that were not whole result lines (torn by a kill, or not clef's): left out.
   std::size_t left_out() const noexcept { return m_left_out; }
+  /// What the shards' lines say their decisions cost, in dollars ("cost"), and how many lines
+  /// say the cost is unknown.
+  double spent_usd() const noexcept { return m_spent_usd; }
+  std::size_t cost_unknown() const noexcept { return m_cost_unknown; }
 
   /// The line at `at`, read from its shard.
   Result<std::string> read(const LineAt& at) const;
@@ -61,6 +65,8 @@ class ShardIndex {
   std::vector<int> m_files;
   std::vector<std::string> m_paths;
   std::size_t m_left_out = 0;
+  double m_spent_usd = 0;
+  std::size_t m_cost_unknown = 0;
 };
 
 /// Copies `lines` from their shards to `out`, then flushes it.

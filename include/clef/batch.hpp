@@ -51,6 +51,16 @@ struct BatchOptions {
   /// a pause ends at once with ErrorKind::cancelled, delivered to the sink like any result;
   /// BatchSummary::stopped is true. (should_stop is asked; this is heard.)
   CancelToken cancel;
+  /// A cap on what the run spends, in dollars (Decision::cost): no request starts that could take
+  /// the spend past it — what was spent (already_spent_usd included) plus, for each request in
+  /// flight and the one to start, the dearest decision of the run so far. Until one decision's
+  /// cost is known, one request at a time (its cost is learned, not estimated). Reached, nothing
+  /// more starts and BatchSummary::cost_cap_reached is set. A decision whose cost is unknown
+  /// stops the run too (BatchSummary::cost_unknown): the cap could not hold. A failed request is
+  /// taken to cost nothing. nullopt: no cap.
+  std::optional<double> max_cost_usd;
+  /// Spent before this run (clef batch --resume sums its kept lines): counts toward the cap.
+  double already_spent_usd = 0;
   /// Stop when the server is not there at all: once 2 × concurrency results in a row, before any
   /// success, are connection failures or TLS errors (ErrorKind::connection_failed, tls), no new
   /// item starts, as with should_stop, and BatchSummary::unreachable holds the last of them. A
@@ -100,6 +110,12 @@ struct BatchSummary {
   std::optional<Error> unreachable;
   /// One per host, in the order given (one entry for a single client).
   std::vector<HostSummary> hosts;
+  /// This run's known decision costs, in dollars (BatchOptions::already_spent_usd not included).
+  double spent_usd = 0;
+  /// BatchOptions::max_cost_usd stopped the run: the next request could have passed it.
+  bool cost_cap_reached = false;
+  /// With BatchOptions::max_cost_usd: a decision's cost was unknown, so the run stopped.
+  bool cost_unknown = false;
 };
 
 /// The streaming engine behind decide_all and `clef batch`: memory stays flat however long

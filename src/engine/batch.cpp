@@ -33,7 +33,8 @@ BatchRun::BatchRun(const std::vector<Client>& hosts, const RequestSource& source
       m_ahead(m_limit),
       m_batch(std::max<std::size_t>(m_limit / 2, 1)),
       m_retry(engine_retry(m_first.options().retry, m_several)),
-      m_hosts(hosts, m_limit, options.per_host) {}
+      m_hosts(hosts, m_limit, options.per_host),
+      m_spent(options.already_spent_usd) {}
 
 BatchSummary BatchRun::run() {
   // BatchOptions::cancel wakes the caller's thread at once, however long it would wait.
@@ -71,6 +72,9 @@ BatchSummary BatchRun::drive() {
   m_summary.stopped = m_tally.stopped;
   m_summary.quota_exhausted = m_tally.quota_exhausted;
   m_summary.unreachable = m_tally.unreachable;
+  m_summary.spent_usd = m_spent - m_options.already_spent_usd;
+  m_summary.cost_cap_reached = m_tally.cost_cap_reached;
+  m_summary.cost_unknown = m_tally.cost_unknown;
   m_summary.hosts = m_hosts.summaries();
   return m_summary;
 }
@@ -142,7 +146,8 @@ bool BatchRun::exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool st
   m_window_full = m_options.ordered && !m_pulled_all &&
                   m_summary.started >= m_delivery.next_to_deliver() + m_window;
   if (stop_asked) stop(true);
-  check_stop();
+  // The loop may have decided to stop while this thread was reading: what it read ends too.
+  if (check_stop()) cancel_waiting();
   const Clock::time_point wake = start_what_may_start(out.sends);
   const bool over =
       m_in_flight == 0 && m_waiting.empty() && m_prepared.empty() && (m_exhausted || m_stopping);
@@ -228,6 +233,7 @@ void BatchRun::send_all(std::vector<std::unique_ptr<Flight>>& sends) {
 BatchRun::Clock::time_point BatchRun::start_what_may_start(
     std::vector<std::unique_ptr<Flight>>& sends) {
   while (m_in_flight < m_limit && !m_stopping) {
+    if (m_options.max_cost_usd && !may_spend_more()) break;
     const Clock::time_point now = Clock::now();
     std::unique_ptr<Flight> flight = next_to_send(now);
     if (!flight) break;
@@ -265,12 +271,39 @@ std::unique_ptr<Flight> BatchRun::next_to_send(Clock::time_point now) {
   return flight;
 }
 
+/// BatchOptions::max_cost_usd: whether one more request fits under the cap with every request
+/// in flight at the dearest cost seen; none in flight and none fits is the cap reached.
+bool BatchRun::may_spend_more() {
+  const double cap = *m_options.max_cost_usd;
+  if (m_spent < cap) {
+    if (!m_dearest) return m_in_flight == 0;  // one at a time until a cost is known
+    const double committed = static_cast<double>(m_in_flight + 1) * *m_dearest;
+    if (m_spent + committed <= cap) return true;
+    if (m_in_flight > 0) return false;  // those in flight may cost less: wait for them
+  }
+  m_tally.cost_cap_reached = true;
+  stop(false);
+  return false;
+}
+
+/// A result's cost toward BatchOptions::max_cost_usd (and the summary's spend).
+void BatchRun::count_cost(const Result<Decision>& result) {
+  if (!result) return;  // a failed request is taken to cost nothing
+  const Cost& cost = result->cost;
+  if (cost.usd) {
+    m_spent += *cost.usd;
+    m_dearest = std::max(m_dearest.value_or(0.0), *cost.usd);
+  } else if (m_options.max_cost_usd && !m_tally.cost_unknown) {
+    m_tally.cost_unknown = true;  // the cap cannot hold: stop (check_stop)
+  }
+}
+
 /// The stops the loop's thread may see itself (should_stop is the caller's: asked_to_stop);
 /// true once the batch is stopping.
 bool BatchRun::check_stop() {
-  if (!m_stopping &&
-      (m_tally.quota_exhausted || m_tally.unreachable || m_options.cancel.cancelled()))
-    stop(!m_tally.quota_exhausted && !m_tally.unreachable);
+  if (!m_stopping && (m_tally.quota_exhausted || m_tally.unreachable || m_tally.cost_unknown ||
+                      m_options.cancel.cancelled()))
+    stop(!m_tally.quota_exhausted && !m_tally.unreachable && !m_tally.cost_unknown);
   return m_stopping;
 }
 

@@ -72,6 +72,8 @@ class BatchRun {
   Clock::time_point start_what_may_start(std::vector<std::unique_ptr<Flight>>& sends);
   std::unique_ptr<Flight> next_to_send(Clock::time_point now);
   bool check_stop();
+  bool may_spend_more();
+  void count_cost(const Result<Decision>& result);
   void stop(bool by_request);
   void cancel_waiting();
   bool caller_needed() const;
@@ -126,6 +128,8 @@ class BatchRun {
   Clock::time_point m_next_wake = Clock::time_point::max();  ///< For a time-bound start.
   bool m_reached = false;  ///< stop_when_unreachable: a result has come back whole.
   std::size_t m_unreachable_in_a_row = 0;
+  double m_spent = 0;               ///< Known costs, already_spent_usd included.
+  std::optional<double> m_dearest;  ///< The dearest decision so far: the estimate of the next.
   Clock::time_point m_announced_until{};
   Clock::time_point m_next_slot{};
   std::mt19937_64 m_random{std::random_device{}()};

@@ -68,6 +68,7 @@ void BatchRun::settle(Landed&& landed) {
     }
   }
   if (!m_several || result) note_reachability(result);
+  count_cost(result);
   finish(flight, std::move(result));
 }
 
