@@ -129,7 +129,7 @@ TEST(CliHostile, ALongRetryAfterPausesForTheCapAndSaysSo) {
 }
 
 TEST(CliHostile, OnePauseIsOneLineHoweverManyItemsItRefused) {
-  // Sixteen items in flight, each refused with Retry-After: 1: one pause, so one line on a
+  // Sixteen items in flight, each refused with Retry-After: 2: one pause, so one line on a
   // stderr that is not a terminal (each refusal moves the pause's end a little, which is no news).
   FakeServer server;
   server.set_script([](const auto&, int call) -> std::optional<Scripted> {
@@ -137,7 +137,7 @@ TEST(CliHostile, OnePauseIsOneLineHoweverManyItemsItRefused) {
       return Scripted{503,
                       R"({"error":"busy"})",
                       "application/json",
-                      {{"Retry-After", "1"}},
+                      {{"Retry-After", "2"}},
                       std::chrono::milliseconds(call)};
     return std::nullopt;
   });

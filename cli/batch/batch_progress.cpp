@@ -32,8 +32,11 @@ void Progress::paused(std::chrono::system_clock::time_point until, const Error& 
   m_pause_reason =
       why.http_status ? "HTTP " + std::to_string(why.http_status) : to_string(why.kind);
   if (m_tty) return draw(true);
-  // One line a pause: every item refused in it moves its end a little, which is no news.
-  if (until <= m_printed_until + std::chrono::seconds(1)) return;
+  // One line a pause: items refused during it move its end a little, which is no news; a
+  // pause pushed 5 s further is.
+  if (std::chrono::system_clock::now() < m_printed_until &&
+      until < m_printed_until + std::chrono::seconds(5))
+    return;
   if (until - std::chrono::system_clock::now() >= std::chrono::milliseconds(500)) {
     m_printed_until = until;
     m_err << "clef: batch: paused until " << clock_time(until) << " (the server answered "
