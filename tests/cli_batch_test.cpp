@@ -6,9 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -239,19 +241,24 @@ TEST(CliBatch, EachLineCarriesItsCostAndTheSummaryAddsItUp) {
   }
 }
 
-/// A server that bills each answer $0.01 (usage.cost, as OpenRouter-style servers say it) and
-/// counts what it billed.
+/// A server that bills each answer (usage.cost, as OpenRouter-style servers say it: $0.01 each
+/// unless `cents` says otherwise for the call) and counts what it billed, in cents; with
+/// `no_cost` it says nothing of money.
 struct BillingServer {
   FakeServer server;
   std::atomic<int> billed{0};  ///< In cents.
-  BillingServer() {
-    server.set_script([this](const auto& request, int) -> std::optional<Scripted> {
+  std::atomic<int> answered{0};
+  explicit BillingServer(
+      std::function<int(int call)> cents = [](int) { return 1; }, bool no_cost = false) {
+    server.set_script([this, cents, no_cost](const auto& request, int) -> std::optional<Scripted> {
       const auto state = Json::parse(request.body)["state"].dump();
-      ++billed;
+      const int charged = no_cost ? 0 : cents(answered++);
+      billed += charged;
+      const std::string cost = no_cost ? "" : ",\"cost\":" + std::to_string(charged / 100.0);
       return Scripted{200,
                       R"({"model":"clef-flash","answers":{"urgent":{"type":"noul","noul":0.9}},)"
-                      R"("usage":{"input_tokens":10,"output_tokens":0,"cost":0.01},"echo":)" +
-                          state + "}",
+                      R"("usage":{"input_tokens":10000,"output_tokens":0)" +
+                          cost + R"(},"echo":)" + state + "}",
                       "application/json",
                       {},
                       std::chrono::milliseconds(5)};
@@ -259,7 +266,9 @@ struct BillingServer {
   }
   std::vector<std::string> args(const std::string& input, const std::string& output,
                                 std::vector<std::string> extra) const {
-    std::vector<std::string> flags = {"--backend", "systemone", "-j", "16"};
+    std::vector<std::string> flags = {"--backend", "systemone"};
+    if (std::find(extra.begin(), extra.end(), "-j") == extra.end())
+      flags.insert(flags.end(), {"-j", "16"});
     flags.insert(flags.end(), extra.begin(), extra.end());
     return batch_args(server.base_url(), input, output, flags);
   }
@@ -283,7 +292,7 @@ TEST(CliBatch, MaxCostNeverLetsTheSpendPassTheCapAndResumeGoesOnFromIt) {
   const int after_first = billing.billed.load();
   auto again = run_clef(billing.args(input, output, {"--max-cost", "0.5", "--resume"}));
   EXPECT_EQ(again.code, 3) << again.err;
-  EXPECT_LE(billing.billed.load(), 50) << "the kept lines' spend was not counted";
+  EXPECT_EQ(billing.billed.load(), after_first) << "sent more under a cap already reached";
 
   auto more = run_clef(billing.args(input, output, {"--max-cost", "1.2", "--resume"}));
   EXPECT_EQ(more.code, 3) << more.err;
@@ -305,6 +314,66 @@ TEST(CliBatch, MaxCostNeverLetsTheSpendPassTheCapAndResumeGoesOnFromIt) {
     before = sharded.billed.load();
   }
   EXPECT_LE(sharded.billed.load(), 20);
+}
+
+TEST(CliBatch, MaxCostIsNotFooledByAFreeFirstAnswerOrAWarmCache) {
+  // The first answer costs nothing and the rest $0.05, 200 in flight allowed, a cap of $0.10:
+  // one free answer is thin evidence (slow start), so the bill stays within the cap.
+  const std::string input = write_temp_file("t_free_first.jsonl", jsonl_tickets(200));
+  BillingServer free_first([](int call) { return call == 0 ? 0 : 5; });
+  auto r = run_clef(
+      free_first.args(input, fresh_path("free_first.jsonl"), {"-j", "200", "--max-cost", "0.1"}));
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_LE(free_first.billed.load(), 10) << r.err;
+
+  // Five answers in the cache, then 200 at $0.05 with the cache: a cache hit's $0 is no price.
+  BillingServer warm([](int) { return 5; });
+  const std::string cache = fresh_path("cap_cache");
+  ASSERT_EQ(run_clef(warm.args(write_temp_file("t_warm5.jsonl", jsonl_tickets(5)),
+                               fresh_path("warm5.jsonl"), {"--cache", cache}))
+                .code,
+            0);
+  warm.billed = 0;
+  auto cached = run_clef(warm.args(input, fresh_path("warm.jsonl"),
+                                   {"-j", "200", "--cache", cache, "--max-cost", "0.1"}));
+  EXPECT_EQ(cached.code, 3) << cached.err;
+  EXPECT_LE(warm.billed.load(), 10) << cached.err;
+}
+
+TEST(CliBatch, MaxCostPricesTheKeptLinesOrRefusesToResume) {
+  // A first run without a cap, against a server that says nothing of money: its lines' cost is
+  // unknown. --resume under a cap refuses at once (nothing sent) unless --price prices them.
+  BillingServer silent([](int) { return 0; }, true);
+  const std::string input = write_temp_file("t_kept.jsonl", jsonl_tickets(20));
+  const std::string output = fresh_path("kept.jsonl");
+  ASSERT_EQ(
+      run_clef(silent.args(write_temp_file("t_kept3.jsonl", jsonl_tickets(3)), output, {})).code,
+      0);
+  const int sent = silent.server.request_count();
+  auto refused =
+      run_clef(silent.args(input, output, {"--resume", "--force-resume", "--max-cost", "1"}));
+  EXPECT_EQ(refused.code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("3 line(s) --resume keeps have no known cost"), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(silent.server.request_count(), sent) << "sent a request it could not price";
+  // Priced at $1 per million input tokens, each line (10,000 tokens) cost $0.01: a cap of $0.05
+  // leaves room for two more, priced the same way.
+  auto priced = run_clef(
+      silent.args(input, output,
+                  {"--resume", "--force-resume", "--max-cost", "0.05", "--price", "clef-flash=1"}));
+  EXPECT_EQ(priced.code, 3) << priced.err;
+  EXPECT_EQ(silent.server.request_count(), sent + 2) << priced.err;
+}
+
+TEST(CliBatch, MaxCostTakesOnlyAPlainAmountOfDollars) {
+  FakeServer server;
+  const std::string input = write_temp_file("t_cap_flag.jsonl", jsonl_tickets(2));
+  for (const char* bad : {"nan", "inf", "-1", "0x10", " 1", "", "1e-400", "1e10", "ten"}) {
+    auto r = run_clef(
+        batch_args(server.base_url(), input, fresh_path("cap_flag.jsonl"), {"--max-cost", bad}));
+    EXPECT_EQ(r.code, 2) << "--max-cost '" << bad << "': " << r.err;
+  }
+  EXPECT_EQ(server.request_count(), 0);
 }
 
 TEST(CliBatch, MaxCostWithACostNoOneKnowsStopsAndSaysWhatPriceIsMissing) {

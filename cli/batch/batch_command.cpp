@@ -169,7 +169,7 @@ BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags
   BatchOptions options;
   options.concurrency = concurrency;
   options.max_cost_usd = job.cost_cap();
-  options.already_spent_usd = job.spent_before();
+  options.already_spent = job.spent_before();
   options.per_host = flags.per_host;
   options.state_affinity = flags.state_affinity;
   options.max_requests_per_second = flags.rate;
@@ -212,16 +212,17 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
 namespace {
 
 /// OUTPUT opened (none when flags.output is empty), with the header row of a table format.
-/// `kept_spent`: what the lines --resume keeps cost (their "cost"), for --max-cost.
+/// `kept`: what the lines --resume keeps cost, for --max-cost (`client` prices a line whose cost
+/// is unknown).
 std::optional<BatchEnd> open_output(const BatchFlags& flags, const RunRecord& record,
                                     const Context& context, ResultObserver* observer,
                                     std::unordered_set<std::string>& done,
-                                    std::optional<OutputFile>& output, double& kept_spent) {
+                                    std::optional<OutputFile>& output, const ClientOptions& client,
+                                    KeptCost& kept) {
   if (flags.output.empty()) return std::nullopt;
   OutputOptions options{flags.resume, flags.overwrite, flags.force_resume, {}, context.stop};
-  options.on_kept = [observer, &kept_spent](const Json& line) {
-    if (const auto cost = line.find("cost"); cost != line.end())
-      kept_spent += cost_from_json(*cost).usd.value_or(0.0);
+  options.on_kept = [observer, &kept, &client](const Json& line) {
+    kept.add(line, client);
     if (observer) observer->kept(line);
   };
   bool io_failed = false;
@@ -339,9 +340,9 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
 
   std::unordered_set<std::string> done;
   std::optional<OutputFile> output;
-  double kept_spent = 0;
-  if (auto refused =
-          open_output(flags, record.value(), context, observer, done, output, kept_spent))
+  KeptCost kept;
+  if (auto refused = open_output(flags, record.value(), context, observer, done, output,
+                                 clients->front().options(), kept))
     return *refused;
   std::optional<ResultTable> table;
   if (flags.output_format != "jsonl") {
@@ -362,7 +363,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   BatchJob job(flags, context, *reader.value(), output ? &*output : nullptr, progress, done,
                prototype.value(), table ? &*table : nullptr,
                policy->has_value() ? &**policy : nullptr, observer, shard.value());
-  job.cap_cost(flags.max_cost, kept_spent);
+  if (auto refused = job.cap_cost(flags.max_cost, kept)) return *refused;
   BatchEnd end = job.finish(run_job(clients.value(), flags, concurrency, job, progress));
   if (auto failure = input->failure(); failure && end.completed) {
     // The input broke off (an I/O error, a line that never ends): what was read is written,

@@ -8,8 +8,33 @@
 
 #include "batch/batch_command.hpp"
 #include "flags/hosts.hpp"
+#include "flags/price_flag.hpp"
 
 namespace clef::cli {
+
+namespace {
+
+/// --rate: what the clock can honour. Slower than one a day is not a rate but a stop, and a rate
+/// of 1e-10 would overflow the wait between two requests. Nothing strtod skips or rounds away:
+/// no white space, and no value so small it underflows to 0 ("no cap") with ERANGE, as 1e-400
+/// does.
+CLI::Validator rate_check() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double rate = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
+                                ? -1
+                                : std::strtod(text.c_str(), &end);
+        if (end == nullptr || end == text.c_str() || *end != '\0' || errno == ERANGE ||
+            !std::isfinite(rate) || rate < 0 || (rate != 0 && (rate < 1.0 / 86400 || rate > 1e6)))
+          return "--rate must be 0 (no cap) or from 1/86400 (one a day) to 1000000, not " + text;
+        return std::string();
+      },
+      "RATE", "rate");
+}
+
+}  // namespace
 
 void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
   batch.add_option("--input-format", flags.input_format,
@@ -34,32 +59,20 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
       .add_option("--rate", flags.rate,
                   "At most this many requests per second (0 = no cap; at least one a day, "
                   "1/86400, at most 1000000)")
-      ->check(CLI::Validator(
-          [](const std::string& text) -> std::string {
-            // What the clock can honour: slower than one a day is not a rate but a stop, and a
-            // rate of 1e-10 would overflow the wait between two requests.
-            // Nothing strtod skips or rounds away: no white space, and no value so small it
-            // underflows to 0 ("no cap") with ERANGE, as 1e-400 does.
-            char* end = nullptr;
-            errno = 0;
-            const double rate = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
-                                    ? -1
-                                    : std::strtod(text.c_str(), &end);
-            if (end == nullptr || end == text.c_str() || *end != '\0' || errno == ERANGE ||
-                !std::isfinite(rate) || rate < 0 ||
-                (rate != 0 && (rate < 1.0 / 86400 || rate > 1e6)))
-              return "--rate must be 0 (no cap) or from 1/86400 (one a day) to 1000000, not " +
-                     text;
-            return std::string();
-          },
-          "RATE", "rate"));
+      ->check(rate_check());
   batch
       .add_option("--max-cost", flags.max_cost,
                   "USD: never start a request that could take what the run spends past this "
                   "many dollars (spent + the dearest decision so far for each in flight); with "
                   "--shard K/N each shard spends at most USD/N; --resume counts what the kept "
                   "lines cost; stops with exit 3")
-      ->check(CLI::Range(0.0, 1e9));
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            return dollars_from_text(text, 1e9)
+                       ? std::string()
+                       : "--max-cost must be a number of dollars from 0 to 1000000000, not " + text;
+          },
+          "USD", "dollars"));
   batch
       .add_option("--per-host", flags.per_host,
                   "Several hosts: at most this many requests in flight on one (0 = -j only)")

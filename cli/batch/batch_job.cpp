@@ -115,10 +115,18 @@ bool BatchJob::should_stop() const {
   return m_write_failed || m_quota || (m_context.stop && m_context.stop->load());
 }
 
-void BatchJob::cap_cost(std::optional<double> cap, double spent_before) {
+std::optional<BatchEnd> BatchJob::cap_cost(std::optional<double> cap, const KeptCost& kept) {
   if (cap && m_shard && m_shard->count > 1) *cap /= static_cast<double>(m_shard->count);
   m_cost_cap = cap;
-  m_spent_before = spent_before;
+  m_spent_before = kept.spent;
+  if (!cap || kept.unknown == 0) return std::nullopt;
+  const std::string& model = m_flags.connection.model;
+  print_error(m_context,
+              "--max-cost cannot hold: " + std::to_string(kept.unknown) +
+                  " line(s) --resume keeps have no known cost, and clef has no price for " + model,
+              "give --price " + model +
+                  "=INPUT[,OUTPUT] (dollars per million tokens) to price them; nothing was sent");
+  return BatchEnd{as_int(ExitCode::usage)};
 }
 
 /// --max-cost's two stops: the cap reached (exit 3, like a provider's budget), or a decision
@@ -140,7 +148,7 @@ std::optional<BatchEnd> BatchJob::cost_stop(const BatchSummary& summary) const {
     return BatchEnd{as_int(ExitCode::usage)};
   }
   if (!summary.cost_cap_reached || !m_cost_cap) return std::nullopt;
-  const double spent = m_spent_before + summary.spent_usd;
+  const double spent = m_spent_before.usd + summary.spent_usd;
   print_error(m_context,
               "the cost cap of " + dollars(*m_cost_cap) +
                   (m_shard && m_shard->count > 1 ? " (this shard's share of --max-cost)" : "") +

@@ -17,6 +17,7 @@
 #include "batch/batch_progress.hpp"
 #include "batch/batch_shard.hpp"
 #include "batch/batch_table.hpp"
+#include "batch/cost_tally.hpp"
 #include "clef/batch.hpp"
 #include "clef/policy.hpp"
 #include "common/context.hpp"
@@ -59,11 +60,12 @@ class BatchJob {
   /// What the run's end prints, and its exit code.
   BatchEnd finish(const BatchSummary& summary);
 
-  /// --max-cost: the run's cap (each of N shards takes cap/N) and what the kept lines cost.
-  void cap_cost(std::optional<double> cap, double spent_before);
+  /// --max-cost: the run's cap (each of N shards takes cap/N) and what the kept lines cost; a
+  /// refusal (exit 2, nothing sent) when a kept line's cost is unknown and the cap could not hold.
+  std::optional<BatchEnd> cap_cost(std::optional<double> cap, const KeptCost& kept);
   /// This run's share of --max-cost, or nullopt.
   std::optional<double> cost_cap() const { return m_cost_cap; }
-  double spent_before() const { return m_spent_before; }
+  BatchOptions::SpentBefore spent_before() const { return m_spent_before; }
 
  private:
   struct Pending {
@@ -115,8 +117,8 @@ class BatchJob {
   bool m_write_failed = false;
   int m_write_errno = 0;
   std::optional<Error> m_quota;
-  std::optional<double> m_cost_cap;  ///< This run's share of --max-cost.
-  double m_spent_before = 0;         ///< What the lines --resume kept cost.
+  std::optional<double> m_cost_cap;          ///< This run's share of --max-cost.
+  BatchOptions::SpentBefore m_spent_before;  ///< What the lines --resume kept cost.
 };
 
 }  // namespace clef::cli

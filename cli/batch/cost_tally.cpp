@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "clef/decision_json.hpp"
+
 namespace clef::cli {
 namespace {
 
@@ -24,12 +26,43 @@ std::size_t index_of(CostSource source) {
 
 }  // namespace
 
+void KeptCost::add(const nlohmann::ordered_json& line, const ClientOptions& client) {
+  if (!line.contains("answers")) return;  // an error line: taken to cost nothing
+  const auto cost_field = line.find("cost");
+  Cost cost = cost_field == line.end() ? Cost{} : cost_from_json(*cost_field);
+  if (!cost.known()) {
+    const auto usage = line.find("usage");
+    const auto price = price_for(client.backend, client.model, client.prices);
+    if (price && usage != line.end() && usage->is_object()) {
+      const auto tokens = [&](const char* name) {
+        const auto it = usage->find(name);
+        return it != usage->end() && it->is_number() && it->get<double>() >= 0 ? it->get<double>()
+                                                                               : 0.0;
+      };
+      cost.usd = (tokens("input_tokens") * price->input_per_million +
+                  tokens("output_tokens") * price->output_per_million) /
+                 1e6;
+      cost.source = CostSource::computed;
+    }
+  }
+  if (!cost.usd) {
+    ++unknown;
+    return;
+  }
+  spent.usd += *cost.usd;
+  if (cost.source == CostSource::cached) return;
+  spent.dearest_usd = std::max(spent.dearest_usd, *cost.usd);
+  ++spent.decisions;
+}
+
 void CostTally::add(const Cost& cost) {
   if (!cost.usd) {
     ++m_unknown;
     return;
   }
   const double usd = *cost.usd;
+  m_least = m_known == 0 ? usd : std::min(m_least, usd);
+  m_most = m_known == 0 ? usd : std::max(m_most, usd);
   ++m_known;
   ++m_by_source[index_of(cost.source)];
   m_usd_by_source[index_of(cost.source)] += usd;
@@ -61,7 +94,7 @@ void CostTally::print(std::ostream& err, const std::string& model) const {
   if (m_known > 0) {
     err << "clef:   cost: " << dollars(m_total) << " in all, "
         << dollars(m_total / static_cast<double>(m_known)) << " a decision on average, "
-        << dollars(percentile(0.95)) << " at the 95th percentile;";
+        << dollars(std::clamp(percentile(0.95), m_least, m_most)) << " at the 95th percentile;";
     const char* separator = " ";
     const auto part = [&](CostSource source, const char* what) {
       const std::size_t n = m_by_source[index_of(source)];

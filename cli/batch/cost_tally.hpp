@@ -9,9 +9,22 @@
 #include <ostream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "clef/batch.hpp"
 #include "clef/cost.hpp"
+#include "clef/options.hpp"
 
 namespace clef::cli {
+
+/// What the lines --resume keeps cost, for --max-cost: each line's "cost", or for a line whose
+/// cost is unknown its usage x the price that applies now (--price); else it is counted unknown.
+struct KeptCost {
+  BatchOptions::SpentBefore spent;
+  std::size_t unknown = 0;
+
+  void add(const nlohmann::ordered_json& line, const ClientOptions& client);
+};
 
 class CostTally {
  public:
@@ -36,7 +49,8 @@ class CostTally {
   std::array<std::size_t, 5> m_by_source{};  ///< Indexed by CostSource.
   std::array<double, 5> m_usd_by_source{};
   double m_total = 0;
-  std::size_t m_zero = 0;  ///< Known and under kFloor.
+  double m_least = 0, m_most = 0;  ///< Of the known costs: the percentile stays between them.
+  std::size_t m_zero = 0;          ///< Known and under kFloor.
   std::array<std::size_t, kPerDecade * kDecades> m_buckets{};
 };
 

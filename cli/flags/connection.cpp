@@ -68,10 +68,12 @@ bool through_gateway(const ConnectionFlags& flags) {
           (!flags.hosts.empty() && is_ai_gateway_url(flags.hosts.front())));
 }
 
-void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
-  // CLI11's CheckedTransformer would show its map ({ollama->0,...} OR {0,2,1}) in the help and
-  // in the error, and take the enum's numbers: this one knows the names only.
-  const CLI::Validator backend_name(
+namespace {
+
+/// --backend by name. CLI11's CheckedTransformer would show its map ({ollama->0,...} OR {0,2,1})
+/// in the help and in the error, and take the enum's numbers: this one knows the names only.
+CLI::Validator backend_name() {
+  return CLI::Validator(
       [](std::string& value) -> std::string {
         const std::optional<Backend> backend = backend_named(value);
         if (!backend) {
@@ -81,8 +83,13 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
         return std::string();
       },
       "", "backend");
+}
+
+}  // namespace
+
+void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
   command.add_option("--backend", flags.backend, "ollama | workers-ai | systemone | openai")
-      ->transform(backend_name)
+      ->transform(backend_name())
       ->type_name("NAME")
       ->default_str("ollama");
   command

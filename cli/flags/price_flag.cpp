@@ -7,17 +7,21 @@
 #include <string_view>
 
 namespace clef::cli {
-namespace {
-
-/// Dollars per million tokens: a plain decimal number from 0 to a million.
-std::optional<double> dollars(std::string_view text) {
+std::optional<double> dollars_from_text(std::string_view text, double most) {
   if (text.empty() || text.size() > 32) return std::nullopt;
   double value = 0;
   const char* end = text.data() + text.size();
   const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (error != std::errc() || stop != end || !std::isfinite(value) || value < 0 || value > 1e6)
+  if (error != std::errc() || stop != end || !std::isfinite(value) || value < 0 || value > most)
     return std::nullopt;
-  return value;
+  return value + 0.0;  // -0 is 0
+}
+
+namespace {
+
+/// Dollars per million tokens: from 0 to a million.
+std::optional<double> dollars(std::string_view text) {
+  return dollars_from_text(text, 1e6);
 }
 
 Error bad_price(const std::string& value, const std::string& why) {

@@ -3,13 +3,19 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "clef/cost.hpp"
 #include "clef/result.hpp"
 
 namespace clef::cli {
+
+/// A plain decimal amount of dollars from 0 to `most` ("0.09", "1e-3"): nothing strtod would
+/// skip or round away (white space, hex, "nan", an underflow to 0); nullopt for anything else.
+std::optional<double> dollars_from_text(std::string_view text, double most);
 
 /// Each value "MODEL=INPUT[,OUTPUT]" (OUTPUT 0 when left out) into the client's price overrides;
 /// the error names the value and what is wrong with it.

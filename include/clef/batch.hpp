@@ -52,15 +52,24 @@ struct BatchOptions {
   /// BatchSummary::stopped is true. (should_stop is asked; this is heard.)
   CancelToken cancel;
   /// A cap on what the run spends, in dollars (Decision::cost): no request starts that could take
-  /// the spend past it — what was spent (already_spent_usd included) plus, for each request in
-  /// flight and the one to start, the dearest decision of the run so far. Until one decision's
-  /// cost is known, one request at a time (its cost is learned, not estimated). Reached, nothing
-  /// more starts and BatchSummary::cost_cap_reached is set. A decision whose cost is unknown
-  /// stops the run too (BatchSummary::cost_unknown): the cap could not hold. A failed request is
-  /// taken to cost nothing. nullopt: no cap.
+  /// the spend past it — what was spent (already_spent included) plus, for each request in
+  /// flight and the one to start, the dearest decision so far. Until one decision's cost is
+  /// known, one request at a time (its cost is learned, not estimated); then at most twice as
+  /// many in flight as decisions whose cost is known (a few cheap answers are thin evidence of
+  /// the next one's price). A cache hit's $0 is no evidence of a price. Reached, nothing more
+  /// starts and BatchSummary::cost_cap_reached is set. A decision whose cost is unknown stops
+  /// the run too (BatchSummary::cost_unknown): the cap could not hold. A failed request is taken
+  /// to cost nothing. The limit: a decision dearer than every one before it passes the estimate
+  /// by the difference, for each request then in flight. nullopt: no cap.
   std::optional<double> max_cost_usd;
-  /// Spent before this run (clef batch --resume sums its kept lines): counts toward the cap.
-  double already_spent_usd = 0;
+  /// What was spent before this run (clef batch --resume adds up the lines it keeps): it counts
+  /// toward max_cost_usd, and its dearest decision is the estimate until this run knows better.
+  struct SpentBefore {
+    double usd = 0;
+    double dearest_usd = 0;
+    std::size_t decisions = 0;  ///< With a known cost (cache hits left out).
+  };
+  SpentBefore already_spent;
   /// Stop when the server is not there at all: once 2 × concurrency results in a row, before any
   /// success, are connection failures or TLS errors (ErrorKind::connection_failed, tls), no new
   /// item starts, as with should_stop, and BatchSummary::unreachable holds the last of them. A
@@ -110,7 +119,7 @@ struct BatchSummary {
   std::optional<Error> unreachable;
   /// One per host, in the order given (one entry for a single client).
   std::vector<HostSummary> hosts;
-  /// This run's known decision costs, in dollars (BatchOptions::already_spent_usd not included).
+  /// This run's known decision costs, in dollars (BatchOptions::already_spent not included).
   double spent_usd = 0;
   /// BatchOptions::max_cost_usd stopped the run: the next request could have passed it.
   bool cost_cap_reached = false;

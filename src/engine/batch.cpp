@@ -34,7 +34,11 @@ BatchRun::BatchRun(const std::vector<Client>& hosts, const RequestSource& source
       m_batch(std::max<std::size_t>(m_limit / 2, 1)),
       m_retry(engine_retry(m_first.options().retry, m_several)),
       m_hosts(hosts, m_limit, options.per_host),
-      m_spent(options.already_spent_usd) {}
+      m_spent(options.already_spent.usd),
+      m_dearest(options.already_spent.decisions > 0
+                    ? std::optional<double>(options.already_spent.dearest_usd)
+                    : std::nullopt),
+      m_costs_known(options.already_spent.decisions) {}
 
 BatchSummary BatchRun::run() {
   // BatchOptions::cancel wakes the caller's thread at once, however long it would wait.
@@ -72,7 +76,7 @@ BatchSummary BatchRun::drive() {
   m_summary.stopped = m_tally.stopped;
   m_summary.quota_exhausted = m_tally.quota_exhausted;
   m_summary.unreachable = m_tally.unreachable;
-  m_summary.spent_usd = m_spent - m_options.already_spent_usd;
+  m_summary.spent_usd = m_spent - m_options.already_spent.usd;
   m_summary.cost_cap_reached = m_tally.cost_cap_reached;
   m_summary.cost_unknown = m_tally.cost_unknown;
   m_summary.hosts = m_hosts.summaries();
@@ -275,10 +279,13 @@ std::unique_ptr<Flight> BatchRun::next_to_send(Clock::time_point now) {
 /// in flight at the dearest cost seen; none in flight and none fits is the cap reached.
 bool BatchRun::may_spend_more() {
   const double cap = *m_options.max_cost_usd;
-  if (m_spent < cap) {
-    if (!m_dearest) return m_in_flight == 0;  // one at a time until a cost is known
+  // Sums of dollars carry binary noise (0.1 + 0.1 + 0.1 > 0.3): a billionth of the cap is slack.
+  const double slack = cap * 1e-9 + 1e-12;
+  if (m_spent + slack < cap) {
+    if (!m_dearest) return m_in_flight == 0;                // one at a time until a cost is known
+    if (m_in_flight + 1 > 2 * m_costs_known) return false;  // slow start: wait for evidence
     const double committed = static_cast<double>(m_in_flight + 1) * *m_dearest;
-    if (m_spent + committed <= cap) return true;
+    if (m_spent + committed <= cap + slack) return true;
     if (m_in_flight > 0) return false;  // those in flight may cost less: wait for them
   }
   m_tally.cost_cap_reached = true;
@@ -292,7 +299,9 @@ void BatchRun::count_cost(const Result<Decision>& result) {
   const Cost& cost = result->cost;
   if (cost.usd) {
     m_spent += *cost.usd;
+    if (cost.source == CostSource::cached) return;  // $0 from the cache says nothing of a price
     m_dearest = std::max(m_dearest.value_or(0.0), *cost.usd);
+    ++m_costs_known;
   } else if (m_options.max_cost_usd && !m_tally.cost_unknown) {
     m_tally.cost_unknown = true;  // the cap cannot hold: stop (check_stop)
   }

@@ -128,8 +128,9 @@ class BatchRun {
   Clock::time_point m_next_wake = Clock::time_point::max();  ///< For a time-bound start.
   bool m_reached = false;  ///< stop_when_unreachable: a result has come back whole.
   std::size_t m_unreachable_in_a_row = 0;
-  double m_spent = 0;               ///< Known costs, already_spent_usd included.
+  double m_spent = 0;               ///< Known costs, already_spent included.
   std::optional<double> m_dearest;  ///< The dearest decision so far: the estimate of the next.
+  std::size_t m_costs_known = 0;    ///< Decisions whose cost was known (not cache hits).
   Clock::time_point m_announced_until{};
   Clock::time_point m_next_slot{};
   std::mt19937_64 m_random{std::random_device{}()};

@@ -237,7 +237,7 @@ Cost cost_from_json(const Json& json) {
     return cost;
   const double dollars = usd->get<double>();
   if (!std::isfinite(dollars) || dollars < 0) return cost;
-  cost.usd = dollars;
+  cost.usd = dollars + 0.0;  // -0 is 0
   cost.source = *source;
   if (const auto neurons = json.find("neurons"); neurons != json.end() && neurons->is_number()) {
     const double count = neurons->get<double>();

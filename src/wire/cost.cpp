@@ -14,7 +14,7 @@ namespace {
 /// neurons or dollars for one decision is a server's bug or a lie, not a bill).
 std::optional<double> plausible(double value) {
   if (!std::isfinite(value) || value < 0 || value > 1e9) return std::nullopt;
-  return value;
+  return value + 0.0;  // -0 is 0
 }
 
 /// `usd` to a millionth of a millionth of a dollar: no binary noise (4.859999999999999e-06) in
