@@ -2,7 +2,6 @@
 #include "batch/batch_job.hpp"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -132,11 +131,6 @@ std::optional<BatchEnd> BatchJob::cap_cost(std::optional<double> cap, const Kept
 /// --max-cost's two stops: the cap reached (exit 3, like a provider's budget), or a decision
 /// whose cost is unknown, so that no cap could hold (exit 2: a price is missing).
 std::optional<BatchEnd> BatchJob::cost_stop(const BatchSummary& summary) const {
-  const auto dollars = [](double amount) {
-    char text[32];
-    std::snprintf(text, sizeof text, "$%.6g", amount);
-    return std::string(text);
-  };
   if (summary.cost_unknown) {
     const std::string& model = m_flags.connection.model;
     print_error(m_context,
@@ -150,9 +144,10 @@ std::optional<BatchEnd> BatchJob::cost_stop(const BatchSummary& summary) const {
   if (!summary.cost_cap_reached || !m_cost_cap) return std::nullopt;
   const double spent = m_spent_before.usd + summary.spent_usd;
   print_error(m_context,
-              "the cost cap of " + dollars(*m_cost_cap) +
+              "the cost cap of " + dollars_in_message(*m_cost_cap) +
                   (m_shard && m_shard->count > 1 ? " (this shard's share of --max-cost)" : "") +
-                  " is reached: " + dollars(spent) + " spent (" + dollars(summary.spent_usd) +
+                  " is reached: " + dollars_in_message(spent) + " spent (" +
+                  dollars_in_message(summary.spent_usd) +
                   " in this run), and the next request could have passed it",
               "nothing more was sent; raise --max-cost and run again with --resume to go on");
   return BatchEnd{as_int(ExitCode::authentication)};

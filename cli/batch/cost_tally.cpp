@@ -26,6 +26,12 @@ std::size_t index_of(CostSource source) {
 
 }  // namespace
 
+std::string dollars_in_message(double amount) {
+  char text[32];
+  std::snprintf(text, sizeof text, "$%.6g", amount);
+  return text;
+}
+
 void KeptCost::add(const nlohmann::ordered_json& line, const ClientOptions& client) {
   if (!line.contains("answers")) return;  // an error line: taken to cost nothing
   const auto cost_field = line.find("cost");
@@ -39,9 +45,7 @@ void KeptCost::add(const nlohmann::ordered_json& line, const ClientOptions& clie
         return it != usage->end() && it->is_number() && it->get<double>() >= 0 ? it->get<double>()
                                                                                : 0.0;
       };
-      cost.usd = (tokens("input_tokens") * price->input_per_million +
-                  tokens("output_tokens") * price->output_per_million) /
-                 1e6;
+      cost.usd = price->dollars_for(tokens("input_tokens"), tokens("output_tokens"));
       cost.source = CostSource::computed;
     }
   }

@@ -19,6 +19,9 @@ namespace clef::cli {
 
 /// What the lines --resume keeps cost, for --max-cost: each line's "cost", or for a line whose
 /// cost is unknown its usage x the price that applies now (--price); else it is counted unknown.
+/// "$0.5", "$0.00999589": dollars in a message, to six significant digits.
+std::string dollars_in_message(double amount);
+
 struct KeptCost {
   BatchOptions::SpentBefore spent;
   std::size_t unknown = 0;

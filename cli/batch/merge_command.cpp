@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -16,6 +15,7 @@
 #include "batch/batch_input.hpp"
 #include "batch/batch_output.hpp"
 #include "batch/batch_shard.hpp"
+#include "batch/cost_tally.hpp"
 #include "batch/shard_lines.hpp"
 #include "clef/batch.hpp"
 #include "clef/json.hpp"
@@ -187,9 +187,7 @@ Result<Merged> in_input_order(const std::string& input, const ShardRun& first, S
 /// "; they cost $X in all" (and how many lines' cost is unknown): the shards' spend summed.
 void print_spend(const ShardIndex& index, const Context& context) {
   if (index.spent_usd() == 0 && index.cost_unknown() == 0) return;  // free, or written before
-  char total[32];
-  std::snprintf(total, sizeof total, "$%.6g", index.spent_usd());
-  context.err << "; they cost " << total << " in all";
+  context.err << "; they cost " << dollars_in_message(index.spent_usd()) << " in all";
   if (index.cost_unknown() > 0)
     context.err << " (and " << index.cost_unknown() << " whose cost is unknown)";
 }

@@ -43,6 +43,11 @@ struct Cost {
 struct Price {
   double input_per_million = 0;
   double output_per_million = 0;
+
+  /// What `input_tokens` and `output_tokens` cost at this price, in dollars.
+  double dollars_for(double input_tokens, double output_tokens) const noexcept {
+    return (input_tokens * input_per_million + output_tokens * output_per_million) / 1e6;
+  }
 };
 
 /// One row of clef's built-in price table: what it matches, its price, and where and when the

@@ -136,10 +136,8 @@ void settle_cost(Decision& decision, Backend backend, const HttpResponse& respon
   if (decision.cost.known()) return;  // the body's own figure
   const auto price = price_for(backend, model, overrides);
   if (!price) return;
-  const double dollars =
-      (static_cast<double>(decision.usage.input_tokens) * price->input_per_million +
-       static_cast<double>(decision.usage.output_tokens) * price->output_per_million) /
-      1e6;
+  const double dollars = price->dollars_for(static_cast<double>(decision.usage.input_tokens),
+                                            static_cast<double>(decision.usage.output_tokens));
   decision.cost = Cost{to_picodollars(dollars), CostSource::computed, std::nullopt};
 }
 
