@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -262,6 +263,85 @@ TEST(Batch, AStopTheLoopDecidesWhileAnItemIsBeingReadStillEndsTheRun) {
     EXPECT_EQ(kinds[i], clef::ErrorKind::cancelled) << i;
 }
 
+/// A source that gives `count` items, then waits (as a pipe whose writer is slow would) until
+/// released, and then ends.
+struct WaitingSource {
+  explicit WaitingSource(std::size_t count) : requests(tickets(static_cast<int>(count))) {}
+  std::optional<clef::Result<clef::DecisionRequest>> operator()() {
+    if (given < requests.size()) return clef::Result<clef::DecisionRequest>(requests[given++]);
+    std::unique_lock<std::mutex> lock(mutex);
+    waiting = true;
+    released.wait_for(lock, 60s, [&] { return free; });
+    return std::nullopt;
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex);
+    free = true;
+    released.notify_all();
+  }
+  bool is_waiting() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return waiting;
+  }
+  std::vector<clef::DecisionRequest> requests;
+  std::size_t given = 0;
+  std::mutex mutex;
+  std::condition_variable released;
+  bool waiting = false;
+  bool free = false;
+};
+
+// The source is read on a thread of the run's own: while it waits for input, the results of the
+// items it gave are delivered, and a stop ends the run through interrupt_source rather than
+// when the next item comes.
+TEST(Batch, ASourceThatWaitsHoldsBackNeitherResultsNorAStop) {
+  FakeServer server;
+  {
+    WaitingSource source(3);
+    std::atomic<std::size_t> delivered{0};
+    clef::BatchSummary summary;
+    std::thread run([&] {
+      summary = clef::run_batch(
+          client_for(server), std::ref(source),
+          [&](std::size_t, clef::Result<clef::Decision>&& result) { delivered += result.ok(); });
+    });
+    EXPECT_TRUE(clef::testing::wait_until([&] { return delivered == 3 && source.is_waiting(); },
+                                          "three results while the source waits", 30s));
+    source.release();
+    run.join();
+    EXPECT_EQ(summary.started, 3u);
+    EXPECT_EQ(summary.succeeded, 3u);
+  }
+  {
+    WaitingSource source(2);
+    std::atomic<bool> stop{false};
+    std::atomic<int> interrupted{0};
+    std::atomic<bool> returned{false};
+    clef::BatchOptions options;
+    options.should_stop = [&] { return stop.load(); };
+    options.interrupt_source = [&] {
+      ++interrupted;
+      source.release();
+    };
+    clef::BatchSummary summary;
+    std::thread run([&] {
+      summary = clef::run_batch(
+          client_for(server), std::ref(source), [](std::size_t, clef::Result<clef::Decision>&&) {},
+          options);
+      returned = true;
+    });
+    EXPECT_TRUE(clef::testing::wait_until([&] { return source.is_waiting(); }, "the wait", 30s));
+    stop = true;
+    EXPECT_TRUE(clef::testing::wait_until([&] { return returned.load(); },
+                                          "the run to end without its source's next item", 30s));
+    source.release();  // only if the run did not
+    run.join();
+    EXPECT_EQ(interrupted, 1);
+    EXPECT_TRUE(summary.stopped);
+    EXPECT_EQ(summary.started, 2u);
+  }
+}
+
 TEST(Batch, StopFlagEndsTheRunEarly) {
   FakeServer server;
   server.set_latency(5ms);
@@ -280,7 +360,8 @@ TEST(Batch, StopFlagEndsTheRunEarly) {
       [&](std::size_t, clef::Result<clef::Decision>&&) { ++delivered; }, options);
   EXPECT_TRUE(summary.stopped);
   EXPECT_EQ(delivered, summary.started);  // whatever started was delivered
-  EXPECT_LE(summary.started, 11u);
+  // The reader runs ahead of the stop by at most 2 x concurrency items (delivered, not sent).
+  EXPECT_LE(summary.started, 10u + 2 * options.concurrency);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -463,6 +465,62 @@ TEST(CliStreams, WaitsOnAFifoEndAtSigint) {
   EXPECT_TRUE(is_fifo(batch_no_reader));
   EXPECT_FALSE(std::filesystem::exists(batch_no_reader + ".clef-run.json"));
   EXPECT_EQ(server.request_count(), sent_before);  // nothing sent for a reader that never came
+}
+
+/// Opens `fifo` for writing (waiting for its reader), writes `text` and keeps it open until
+/// `release` is set or 60 s pass: a pipe whose writer is slow to send the next line.
+std::thread slow_writer(const std::string& fifo, const std::string& text,
+                        const std::atomic<bool>& release) {
+  return std::thread([fifo, text, &release] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    EXPECT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    wait_until([&] { return release.load(); }, "the test to release the writer", 60s);
+    ::close(fd);
+  });
+}
+
+// A pipe's writer that is slow to send the next line holds back neither the results of the
+// lines already sent (they are written as they are answered) nor a stop the run decided (no
+// server: the run ends at once, not when the next line comes).
+TEST(CliStreams, ASlowWriterHoldsBackNeitherResultsNorAStop) {
+  FakeServer server;
+  {
+    const std::string fifo = fresh_fifo("slow_writer.fifo");
+    const std::string out = fresh_path("slow_writer_out.jsonl");
+    std::atomic<bool> release{false};
+    std::thread writer = slow_writer(fifo, jsonl_tickets(3), release);
+    const pid_t child = spawn_clef(batch_args(server.base_url(), fifo, out, {"-j", "16"}));
+    ASSERT_GT(child, 0);
+    const auto written = [&] {
+      const std::string text = read_file(out);
+      return std::count(text.begin(), text.end(), '\n');
+    };
+    EXPECT_TRUE(wait_until([&] { return written() == 3; },
+                           "three lines written while the writer holds the pipe open", 30s));
+    release = true;
+    writer.join();
+    const auto ended = wait_for_child(child, 30s);
+    EXPECT_TRUE(ended.finished);
+    EXPECT_EQ(ended.code, 0);
+  }
+  {
+    const std::string fifo = fresh_fifo("slow_writer_down.fifo");
+    const std::string out = fresh_path("slow_writer_down.jsonl");
+    std::atomic<bool> release{false};
+    // Two failed connections in a row at -j 1 is a server that is not there: the run stops.
+    std::thread writer = slow_writer(fifo, jsonl_tickets(2), release);
+    const pid_t child =
+        spawn_clef({"batch", fifo, "-o", out, "--yes-no", "u: U?", "--retries", "0", "-j", "1",
+                    "--host", "127.0.0.1:" + std::to_string(clef::testing::refusing_port())});
+    ASSERT_GT(child, 0);
+    const auto ended = wait_for_child(child, 20s);  // the writer still holds the pipe open
+    release = true;
+    writer.join();
+    EXPECT_TRUE(ended.finished) << "the stop waited for the writer";
+    EXPECT_EQ(ended.code, 5);
+    EXPECT_LT(ended.elapsed, 10s);
+  }
 }
 
 TEST(CliStreams, TheMocksFilesAreFilesNotFifos) {

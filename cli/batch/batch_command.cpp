@@ -165,7 +165,7 @@ Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputF
 }
 
 BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags,
-                     std::size_t concurrency, BatchJob& job, Progress& progress) {
+                     std::size_t concurrency, BatchJob& job, InputFile& input) {
   BatchOptions options;
   options.concurrency = concurrency;
   options.max_cost_usd = job.cost_cap();
@@ -181,8 +181,11 @@ BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags
   options.stop_when_unreachable = true;  // a batch against no server stops instead of failing all
   options.on_duplicate = [&](std::size_t index, std::size_t first) { job.duplicate(index, first); };
   options.on_pause = [&](std::chrono::system_clock::time_point until, const Error& why) {
-    progress.paused(until, why);
+    job.paused(until, why);
   };
+  // A run that ends early (the cost cap, a spent quota, no server) while a pipe's writer is
+  // slow ends now, not when the next line comes.
+  options.interrupt_source = [&] { input.interrupt(); };
   adapt_batch_options(flags.connection, clients.front(), options);
   return run_batch(
       clients, [&] { return job.next(); },
@@ -364,7 +367,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
                prototype.value(), table ? &*table : nullptr,
                policy->has_value() ? &**policy : nullptr, observer, shard.value());
   if (auto refused = job.cap_cost(flags.max_cost, kept)) return *refused;
-  BatchEnd end = job.finish(run_job(clients.value(), flags, concurrency, job, progress));
+  BatchEnd end = job.finish(run_job(clients.value(), flags, concurrency, job, input.value()));
   if (auto failure = input->failure(); failure && end.completed) {
     // The input broke off (an I/O error, a line that never ends): what was read is written,
     // but it is not the whole input.

@@ -23,13 +23,14 @@ constexpr std::uint64_t not_written = std::numeric_limits<std::uint64_t>::max();
 
 std::optional<Result<DecisionRequest>> BatchJob::next() {
   for (;;) {
-    auto item = m_reader.next();
+    auto item = m_reader.next();  // may wait for a pipe: not under the lock
     if (!item) return std::nullopt;
     if (m_shard && !in_shard(*m_shard, item->id)) continue;  // another shard's
     const bool readable = item->state.ok();
     if (readable) {
       const std::string key = id_key(item->id);
       if (m_done.count(key)) {
+        std::lock_guard<std::mutex> lock(m_mutex);
         m_progress.skipped();
         continue;
       }
@@ -39,7 +40,11 @@ std::optional<Result<DecisionRequest>> BatchJob::next() {
         m_first_duplicate = key;
     }
     const std::size_t index = m_next_index++;
-    m_pending.emplace(index, Pending{item->id, item->line, table_fields(*item)});
+    Pending pending{item->id, item->line, table_fields(*item)};
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_pending.emplace(index, std::move(pending));
+    }
     if (!readable) return Result<DecisionRequest>(item->state.error());
     DecisionRequest request = m_prototype;
     request.state = std::move(item->state).value();
@@ -59,6 +64,7 @@ std::optional<Result<DecisionRequest>> BatchJob::next() {
 }
 
 void BatchJob::deliver(std::size_t index, Result<Decision>&& result) {
+  std::lock_guard<std::mutex> lock(m_mutex);
   const Pending pending = take(index);
   if (!result && (result.error().kind == ErrorKind::cancelled ||
                   result.error().kind == ErrorKind::quota_exhausted)) {
@@ -77,6 +83,7 @@ void BatchJob::deliver(std::size_t index, Result<Decision>&& result) {
 }
 
 void BatchJob::duplicate(std::size_t index, std::size_t first) {
+  std::lock_guard<std::mutex> lock(m_mutex);
   const Pending pending = take(index);
   Json line = Json::object();
   line["id"] = pending.id;
@@ -108,6 +115,11 @@ void BatchJob::duplicate(std::size_t index, std::size_t first) {
   if (m_observer) m_observer->duplicate(pending.id, line["duplicate_of"]);
   m_progress.finished(ok, nullptr);
   m_progress.deduplicated();
+}
+
+void BatchJob::paused(std::chrono::system_clock::time_point until, const Error& why) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_progress.paused(until, why);
 }
 
 bool BatchJob::should_stop() const {

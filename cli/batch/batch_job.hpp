@@ -3,8 +3,10 @@
 // written as lines or rows, --dedupe's repeats copied, and how the run ended.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -24,8 +26,8 @@
 
 namespace clef::cli {
 
-/// The engine calls all three (next, deliver, duplicate) under one lock, so nothing here needs
-/// its own.
+/// The engine calls next() on its reader thread while deliver(), duplicate() and paused() run on
+/// the calling thread: what they share (the items in flight, the progress line) is under m_mutex.
 class BatchJob {
  public:
   BatchJob(const BatchFlags& flags, const Context& context, InputReader& reader, OutputFile* output,
@@ -53,6 +55,9 @@ class BatchJob {
 
   /// Item `index` asked what item `first` asked: copy first's line under this item's id.
   void duplicate(std::size_t index, std::size_t first);
+
+  /// The batch pauses for a 429/503 until `until`.
+  void paused(std::chrono::system_clock::time_point until, const Error& why);
 
   /// A write failed, the quota is spent, or the user interrupted.
   bool should_stop() const;
@@ -100,6 +105,7 @@ class BatchJob {
   ResultObserver* m_observer;
   std::optional<Shard> m_shard;
 
+  std::mutex m_mutex;  ///< Over m_pending and m_progress: next() runs on the reader's thread.
   std::unordered_map<std::size_t, Pending> m_pending;  ///< Only the items in flight.
   std::size_t m_next_index = 0;
   std::unordered_set<std::size_t> m_seen_ids;  ///< Hashes of the ids read, for the warning.

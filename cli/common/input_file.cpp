@@ -42,6 +42,7 @@ class InputFile::Buffer final : public std::streambuf {
   Buffer& operator=(const Buffer&) = delete;
 
   bool interrupted() const noexcept { return m_interrupted; }
+  void interrupt() noexcept { m_interrupt_asked = true; }
   int error_number() const noexcept { return m_error; }
   std::string sha256() const { return m_hasher.hex(); }
 
@@ -49,7 +50,7 @@ class InputFile::Buffer final : public std::streambuf {
   int_type underflow() override {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
     for (;;) {
-      if (m_stop && m_stop->load()) {
+      if ((m_stop && m_stop->load()) || m_interrupt_asked.load()) {
         m_interrupted = true;
         return traits_type::eof();
       }
@@ -76,6 +77,7 @@ class InputFile::Buffer final : public std::streambuf {
   const bool m_owned;
   const bool m_waits;  ///< Not a regular file: a read may wait.
   const std::atomic<bool>* const m_stop;
+  std::atomic<bool> m_interrupt_asked{false};  ///< interrupt(), from another thread.
   std::vector<char> m_bytes;
   Sha256Hasher m_hasher;  ///< Of every byte read: a stream is hashed as it is read, once.
   bool m_interrupted = false;
@@ -124,6 +126,10 @@ Result<InputFile> InputFile::open(const std::string& path, const std::string& wh
 InputFile::InputFile(InputFile&& other) noexcept = default;
 InputFile& InputFile::operator=(InputFile&& other) noexcept = default;
 InputFile::~InputFile() = default;
+
+void InputFile::interrupt() noexcept {
+  if (m_buffer) m_buffer->interrupt();
+}
 
 std::optional<std::string> InputFile::sha256_of_what_was_read() const {
   if (!m_buffer) return std::nullopt;

@@ -39,6 +39,10 @@ class InputFile {
   ~InputFile();
 
   std::istream& stream() noexcept { return *m_stream; }
+  /// From any thread: a read that waits (a pipe, a FIFO, a terminal) ends the stream within a
+  /// tenth of a second, as the stop flag would, and failure() says the reading was interrupted.
+  /// The caller's own stream ("-" in the tests) is not waited on and cannot be interrupted.
+  void interrupt() noexcept;
   /// A regular file: it can be read again without taking what it holds from anyone.
   bool is_regular() const noexcept { return m_regular; }
   /// Why the stream ended before the input did — the reading was interrupted, the system

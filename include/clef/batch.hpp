@@ -41,12 +41,19 @@ struct BatchOptions {
   std::chrono::milliseconds throttle_budget{600'000};
   /// Told when a 429/503 pauses the batch and until when (called like the sink).
   std::function<void(std::chrono::system_clock::time_point until, const Error& why)> on_pause;
-  /// Asked on the calling thread (like the sink, so it may read what the sink wrote): before each
-  /// item is read from the source, after each batch of results is delivered, and at least every
-  /// 20 ms while items are in flight or waiting. Once it returns true no new item is sent; items
-  /// in flight finish, and items already read but not yet sent are delivered as
-  /// ErrorKind::cancelled. Pair with ClientOptions::cancel to stop the items in flight too.
+  /// Asked on the calling thread (like the sink, so it may read what the sink wrote): each time
+  /// that thread wakes (items read, a batch of results delivered) and at least every 20 ms.
+  /// Once it returns true no new item is sent; items in flight finish, and items already read
+  /// but not yet sent (at most 2 × concurrency) are delivered as ErrorKind::cancelled. Pair with
+  /// ClientOptions::cancel to stop the items in flight too.
   std::function<bool()> should_stop;
+  /// Called once, on the calling thread, when the run ends early (a stop, a cancel, a spent
+  /// quota, the cost cap, an unreachable server) while the source is still inside a call, waiting
+  /// for input (a pipe whose writer is slow): it should make that call return soon (std::nullopt
+  /// will do). run_batch returns only once the source's call has returned, since the source is
+  /// the caller's; without this, a source that waits holds the end of the run (not its results)
+  /// until its input comes. May be called while the source runs on another thread.
+  std::function<void()> interrupt_source;
   /// Ends the run from any thread: no new item starts, and every item in flight or waiting out
   /// a pause ends at once with ErrorKind::cancelled, delivered to the sink like any result;
   /// BatchSummary::stopped is true. (should_stop is asked; this is heard.)
@@ -98,7 +105,8 @@ struct HostSummary {
 
 /// Pulls the next request; std::nullopt ends the input. An item that is already known to be bad
 /// (an unparsable input line) is yielded as an Error and delivered in sequence like any result.
-/// Called from one thread at a time.
+/// run_batch calls it on a thread of its own, one call at a time, while the sink may be running
+/// on the calling thread: what the two share needs a lock.
 using RequestSource = std::function<std::optional<Result<DecisionRequest>>()>;
 /// Receives each result with its input index (0-based). Called from one thread at a time,
 /// never concurrently, so it may write to a file without locking.
@@ -130,13 +138,18 @@ struct BatchSummary {
 /// The streaming engine behind decide_all and `clef batch`: memory stays flat however long
 /// the input, since only the items in flight (and, when ordered, a bounded window) are held.
 ///
-/// Threads: the source, the sink, on_duplicate, on_pause and should_stop are called on the
-/// calling thread, one at a time. The client's event loop settles each result and starts the
-/// next item itself, from up to `concurrency` items the calling thread has read ahead of those
-/// in flight; the calling thread is woken for a batch of results (about half of `concurrency`
-/// at a time), not for each one. When the run stops early (should_stop, cancel, a spent quota,
-/// an unreachable server), the items read ahead and never sent are delivered as
-/// ErrorKind::cancelled, so every item read from the source is delivered exactly once.
+/// Threads: the sink, on_duplicate, on_pause and should_stop are called on the calling thread,
+/// one at a time. The source is called on a reader thread of the run's own, so a source that
+/// waits for input (a pipe, a FIFO) holds back neither the results already answered nor a stop:
+/// it reads up to `concurrency` items ahead of those in flight, and each item it reads is sent
+/// as soon as there is room, without waiting for the next. The client's event loop settles each
+/// result and starts the next item itself; the calling thread is woken for items read and for a
+/// batch of results (about half of `concurrency` at a time), not for each one. When the run
+/// stops early (should_stop, cancel, a spent quota, an unreachable server, the cost cap), the
+/// items read and never sent are delivered as ErrorKind::cancelled, so every item read from the
+/// source is delivered exactly once (see BatchOptions::interrupt_source for a source that
+/// waits). An exception from the source, the sink or a callback ends the run and is rethrown
+/// here once the requests in flight have come back.
 CLEF_API BatchSummary run_batch(const Client& client, const RequestSource& source,
                                 const ResultSink& sink, const BatchOptions& options = {});
 

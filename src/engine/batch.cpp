@@ -5,6 +5,7 @@
 #include "clef/batch.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 #include "engine/batch_run.hpp"
@@ -48,6 +49,7 @@ BatchSummary BatchRun::run() {
     m_arrived.notify_one();
   });
   try {
+    m_reader = std::thread([this] { read_source(); });
     BatchSummary summary = drive();
     m_options.cancel.forget(registration);
     return summary;
@@ -58,19 +60,105 @@ BatchSummary BatchRun::run() {
   }
 }
 
+// ---- The reader's thread -------------------------------------------------------------------
+
+/// Items from the source while there is room for them (those read, prepared, in flight and
+/// waiting to be sent again stay within -j plus the read-ahead; ordered, within the window),
+/// each handed to the caller as soon as it is read: a live stream's item must not wait for the
+/// one after it. Ends at the source's end, at a stop, or when the run is over.
+void BatchRun::read_source() {
+  std::unique_lock<std::mutex> lock(m_mutex);
+  for (;;) {
+    m_reader_waiting = true;
+    m_room.wait(lock, [&] { return m_reader_quit || m_stopping || may_read(); });
+    m_reader_waiting = false;
+    if (m_reader_quit || m_stopping) return;
+    m_reading = true;
+    lock.unlock();
+    std::optional<Result<DecisionRequest>> item;
+    std::exception_ptr threw;
+    try {
+      item = m_source();
+    } catch (...) {
+      threw = std::current_exception();  // rethrown on the caller's thread
+    }
+    lock.lock();
+    m_reading = false;
+    m_source_threw = threw;
+    if (item) {
+      m_read.push_back(std::move(*item));
+      ++m_read_count;
+    } else {
+      m_source_ended = true;
+    }
+    if (m_caller_waiting && caller_needed()) m_arrived.notify_one();
+    if (!item) return;
+  }
+}
+
+/// Under the lock: whether the reader may take another item now.
+bool BatchRun::may_read() const {
+  return !m_source_ended && held() < m_limit + m_ahead && !window_full();
+}
+
+/// Under the lock: the reader, asleep for want of room, woken once half the read-ahead is free
+/// (not for every item that lands), or to end.
+void BatchRun::wake_reader() {
+  if (!m_reader_waiting) return;
+  if (m_reader_quit || m_stopping || (may_read() && held() + m_ahead / 2 < m_limit + m_ahead))
+    m_room.notify_one();
+}
+
+/// Items read (and those the caller is preparing), prepared, in flight or waiting to be sent
+/// again.
+std::size_t BatchRun::held() const {
+  return m_read.size() + m_with_caller + m_prepared.size() + m_in_flight + m_waiting.size();
+}
+
+/// Ordered: the reader may not run further ahead of the next item to deliver than the window.
+bool BatchRun::window_full() const {
+  return m_options.ordered && !m_source_ended && m_read_count >= m_next_to_deliver + m_window;
+}
+
+/// The run is over: the reader stops. A source still waiting for input (the run ended early)
+/// is asked to return through BatchOptions::interrupt_source, and waited for: the source is the
+/// caller's, and must not be called once run_batch has returned. What it read meanwhile was never
+/// sent and is delivered as not done.
+void BatchRun::finish_reading() {
+  bool reading = false;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_reader_quit = true;
+    reading = m_reading;
+    m_room.notify_one();
+  }
+  if (reading && m_options.interrupt_source) m_options.interrupt_source();
+  if (m_reader.joinable()) m_reader.join();
+  std::deque<Result<DecisionRequest>> left;
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    left.swap(m_read);
+  }
+  for (std::size_t i = 0; i < left.size(); ++i)
+    m_delivery.deliver(m_summary.started++,
+                       make_error(ErrorKind::cancelled, "the batch was stopped"));
+}
+
 // ---- The caller's thread -------------------------------------------------------------------
 
 BatchSummary BatchRun::drive() {
+  std::vector<Result<DecisionRequest>> read;
   for (;;) {
-    bool stop_asked = asked_to_stop();
-    std::vector<std::unique_ptr<Flight>> prepared;
-    if (!stop_asked) prepared = prepare(stop_asked);
+    const bool stop_asked = asked_to_stop();
     Outbox out;
-    const bool done = exchange(std::move(prepared), stop_asked, out);
+    const bool done = exchange(prepare(read), stop_asked, out);
+    if (out.source_threw) std::rethrow_exception(out.source_threw);
     send_all(out.sends);
     deliver(out);
+    read = std::move(out.read);
     if (done) break;
   }
+  finish_reading();
   std::lock_guard<std::mutex> lock(m_mutex);
   m_summary.throttled = m_tally.throttled;
   m_summary.stopped = m_tally.stopped;
@@ -88,46 +176,29 @@ bool BatchRun::asked_to_stop() {
   return m_options.should_stop && m_options.should_stop();
 }
 
-/// Items from the source, up to what the loop may start before this thread looks again, each
-/// after asking should_stop (`stop_asked` says it said yes). Taken outside the lock: a source
-/// may block (a pipe) while the loop goes on.
-std::vector<std::unique_ptr<Flight>> BatchRun::prepare(bool& stop_asked) {
-  std::size_t held = 0;
-  {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (m_stopping || m_exhausted) return {};
-    // Items waiting to be sent again count too: a pause must not fill up with more.
-    held = m_prepared.size() + m_in_flight + m_waiting.size();
-  }
-  const std::size_t room = held >= m_limit + m_ahead ? 0 : m_limit + m_ahead - held;
+/// The items the reader handed over, numbered in the order read and made ready to send: a bad
+/// item is delivered at once, and with dedupe a repeat is answered by its first.
+std::vector<std::unique_ptr<Flight>> BatchRun::prepare(std::vector<Result<DecisionRequest>>& read) {
   std::vector<std::unique_ptr<Flight>> prepared;
-  while (prepared.size() < room && !m_pulled_all) {
-    if (m_options.ordered && m_summary.started >= m_delivery.next_to_deliver() + m_window) break;
-    if (std::unique_ptr<Flight> flight = next_item()) prepared.push_back(std::move(flight));
-    if ((stop_asked = asked_to_stop())) break;
-    // Below the concurrency this item can start now: it goes before the next is read, which a
-    // pipe may not have yet (a live stream's item must not wait for the one after it).
-    if (held + prepared.size() <= m_limit && !prepared.empty()) break;
+  prepared.reserve(read.size());
+  for (Result<DecisionRequest>& item : read) {
+    if (auto flight = flight_for(m_summary.started++, std::move(item)))
+      prepared.push_back(std::move(flight));
   }
+  read.clear();
   return prepared;
 }
 
-/// The next item to send, or null when there is none to send now (the input ended, the
-/// item was bad, or a duplicate was answered without sending).
-std::unique_ptr<Flight> BatchRun::next_item() {
-  std::optional<Result<DecisionRequest>> item = m_source();
+/// Item `index` ready to send, or null when there is nothing to send (the item was bad, or a
+/// duplicate was answered without sending).
+std::unique_ptr<Flight> BatchRun::flight_for(std::size_t index, Result<DecisionRequest>&& item) {
   if (!item) {
-    m_pulled_all = true;
-    return nullptr;
-  }
-  const std::size_t index = m_summary.started++;
-  if (!*item) {
-    m_delivery.deliver(index, item->error());
+    m_delivery.deliver(index, item.error());
     return nullptr;
   }
   auto flight = std::make_unique<Flight>();
   flight->index = index;
-  flight->request = std::move(item->value());
+  flight->request = std::move(item.value());
   if (m_dedupe) {
     auto body = m_first.request_body(flight->request);
     if (!body) {
@@ -140,27 +211,34 @@ std::unique_ptr<Flight> BatchRun::next_item() {
   return flight;
 }
 
-/// Under the lock: hands the prepared items over, starts what may start, takes out what is done,
-/// and sleeps when there is nothing for this thread to do. True once the run is over.
+/// Under the lock: hands the prepared items over, starts what may start, takes out what is done
+/// and what was read, and sleeps when there is nothing for this thread to do. True once the run
+/// is over (but for a source still being read after a stop: finish_reading).
 bool BatchRun::exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool stop_asked,
                         Outbox& out) {
   std::unique_lock<std::mutex> lock(m_mutex);
   for (auto& flight : prepared) m_prepared.push_back(std::move(flight));
-  m_exhausted = m_pulled_all;
-  m_window_full = m_options.ordered && !m_pulled_all &&
-                  m_summary.started >= m_delivery.next_to_deliver() + m_window;
+  m_with_caller = 0;  // what this thread took last time is prepared (or delivered) now
+  if (m_source_threw) {
+    // Nothing more starts; the exception goes to run_batch's caller once those in flight land.
+    out.source_threw = m_source_threw;
+    stop(true);
+    return true;
+  }
+  m_next_to_deliver = m_delivery.next_to_deliver();
+  m_exhausted = m_source_ended && m_read.empty();
   if (stop_asked) stop(true);
-  // The loop may have decided to stop while this thread was reading: what it read ends too.
+  // The loop may have decided to stop while this thread prepared: what it prepared ends too.
   if (check_stop()) cancel_waiting();
   const Clock::time_point wake = start_what_may_start(out.sends);
-  const bool over =
-      m_in_flight == 0 && m_waiting.empty() && m_prepared.empty() && (m_exhausted || m_stopping);
-  const bool busy = !out.sends.empty() || !m_finished.empty() || !m_pauses.empty() || over;
-  const bool wants_items = !m_exhausted && !m_stopping && !m_window_full &&
-                           m_prepared.size() + m_in_flight < m_limit + m_ahead / 2 + 1;
-  if (!busy && !wants_items) {
-    // Nothing to do here until a batch of results, room for more items, a start that is due,
-    // or a cancel; and while items are in flight, a look at should_stop now and then.
+  wake_reader();
+  const bool over = m_in_flight == 0 && m_waiting.empty() && m_prepared.empty() && m_read.empty() &&
+                    (m_exhausted || m_stopping);
+  const bool busy = !out.sends.empty() || !m_finished.empty() || !m_pauses.empty() ||
+                    !m_read.empty() || m_source_threw || over;
+  if (!busy) {
+    // Nothing to do here until items are read, a batch of results, a start that is due, or a
+    // cancel; and while items are in flight, a look at should_stop now and then.
     m_caller_wakes = std::min(wake, Clock::now() + kCallerLooks);
     m_caller_waiting = true;
     m_arrived.wait_until(lock, m_caller_wakes, [&] { return caller_needed(); });
@@ -170,7 +248,10 @@ bool BatchRun::exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool st
   }
   out.finished.swap(m_finished);
   out.pauses.swap(m_pauses);
-  return over && out.finished.empty() && out.pauses.empty();
+  out.read.assign(std::make_move_iterator(m_read.begin()), std::make_move_iterator(m_read.end()));
+  m_read.clear();
+  m_with_caller = out.read.size();
+  return over && out.finished.empty() && out.pauses.empty() && out.read.empty();
 }
 
 /// On the caller's thread: results to the sink (in order when asked), pauses to on_pause.
@@ -184,10 +265,13 @@ void BatchRun::deliver(Outbox& out) {
 /// call back into this object, so it must outlive every one of them before the exception goes
 /// on to the caller.
 void BatchRun::abandon() {
-  std::unique_lock<std::mutex> lock(m_mutex);
-  stop(true);
-  m_caller_waiting = true;
-  m_arrived.wait(lock, [&] { return m_in_flight == 0; });
+  {
+    std::unique_lock<std::mutex> lock(m_mutex);
+    stop(true);
+    m_caller_waiting = true;
+    m_arrived.wait(lock, [&] { return m_in_flight == 0; });
+  }
+  finish_reading();
 }
 
 // ---- Either thread, under the lock ---------------------------------------------------------
@@ -201,6 +285,7 @@ void BatchRun::landed(Flight* flight, Result<Decision>&& result) {
     settle(Landed{std::unique_ptr<Flight>(flight), std::move(result)});
     check_stop();
     m_next_wake = std::min(m_next_wake, start_what_may_start(sends));
+    wake_reader();
     // Notified under the lock: once m_in_flight is 0 the caller may return and destroy this.
     if (m_caller_waiting && caller_needed()) m_arrived.notify_one();
   }
@@ -208,14 +293,14 @@ void BatchRun::landed(Flight* flight, Result<Decision>&& result) {
   send_all(sends);
 }
 
-/// Whether the caller's thread, asleep, has work: a batch of results (any, when nothing else is
-/// in flight or ordered delivery waits for them), pauses to announce, room for items, a start
-/// due before it would wake, or a cancel.
+/// Whether the caller's thread, asleep, has work: items read, a batch of results (any, when
+/// nothing else is in flight or ordered delivery waits for them), pauses to announce, the end of
+/// the run, a start due before it would wake, or a cancel.
 bool BatchRun::caller_needed() const {
   if (m_cancel_heard || !m_pauses.empty() || m_finished.size() >= m_batch) return true;
-  if (!m_finished.empty() && (m_in_flight == 0 || m_window_full)) return true;
-  if (m_in_flight == 0 && m_waiting.empty() && m_prepared.empty()) return true;
-  if (!m_exhausted && !m_stopping && !m_window_full && m_prepared.size() <= m_ahead / 2)
+  if (!m_read.empty() || m_source_threw) return true;
+  if (!m_finished.empty() && (m_in_flight == 0 || window_full())) return true;
+  if (m_in_flight == 0 && m_waiting.empty() && m_prepared.empty() && (m_source_ended || m_stopping))
     return true;
   return m_next_wake < m_caller_wakes;
 }
@@ -321,6 +406,7 @@ void BatchRun::stop(bool by_request) {
   if (!m_stopping) {
     m_stopping = true;
     m_tally.stopped = by_request && !m_tally.quota_exhausted && !m_tally.unreachable;
+    wake_reader();  // to end: it reads no more
   }
   cancel_waiting();
 }

@@ -1,19 +1,23 @@
-// Internal: the batch engine (clef/batch.hpp's run_batch) split across its two threads. The
-// caller's thread pulls items from the source and prepares them, and delivers results to the
-// sink; the loop thread, in each transfer's callback, settles what came back (batch_settle.cpp)
-// and starts the next prepared item at once. They meet under one lock, and the caller is woken
-// for a batch of work (results to deliver, room for items), not for every decision: handing each
-// decision from one thread to the other cost more than the decision itself.
+// Internal: the batch engine (clef/batch.hpp's run_batch) split across its three threads. A
+// reader thread of the run's own pulls items from the source, so a source that waits (a pipe, a
+// FIFO) never holds back results or stops; the caller's thread turns what was read into
+// prepared items and delivers results to the sink; the loop thread, in each transfer's
+// callback, settles what came back (batch_settle.cpp) and starts the next prepared item at once.
+// They meet under one lock, and each is woken for a batch of work (results to deliver, room for
+// items), not for every decision: handing each decision from one thread to the other cost more
+// than the decision itself.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -55,13 +59,21 @@ class BatchRun {
     std::vector<std::unique_ptr<Flight>> sends;
     std::vector<Finished> finished;
     std::vector<Pause> pauses;
+    std::vector<Result<DecisionRequest>> read;  ///< From the source, in its order.
+    std::exception_ptr source_threw;
   };
+
+  // The reader's thread (batch.cpp).
+  void read_source();
+  bool may_read() const;
+  void wake_reader();
+  void finish_reading();
 
   // The caller's thread (batch.cpp).
   BatchSummary drive();
   bool asked_to_stop();
-  std::vector<std::unique_ptr<Flight>> prepare(bool& stop_asked);
-  std::unique_ptr<Flight> next_item();
+  std::vector<std::unique_ptr<Flight>> prepare(std::vector<Result<DecisionRequest>>& read);
+  std::unique_ptr<Flight> flight_for(std::size_t index, Result<DecisionRequest>&& item);
   bool exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool stop_asked, Outbox& out);
   void deliver(Outbox& out);
   void abandon();
@@ -77,6 +89,8 @@ class BatchRun {
   void stop(bool by_request);
   void cancel_waiting();
   bool caller_needed() const;
+  bool window_full() const;
+  std::size_t held() const;
   Clock::duration rate_interval() const;
   std::optional<std::string_view> affinity(const Flight& flight) const;
 
@@ -100,27 +114,36 @@ class BatchRun {
   const bool m_several;        ///< More than one host.
   const std::size_t m_limit;   ///< -j: the most in flight, ever.
   const std::size_t m_window;  ///< Ordered: how far past the next to deliver items start.
-  const std::size_t m_ahead;   ///< Items kept prepared for the loop to start.
+  const std::size_t m_ahead;   ///< Items read beyond those in flight, for the loop to start.
   const std::size_t m_batch;   ///< Results the caller is woken for at once.
   const RetryPolicy m_retry;
 
   // The caller's thread only.
   BatchSummary m_summary;  ///< Its started, succeeded, failed and deduplicated.
   BatchDelivery m_delivery{m_sink, m_options, m_summary};
-  bool m_pulled_all = false;  ///< The source ended.
+  std::thread m_reader;  ///< Runs read_source() from run() until finish_reading().
 
   // Under m_mutex.
   std::mutex m_mutex;
-  std::condition_variable m_arrived;
+  std::condition_variable m_arrived;  ///< Wakes the caller's thread.
+  std::condition_variable m_room;     ///< Wakes the reader's thread.
   HostPool m_hosts;
   BatchSummary m_tally;  ///< Its throttled, stopped, quota_exhausted and unreachable.
-  std::deque<std::unique_ptr<Flight>> m_prepared;  ///< Taken from the source, not yet sent.
+  std::deque<Result<DecisionRequest>> m_read;  ///< Read, for the caller to prepare.
+  std::size_t m_with_caller = 0;      ///< Taken from m_read, being prepared on the caller's thread.
+  std::size_t m_read_count = 0;       ///< Items the source gave, in all.
+  std::size_t m_next_to_deliver = 0;  ///< The caller's, for the ordered window.
+  bool m_source_ended = false;
+  bool m_reading = false;         ///< The reader is inside the source.
+  bool m_reader_waiting = false;  ///< The reader waits for room.
+  bool m_reader_quit = false;     ///< The run is over: the reader reads no more.
+  std::exception_ptr m_source_threw;
+  std::deque<std::unique_ptr<Flight>> m_prepared;  ///< Prepared, not yet sent.
   WaitingFlights m_waiting;                        ///< To send again, and one held back.
   std::vector<Finished> m_finished;
   std::vector<Pause> m_pauses;
   std::size_t m_in_flight = 0;  ///< Counted from the start's decision to its callback's end.
   bool m_exhausted = false;     ///< The source ended and every item it gave is prepared.
-  bool m_window_full = false;   ///< Ordered: the caller may not prepare more until it delivers.
   bool m_stopping = false;
   bool m_cancel_heard = false;  ///< BatchOptions::cancel was cancelled since the caller looked.
   bool m_caller_waiting = false;
