@@ -68,7 +68,7 @@ TEST(Async, EachSubmitCallsBackOnceWithWhatDecideGives) {
   const auto caller = std::this_thread::get_id();
   std::atomic<bool> on_caller{false};
   for (int i = 0; i < 300; ++i) {
-    client.submit(ticket(i), [&, i, done = outcomes.for_request(i)](auto result) mutable {
+    client.submit(ticket(i), [&, done = outcomes.for_request(i)](auto result) mutable {
       if (std::this_thread::get_id() == caller) on_caller = true;
       done(std::move(result));
     });
