@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -273,6 +274,85 @@ struct BillingServer {
     return batch_args(server.base_url(), input, output, flags);
   }
 };
+
+/// `clef batch INPUT` against a Workers AI mock (it measures each decision in cf-ai-neurons,
+/// from the request's tokens), with the README's two questions and `extra`.
+std::vector<std::string> workers_batch(const FakeServer& server, const std::string& input,
+                                       std::vector<std::string> extra) {
+  std::vector<std::string> args = {"batch",
+                                   input,
+                                   "--backend",
+                                   "workers-ai",
+                                   "--host",
+                                   server.base_url() + "/client/v4",
+                                   "--account-id",
+                                   "acc9",
+                                   "--api-token-file",
+                                   write_temp_file("etok", "test-token\n"),
+                                   "--choice",
+                                   "team: Team? | billing=Payments | technical=Bugs",
+                                   "--yes-no",
+                                   "refund: Asks for a refund?"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// --estimate decides a seeded sample (20 by default) and nothing else, says the estimate on
+// stdout as JSON, and the full run then costs within 20 % of it (examples/tickets.jsonl on the
+// mock); the same command estimates the same; a warm cache does not make it $0.
+TEST(CliBatch, EstimateSaysWhatTheRunWillCostBeforeSpendingIt) {
+  FakeServer server(clef::MockProfile::workers_ai);
+  const std::string tickets = std::string(CLEF_TEST_DATA) + "/../../examples/tickets.jsonl";
+  auto estimate = run_clef(workers_batch(server, tickets, {"--estimate"}));
+  ASSERT_EQ(estimate.code, 0) << estimate.err;
+  EXPECT_EQ(server.request_count(), 20) << "the sample, and nothing else";
+  const Json said = Json::parse(estimate.out);
+  EXPECT_EQ(said["items"], 66);
+  EXPECT_EQ(said["sampled"], 20);
+  const double guess = said["estimate_usd"].get<double>();
+  EXPECT_LE(said["low_usd"].get<double>(), guess);
+  EXPECT_GE(said["high_usd"].get<double>(), guess);
+  EXPECT_NE(estimate.err.find("clef: estimate: $"), std::string::npos) << estimate.err;
+
+  const std::string output = fresh_path("estimated_run.jsonl");
+  auto run = run_clef(workers_batch(server, tickets, {"-o", output}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  double spent = 0;
+  for (const auto& line : lines_of(read_file(output))) spent += line["cost"]["usd"].get<double>();
+  EXPECT_GT(spent, 0);
+  EXPECT_LT(std::abs(guess - spent) / spent, 0.2) << guess << " estimated, " << spent << " spent";
+
+  auto again = run_clef(workers_batch(server, tickets, {"--estimate"}));
+  EXPECT_EQ(Json::parse(again.out)["estimate_usd"].get<double>(), guess);
+
+  // Answers from the cache cost nothing now; the estimate prices them by their tokens.
+  const std::string cache = fresh_path("estimate_cache");
+  auto cold = run_clef(workers_batch(server, tickets, {"--estimate", "--cache", cache}));
+  const int before = server.request_count();
+  auto warm = run_clef(workers_batch(server, tickets, {"--estimate", "--cache", cache}));
+  ASSERT_EQ(warm.code, 0) << warm.err;
+  EXPECT_EQ(server.request_count(), before) << "the sample came from the cache";
+  EXPECT_GT(Json::parse(warm.out)["estimate_usd"].get<double>(), 0);
+}
+
+// A server that measures no cost, for a model clef has no price for: no estimate (exit 2, naming
+// the --price it needs), never $0; with --price, tokens x price.
+TEST(CliBatch, EstimateWithNoKnownCostNamesThePriceItNeeds) {
+  FakeServer server;
+  const std::string input = write_temp_file("t_est.jsonl", jsonl_tickets(30));
+  auto none = run_clef(batch_args(server.base_url(), input, "-",
+                                  {"--backend", "systemone", "--estimate", "--sample", "5"}));
+  EXPECT_EQ(none.code, 2) << none.err;
+  EXPECT_NE(none.err.find("--price clef-flash="), std::string::npos) << none.err;
+  EXPECT_TRUE(none.out.empty()) << none.out;
+  auto priced = run_clef(batch_args(
+      server.base_url(), input, "-",
+      {"--backend", "systemone", "--estimate", "--sample", "5", "--price", "clef-flash=1000"}));
+  ASSERT_EQ(priced.code, 0) << priced.err;
+  EXPECT_EQ(Json::parse(priced.out)["sampled"], 5);
+  EXPECT_GT(Json::parse(priced.out)["estimate_usd"].get<double>(), 0);
+  EXPECT_EQ(server.request_count(), 10);
+}
 
 TEST(CliBatch, MaxCostNeverLetsTheSpendPassTheCapAndResumeGoesOnFromIt) {
   // 200 tickets at $0.01, 16 in flight, a cap of $0.50: what the server billed never passes

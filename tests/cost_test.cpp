@@ -6,9 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "clef/clef.hpp"
 #include "clef/mock.hpp"
@@ -178,3 +183,162 @@ TEST(Cost, ItsJsonRoundTripsAndHostileJsonIsUnknown) {
 }
 
 }  // namespace
+
+namespace {
+
+/// `count` tickets of different lengths (ticket i repeats its sentence i % 5 + 1 times).
+std::vector<clef::DecisionRequest> tickets_of_many_sizes(int count) {
+  std::vector<clef::DecisionRequest> requests;
+  for (int i = 0; i < count; ++i) {
+    clef::DecisionRequest request = refund_ticket();
+    std::string text = "Ticket " + std::to_string(i) + ":";
+    for (int k = 0; k <= i % 5; ++k) text += " I was charged twice, please refund me.";
+    request.state = clef::State::text(text);
+    requests.push_back(request);
+  }
+  return requests;
+}
+
+clef::RequestSource source_of(const std::vector<clef::DecisionRequest>& requests,
+                              std::size_t& next) {
+  return [&requests, &next]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+    if (next == requests.size()) return std::nullopt;
+    return clef::Result<clef::DecisionRequest>(requests[next++]);
+  };
+}
+
+/// A System One server that bills each request `dollars(body size)` in usage.cost, and keeps
+/// what it received and billed.
+struct SizeBilling {
+  explicit SizeBilling(std::function<double(std::size_t)> dollars)
+      : server(clef::MockProfile::ollama) {
+    server.set_script([this, dollars](const clef::MockRequest& request, int) {
+      const double usd = dollars(request.body.size());
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        billed.emplace_back(usd, static_cast<double>(request.body.size()));
+      }
+      clef::MockReply reply;
+      reply.body = R"({"model":"clef-flash","answers":{"refund":{"type":"noul","noul":0.9}},)"
+                   R"("usage":{"input_tokens":100,"output_tokens":0,"cost":)" +
+                   std::to_string(usd) + "}}";
+      return std::optional<clef::MockReply>(reply);
+    });
+  }
+  /// What was billed so far, and forgets it.
+  std::vector<std::pair<double, double>> take() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return std::exchange(billed, {});
+  }
+  clef::MockServer server;
+  std::mutex mutex;
+  std::vector<std::pair<double, double>> billed;  ///< (dollars, body bytes) per request.
+};
+
+}  // namespace
+
+// Costs that follow the body's size exactly are extrapolated exactly, whichever items the sample
+// took: 12 of 40 decided, nothing else sent, and the estimate equals what all 40 cost.
+TEST(Estimate, ACostThatFollowsSizeIsExtrapolatedExactly) {
+  SizeBilling billing([](std::size_t bytes) { return static_cast<double>(bytes) * 1e-6; });
+  const auto client =
+      clef::Client::create(options_for(clef::Backend::systemone, billing.server)).value();
+  const auto requests = tickets_of_many_sizes(40);
+  double all_bytes = 0;
+  for (const auto& request : requests)
+    all_bytes += static_cast<double>(client.request_body(request)->size());
+  std::size_t next = 0;
+  clef::EstimateOptions options;
+  options.sample = 12;
+  const clef::CostEstimate estimate =
+      clef::estimate_cost(client, source_of(requests, next), options);
+  EXPECT_EQ(billing.server.request_count(), 12);
+  EXPECT_EQ(estimate.items, 40u);
+  EXPECT_EQ(estimate.sampled, 12u);
+  EXPECT_EQ(estimate.priced, 12u);
+  ASSERT_TRUE(estimate.usd);
+  // usage.cost travels as text with six decimals: within that rounding of the true sum.
+  EXPECT_NEAR(*estimate.usd, all_bytes * 1e-6, 40 * 1e-6);
+  EXPECT_LE(estimate.low_usd, *estimate.usd);
+  EXPECT_GE(estimate.high_usd, *estimate.usd);
+}
+
+// The ratio estimate and its 95 % interval, computed here again from what the server billed for
+// the sample (an independent count), for costs that do not follow size; the same seed takes the
+// same sample; a sample as large as the input is the exact total.
+TEST(Estimate, TheIntervalIsTheRatioEstimatorsAndTheSeedFixesTheSample) {
+  SizeBilling billing([](std::size_t bytes) { return bytes % 3 == 0 ? 0.004 : 0.001; });
+  const auto client =
+      clef::Client::create(options_for(clef::Backend::systemone, billing.server)).value();
+  const auto requests = tickets_of_many_sizes(30);
+  double all_bytes = 0;
+  for (const auto& request : requests)
+    all_bytes += static_cast<double>(client.request_body(request)->size());
+  std::size_t next = 0;
+  clef::EstimateOptions options;
+  options.sample = 8;
+  const clef::CostEstimate first = clef::estimate_cost(client, source_of(requests, next), options);
+  ASSERT_TRUE(first.usd);
+  const std::vector<std::pair<double, double>> sample = billing.take();
+  double cost = 0, bytes = 0;
+  for (const auto& [usd, size] : sample) cost += usd, bytes += size;
+  const double ratio = cost / bytes;
+  double squares = 0;
+  for (const auto& [usd, size] : sample) squares += std::pow(usd - ratio * size, 2);
+  const double n = 8, all = 30;
+  const double half = 1.96 * std::sqrt(all * all * (1 - n / all) * (squares / (n - 1)) / n);
+  EXPECT_NEAR(*first.usd, ratio * all_bytes, 1e-12);
+  EXPECT_NEAR(first.high_usd - *first.usd, half, 1e-12);
+  EXPECT_NEAR(*first.usd - first.low_usd, std::min(half, *first.usd), 1e-12);
+  EXPECT_GT(half, 0);
+
+  next = 0;
+  const clef::CostEstimate again = clef::estimate_cost(client, source_of(requests, next), options);
+  EXPECT_EQ(*again.usd, *first.usd);
+  auto sorted = [](std::vector<std::pair<double, double>> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted(billing.take()), sorted(sample)) << "the same seed, the same items";
+
+  next = 0;
+  options.sample = 100;
+  const clef::CostEstimate whole = clef::estimate_cost(client, source_of(requests, next), options);
+  double total = 0;
+  for (const auto& [usd, size] : billing.take()) total += usd;
+  EXPECT_EQ(whole.sampled, 30u);
+  EXPECT_NEAR(*whole.usd, total, 1e-12);
+  EXPECT_EQ(whole.low_usd, *whole.usd);
+  EXPECT_EQ(whole.high_usd, *whole.usd);
+}
+
+// No cost known: no estimate (nullopt, never $0); bad items are counted out; an empty input
+// costs exactly nothing and sends nothing.
+TEST(Estimate, UnknownCostsGiveNoEstimateAndBadItemsAreCountedOut) {
+  auto silent =
+      answering(clef::MockProfile::ollama,
+                R"({"model":"clef-flash","answers":{"refund":{"type":"noul","noul":0.9}},)"
+                R"("usage":{"input_tokens":100,"output_tokens":0}})");
+  auto options = options_for(clef::Backend::systemone, silent);
+  options.model = "a-model-with-no-price";
+  const auto client = clef::Client::create(options).value();
+  std::vector<clef::Result<clef::DecisionRequest>> items = {
+      clef::Result<clef::DecisionRequest>(refund_ticket()),
+      clef::Result<clef::DecisionRequest>(clef::make_error(clef::ErrorKind::invalid_input, "bad")),
+      clef::Result<clef::DecisionRequest>(refund_ticket())};
+  std::size_t next = 0;
+  const clef::CostEstimate unknown =
+      clef::estimate_cost(client, [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        if (next == items.size()) return std::nullopt;
+        return items[next++];
+      });
+  EXPECT_EQ(unknown.items, 2u);
+  EXPECT_EQ(unknown.unknown, 2u);
+  EXPECT_FALSE(unknown.usd);
+
+  const clef::CostEstimate empty = clef::estimate_cost(
+      client, []() -> std::optional<clef::Result<clef::DecisionRequest>> { return std::nullopt; });
+  ASSERT_TRUE(empty.usd);
+  EXPECT_EQ(*empty.usd, 0.0);
+  EXPECT_EQ(silent.request_count(), 2);
+}

@@ -18,6 +18,7 @@
 #include "batch/batch_progress.hpp"
 #include "batch/batch_shard.hpp"
 #include "batch/batch_table.hpp"
+#include "batch/estimate_command.hpp"
 #include "batch/item_images.hpp"
 #include "clef/batch.hpp"
 #include "clef/decision_json.hpp"
@@ -208,6 +209,7 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   if (!format) return report(context, format.error(), flags.connection);
   if (!recognised_by.empty())
     note_input_format(context, flags.input, format.value(), recognised_by);
+  if (flags.estimate) return run_estimate(flags, questions.value(), format.value(), context);
   return run_batch_engine(flags, command, questions.value(), format.value(), context, nullptr)
       .exit_code;
 }

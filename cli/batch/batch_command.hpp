@@ -44,6 +44,8 @@ struct BatchFlags {
   /// --max-cost USD: the run's spend cap (each of N shards: USD/N); with --resume, what the kept
   /// lines cost counts toward it.
   std::optional<double> max_cost;
+  bool estimate = false;    ///< --estimate: decide a sample, say what the run would cost, stop.
+  std::size_t sample = 20;  ///< --sample K: the estimate's sample.
   ConnectionFlags connection;
 };
 

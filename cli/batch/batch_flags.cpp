@@ -108,6 +108,12 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
   batch->add_option("-o,--output", flags.output, "Output JSONL file ('-' = stdout)")
       ->capture_default_str();
   add_batch_run_flags(*batch, flags);
+  batch->add_flag("--estimate", flags.estimate,
+                  "Say what the run would cost and stop: decide a seeded sample of the items "
+                  "(--sample), extrapolate by the size of each request; writes no OUTPUT");
+  batch->add_option("--sample", flags.sample, "--estimate: how many items to decide")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   batch->add_flag("--ordered", flags.ordered, "Write results in input order");
   batch->add_flag("--resume", flags.resume,
                   "Keep OUTPUT's successful results and decide the rest (same run only)");

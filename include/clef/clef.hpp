@@ -24,6 +24,7 @@
 #include "clef/decision_json.hpp"
 #include "clef/digest.hpp"
 #include "clef/error.hpp"
+#include "clef/estimate.hpp"
 #include "clef/eval.hpp"
 #include "clef/eval_gates.hpp"
 #include "clef/eval_report.hpp"
