@@ -267,6 +267,70 @@ TEST(CliEval, TwoModelsArePairedItemByItem) {
   EXPECT_NE(r.out.find("m vs other"), std::string::npos) << r.out;
 }
 
+// Two models priced differently on the same tickets: each model's cost beside its accuracy —
+// in all, per 1,000 decisions, per item all right — in the JSON, the text, the HTML chart (one
+// point per model), and gated by --require cost.*. The expected figures are counted here again
+// from the answers files' token counts.
+TEST(CliEval, CostStandsBesideAccuracyPerModel) {
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  const std::string out = fresh_path("eval_cost.json"), html = fresh_path("eval_cost.html");
+  const std::string answers = fresh_path("eval_cost_answers.jsonl");
+  fresh_path("eval_cost_answers.m.jsonl");
+  fresh_path("eval_cost_answers.other.jsonl");
+  auto r =
+      run_clef(eval_args(server, files,
+                         {"-m", "m", "-m", "other", "--price", "m=1000", "--price", "other=3000",
+                          "--report-json", out, "--report-html", html, "--answers", answers}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json report = report_at(out);
+  for (const auto& [model, price] :
+       {std::pair<std::string, double>{"m", 1000}, std::pair<std::string, double>{"other", 3000}}) {
+    double tokens = 0;
+    // --answers A.jsonl with two models writes A.m.jsonl and A.other.jsonl.
+    const std::string written = answers.substr(0, answers.size() - 6) + "." + model + ".jsonl";
+    for (const auto& line : lines_of(read_file(written)))
+      tokens += line["usage"]["input_tokens"].get<double>();
+    const Json& cost = report["models"][model]["cost"];
+    const double total = tokens * price / 1e6;
+    EXPECT_EQ(cost["known"], 10) << model;
+    EXPECT_EQ(cost["unknown"], 0) << model;
+    EXPECT_NEAR(cost["total_usd"].get<double>(), total, 1e-9) << model;
+    EXPECT_NEAR(cost["per_1000"].get<double>(), total / 10 * 1000, 1e-9) << model;
+    const double right =
+        report["models"][model]["overall"]["all_correct"]["value"].get<double>() * 10;
+    EXPECT_NEAR(cost["per_correct"].get<double>(), total / right, 1e-9) << model;
+  }
+  const double m_per_1000 = report["models"]["m"]["cost"]["per_1000"].get<double>();
+  const double other_per_1000 = report["models"]["other"]["cost"]["per_1000"].get<double>();
+  EXPECT_GT(other_per_1000, 2.5 * m_per_1000);
+  EXPECT_NE(r.out.find("per 1,000 decisions"), std::string::npos) << r.out;
+  const std::string page = read_file(html);
+  const auto chart = page.find("aria-label=\"Accuracy against cost\"");
+  ASSERT_NE(chart, std::string::npos);
+  std::size_t points = 0;
+  for (auto at = page.find("class=\"dot\"><title>", chart); at != std::string::npos;
+       at = page.find("class=\"dot\"><title>", at + 1))
+    ++points;
+  EXPECT_EQ(points, 2u) << "one point per model";
+
+  // A gate between the two prices fails the dear model only (exit 1); a cost no one knows fails
+  // it too, saying why.
+  const std::string limit = std::to_string((m_per_1000 + other_per_1000) / 2);
+  auto gated =
+      run_clef(eval_args(server, files,
+                         {"-m", "m", "-m", "other", "--price", "m=1000", "--price", "other=3000",
+                          "--answers", answers, "--require", "cost.per_1000<=" + limit}));
+  EXPECT_EQ(gated.code, 1) << gated.err;
+  EXPECT_NE(gated.err.find("other: cost.per_1000<="), std::string::npos) << gated.err;
+  EXPECT_EQ(gated.err.find("m: cost.per_1000<="), std::string::npos) << gated.err;
+  auto unpriced = run_clef(eval_args(
+      server, files, {"-m", "m", "--backend", "systemone", "--require", "cost.per_item<=1"}));
+  EXPECT_EQ(unpriced.code, 1) << unpriced.err;
+  EXPECT_NE(unpriced.err.find("no decision's cost is known"), std::string::npos) << unpriced.err;
+}
+
 TEST(CliEval, RequirementsGateTheExitCode) {
   FakeServer server;
   script_model_m(server);

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "batch/cost_tally.hpp"
 #include "common/number_text.hpp"
 #include "eval/eval_text.hpp"
 
@@ -177,6 +178,52 @@ std::string reliability_diagram(const std::vector<metrics::CalibrationBin>& bins
   return svg.str();
 }
 
+/// Accuracy (every labelled question right, with its Wilson interval) against dollars per
+/// 1,000 decisions, one point per model whose cost is known: which model is worth its price.
+std::string cost_chart(const EvalReport& report) {
+  double most = 0;
+  for (const auto& model : report.models)
+    if (model.cost.per_1000 && model.overall.all_correct)
+      most = std::max(most, *model.cost.per_1000);
+  if (most <= 0) return "";
+  const int width = 360, height = 240, pad = 48;
+  const double x_max = most * 1.25;
+  auto x_of = [&](double dollars) { return pad + dollars / x_max * width; };
+  auto y_of = [&](double rate) { return pad + (1 - rate) * height; };
+  std::ostringstream svg;
+  svg << "<svg role=\"img\" aria-label=\"Accuracy against cost\" width=\"" << width + 2 * pad
+      << "\" height=\"" << height + 2 * pad << "\">";
+  svg << "<rect x=\"" << pad << "\" y=\"" << pad << "\" width=\"" << width << "\" height=\""
+      << height << "\" class=\"frame\"/>";
+  for (const auto& model : report.models) {
+    if (!model.cost.per_1000 || !model.overall.all_correct) continue;
+    const metrics::Interval& right = *model.overall.all_correct;
+    const double x = x_of(*model.cost.per_1000);
+    svg << "<line x1=\"" << fixed(x, 1) << "\" y1=\"" << fixed(y_of(right.low), 1) << "\" x2=\""
+        << fixed(x, 1) << "\" y2=\"" << fixed(y_of(right.high), 1) << "\" class=\"whisker\"/>";
+    svg << "<circle cx=\"" << fixed(x, 1) << "\" cy=\"" << fixed(y_of(right.value), 1)
+        << "\" r=\"5\" class=\"dot\"><title>" << escape(model.model) << ": "
+        << fixed(100 * right.value, 1) << "% all right, "
+        << escape(dollars_in_message(*model.cost.per_1000))
+        << " per 1,000 decisions</title></circle>";
+    svg << "<text x=\"" << fixed(x + 8, 1) << "\" y=\"" << fixed(y_of(right.value) - 6, 1)
+        << "\" class=\"label\">" << escape(model.model) << "</text>";
+  }
+  svg << "<text x=\"" << pad + width / 2 << "\" y=\"" << height + 2 * pad - 10
+      << "\" text-anchor=\"middle\" class=\"axis\">dollars per 1,000 decisions</text>";
+  svg << "<text transform=\"translate(14," << pad + height / 2
+      << ") rotate(-90)\" text-anchor=\"middle\" class=\"axis\">items all right</text>";
+  svg << "<text x=\"" << pad << "\" y=\"" << pad + height + 14 << "\" class=\"tick\">$0</text>";
+  svg << "<text x=\"" << pad + width << "\" y=\"" << pad + height + 14
+      << "\" text-anchor=\"end\" class=\"tick\">" << escape(dollars_in_message(x_max)) << "</text>";
+  svg << "<text x=\"" << pad - 4 << "\" y=\"" << pad + 4
+      << "\" text-anchor=\"end\" class=\"tick\">100%</text>";
+  svg << "<text x=\"" << pad - 4 << "\" y=\"" << pad + height
+      << "\" text-anchor=\"end\" class=\"tick\">0%</text>";
+  svg << "</svg>";
+  return svg.str();
+}
+
 std::string difference(const ModelComparison& c) {
   if (!c.accuracy_difference) return undefined_text;
   const metrics::Interval& d = *c.accuracy_difference;
@@ -195,6 +242,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 .label,.count,.tick,.axis{font-size:12px;fill:#222}.axis{fill:#666}
 .track{fill:#eee}.bar{fill:#3b6ea8}.hit{fill:#2e7d32}.miss{fill:#c62828}
 .frame{fill:none;stroke:#999}.ideal{stroke:#999;stroke-dasharray:4 3}.dot{fill:#f9a825}
+.whisker{stroke:#3b6ea8;stroke-width:2}
 code{background:#f4f4f4;padding:0 3px}.failed{color:#c62828}
 )";
 
@@ -204,6 +252,8 @@ void html_model(std::ostream& out, const EvalReport& report, const ModelEvaluati
       << milliseconds(model.traffic.latency_p50_ms) << ", p95 "
       << milliseconds(model.traffic.latency_p95_ms) << " · " << model.traffic.input_tokens
       << " input tokens</p>\n";
+  if (const std::string cost = cost_summary(model); !cost.empty())
+    out << "<p>" << escape(cost) << "</p>\n";
   const std::string failures = failure_summary(model);
   if (!failures.empty()) out << "<p class=\"failed\">" << escape(failures) << "</p>\n";
   out << "<table><tr><th>question</th><th>type</th><th>n</th><th>coverage</th>"
@@ -260,6 +310,12 @@ std::string report_html(const EvalReport& report) {
       << " · questions <code>" << escape(report.questions_sha256) << "</code></p>\n";
   for (const auto& model : report.models) html_model(out, report, model);
   html_comparisons(out, report);
+  if (const std::string chart = cost_chart(report); !chart.empty()) {
+    out << "<h2>Accuracy and cost</h2>\n<div class=\"charts\"><figure><figcaption>Items whose "
+           "every labelled question "
+           "is right (95% interval) against dollars per 1,000 decisions</figcaption>"
+        << chart << "</figure></div>\n";
+  }
   out << "</body></html>\n";
   return out.str();
 }

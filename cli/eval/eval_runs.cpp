@@ -7,6 +7,7 @@
 
 #include "batch/batch_output.hpp"
 #include "batch/batch_results.hpp"
+#include "flags/connection.hpp"
 
 namespace clef::cli {
 namespace {
@@ -45,6 +46,22 @@ ModelResults in_set_order(std::string model, BatchResults&& results, const Label
       out.items.emplace_back(std::move(found->second));
   }
   return out;
+}
+
+/// A cache hit spent nothing now, which says nothing of the model's price: each is priced again
+/// by its tokens at `model`'s price (--price, else clef's table), so that a warm cache does not
+/// make a model look free. Left as it is when no client can be made for the connection.
+void price_cache_hits(ModelResults& results, const ConnectionFlags& connection,
+                      const Context& context) {
+  ConnectionFlags flags = connection;
+  flags.model = results.model;
+  auto options = client_options(flags, context);
+  if (!options) return;
+  auto client = Client::create(options.value());
+  if (!client) return;
+  for (std::optional<ItemResult>& item : results.items) {
+    if (item && item->decision) item->decision->cost = client->cost_if_sent(*item->decision);
+  }
 }
 
 /// Keeps what the batch engine delivers, typed, by id key: what --resume kept from the
@@ -97,6 +114,7 @@ Result<EvalResults> read_results_files(const EvalFlags& flags, const std::vector
     std::string model = flags.models.empty() ? results_model(results.value(), flags.from_results[i])
                                              : flags.models[i];
     out.models.push_back(in_set_order(std::move(model), std::move(results).value(), set));
+    price_cache_hits(out.models.back(), flags.run.connection, context);
   }
   return out;
 }
@@ -132,6 +150,7 @@ Result<EvalResults> collect_results(const EvalFlags& flags, const CLI::App& comm
       return out;
     }
     out.models.push_back(in_set_order(model, collector.take(), set));
+    price_cache_hits(out.models.back(), run.connection, context);
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "batch/cost_tally.hpp"
 #include "common/context.hpp"
 #include "common/number_text.hpp"
 #include "common/terminal_text.hpp"
@@ -120,6 +121,7 @@ void print_model(std::ostream& out, const EvalReport& report, const ModelEvaluat
       << report.items << " items · latency p50 " << milliseconds(model.traffic.latency_p50_ms)
       << ", p95 " << milliseconds(model.traffic.latency_p95_ms) << " · "
       << model.traffic.input_tokens << " input tokens\n";
+  if (const std::string cost = cost_summary(model); !cost.empty()) out << "  " << cost << "\n";
   for (const std::size_t i : questions_by_name(report)) {
     const QuestionEvaluation& q = model.questions[i];
     out << "  " << (color ? bold : "") << terminal_safe(q.question) << (color ? reset : "") << " ("
@@ -162,6 +164,20 @@ std::optional<metrics::Interval> class_precision(const metrics::ClassScores& sco
 
 std::optional<metrics::Interval> class_recall(const metrics::ClassScores& scores) {
   return metrics::wilson(scores.correct, scores.support);
+}
+
+std::string cost_summary(const ModelEvaluation& model) {
+  const ModelCost& cost = model.cost;
+  if (cost.known == 0 && cost.unknown == 0) return "";
+  if (cost.known == 0)
+    return "cost unknown: no decision's cost is known (--price MODEL=INPUT prices them)";
+  std::string out = "cost " + dollars_in_message(*cost.total_usd) + " in all · " +
+                    dollars_in_message(*cost.per_1000) + " per 1,000 decisions";
+  if (cost.per_correct)
+    out += " · " + dollars_in_message(*cost.per_correct) + " per item all right";
+  out += " (" + std::to_string(cost.known) + " priced";
+  if (cost.unknown > 0) out += ", " + std::to_string(cost.unknown) + " of unknown cost";
+  return out + ")";
 }
 
 std::vector<std::size_t> questions_by_name(const EvalReport& report) {

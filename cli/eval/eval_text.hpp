@@ -27,6 +27,11 @@ std::string report_markdown(const EvalReport& report);
 /// result; "" when every item got an answer.
 std::string failure_summary(const ModelEvaluation& model);
 
+/// What the model's decisions cost, as "cost $0.00039 in all · $0.0060 per 1,000 decisions ·
+/// $0.0000071 per item all right (66 priced)"; "" when no decision's cost is known or unknown
+/// (nothing was answered).
+std::string cost_summary(const ModelEvaluation& model);
+
 /// The report's questions in the order its JSON form lists them (by name), as indices into
 /// report.question_names: every rendering lists them the same way.
 std::vector<std::size_t> questions_by_name(const EvalReport& report);

@@ -23,7 +23,8 @@
 namespace clef {
 
 /// One requirement: `[lower(|upper(]QUESTION.METRIC[[LABEL]][)] OP NUMBER`, OP one of >= > <=
-/// < == !=. QUESTION may be `overall` (all_correct, mean_accuracy) or `latency_ms` (p50, p95);
+/// < == !=. QUESTION may be `overall` (all_correct, mean_accuracy), `latency_ms` (p50, p95) or
+/// `cost` (total_usd, per_item, per_1000, per_correct: ModelCost, in dollars);
 /// METRIC is a name of the report's JSON form (accuracy, macro_f1, brier, auroc, …); LABEL picks
 /// a class (precision, recall, f1, support). lower()/upper() read an interval's bound.
 struct Requirement {

@@ -90,11 +90,26 @@ struct OverallScores {
   std::optional<double> mean_accuracy;
 };
 
+/// What one model's decisions on the set cost (Decision::cost), in dollars: over the requests
+/// sent and answered (a deduplicated copy costs nothing again). A cache hit's $0 says nothing of
+/// the model's price: it counts as unknown unless its cost was priced again (Client::cost_if_sent,
+/// as clef eval does). Every figure but `known` and `unknown` is nullopt when no cost is known;
+/// per_correct also when any cost is unknown (the total would be short) or no item is all right.
+struct ModelCost {
+  std::size_t known = 0;    ///< Decisions whose cost is known.
+  std::size_t unknown = 0;  ///< Decisions whose cost is not.
+  std::optional<double> total_usd;
+  std::optional<double> per_item;     ///< The mean known cost of a decision.
+  std::optional<double> per_1000;     ///< per_item × 1,000: dollars per 1,000 decisions.
+  std::optional<double> per_correct;  ///< total / items whose every labelled question is right.
+};
+
 /// One model on the set. `questions[q]` and `thresholds[q]` are of the set's question q;
 /// `thresholds` is empty unless thresholds were fitted.
 struct ModelEvaluation {
   std::string model;
   ModelTraffic traffic;
+  ModelCost cost;
   std::vector<QuestionEvaluation> questions;
   std::vector<std::vector<FittedThreshold>> thresholds;
   OverallScores overall;

@@ -322,6 +322,17 @@ Result<std::string> Client::request_body(const DecisionRequest& request) const {
   return detail::serialize_request(request, m_impl->options.backend, model.value());
 }
 
+Cost Client::cost_if_sent(const Decision& decision) const {
+  if (decision.cost.source != CostSource::cached) return decision.cost;
+  const ClientOptions& options = m_impl->options;
+  const std::string& model = decision.model.empty() ? options.model : decision.model;
+  const std::optional<Price> price = price_for(options.backend, model, options.prices);
+  if (!price || decision.usage.input_tokens <= 0) return Cost{};
+  return Cost{price->dollars_for(static_cast<double>(decision.usage.input_tokens),
+                                 static_cast<double>(decision.usage.output_tokens)),
+              CostSource::computed, std::nullopt};
+}
+
 Result<Decision> Client::decide(const DecisionRequest& request) const {
   return decide(request, m_impl->options.retry);
 }

@@ -48,18 +48,6 @@ Reservoir sample_of(const Client& client, const RequestSource& source,
   return reservoir;
 }
 
-/// What a sampled decision cost: its own figure, or for a cache hit its tokens at the client's
-/// price (the cache spent nothing now, but the run will pay for items the cache does not hold).
-std::optional<double> cost_of(const Client& client, const Decision& decision) {
-  if (decision.cost.source != CostSource::cached) return decision.cost.usd;
-  const ClientOptions& options = client.options();
-  const std::string& model = decision.model.empty() ? options.model : decision.model;
-  const std::optional<Price> price = price_for(options.backend, model, options.prices);
-  if (!price || decision.usage.input_tokens <= 0) return std::nullopt;
-  return price->dollars_for(static_cast<double>(decision.usage.input_tokens),
-                            static_cast<double>(decision.usage.output_tokens));
-}
-
 /// The ratio estimate of the total and its 95 % interval from priced (cost, bytes) pairs.
 void extrapolate(const std::vector<std::pair<double, double>>& priced, const Reservoir& reservoir,
                  CostEstimate& estimate) {
@@ -116,7 +104,8 @@ CostEstimate estimate_cost(const Client& client, const RequestSource& source,
       if (!estimate.first_failure) estimate.first_failure = results[i].error();
       continue;
     }
-    if (const std::optional<double> usd = cost_of(client, results[i].value()))
+    // A cache hit spent nothing now; the run pays for items the cache does not hold.
+    if (const std::optional<double> usd = client.cost_if_sent(results[i].value()).usd)
       priced.emplace_back(*usd, reservoir.kept[i].bytes);
     else
       ++estimate.unknown;

@@ -55,7 +55,7 @@ std::string keys_of(const Json& object) {
 /// The value a requirement reads in one model's report, or why it cannot be read.
 Result<const Json*> locate(const Requirement& r, const Json& model) {
   const Json* scope = nullptr;
-  if (r.question == "overall" || r.question == "latency_ms") {
+  if (r.question == "overall" || r.question == "latency_ms" || r.question == "cost") {
     scope = member(model, r.question);
   } else {
     const Json* questions = member(model, "questions");

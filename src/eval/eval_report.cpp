@@ -70,9 +70,15 @@ std::string predicted_label(const Answer& answer) {
   return answer.winner();
 }
 
-OverallScores overall_of(const ModelResults& run, const LabelledSet& set,
-                         const std::vector<QuestionEvaluation>& evaluations) {
-  std::size_t scored = 0, all_right = 0;
+/// Items with any gold answer, and of them the items whose every labelled question was
+/// answered right.
+struct AllRight {
+  std::size_t scored = 0;
+  std::size_t right = 0;
+};
+
+AllRight all_right_of(const ModelResults& run, const LabelledSet& set) {
+  AllRight count;
   for (std::size_t i = 0; i < set.items.size(); ++i) {
     bool any = false, right = true;
     for (std::size_t q = 0; q < set.questions.size(); ++q) {
@@ -81,9 +87,15 @@ OverallScores overall_of(const ModelResults& run, const LabelledSet& set,
       const Answer* answer = answer_of(run, i, set.questions[q].name);
       right = right && answer && answer->ok() && predicted_label(*answer) == set.items[i].gold[q];
     }
-    scored += any;
-    all_right += any && right;
+    count.scored += any;
+    count.right += any && right;
   }
+  return count;
+}
+
+OverallScores overall_of(const ModelResults& run, const LabelledSet& set,
+                         const std::vector<QuestionEvaluation>& evaluations) {
+  const AllRight all = all_right_of(run, set);
   double sum = 0;
   std::size_t questions = 0;
   for (const auto& e : evaluations) {
@@ -93,9 +105,32 @@ OverallScores overall_of(const ModelResults& run, const LabelledSet& set,
   }
   OverallScores overall;
   overall.items = set.items.size();
-  overall.all_correct = metrics::wilson(all_right, scored);
+  overall.all_correct = metrics::wilson(all.right, all.scored);
   if (questions) overall.mean_accuracy = sum / static_cast<double>(questions);
   return overall;
+}
+
+ModelCost cost_of(const ModelResults& run, const LabelledSet& set) {
+  ModelCost cost;
+  double total = 0;
+  for (std::size_t i = 0; i < set.items.size(); ++i) {
+    const ItemResult* result = result_of(run, i);
+    if (!result || !result->decision || !result->sent) continue;
+    const Cost& spent = result->decision->cost;
+    if (spent.usd && spent.source != CostSource::cached) {
+      total += *spent.usd;
+      ++cost.known;
+    } else {
+      ++cost.unknown;
+    }
+  }
+  if (cost.known == 0) return cost;
+  cost.total_usd = total;
+  cost.per_item = total / static_cast<double>(cost.known);
+  cost.per_1000 = *cost.per_item * 1000.0;
+  const std::size_t right = all_right_of(run, set).right;
+  if (cost.unknown == 0 && right > 0) cost.per_correct = total / static_cast<double>(right);
+  return cost;
 }
 
 ModelEvaluation evaluate_model(const LabelledSet& set, const ModelResults& run,
@@ -103,6 +138,7 @@ ModelEvaluation evaluate_model(const LabelledSet& set, const ModelResults& run,
   ModelEvaluation model;
   model.model = run.model;
   model.traffic = traffic_of(run, set);
+  model.cost = cost_of(run, set);
   for (std::size_t q = 0; q < set.questions.size(); ++q) {
     const Question& question = set.questions[q];
     const auto answers = answers_of(run, set, question.name);
@@ -245,6 +281,12 @@ Json model_json(const EvalReport& report, const ModelEvaluation& model) {
     }
   }
   if (report.target_precision) out["thresholds"]["target_precision"] = *report.target_precision;
+  out["cost"] = {{"known", model.cost.known},
+                 {"unknown", model.cost.unknown},
+                 {"total_usd", number_json(model.cost.total_usd)},
+                 {"per_item", number_json(model.cost.per_item)},
+                 {"per_1000", number_json(model.cost.per_1000)},
+                 {"per_correct", number_json(model.cost.per_correct)}};
   out["overall"] = {{"items", model.overall.items},
                     {"all_correct", interval_json(model.overall.all_correct)},
                     {"mean_accuracy", number_json(model.overall.mean_accuracy)}};

@@ -47,6 +47,14 @@ std::string number(double value) {
 std::string undefined_reason(const Json& model, const std::string& question,
                              const std::string& metric, const std::string& label) {
   if (question == "latency_ms") return "no request was answered";
+  if (question == "cost") {
+    const Json* cost = member(model, "cost");
+    if (!cost || count_of(*cost, "known") == 0)
+      return "no decision's cost is known (give --price MODEL=INPUT for a model clef has no "
+             "price for)";
+    return metric == "per_correct" ? "some decision's cost is unknown, or no item is all right"
+                                   : "it is not defined for these items";
+  }
   if (question == "overall") {
     return metric == "all_correct" ? "no item has a gold answer"
                                    : "no question has an item with a gold answer";
