@@ -59,6 +59,12 @@ bool faults_from(const clef::cli::MockFlags& flags, clef::MockFaults& faults) {
   faults.seed = flags.seed;
   faults.capacity = flags.capacity;
   faults.rate_limit = flags.rate_limit;
+  faults.spend_limit_usd = flags.spend_limit;
+  if (flags.spend_limit && flags.profile != "workers-ai") {
+    std::cerr << "clef mock: error: --spend-limit: only the workers-ai profile measures what a "
+                 "decision costs (cf-ai-neurons)\n";
+    return false;
+  }
   if (flags.retry_after >= 0) faults.retry_after_seconds = flags.retry_after;
   if (!flags.fail_rates.empty() && !parse_fail_rates(flags.fail_rates, faults.fail_rates)) {
     std::cerr << "clef mock: error: --fail-rate is STATUS:SHARE,… with shares summing to at most 1"

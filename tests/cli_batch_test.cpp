@@ -354,6 +354,35 @@ TEST(CliBatch, EstimateWithNoKnownCostNamesThePriceItNeeds) {
   EXPECT_EQ(server.request_count(), 10);
 }
 
+// The Workers AI mock with a spend limit (clef mock --spend-limit): once the neurons it measured
+// pass the limit it answers AI Gateway's 2041, and the run stops at once (exit 3, naming it), with
+// what was answered written and costing no less than the limit, and nothing sent after the first
+// refusal but what was then in flight; --resume after the budget is raised finishes the rest.
+TEST(CliBatch, TheMocksSpendLimitStopsTheRunAsAGatewaysWould) {
+  FakeServer server(clef::MockProfile::workers_ai);
+  clef::MockFaults faults;
+  faults.spend_limit_usd = 0.0001;
+  server.set_faults(faults);
+  server.set_latency(2ms);
+  const std::string tickets = write_temp_file("t_spend.jsonl", jsonl_tickets(400));
+  const std::string output = fresh_path("spend.jsonl");
+  auto r = run_clef(workers_batch(server, tickets, {"-o", output, "-j", "8"}));
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("the AI Gateway spend limit is reached"), std::string::npos) << r.err;
+  double spent = 0;
+  const auto lines = lines_of(read_file(output));
+  for (const auto& line : lines) spent += line["cost"]["usd"].get<double>();
+  EXPECT_GE(spent, 0.0001);
+  EXPECT_LT(lines.size(), 400u);
+  // Answered lines, then one refusal per request in flight at most (8), nothing after.
+  EXPECT_LE(server.request_count(), static_cast<int>(lines.size()) + 8);
+  faults.spend_limit_usd.reset();
+  server.set_faults(faults);
+  auto resumed = run_clef(workers_batch(server, tickets, {"-o", output, "-j", "8", "--resume"}));
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(clef::testing::lines_by_id(output).size(), 400u);
+}
+
 TEST(CliBatch, MaxCostNeverLetsTheSpendPassTheCapAndResumeGoesOnFromIt) {
   // 200 tickets at $0.01, 16 in flight, a cap of $0.50: what the server billed never passes
   // it, exit 3 names the cap; --resume under the same cap sends nothing more; under a cap of

@@ -40,6 +40,11 @@ void declare_mock_flags(CLI::App& app, MockFlags& flags) {
                  "Decisions a second (a token bucket, one second's burst); one more gets 429 "
                  "with Retry-After: 1 (0: no limit)")
       ->check(CLI::Range(0.0, 1000000.0));
+  app.add_option("--spend-limit", flags.spend_limit,
+                 "workers-ai: once the neurons it measured cost more than USD, every decision "
+                 "gets AI Gateway's 429 \"Spend limit exceeded\" (code 2041)")
+      ->type_name("USD")
+      ->check(CLI::Range(0.0, 1e9));
   app.add_option("--log", flags.log_path, "Append each request as a JSON line to FILE");
   app.add_option("--max-connections", flags.max_connections,
                  "Connections served at once, each on its own thread; more wait")

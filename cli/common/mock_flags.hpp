@@ -28,6 +28,7 @@ struct MockFlags {
   std::size_t max_connections = 1024;
   std::size_t capacity = 0;
   double rate_limit = 0;
+  std::optional<double> spend_limit;         ///< --spend-limit USD (workers-ai).
   std::optional<std::string> token;          ///< --token: the one Bearer token workers-ai accepts
   std::string gateway;                       ///< --gateway: workers-ai's AI Gateway name
   std::optional<std::string> gateway_token;  ///< --gateway-token: an Authenticated Gateway

@@ -148,6 +148,11 @@ struct MockFaults {
   /// A token bucket of this many decisions a second (its burst: one second's worth); one over
   /// it is answered 429 with Retry-After: 1 (Workers AI's capacity code 3040). 0: no limit.
   double rate_limit = 0;
+  /// Workers AI: once the neurons it measured (cf-ai-neurons, at $0.011 per 1,000) cost more
+  /// than this many dollars, every decision gets AI Gateway's 429 "Spend limit exceeded" (code
+  /// 2041, in its `error` array), as a gateway whose budget is spent. Those already admitted
+  /// are answered. nullopt: no limit.
+  std::optional<double> spend_limit_usd;
   std::uint64_t seed = 1;
 };
 

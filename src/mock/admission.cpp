@@ -24,8 +24,28 @@ bool Admission::take_token(double rate) {
   return true;
 }
 
+void Admission::bill(double usd) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_billed_usd += usd;
+}
+
+bool Admission::over_budget(const MockFaults& faults) {
+  if (!faults.spend_limit_usd) return false;
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_billed_usd > *faults.spend_limit_usd;
+}
+
 std::optional<Reply> Admission::admit(MockProfile shape, const MockFaults& faults,
                                       std::optional<Ticket>& ticket) {
+  if (over_budget(faults)) {
+    m_refused.fetch_add(1);
+    // AI Gateway's own shape: `error`, not Workers AI's `errors`.
+    Reply reply;
+    reply.status = 429;
+    reply.body = {{"success", false},
+                  {"error", Json::array({{{"code", 2041}, {"message", "Spend limit exceeded"}}})}};
+    return reply;
+  }
   if (faults.rate_limit > 0 && !take_token(faults.rate_limit)) {
     m_refused.fetch_add(1);
     Reply reply =

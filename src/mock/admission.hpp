@@ -1,6 +1,7 @@
-// Internal: the mock's capacity and rate limit — how a busy server refuses work: a decision past
-// `capacity` at once gets 503 (an Ollama whose queue is full), one past the token bucket of
-// `rate_limit` a second gets 429 with Retry-After: 1 (Workers AI's capacity code 3040).
+// Internal: the mock's capacity, rate limit and spend limit — how a busy or paid-up server refuses
+// work: a decision past `capacity` at once gets 503 (an Ollama whose queue is full), one past the
+// token bucket of `rate_limit` a second gets 429 with Retry-After: 1 (Workers AI's capacity code
+// 3040), and one after the neurons billed passed `spend_limit_usd` gets AI Gateway's 2041.
 #pragma once
 
 #include <atomic>
@@ -34,16 +35,21 @@ class Admission {
   std::optional<Reply> admit(MockProfile shape, const MockFaults& faults,
                              std::optional<Ticket>& ticket);
 
-  /// Decisions refused so far (both limits), for a test to read.
+  /// Decisions refused so far (every limit), for a test to read.
   std::size_t refused() const noexcept { return m_refused.load(); }
+
+  /// A decision answered for `usd` (its measured neurons): toward MockFaults::spend_limit_usd.
+  void bill(double usd);
 
  private:
   bool take_token(double rate);
+  bool over_budget(const MockFaults& faults);
 
   std::atomic<std::size_t> m_in_progress{0};
   std::atomic<std::size_t> m_refused{0};
   std::mutex m_mutex;
   double m_tokens = -1;  ///< -1: not started (a full bucket).
+  double m_billed_usd = 0;
   std::chrono::steady_clock::time_point m_last{};
 };
 

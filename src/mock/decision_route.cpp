@@ -75,7 +75,10 @@ void serve_decision(ServerState& state, const httplib::Request& req, httplib::Re
   }
   Reply reply = simulate(shape, s, request, req.body.size(), decoded);
   if (reply.status == 200) {
-    if (auto neurons = neurons_header(shape, req.body.size())) reply.headers.push_back(*neurons);
+    if (auto neurons = neurons_header(shape, req.body.size())) {
+      reply.headers.push_back(*neurons);
+      state.admission.bill(neurons_for(req.body.size()) * 0.011 / 1000.0);
+    }
   }
   send(res, reply);
 }

@@ -94,11 +94,15 @@ Json decision_body(MockProfile shape, const std::string& model, Json answers,
           {"messages", Json::array()}};
 }
 
+double neurons_for(std::size_t request_bytes) {
+  const double tokens = static_cast<double>(request_bytes / 4);
+  return tokens * 0.09 / 1e6 / (0.011 / 1000.0);
+}
+
 std::optional<std::pair<std::string, std::string>> neurons_header(MockProfile shape,
                                                                   std::size_t request_bytes) {
   if (shape != MockProfile::workers_ai) return std::nullopt;
-  const double tokens = static_cast<double>(request_bytes / 4);
-  const double neurons = tokens * 0.09 / 1e6 / (0.011 / 1000.0);
+  const double neurons = neurons_for(request_bytes);
   char text[32];
   std::snprintf(text, sizeof text, "%.5f", neurons);
   return std::make_pair(std::string("cf-ai-neurons"), std::string(text));

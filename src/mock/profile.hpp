@@ -34,9 +34,12 @@ Json probabilities_object(MockProfile shape, const std::vector<std::string>& key
 Json decision_body(MockProfile shape, const std::string& model, Json answers,
                    std::size_t request_bytes);
 
-/// Workers AI's measure of an answer's cost, cf-ai-neurons, for a request of `request_bytes`:
-/// the input tokens decision_body reports (a token per 4 bytes) at Clef-Flash's published
-/// $0.09 per million, in neurons of $0.011 per 1,000. Nothing for the other servers.
+/// Workers AI's measure of an answer's cost for a request of `request_bytes`, in neurons: the
+/// input tokens decision_body reports (a token per 4 bytes) at Clef-Flash's published $0.09 per
+/// million, in neurons of $0.011 per 1,000.
+double neurons_for(std::size_t request_bytes);
+
+/// neurons_for as Workers AI's cf-ai-neurons header; nothing for the other servers.
 std::optional<std::pair<std::string, std::string>> neurons_header(MockProfile shape,
                                                                   std::size_t request_bytes);
 
