@@ -4,6 +4,33 @@
 #include "common/flag_rules.hpp"
 
 namespace clef::cli {
+namespace {
+
+/// The failures, limits and budgets it can be asked to show.
+void declare_fault_flags(CLI::App& app, MockFlags& flags) {
+  app.add_option("--fail-rate", flags.fail_rates,
+                 "STATUS:SHARE,… of decisions that fail (503:0.05)");
+  app.add_option("--drop-rate", flags.drop_rate, "Share of decisions whose connection drops")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--retry-after", flags.retry_after, "Retry-After seconds on 429/503 answers")
+      ->check(CLI::Range(0, 86400));
+  app.add_flag("--quota-exhausted", flags.quota,
+               "Every decision gets the daily-allocation 429 (4006)");
+  app.add_option("--capacity", flags.capacity,
+                 "Decisions answered at once; one more gets 503 \"server busy\" (0: no limit)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100000}));
+  app.add_option("--rate-limit", flags.rate_limit,
+                 "Decisions a second (a token bucket, one second's burst); one more gets 429 "
+                 "with Retry-After: 1 (0: no limit)")
+      ->check(CLI::Range(0.0, 1000000.0));
+  app.add_option("--spend-limit", flags.spend_limit,
+                 "workers-ai: once the neurons it measured cost more than USD, every decision "
+                 "gets AI Gateway's 429 \"Spend limit exceeded\" (code 2041)")
+      ->type_name("USD")
+      ->check(CLI::Range(0.0, 1e9));
+}
+
+}  // namespace
 
 void declare_mock_flags(CLI::App& app, MockFlags& flags) {
   app.footer(
@@ -25,26 +52,7 @@ void declare_mock_flags(CLI::App& app, MockFlags& flags) {
   app.add_option("--cassette", flags.cassette_path, "Answer from a --record cassette");
   app.add_option("--latency", flags.latency_ms, "Milliseconds before each answer")
       ->check(CLI::Range(0L, 600000L));
-  app.add_option("--fail-rate", flags.fail_rates,
-                 "STATUS:SHARE,… of decisions that fail (503:0.05)");
-  app.add_option("--drop-rate", flags.drop_rate, "Share of decisions whose connection drops")
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--retry-after", flags.retry_after, "Retry-After seconds on 429/503 answers")
-      ->check(CLI::Range(0, 86400));
-  app.add_flag("--quota-exhausted", flags.quota,
-               "Every decision gets the daily-allocation 429 (4006)");
-  app.add_option("--capacity", flags.capacity,
-                 "Decisions answered at once; one more gets 503 \"server busy\" (0: no limit)")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{100000}));
-  app.add_option("--rate-limit", flags.rate_limit,
-                 "Decisions a second (a token bucket, one second's burst); one more gets 429 "
-                 "with Retry-After: 1 (0: no limit)")
-      ->check(CLI::Range(0.0, 1000000.0));
-  app.add_option("--spend-limit", flags.spend_limit,
-                 "workers-ai: once the neurons it measured cost more than USD, every decision "
-                 "gets AI Gateway's 429 \"Spend limit exceeded\" (code 2041)")
-      ->type_name("USD")
-      ->check(CLI::Range(0.0, 1e9));
+  declare_fault_flags(app, flags);
   app.add_option("--log", flags.log_path, "Append each request as a JSON line to FILE");
   app.add_option("--max-connections", flags.max_connections,
                  "Connections served at once, each on its own thread; more wait")
