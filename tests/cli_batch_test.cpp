@@ -191,6 +191,36 @@ TEST(CliBatch, AProvidersBudgetStopsTheRunAtOnce) {
   }
 }
 
+// --prices FILE: MODEL=INPUT[,OUTPUT] lines ('#' comments, blank lines) price the models as
+// --price does; a --price for the same model wins; a bad line is refused naming the file and line.
+TEST(CliBatch, APriceFilePricesModelsAndAPriceFlagWins) {
+  FakeServer server;
+  const std::string input = write_temp_file("t_pricefile.jsonl", jsonl_tickets(5));
+  const std::string prices = write_temp_file(
+      "prices.txt", "# dollars per million tokens\n\nclef-flash = 2000\n  other=1,2\n");
+  auto cost_of_first = [](const std::string& output) {
+    const Json line = lines_of(read_file(output)).at(0);
+    return line["cost"]["usd"].get<double>() / line["usage"]["input_tokens"].get<double>() * 1e6;
+  };
+  const std::string from_file = fresh_path("pricefile.jsonl");
+  auto r = run_clef(batch_args(server.base_url(), input, from_file,
+                               {"--backend", "systemone", "--prices", prices}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NEAR(cost_of_first(from_file), 2000, 1e-6);
+  const std::string flag_wins = fresh_path("pricefile_flag.jsonl");
+  r = run_clef(
+      batch_args(server.base_url(), input, flag_wins,
+                 {"--backend", "systemone", "--prices", prices, "--price", "clef-flash=500"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NEAR(cost_of_first(flag_wins), 500, 1e-6);
+  const std::string bad = write_temp_file("bad_prices.txt", "clef-flash=1\nclef=cheap\n");
+  r = run_clef(batch_args(server.base_url(), input, fresh_path("pricefile_bad.jsonl"),
+                          {"--backend", "systemone", "--prices", bad}));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("bad_prices.txt: line 2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("clef=cheap"), std::string::npos) << r.err;
+}
+
 TEST(CliBatch, EachLineCarriesItsCostAndTheSummaryAddsItUp) {
   // A server that measures nothing, for a model clef has no price for: each line's cost is
   // null ("unknown", never 0) and the summary says how to price it; with --price each line's

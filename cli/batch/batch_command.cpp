@@ -254,7 +254,8 @@ std::vector<NamedFile> batch_inputs(const BatchFlags& flags) {
                                    {"--policy", flags.policy},
                                    {"--api-token-file", flags.connection.api_token_file},
                                    {"--aig-token-file", flags.connection.gateway.token_file},
-                                   {"--replay", flags.connection.replay}};
+                                   {"--replay", flags.connection.replay},
+                                   {"--prices", flags.connection.price_file}};
   for (const auto& file : flags.questions.files) inputs.push_back({"--questions", file});
   return inputs;
 }

@@ -137,6 +137,9 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
                      "MODEL=INPUT[,OUTPUT]: the model's price in dollars per million tokens, for "
                      "decisions whose server measures no cost (repeatable; replaces clef's "
                      "table)");
+  command.add_option("--prices", flags.price_file,
+                     "FILE of MODEL=INPUT[,OUTPUT] lines ('#' comments), as --price takes them; "
+                     "a --price for the same model wins");
   add_offline_flags(command, flags);
   add_gateway_flags(command, flags.gateway);
 }
@@ -179,6 +182,20 @@ std::optional<CacheOptions> cache_options(const ConnectionFlags& flags,
 namespace {
 
 /// The options for these flags, without a transport.
+/// --prices FILE's rows, each replaced by a --price for the same model.
+Result<std::map<std::string, Price>> prices_of(const ConnectionFlags& flags,
+                                               const Context& context) {
+  auto given = parse_prices(flags.prices);
+  if (!given || flags.price_file.empty()) return given;
+  // A price file is a few lines by hand: a megabyte is far more than any.
+  auto text = read_file(flags.price_file, "the price file", context.in, 1u << 20);
+  if (!text) return text.error();
+  auto prices = parse_price_file(text.value(), flags.price_file);
+  if (!prices) return prices.error();
+  for (auto& [model, price] : given.value()) prices.value()[model] = price;
+  return prices;
+}
+
 Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& context) {
   ClientOptions options = ClientOptions::from_environment(flags.backend);
   if (!flags.hosts.empty()) {
@@ -230,7 +247,7 @@ Result<ClientOptions> base_options(const ConnectionFlags& flags, const Context& 
   // Retry-After would only be slept through.
   if (!flags.replay.empty()) options.retry.max_attempts = 1;
   options.cancel = context.cancel;
-  auto prices = parse_prices(flags.prices);
+  auto prices = prices_of(flags, context);
   if (!prices) return prices.error();
   options.prices = std::move(prices).value();
   return options;

@@ -43,6 +43,7 @@ struct ConnectionFlags {
   bool cache_images = false;
   GatewayFlags gateway;             ///< workers-ai through Cloudflare AI Gateway.
   std::vector<std::string> prices;  ///< --price MODEL=INPUT[,OUTPUT], repeatable.
+  std::string price_file;           ///< --prices FILE: such lines, one a line.
   /// Set by a command that must reach the server (clef doctor): no cache, whatever --cache or
   /// CLEF_CACHE_DIR say.
   bool without_cache = false;

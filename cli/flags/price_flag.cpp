@@ -24,12 +24,30 @@ std::optional<double> dollars(std::string_view text) {
   return dollars_from_text(text, 1e6);
 }
 
-Error bad_price(const std::string& value, const std::string& why) {
+Error bad_price(const std::string& value, const std::string& why, const std::string& where) {
   return make_error(ErrorKind::invalid_input,
-                    "--price " + value + ": " + why +
+                    (where == "--price" ? "--price " : "") + value + ": " + why +
                         " (the form is MODEL=INPUT[,OUTPUT], dollars per million tokens, as in "
                         "--price clef-flash=0.09)",
-                    "--price");
+                    where);
+}
+
+/// One MODEL=INPUT[,OUTPUT] into `prices` (`where` names it in the error).
+Status add_price(const std::string& value, const std::string& where,
+                 std::map<std::string, Price>& prices) {
+  const auto equals = value.find('=');
+  if (equals == std::string::npos || equals == 0) return bad_price(value, "no model named", where);
+  const std::string model = value.substr(0, equals);
+  const std::string_view amounts = std::string_view(value).substr(equals + 1);
+  const auto comma = amounts.find(',');
+  const auto input = dollars(amounts.substr(0, comma));
+  const auto output = comma == std::string_view::npos ? std::optional<double>(0)
+                                                      : dollars(amounts.substr(comma + 1));
+  if (!input || !output)
+    return bad_price(value, "a price is a number of dollars from 0 to 1000000", where);
+  if (!prices.emplace(model, Price{*input, *output}).second)
+    return bad_price(value, "the model " + model + " is priced twice", where);
+  return {};
 }
 
 }  // namespace
@@ -37,18 +55,27 @@ Error bad_price(const std::string& value, const std::string& why) {
 Result<std::map<std::string, Price>> parse_prices(const std::vector<std::string>& values) {
   std::map<std::string, Price> prices;
   for (const std::string& value : values) {
-    const auto equals = value.find('=');
-    if (equals == std::string::npos || equals == 0) return bad_price(value, "no model named");
-    const std::string model = value.substr(0, equals);
-    const std::string_view amounts = std::string_view(value).substr(equals + 1);
-    const auto comma = amounts.find(',');
-    const auto input = dollars(amounts.substr(0, comma));
-    const auto output = comma == std::string_view::npos ? std::optional<double>(0)
-                                                        : dollars(amounts.substr(comma + 1));
-    if (!input || !output)
-      return bad_price(value, "a price is a number of dollars from 0 to 1000000");
-    if (!prices.emplace(model, Price{*input, *output}).second)
-      return bad_price(value, "the model " + model + " is priced twice");
+    if (auto status = add_price(value, "--price", prices); !status) return status.error();
+  }
+  return prices;
+}
+
+Result<std::map<std::string, Price>> parse_price_file(std::string_view text,
+                                                      const std::string& path) {
+  std::map<std::string, Price> prices;
+  std::size_t number = 0;
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    ++number;
+    // White space is only layout here ("clef-flash = 0.09, 0"): a model name has none.
+    std::string row;
+    for (const char c : line)
+      if (c != ' ' && c != '\t' && c != '\r') row += c;
+    if (row.empty() || row.front() == '#') continue;
+    const std::string where = path + ": line " + std::to_string(number);
+    if (auto status = add_price(row, where, prices); !status) return status.error();
   }
   return prices;
 }

@@ -21,4 +21,9 @@ std::optional<double> dollars_from_text(std::string_view text, double most);
 /// the error names the value and what is wrong with it.
 Result<std::map<std::string, Price>> parse_prices(const std::vector<std::string>& values);
 
+/// A price file (--prices FILE): one MODEL=INPUT[,OUTPUT] a line, as --price takes it; blank
+/// lines and lines starting with '#' are skipped. The error names the file and line.
+Result<std::map<std::string, Price>> parse_price_file(std::string_view text,
+                                                      const std::string& path);
+
 }  // namespace clef::cli
