@@ -413,6 +413,29 @@ TEST(CliBatch, TheMocksSpendLimitStopsTheRunAsAGatewaysWould) {
   EXPECT_EQ(clef::testing::lines_by_id(output).size(), 400u);
 }
 
+// The sample is paid for too: --max-cost caps it (from the hostile pass: 20 requests at $0.01
+// under a $0.05 cap); --sample means nothing without --estimate and is refused.
+TEST(CliBatch, EstimateKeepsToTheCapAndSampleNeedsEstimate) {
+  BillingServer billing;
+  const std::string input = write_temp_file("t_est_cap.jsonl", jsonl_tickets(100));
+  auto capped = run_clef(billing.args(input, "-", {"--estimate", "--max-cost", "0.05"}));
+  EXPECT_LE(billing.billed.load(), 5) << capped.err;
+  auto stray = run_clef(billing.args(input, fresh_path("stray.jsonl"), {"--sample", "5"}));
+  EXPECT_EQ(stray.code, 2) << stray.err;
+  EXPECT_NE(stray.err.find("give --estimate too"), std::string::npos) << stray.err;
+  // A warm cache prices its answers as the server billed them when sent (usage.cost here; the
+  // model has no price in clef's table): the same estimate, nothing sent.
+  BillingServer cached;
+  const std::string cache = fresh_path("est_cache_dir");
+  auto cold = run_clef(cached.args(input, "-", {"--estimate", "--sample", "5", "--cache", cache}));
+  ASSERT_EQ(cold.code, 0) << cold.err;
+  const int billed = cached.billed.load();
+  auto warm = run_clef(cached.args(input, "-", {"--estimate", "--sample", "5", "--cache", cache}));
+  ASSERT_EQ(warm.code, 0) << warm.err;
+  EXPECT_EQ(cached.billed.load(), billed) << "the sample came from the cache";
+  EXPECT_EQ(Json::parse(warm.out)["estimate_usd"], Json::parse(cold.out)["estimate_usd"]);
+}
+
 TEST(CliBatch, MaxCostNeverLetsTheSpendPassTheCapAndResumeGoesOnFromIt) {
   // 200 tickets at $0.01, 16 in flight, a cap of $0.50: what the server billed never passes
   // it, exit 3 names the cap; --resume under the same cap sends nothing more; under a cap of

@@ -263,33 +263,47 @@ TEST(Estimate, ACostThatFollowsSizeIsExtrapolatedExactly) {
   EXPECT_GE(estimate.high_usd, *estimate.usd);
 }
 
-// The ratio estimate and its 95 % interval, computed here again from what the server billed for
-// the sample (an independent count), for costs that do not follow size; the same seed takes the
-// same sample; a sample as large as the input is the exact total.
-TEST(Estimate, TheIntervalIsTheRatioEstimatorsAndTheSeedFixesTheSample) {
+// The estimate and its 95 % interval, computed here again from what the server billed: the
+// largest quarter of the sample (2 of 8) counted as it is, a fee-plus-per-byte line fitted to the
+// other 6 by least squares and extrapolated to the other 28 items, Student's t at 4 degrees of
+// freedom; the same seed takes the same sample; a sample as large as the input is exact.
+TEST(Estimate, TheIntervalIsARegressionsOnTheRestAndTheSeedFixesTheSample) {
   SizeBilling billing([](std::size_t bytes) { return bytes % 3 == 0 ? 0.004 : 0.001; });
   const auto client =
       clef::Client::create(options_for(clef::Backend::systemone, billing.server)).value();
   const auto requests = tickets_of_many_sizes(30);
-  double all_bytes = 0;
+  std::vector<double> sizes;
   for (const auto& request : requests)
-    all_bytes += static_cast<double>(client.request_body(request)->size());
+    sizes.push_back(static_cast<double>(client.request_body(request)->size()));
+  std::sort(sizes.rbegin(), sizes.rend());
   std::size_t next = 0;
   clef::EstimateOptions options;
   options.sample = 8;
   const clef::CostEstimate first = clef::estimate_cost(client, source_of(requests, next), options);
   ASSERT_TRUE(first.usd);
-  const std::vector<std::pair<double, double>> sample = billing.take();
-  double cost = 0, bytes = 0;
-  for (const auto& [usd, size] : sample) cost += usd, bytes += size;
-  const double ratio = cost / bytes;
+  std::vector<std::pair<double, double>> sample = billing.take();
+  ASSERT_EQ(sample.size(), 8u);
+  std::sort(sample.begin(), sample.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  EXPECT_EQ(sample[0].second, sizes[0]);  // the two largest are always decided
+  EXPECT_EQ(sample[1].second, sizes[1]);
+  const double exact = sample[0].first + sample[1].first;
+  const std::vector<std::pair<double, double>> rest(sample.begin() + 2, sample.end());
+  double rest_bytes = 0;
+  for (std::size_t i = 2; i < sizes.size(); ++i) rest_bytes += sizes[i];
+  double mx = 0, my = 0;
+  for (const auto& [usd, size] : rest) mx += size / 6, my += usd / 6;
+  double sxx = 0, sxy = 0;
+  for (const auto& [usd, size] : rest)
+    sxx += (size - mx) * (size - mx), sxy += (size - mx) * (usd - my);
+  const double slope = sxy / sxx, fee = my - slope * mx;
   double squares = 0;
-  for (const auto& [usd, size] : sample) squares += std::pow(usd - ratio * size, 2);
-  const double n = 8, all = 30;
-  const double half = 1.96 * std::sqrt(all * all * (1 - n / all) * (squares / (n - 1)) / n);
-  EXPECT_NEAR(*first.usd, ratio * all_bytes, 1e-12);
+  for (const auto& [usd, size] : rest) squares += std::pow(usd - fee - slope * size, 2);
+  const double total = exact + std::max(0.0, fee * 28 + slope * rest_bytes);
+  const double half = 2.776 * std::sqrt(28.0 * 28.0 * (1 - 6.0 / 28.0) * (squares / 4) / 6);
+  EXPECT_NEAR(*first.usd, total, 1e-12);
   EXPECT_NEAR(first.high_usd - *first.usd, half, 1e-12);
-  EXPECT_NEAR(*first.usd - first.low_usd, std::min(half, *first.usd), 1e-12);
+  EXPECT_NEAR(first.low_usd, std::max(exact, total - half), 1e-12);
   EXPECT_GT(half, 0);
 
   next = 0;
@@ -304,12 +318,45 @@ TEST(Estimate, TheIntervalIsTheRatioEstimatorsAndTheSeedFixesTheSample) {
   next = 0;
   options.sample = 100;
   const clef::CostEstimate whole = clef::estimate_cost(client, source_of(requests, next), options);
-  double total = 0;
-  for (const auto& [usd, size] : billing.take()) total += usd;
+  double all = 0;
+  for (const auto& [usd, size] : billing.take()) all += usd;
   EXPECT_EQ(whole.sampled, 30u);
-  EXPECT_NEAR(*whole.usd, total, 1e-12);
+  EXPECT_NEAR(*whole.usd, all, 1e-12);
   EXPECT_EQ(whole.low_usd, *whole.usd);
   EXPECT_EQ(whole.high_usd, *whole.usd);
+}
+
+// A flat fee per request, and a few huge items among many small ones: the estimate holds (the
+// fee is fitted, the huge items decided), where a cost-per-byte ratio was off by twice. With
+// dedupe, repeated bodies are counted once.
+TEST(Estimate, AFlatFeeAndAFewHugeItemsAreEstimatedAndRepeatsCountOnce) {
+  auto dollars = [](std::size_t bytes) { return 0.001 + static_cast<double>(bytes) * 1e-7; };
+  SizeBilling billing(dollars);
+  const auto client =
+      clef::Client::create(options_for(clef::Backend::systemone, billing.server)).value();
+  std::vector<clef::DecisionRequest> requests = tickets_of_many_sizes(300);
+  for (int i = 0; i < 300; i += 50)
+    requests[static_cast<std::size_t>(i)].state =
+        clef::State::text(std::string(20000, 'x') + std::to_string(i));
+  double truth = 0;  // as the server bills it: usage.cost with six decimals
+  for (const auto& request : requests)
+    truth += std::stod(std::to_string(dollars(client.request_body(request)->size())));
+  std::size_t next = 0;
+  const clef::CostEstimate estimate = clef::estimate_cost(client, source_of(requests, next));
+  billing.take();
+  ASSERT_TRUE(estimate.usd);
+  EXPECT_NEAR(*estimate.usd, truth, truth * 0.01);  // a cost-per-byte ratio alone misses the fee
+  EXPECT_LE(estimate.low_usd, *estimate.usd);
+  EXPECT_GE(estimate.high_usd, *estimate.usd);
+
+  std::vector<clef::DecisionRequest> twice = requests;
+  twice.insert(twice.end(), requests.begin(), requests.end());
+  next = 0;
+  clef::EstimateOptions options;
+  options.dedupe = true;
+  const clef::CostEstimate deduped = clef::estimate_cost(client, source_of(twice, next), options);
+  EXPECT_EQ(deduped.items, 300u);
+  EXPECT_EQ(deduped.repeats, 300u);
 }
 
 // No cost known: no estimate (nullopt, never $0); bad items are counted out; an empty input
@@ -333,6 +380,7 @@ TEST(Estimate, UnknownCostsGiveNoEstimateAndBadItemsAreCountedOut) {
         return items[next++];
       });
   EXPECT_EQ(unknown.items, 2u);
+  EXPECT_EQ(unknown.bad, 1u);
   EXPECT_EQ(unknown.unknown, 2u);
   EXPECT_FALSE(unknown.usd);
 

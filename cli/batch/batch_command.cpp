@@ -210,6 +210,13 @@ int run_batch_command(const BatchFlags& flags, const CLI::App& command, const Co
   if (!recognised_by.empty())
     note_input_format(context, flags.input, format.value(), recognised_by);
   if (flags.estimate) return run_estimate(flags, questions.value(), format.value(), context);
+  if (command.count("--sample") > 0) {
+    return report(
+        context,
+        make_error(ErrorKind::invalid_input,
+                   "--sample is the size of --estimate's sample: give --estimate too", "--sample"),
+        flags.connection);
+  }
   return run_batch_engine(flags, command, questions.value(), format.value(), context, nullptr)
       .exit_code;
 }

@@ -108,7 +108,8 @@ void BatchJob::duplicate(std::size_t index, std::size_t first) {
       if (item.key() != "id" && item.key() != "line") line[item.key()] = std::move(item.value());
     }
     // The copy cost nothing: its first's cost stays the first's (--resume and merge add lines up).
-    if (line.contains("cost")) line["cost"] = to_json(Cost{0.0, CostSource::cached, std::nullopt});
+    if (line.contains("cost"))
+      line["cost"] = to_json(Cost{0.0, CostSource::cached, std::nullopt, std::nullopt});
     ok = is_kept_result(line);
   }
   if (!write(index, pending.id, dump_json(line), ok)) return;

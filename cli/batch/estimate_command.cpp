@@ -58,6 +58,12 @@ void say(const Context& context, const CostEstimate& estimate) {
   if (estimate.unknown > 0)
     context.err << "clef: " << estimate.unknown
                 << " sampled decisions had no known cost and were left out\n";
+  if (estimate.bad > 0)
+    context.err << "clef: " << estimate.bad
+                << " items cannot be sent (the run writes them as errors, at no cost)\n";
+  if (estimate.repeats > 0)
+    context.err << "clef: --dedupe: " << estimate.repeats
+                << " items repeat an earlier one and are not counted\n";
 }
 
 }  // namespace
@@ -79,7 +85,9 @@ int run_estimate(const BatchFlags& flags, const std::vector<Question>& questions
   if (!reader) return refuse(reader.error());
   EstimateOptions options;
   options.sample = flags.sample;
+  options.dedupe = flags.dedupe;
   options.batch.concurrency = flags.concurrency;
+  options.batch.max_cost_usd = flags.max_cost;  // the sample is paid for too
   options.batch.should_stop = [&] { return context.stop && context.stop->load(); };
   const CostEstimate estimate =
       estimate_cost(clients->front(),

@@ -85,8 +85,9 @@ class CLEF_API Client {
   Result<std::string> request_body(const DecisionRequest& request) const;
 
   /// What `decision` costs when it is sent: its own Decision::cost, but for a cache hit (which
-  /// spent nothing now) its tokens at this client's price for the model, computed; unknown when
-  /// there is no price. For estimates and comparisons, where a warm cache must not read as free.
+  /// spent nothing now) what it cost when it was sent (Cost::sent_usd), else its tokens at this
+  /// client's price for the model; unknown when neither is known. For estimates and comparisons,
+  /// where a warm cache must not read as free.
   Cost cost_if_sent(const Decision& decision) const;
   /// The URL decide() posts to (no secrets are ever part of it).
   std::string endpoint(const DecisionRequest& request) const;

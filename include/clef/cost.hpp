@@ -35,6 +35,9 @@ struct Cost {
   std::optional<double> usd;  ///< nullopt when unknown: never 0 by default.
   CostSource source = CostSource::unknown;
   std::optional<double> neurons;  ///< Workers AI's measured neurons, when it said.
+  /// A cache hit (source cached, $0 now): what the answer cost when it was sent, as the server
+  /// then said (or tokens × price), when that is known; estimates and comparisons price it so.
+  std::optional<double> sent_usd;
 
   bool known() const noexcept { return usd.has_value(); }
 };

@@ -225,6 +225,7 @@ Json to_json(const Cost& cost) {
   // Unknown is null, never 0: a sum over lines must not take it for free.
   Json out = {{"usd", cost.usd ? Json(*cost.usd) : Json()}, {"source", to_string(cost.source)}};
   if (cost.neurons) out["neurons"] = *cost.neurons;
+  if (cost.sent_usd) out["sent_usd"] = *cost.sent_usd;
   return out;
 }
 
@@ -242,6 +243,10 @@ Cost cost_from_json(const Json& json) {
   if (const auto neurons = json.find("neurons"); neurons != json.end() && neurons->is_number()) {
     const double count = neurons->get<double>();
     if (std::isfinite(count) && count >= 0) cost.neurons = count;
+  }
+  if (const auto sent = json.find("sent_usd"); sent != json.end() && sent->is_number()) {
+    const double dollars_then = sent->get<double>();
+    if (std::isfinite(dollars_then) && dollars_then >= 0) cost.sent_usd = dollars_then + 0.0;
   }
   return cost;
 }

@@ -121,24 +121,33 @@ void read_body_cost(const Json& usage, Cost& cost) {
   }
 }
 
-void settle_cost(Decision& decision, Backend backend, const HttpResponse& response,
-                 std::string_view model, const std::map<std::string, Price>& overrides) {
-  if (response.from_cache) {
-    decision.cost = Cost{0.0, CostSource::cached, std::nullopt};
-    return;
-  }
+namespace {
+
+/// What the decision costs as sent: Workers AI's header, the body's figure (already in
+/// decision.cost), tokens × price, else unknown.
+Cost sent_cost(const Decision& decision, Backend backend, const HttpResponse& response,
+               std::string_view model, const std::map<std::string, Price>& overrides) {
   if (backend == Backend::workers_ai) {
-    if (const auto neurons = header_number(response.header("cf-ai-neurons"))) {
-      decision.cost = Cost{neuron_dollars(*neurons), CostSource::header, *neurons};
-      return;
-    }
+    if (const auto neurons = header_number(response.header("cf-ai-neurons")))
+      return Cost{neuron_dollars(*neurons), CostSource::header, *neurons, std::nullopt};
   }
-  if (decision.cost.known()) return;  // the body's own figure
+  if (decision.cost.known()) return decision.cost;  // the body's own figure
   const auto price = price_for(backend, model, overrides);
-  if (!price) return;
+  if (!price) return decision.cost;
   const double dollars = price->dollars_for(static_cast<double>(decision.usage.input_tokens),
                                             static_cast<double>(decision.usage.output_tokens));
-  decision.cost = Cost{to_picodollars(dollars), CostSource::computed, std::nullopt};
+  return Cost{to_picodollars(dollars), CostSource::computed, std::nullopt, std::nullopt};
+}
+
+}  // namespace
+
+void settle_cost(Decision& decision, Backend backend, const HttpResponse& response,
+                 std::string_view model, const std::map<std::string, Price>& overrides) {
+  const Cost as_sent = sent_cost(decision, backend, response, model, overrides);
+  // A cache hit spent nothing now; what it cost when sent (the cache keeps the answer whole) is
+  // what the item costs where the cache does not hold it.
+  decision.cost =
+      response.from_cache ? Cost{0.0, CostSource::cached, std::nullopt, as_sent.usd} : as_sent;
 }
 
 }  // namespace detail
