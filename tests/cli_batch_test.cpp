@@ -478,6 +478,24 @@ TEST(CliBatch, MaxCostNeverLetsTheSpendPassTheCapAndResumeGoesOnFromIt) {
   EXPECT_LE(sharded.billed.load(), 20);
 }
 
+// clef merge adds up what the shards' lines cost: the sum the server billed them.
+TEST(CliBatch, MergeSaysWhatTheShardsCostAsTheServerBilledThem) {
+  BillingServer billing;
+  const std::string input = write_temp_file("t_merge_cost.jsonl", jsonl_tickets(60));
+  std::vector<std::string> merge = {"merge"};
+  for (int k = 0; k < 3; ++k) {
+    const std::string out = fresh_path("merge_cost" + std::to_string(k) + ".jsonl");
+    auto shard = run_clef(billing.args(input, out, {"--shard", std::to_string(k) + "/3"}));
+    ASSERT_EQ(shard.code, 0) << shard.err;
+    merge.push_back(out);
+  }
+  merge.insert(merge.end(), {"-o", fresh_path("merged_cost.jsonl")});
+  auto merged = run_clef(merge);
+  ASSERT_EQ(merged.code, 0) << merged.err;
+  EXPECT_EQ(billing.billed.load(), 60);
+  EXPECT_NE(merged.err.find("they cost $0.6 in all"), std::string::npos) << merged.err;
+}
+
 TEST(CliBatch, MaxCostIsNotFooledByAFreeFirstAnswerOrAWarmCache) {
   // The first answer costs nothing and the rest $0.05, 200 in flight allowed, a cap of $0.10:
   // one free answer is thin evidence (slow start), so the bill stays within the cap.
