@@ -41,9 +41,11 @@ struct CostEstimate {
   /// sent), or by its ratio to size when the sample is too small or its sizes all alike.
   std::optional<double> usd;
   /// A 95 % interval around usd: Student's t over the sample's residuals, with the finite
-  /// population correction; equal to usd when every item was decided, and $0 to twice usd when
-  /// one priced decision of the rest is all there is to go on. It holds for the items that
-  /// could be drawn: an input whose cost hides in a few items the sample missed can be outside.
+  /// population correction, never narrower than a billionth of usd either side (binary noise);
+  /// that narrow when every item was decided, and from the largest items' own cost to it plus
+  /// twice the rest's estimate when one priced decision of the rest is all there is to go on. It
+  /// holds for the items that could be drawn: an input whose cost hides in a few items the sample
+  /// missed can be outside.
   double low_usd = 0;
   double high_usd = 0;
 };

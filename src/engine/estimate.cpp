@@ -164,8 +164,12 @@ void extrapolate(const std::vector<std::pair<double, double>>& largest,
   const double total = exact + rest_total;
   estimate.usd = total;
   const double n = static_cast<double>(rest.size());
+  // Sums of dollars carry binary noise: the interval is never narrower than a billionth of the
+  // total, so a cost the fit follows exactly is not left just outside it by rounding.
+  const double noise = total * 1e-9;
   if (rest.size() >= sampler.rest_items) {  // every item decided (or priced from the largest)
-    estimate.low_usd = estimate.high_usd = total;
+    estimate.low_usd = std::max(0.0, total - noise);
+    estimate.high_usd = total + noise;
     return;
   }
   if (rest.empty() || model.df == 0) {  // one decision says nothing of the spread
@@ -175,8 +179,8 @@ void extrapolate(const std::vector<std::pair<double, double>>& largest,
   }
   const double spread = model.squares / static_cast<double>(model.df);
   const double half = t_quantile(model.df) * std::sqrt(all * all * (1 - n / all) * spread / n);
-  estimate.low_usd = std::max(exact, total - half);
-  estimate.high_usd = total + half;
+  estimate.low_usd = std::max(0.0, std::min(total - noise, std::max(exact, total - half)));
+  estimate.high_usd = total + std::max(half, noise);
 }
 
 }  // namespace
