@@ -276,13 +276,14 @@ TEST(CliEval, CostStandsBesideAccuracyPerModel) {
   script_model_m(server);
   EvalFiles files;
   const std::string out = fresh_path("eval_cost.json"), html = fresh_path("eval_cost.html");
+  const std::string markdown = fresh_path("eval_cost.md");
   const std::string answers = fresh_path("eval_cost_answers.jsonl");
   fresh_path("eval_cost_answers.m.jsonl");
   fresh_path("eval_cost_answers.other.jsonl");
-  auto r =
-      run_clef(eval_args(server, files,
-                         {"-m", "m", "-m", "other", "--price", "m=1000", "--price", "other=3000",
-                          "--report-json", out, "--report-html", html, "--answers", answers}));
+  auto r = run_clef(eval_args(
+      server, files,
+      {"-m", "m", "-m", "other", "--price", "m=1000", "--price", "other=3000", "--report-json", out,
+       "--report-html", html, "--report-md", markdown, "--answers", answers}));
   ASSERT_EQ(r.code, 0) << r.err;
   const Json report = report_at(out);
   for (const auto& [model, price] :
@@ -306,6 +307,7 @@ TEST(CliEval, CostStandsBesideAccuracyPerModel) {
   const double other_per_1000 = report["models"]["other"]["cost"]["per_1000"].get<double>();
   EXPECT_GT(other_per_1000, 2.5 * m_per_1000);
   EXPECT_NE(r.out.find("per 1,000 decisions"), std::string::npos) << r.out;
+  EXPECT_NE(read_file(markdown).find("### Cost"), std::string::npos) << read_file(markdown);
   const std::string page = read_file(html);
   const auto chart = page.find("aria-label=\"Accuracy against cost\"");
   ASSERT_NE(chart, std::string::npos);

@@ -279,6 +279,14 @@ std::string report_markdown(const EvalReport& report) {
   markdown_questions(out, report);
   markdown_labels(out, report);
   markdown_comparisons(out, report);
+  bool priced = false;
+  for (const auto& model : report.models) {
+    const std::string cost = cost_summary(model);
+    if (cost.empty()) continue;
+    if (!priced) out << "\n### Cost\n\n";
+    priced = true;
+    out << "- " << markdown_text(model.model) << ": " << markdown_text(cost) << "\n";
+  }
   bool heading = false;
   for (const auto& model : report.models) {
     const std::string failures = failure_summary(model);
