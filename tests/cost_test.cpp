@@ -230,9 +230,9 @@ struct SizeBilling {
     std::lock_guard<std::mutex> lock(mutex);
     return std::exchange(billed, {});
   }
-  clef::MockServer server;
   std::mutex mutex;
   std::vector<std::pair<double, double>> billed;  ///< (dollars, body bytes) per request.
+  clef::MockServer server;  ///< Last: destroyed first, so no request lands on what is gone.
 };
 
 }  // namespace
