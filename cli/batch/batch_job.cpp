@@ -45,22 +45,27 @@ std::optional<Result<DecisionRequest>> BatchJob::next() {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_pending.emplace(index, std::move(pending));
     }
-    if (!readable) return Result<DecisionRequest>(item->state.error());
-    DecisionRequest request = m_prototype;
-    request.state = std::move(item->state).value();
-    if (!m_flags.image_field.empty()) {
-      // Read as the item is sent, so a night-long run holds only the images in flight.
-      auto images = item_images(item->image, directory_of(m_flags.input));
-      if (!images) {
-        Error error = images.error();
-        error.where =
-            "line " + std::to_string(item->line) + ", " + m_flags.image_field + ": " + error.where;
-        return Result<DecisionRequest>(std::move(error));
-      }
-      request.images = std::move(images).value();
-    }
-    return Result<DecisionRequest>(std::move(request));
+    return request_of(std::move(*item), m_prototype, m_flags);
   }
+}
+
+Result<DecisionRequest> request_of(InputItem&& item, const DecisionRequest& prototype,
+                                   const BatchFlags& flags) {
+  if (!item.state) return item.state.error();
+  DecisionRequest request = prototype;
+  request.state = std::move(item.state).value();
+  if (!flags.image_field.empty()) {
+    // Read as the item is sent, so a night-long run holds only the images in flight.
+    auto images = item_images(item.image, directory_of(flags.input));
+    if (!images) {
+      Error error = images.error();
+      error.where =
+          "line " + std::to_string(item.line) + ", " + flags.image_field + ": " + error.where;
+      return error;
+    }
+    request.images = std::move(images).value();
+  }
+  return request;
 }
 
 void BatchJob::deliver(std::size_t index, Result<Decision>&& result) {

@@ -26,6 +26,11 @@
 
 namespace clef::cli {
 
+/// Item `item`'s request as the batch sends it: `prototype` with its state and, with
+/// --image-field, its images, read now (an error names the line and the field).
+Result<DecisionRequest> request_of(InputItem&& item, const DecisionRequest& prototype,
+                                   const BatchFlags& flags);
+
 /// The engine calls next() on its reader thread while deliver(), duplicate() and paused() run on
 /// the calling thread: what they share (the items in flight, the progress line) is under m_mutex.
 class BatchJob {

@@ -2,9 +2,9 @@
 // decided and extrapolated by the library (clef::estimate_cost), then said.
 #include "batch/estimate_command.hpp"
 
+#include "batch/batch_job.hpp"
 #include "batch/batch_shard.hpp"
 #include "batch/cost_tally.hpp"
-#include "batch/item_images.hpp"
 #include "clef/estimate.hpp"
 #include "clef/json.hpp"
 #include "common/exit_codes.hpp"
@@ -25,15 +25,7 @@ RequestSource items_of(InputReader& reader, const BatchFlags& flags,
       std::optional<InputItem> item = reader.next();
       if (!item) return std::nullopt;
       if (shard && !in_shard(*shard, item->id)) continue;
-      if (!item->state) return Result<DecisionRequest>(item->state.error());
-      DecisionRequest request = prototype;
-      request.state = std::move(item->state).value();
-      if (!flags.image_field.empty()) {
-        auto images = item_images(item->image, directory_of(flags.input));
-        if (!images) return Result<DecisionRequest>(images.error());
-        request.images = std::move(images).value();
-      }
-      return Result<DecisionRequest>(std::move(request));
+      return request_of(std::move(*item), prototype, flags);
     }
   };
 }
