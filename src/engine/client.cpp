@@ -326,13 +326,11 @@ Cost Client::cost_if_sent(const Decision& decision) const {
   if (decision.cost.source != CostSource::cached) return decision.cost;
   if (decision.cost.sent_usd)
     return Cost{decision.cost.sent_usd, CostSource::computed, std::nullopt, std::nullopt};
+  if (decision.usage.input_tokens <= 0) return Cost{};  // no tokens: nothing to price
   const ClientOptions& options = m_impl->options;
-  const std::string& model = decision.model.empty() ? options.model : decision.model;
-  const std::optional<Price> price = price_for(options.backend, model, options.prices);
-  if (!price || decision.usage.input_tokens <= 0) return Cost{};
-  return Cost{price->dollars_for(static_cast<double>(decision.usage.input_tokens),
-                                 static_cast<double>(decision.usage.output_tokens)),
-              CostSource::computed, std::nullopt, std::nullopt};
+  return detail::token_cost(decision, options.backend,
+                            decision.model.empty() ? options.model : decision.model,
+                            options.prices);
 }
 
 Result<Decision> Client::decide(const DecisionRequest& request) const {

@@ -37,46 +37,39 @@ class Sampler {
         m_draw(options.seed) {}
 
   void add(Sampled&& item) {
-    if (m_largest.size() < m_top) {
-      m_largest.push_back(std::move(item));
-      std::push_heap(m_largest.begin(), m_largest.end(), larger);
+    if (largest.size() < m_top) {
+      largest.push_back(std::move(item));
+      std::push_heap(largest.begin(), largest.end(), larger);
       return;
     }
-    if (m_top > 0 && item.bytes > m_largest.front().bytes) {
-      std::pop_heap(m_largest.begin(), m_largest.end(), larger);
-      std::swap(m_largest.back(), item);
-      std::push_heap(m_largest.begin(), m_largest.end(), larger);
+    if (m_top > 0 && item.bytes > largest.front().bytes) {
+      std::pop_heap(largest.begin(), largest.end(), larger);
+      std::swap(largest.back(), item);
+      std::push_heap(largest.begin(), largest.end(), larger);
     }
     offer_to_rest(std::move(item));
   }
 
-  std::vector<Sampled> largest;  ///< Filled by finish().
-  std::vector<Sampled> kept;
+  std::vector<Sampled> largest;  ///< A heap by size, its smallest on top.
+  std::vector<Sampled> kept;     ///< The uniform sample of the others.
   std::size_t rest_items = 0;
   double rest_bytes = 0;
-
-  void finish() {
-    largest = std::move(m_largest);
-    kept = std::move(m_kept);
-  }
 
  private:
   void offer_to_rest(Sampled&& item) {
     const std::size_t seen = rest_items++;
     rest_bytes += item.bytes;
-    if (m_kept.size() < m_rest) {
-      m_kept.push_back(std::move(item));
+    if (kept.size() < m_rest) {
+      kept.push_back(std::move(item));
     } else if (m_rest > 0) {
       const std::size_t slot = static_cast<std::size_t>(m_draw() % (seen + 1));
-      if (slot < m_rest) m_kept[slot] = std::move(item);
+      if (slot < m_rest) kept[slot] = std::move(item);
     }
   }
 
   const std::size_t m_top;
   const std::size_t m_rest;
   std::mt19937_64 m_draw;
-  std::vector<Sampled> m_largest;
-  std::vector<Sampled> m_kept;
 };
 
 /// Reads the whole source into `sampler`, counting what would be sent in `estimate`.
@@ -96,7 +89,6 @@ void read_all(const Client& client, const RequestSource& source, const EstimateO
     ++estimate.items;
     sampler.add({std::move(item->value()), static_cast<double>(body->size())});
   }
-  sampler.finish();
 }
 
 /// Student's t at 97.5 % for `df` degrees of freedom (a table to 30, then 1.96 + 2.4 / df).

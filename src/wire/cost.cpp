@@ -132,14 +132,19 @@ Cost sent_cost(const Decision& decision, Backend backend, const HttpResponse& re
       return Cost{neuron_dollars(*neurons), CostSource::header, *neurons, std::nullopt};
   }
   if (decision.cost.known()) return decision.cost;  // the body's own figure
+  return token_cost(decision, backend, model, overrides);
+}
+
+}  // namespace
+
+Cost token_cost(const Decision& decision, Backend backend, std::string_view model,
+                const std::map<std::string, Price>& overrides) {
   const auto price = price_for(backend, model, overrides);
-  if (!price) return decision.cost;
+  if (!price) return Cost{};
   const double dollars = price->dollars_for(static_cast<double>(decision.usage.input_tokens),
                                             static_cast<double>(decision.usage.output_tokens));
   return Cost{to_picodollars(dollars), CostSource::computed, std::nullopt, std::nullopt};
 }
-
-}  // namespace
 
 void settle_cost(Decision& decision, Backend backend, const HttpResponse& response,
                  std::string_view model, const std::map<std::string, Price>& overrides) {

@@ -18,6 +18,11 @@ namespace clef::detail {
 /// dollars (OpenRouter-style servers). Leaves `cost` unknown when neither is a plausible number.
 void read_body_cost(const Json& usage, Cost& cost);
 
+/// `decision`'s token counts at the price that applies to `model` (the table, or `overrides`),
+/// computed; unknown when no price applies.
+Cost token_cost(const Decision& decision, Backend backend, std::string_view model,
+                const std::map<std::string, Price>& overrides);
+
 /// decision.cost, in clef's order of trust: a cache hit spent nothing; Workers AI's header; the
 /// body's figure (read_body_cost, already in decision.cost); tokens × price; else unknown.
 void settle_cost(Decision& decision, Backend backend, const HttpResponse& response,
