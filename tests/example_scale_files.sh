@@ -101,7 +101,7 @@ readme="$examples/../README.md"
 while IFS= read -r line; do
   grep -qxF "RUN $line" "$dockerfile" || { echo "Dockerfile: not the README's line: $line"; exit 1; }
 done < <(awk '/^### Debian packages/{f=1} /^### From source/{f=0}
-              f && (/^apt-get update/ || /^cmake -S \. -B build-deb/){print}' "$readme")
+              f && (/^apt-get update/ || /^dpkg-buildpackage/){print}' "$readme")
 grep -q '^ && apt-get install -y --no-install-recommends ca-certificates /tmp/packages/clef_\*\.deb' \
   "$dockerfile" || { echo "Dockerfile: does not install the clef package"; exit 1; }
 echo "image: examples/Dockerfile builds with the README's package lines"

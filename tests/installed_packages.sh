@@ -4,7 +4,8 @@
 #
 #   tests/installed_packages.sh DEB_DIR
 #
-# apt-get install ./clef_*.deb ./libclef*.deb; then clef --version, man -w clef-batch, bash's
+# apt-get install of the four packages from DEB_DIR (dpkg-buildpackage leaves them in the
+# tree's parent, with the -dbgsym packages, which are not installed); then clef --version, man -w clef-batch, bash's
 # completion from where bash-completion looks, zsh's and fish's scripts where those shells look,
 # a consumer built with pkg-config and one with find_package (shared, then static) against the
 # installed files only, and `clef ask` answered by `clef mock`, both from /usr/bin; then
@@ -26,10 +27,17 @@ if dpkg -s clef libclef-dev > /dev/null 2>&1 || [ -e /usr/include/clef ]; then
   exit 1
 fi
 
-step "apt-get install ./clef_*.deb ./libclef*.deb"
-apt-get install -y --no-install-recommends "$debs"/clef_*.deb "$debs"/libclef*.deb
-dpkg -s clef libclef-dev libclef-mock-dev "$(basename "$debs"/libclef0*.deb | cut -d_ -f1)" |
-  grep -E '^(Package|Version|Depends):'
+step "apt-get install clef libclef0.1 libclef-dev libclef-mock-dev from $debs"
+apt-get install -y --no-install-recommends "$debs"/clef_*.deb "$debs"/libclef0.1_*.deb \
+  "$debs"/libclef-dev_*.deb "$debs"/libclef-mock-dev_*.deb
+dpkg -s clef libclef-dev libclef-mock-dev libclef0.1 | grep -E '^(Package|Version|Depends|Multi-Arch):'
+
+step "clef runs on libclef0.1's libclef.so.0.1, not a copy of the library"
+ldd /usr/bin/clef | grep -E 'libclef\.so\.0\.1 => /(usr/)?lib/' || { echo "FAIL: clef does not load libclef.so.0.1"; exit 1; }
+dpkg -s clef | grep -E '^Depends: .*libclef0\.1' || { echo "FAIL: clef does not depend on libclef0.1"; exit 1; }
+for package in libclef0.1 libclef-dev libclef-mock-dev; do
+  dpkg -s "$package" | grep -qx 'Multi-Arch: same' || { echo "FAIL: $package is not Multi-Arch: same"; exit 1; }
+done
 
 step "libclef-dev pulls in no cpp-httplib or RE2 (only libclef-mock-dev does)"
 development_depends=$(dpkg -s libclef-dev | sed -n 's/^Depends: //p')
