@@ -24,6 +24,7 @@
 #include "common/flag_rules.hpp"
 #include "common/mock_flags.hpp"
 #include "common/quiet_stderr.hpp"
+#include "eval/diff_command.hpp"
 #include "eval/eval_command.hpp"
 #include "output/error_report.hpp"
 
@@ -171,6 +172,7 @@ struct Commands {
   BatchFlags batch_flags;
   CacheFlags cache_flags;
   EvalFlags eval_flags;
+  DiffFlags diff_flags;
   ModelsFlags models_flags;
   ConnectionFlags doctor_flags;
   MergeFlags merge_flags;
@@ -181,6 +183,7 @@ struct Commands {
   CLI::App* mock = nullptr;
   CLI::App* cache = nullptr;
   CLI::App* eval = nullptr;
+  CLI::App* diff = nullptr;
   CLI::App* models = nullptr;
   CLI::App* doctor = nullptr;
   CLI::App* merge = nullptr;
@@ -218,6 +221,7 @@ struct Commands {
     mock->prefix_command();
     cache = add_cache_command(app, cache_flags);
     eval = add_eval_command(app, eval_flags);
+    diff = add_diff_command(app, diff_flags);
     models = add_models_command(app, models_flags);
     doctor = add_doctor_command(app, doctor_flags);
     completion = add_completion_command(app, completion_shell);
@@ -235,6 +239,7 @@ struct Commands {
     }
     if (cache->parsed()) return run_cache_command(cache_flags, context);
     if (eval->parsed()) return run_eval(eval_flags, *eval, context);
+    if (diff->parsed()) return run_diff(diff_flags, *diff, context);
     if (models->parsed()) return run_models(models_flags, context);
     if (doctor->parsed()) return run_doctor(doctor_flags, context);
     if (completion->parsed()) return run_completion(root, completion_shell, context);
@@ -257,7 +262,8 @@ std::optional<int> before_parsing(CLI::App& app, int argc, char** argv, std::ost
     const std::string near = closest_command(app, command_name);
     err << "clef: error: '" << command_name << "' is not a clef command"
         << (near.empty() ? std::string() : " (did you mean `" + near + "`?)") << "\n";
-    err << "clef: commands: ask, batch, merge, eval, mock, cache, models, doctor, completion; "
+    err << "clef: commands: ask, batch, merge, eval, diff, mock, cache, models, doctor, "
+           "completion; "
            "`clef help "
            "COMMAND` "
            "shows one\n";

@@ -1263,3 +1263,126 @@ TEST(CliEval, ComparesASystemOneModelWithAnOpenAiDialectModel) {
 }
 
 }  // namespace
+
+namespace {
+
+/// Two "versions" of one model on the mock: v2 answers tickets 3 and 7 otherwise than v1 (3:
+/// technical where v1 says billing, 7: billing where v1 says technical); refund is the same.
+void script_two_versions(FakeServer& server) {
+  server.set_models({"v1", "v2"});
+  std::vector<AnswerRule> rules;
+  for (const char* version : {"v1", "v2"}) {
+    const bool v2 = std::string(version) == "v2";
+    if (v2) rules.push_back(rule(version, "team", "ticket 3$", "technical", 0.6));
+    if (v2) rules.push_back(rule(version, "team", "ticket 7$", "billing", 0.55));
+    rules.push_back(rule(version, "team", "money", "billing", 0.8));
+    rules.push_back(rule(version, "team", "bug", "technical", 0.8));
+    rules.push_back(rule(version, "refund", ".", "no", 0.7));
+  }
+  server.set_rules(rules);
+}
+
+TEST(CliDiff, TwoVersionsOfAModelDifferExactlyOnTheItemsThatChanged) {
+  FakeServer server;
+  script_two_versions(server);
+  EvalFiles files;
+  const std::string before = fresh_path("diff_v1.jsonl"), after = fresh_path("diff_v2.jsonl");
+  const std::string report = fresh_path("diff_report.json");
+  for (const auto& [model, out] :
+       {std::pair<std::string, std::string>{"v1", before}, {"v2", after}}) {
+    auto r = run_clef({"batch", files.data, "-q", files.questions, "--host", server.base_url(),
+                       "-m", model, "-o", out});
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  auto r = run_clef({"diff", before, after, "-q", files.questions, "--report-json", report,
+                     "--require", "refund.agreement >= 1", "--require", "team.agreement >= 0.9"});
+  EXPECT_EQ(r.code, 1) << r.err;  // team agrees on 8 of 10
+  EXPECT_NE(r.err.find("requirement failed: team.agreement >= 0.9 (it is 0.8)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("refund.agreement"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("8 of 10 agree"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"T3\": billing 0.80 → technical 0.60"), std::string::npos) << r.out;
+
+  const Json drift = report_at(report);
+  EXPECT_EQ(drift["schema"], "clef-diff/1");
+  EXPECT_EQ(drift["a"]["model"], "v1");
+  EXPECT_EQ(drift["b"]["model"], "v2");
+  EXPECT_EQ(drift["common"], 10);
+  const Json& team = drift["questions"]["team"];
+  std::vector<std::string> flipped;
+  for (const auto& flip : team["flips"]) flipped.push_back(flip["id"].get<std::string>());
+  EXPECT_EQ(flipped, (std::vector<std::string>{"T3", "T7"}));
+  EXPECT_DOUBLE_EQ(team["agreement"]["value"].get<double>(), 0.8);
+  // Winners: v1 billing 5, technical 5; v2 billing 5 (T1, T2, T4, T5, T7), technical 5: the
+  // same mix, so no divergence, though two items changed.
+  EXPECT_EQ(team["winners"]["billing"], Json({{"a", 5}, {"b", 5}}));
+  EXPECT_DOUBLE_EQ(team["js_divergence"].get<double>(), 0.0);
+  // |Δp| of v1's winner: T3 billing 0.8 → v2's billing 0.4 (the mock gives the rest to the other
+  // option); T7 technical 0.8 → 0.45; 0 on the other eight: (0.4 + 0.35) / 10.
+  EXPECT_NEAR(team["mean_abs_delta_p"].get<double>(), 0.075, 1e-6);
+  EXPECT_DOUBLE_EQ(drift["questions"]["refund"]["agreement"]["value"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(drift["agreement"]["value"].get<double>(), 0.8);
+
+  // A batch writes lines as answers arrive: the report is the same whatever their order.
+  const std::string first_report = read_file(report);
+  std::vector<std::string> reversed;
+  for (const auto& line : lines_of(read_file(after)))
+    reversed.insert(reversed.begin(), line.dump());
+  std::string text;
+  for (const auto& line : reversed) text += line + "\n";
+  { std::ofstream(after, std::ios::trunc) << text; }
+  ASSERT_EQ(run_clef({"diff", before, after, "-q", files.questions, "--report-json", report}).code,
+            0);
+  EXPECT_EQ(read_file(report), first_report);
+
+  // The same run against itself: nothing changed, every gate holds.
+  auto same = run_clef({"diff", before, before, "-q", files.questions, "--require",
+                        "overall.agreement >= 1", "--require", "team.js_divergence <= 0"});
+  EXPECT_EQ(same.code, 0) << same.err;
+  EXPECT_NE(same.err.find("every requirement holds"), std::string::npos) << same.err;
+}
+
+TEST(CliDiff, ShiftedWinnersShowAsDivergenceAndBadInputIsNamed) {
+  FakeServer server;
+  server.set_models({"v1", "v2"});
+  // v2 calls every ticket technical: billing 5 → 0, technical 5 → 10.
+  server.set_rules({rule("v1", "team", "money", "billing", 0.8),
+                    rule("v1", "team", "bug", "technical", 0.8),
+                    rule("v2", "team", ".", "technical", 0.9)});
+  EvalFiles files;
+  const std::string before = fresh_path("shift_v1.jsonl"), after = fresh_path("shift_v2.jsonl");
+  const std::string report = fresh_path("shift_report.json");
+  for (const auto& [model, out] :
+       {std::pair<std::string, std::string>{"v1", before}, {"v2", after}}) {
+    ASSERT_EQ(run_clef({"batch", files.data, "--choice",
+                        "team: Which team? | billing=Money | technical=Bugs", "--host",
+                        server.base_url(), "-m", model, "-o", out})
+                  .code,
+              0);
+  }
+  auto r =
+      run_clef({"diff", before, after, "--choice",
+                "team: Which team? | billing=Money | technical=Bugs", "--report-json", report});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // SciPy: jensenshannon([5, 5], [0, 10], base=2) ** 2 = 0.31127812445913283.
+  EXPECT_NEAR(report_at(report)["questions"]["team"]["js_divergence"].get<double>(),
+              0.31127812445913283, 1e-15);
+  EXPECT_EQ(r.out.find("more (--show"), std::string::npos) << r.out;  // 5 flips, all shown
+  auto brief = run_clef({"diff", before, after, "--choice",
+                         "team: Which team? | billing=Money | technical=Bugs", "--show", "2"});
+  EXPECT_NE(brief.out.find("... and 3 more"), std::string::npos) << brief.out;
+
+  // A line that is not a result: exit 2, naming the file and the line.
+  const std::string broken = write_temp_file("shift_broken.jsonl", read_file(after) + "{oops\n");
+  auto bad = run_clef(
+      {"diff", before, broken, "--choice", "team: Which team? | billing=Money | technical=Bugs"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find(broken + ": line 11"), std::string::npos) << bad.err;
+  // A report over one of the runs would destroy it.
+  auto over =
+      run_clef({"diff", before, after, "--choice",
+                "team: Which team? | billing=Money | technical=Bugs", "--report-json", after});
+  EXPECT_EQ(over.code, 2) << over.err;
+}
+
+}  // namespace

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <unordered_set>
 
 #include "batch/batch_input.hpp"
 #include "batch/batch_output.hpp"
@@ -55,9 +56,23 @@ std::optional<std::pair<std::string, ItemResult>> item_result_from_line(
   return std::make_pair(id_key(*id), std::move(record));
 }
 
+namespace {
+
+/// Drops every repeat of a key, keeping its first place.
+void keep_first_of_each(std::vector<std::string>& keys) {
+  std::unordered_set<std::string> seen;
+  std::vector<std::string> kept;
+  for (auto& key : keys)
+    if (seen.insert(key).second) kept.push_back(std::move(key));
+  keys = std::move(kept);
+}
+
+}  // namespace
+
 Result<BatchResults> read_batch_results(const std::string& path,
                                         const std::vector<Question>& questions, std::istream& in,
-                                        const std::atomic<bool>* stop) {
+                                        const std::atomic<bool>* stop,
+                                        std::vector<std::string>* order) {
   auto file = InputFile::open(path, "the results", in, stop);
   if (!file) return file.error();
   std::istream& stream = file->stream();
@@ -77,6 +92,7 @@ Result<BatchResults> read_batch_results(const std::string& path,
     const Json& line = parsed.value();
     const auto id = line.find("id");
     if (id == line.end() || !(id->is_string() || id->is_number())) continue;  // unreadable input
+    if (order) order->push_back(id_key(*id));
     const auto copy_of = line.find("duplicate_of");
     if (copy_of != line.end() && !line.contains("answers") && !line.contains("error")) {
       copies.emplace_back(id_key(*id), id_key(*copy_of));
@@ -100,6 +116,7 @@ Result<BatchResults> read_batch_results(const std::string& path,
     results.emplace(key, std::move(copy));
   }
   if (auto failure = file->failure()) return failure.value();
+  if (order) keep_first_of_each(*order);
   return results;
 }
 

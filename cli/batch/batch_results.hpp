@@ -30,9 +30,11 @@ std::optional<std::pair<std::string, ItemResult>> item_result_from_line(
     const nlohmann::ordered_json& line, const std::vector<Question>& questions);
 
 /// Reads the JSONL at `path` ("-" = `in`); a wait on a pipe ends once `stop` is set. A line that is
-/// not a JSON object with an id is an error naming the file and line.
+/// not a JSON object with an id is an error naming the file and line. `order`, when given, gets
+/// each id's key once, in the order the file first names it.
 Result<BatchResults> read_batch_results(const std::string& path,
                                         const std::vector<Question>& questions, std::istream& in,
-                                        const std::atomic<bool>* stop);
+                                        const std::atomic<bool>* stop,
+                                        std::vector<std::string>* order = nullptr);
 
 }  // namespace clef::cli

@@ -17,9 +17,7 @@
 #include "common/exit_codes.hpp"
 #include "common/file_roles.hpp"
 #include "common/files.hpp"
-#include "common/output_target.hpp"
-#include "common/replacement_file.hpp"
-#include "common/signals.hpp"
+#include "common/report_file.hpp"
 #include "common/terminal_text.hpp"
 #include "eval/eval_data.hpp"
 #include "eval/eval_html.hpp"
@@ -86,31 +84,6 @@ Status check_eval_flags(const EvalFlags& flags) {
 /// The clef-eval/1 report as its file holds it.
 std::string report_json_text(const EvalReport& report) {
   return dump_json(to_json(report), 2) + "\n";
-}
-
-/// A report or a policy, written as clef writes any output: a file whole or not at all, a FIFO
-/// or device in place (a wait for its reader ends at SIGINT).
-Status write_text(const std::string& path, const std::string& text, const char* what) {
-  const OutputPath target = output_path(path);
-  Status written;
-  if (!descriptor_named(path) &&
-      (target.kind == PathKind::regular || target.kind == PathKind::missing)) {
-    written = replace_file(target.path, text);
-  } else {
-    auto out = FdWriter::open(descriptor_named(path) ? path : target.path, interrupted_flag());
-    if (!out) return out.error();
-    written = out->write_line(text.size() && text.back() == '\n' ? text.substr(0, text.size() - 1)
-                                                                 : text);
-    if (written) written = out->flush();
-  }
-  if (written) return {};
-  Error error = written.error();
-  if (error.kind != ErrorKind::cancelled) {
-    error.message = std::string("cannot write ") + what + ": " + error.message;
-    error.kind = ErrorKind::invalid_input;
-  }
-  error.where = path;
-  return error;
 }
 
 /// The gates as given, read and checked before anything is sent: a typo in a gate must not
@@ -219,12 +192,12 @@ Status write_reports(const EvalFlags& flags, const EvalReport& report) {
                                Output{flags.report_md, report_markdown, "the Markdown report"},
                                Output{flags.report_html, report_html, "the HTML report"}}) {
     if (output.path.empty()) continue;
-    if (auto status = write_text(output.path, output.render(report), output.what); !status)
+    if (auto status = write_report(output.path, output.render(report), output.what); !status)
       return status;
   }
   if (flags.policy_out.empty()) return {};
   const Policy policy = policy_of(report, report.models.front());
-  return write_text(flags.policy_out, policy.to_json(), "the policy");
+  return write_report(flags.policy_out, policy.to_json(), "the policy");
 }
 
 /// DATA's format, which must carry gold labels.

@@ -35,10 +35,6 @@ std::string bar(double fraction, std::size_t width) {
   return out;
 }
 
-std::string type_name(QuestionType type) {
-  return type == QuestionType::yes_no ? "yes/no" : to_string(type);
-}
-
 /// "ECE 0.054 (noise ~0.12)"; the floor means nothing without an ECE.
 std::string ece(const QuestionEvaluation& q, bool color) {
   if (!q.ece) return std::string("ECE ") + undefined_text;
@@ -138,6 +134,10 @@ void print_model(std::ostream& out, const EvalReport& report, const ModelEvaluat
 }
 
 }  // namespace
+
+std::string type_name(QuestionType type) {
+  return type == QuestionType::yes_no ? "yes/no" : to_string(type);
+}
 
 // The line of type-specific numbers: AUROC for yes/no, MAE/within-1/RPS for scores, mean IoU
 // for boxes.

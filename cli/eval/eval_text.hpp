@@ -43,4 +43,7 @@ std::optional<metrics::Interval> class_recall(const metrics::ClassScores& scores
 /// The value of an interval that may be undefined.
 std::optional<double> value_of(const std::optional<metrics::Interval>& interval);
 
+/// A question type as people say it: "choice", "yes/no", "score", "box".
+std::string type_name(QuestionType type);
+
 }  // namespace clef::cli

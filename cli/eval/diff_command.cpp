@@ -1,0 +1,229 @@
+// The implementation of diff_command.hpp: both outputs read back against the questions, compared
+// item by item (clef::compare_runs), printed, written as clef-diff/1 and gated.
+#include "eval/diff_command.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "batch/batch_results.hpp"
+#include "clef/drift.hpp"
+#include "clef/json.hpp"
+#include "common/exit_codes.hpp"
+#include "common/file_roles.hpp"
+#include "common/number_text.hpp"
+#include "common/report_file.hpp"
+#include "common/terminal_text.hpp"
+#include "eval/eval_text.hpp"
+#include "output/error_report.hpp"
+
+namespace clef::cli {
+namespace {
+
+/// One run read back: its results by id key, and the keys in the order the file names them.
+struct Run {
+  BatchResults results;
+  std::vector<std::string> order;
+};
+
+Result<Run> read_run(const std::string& path, const std::vector<Question>& asked,
+                     const Context& context) {
+  Run run;
+  auto results = read_batch_results(path, asked, context.in, context.stop, &run.order);
+  if (!results) return results.error();
+  run.results = std::move(results).value();
+  return run;
+}
+
+bool digit(char c) {
+  return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
+
+/// "T-9" before "T-10": runs of digits compare as numbers (leading zeros ignored), the rest
+/// byte by byte. One pass over both texts.
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      while (i < a.size() && a[i] == '0') ++i;
+      while (j < b.size() && b[j] == '0') ++j;
+      const std::size_t start_a = i, start_b = j;
+      while (i < a.size() && digit(a[i])) ++i;
+      while (j < b.size() && digit(b[j])) ++j;
+      const std::string_view x(a.data() + start_a, i - start_a), y(b.data() + start_b, j - start_b);
+      if (x.size() != y.size()) return x.size() < y.size();
+      if (x != y) return x < y;
+      continue;
+    }
+    if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+    ++i;
+    ++j;
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return a < b;  // equal but for leading zeros: any fixed order
+}
+
+/// Every item either run has, in the ids' natural order: a batch writes in the order answers
+/// arrive, so neither file's order means anything, and the report must not change with it.
+std::vector<std::string> item_ids(const Run& a, const Run& b) {
+  std::vector<std::string> ids = a.order;
+  for (const auto& id : b.order)
+    if (!a.results.count(id)) ids.push_back(id);
+  std::sort(ids.begin(), ids.end(), natural_less);
+  return ids;
+}
+
+std::vector<std::optional<Decision>> decisions_of(const Run& run,
+                                                  const std::vector<std::string>& ids) {
+  std::vector<std::optional<Decision>> decisions;
+  decisions.reserve(ids.size());
+  for (const auto& id : ids) {
+    const auto found = run.results.find(id);
+    decisions.push_back(found == run.results.end() ? std::nullopt : found->second.decision);
+  }
+  return decisions;
+}
+
+std::string percent(const metrics::Interval& interval) {
+  return fixed(interval.value * 100, 1) + "% [" + fixed(interval.low * 100, 1) + "%, " +
+         fixed(interval.high * 100, 1) + "%]";
+}
+
+std::string side(const std::string& name, const std::string& model) {
+  return model.empty() ? name : name + " (" + model + ")";
+}
+
+void print_question(std::ostream& out, const QuestionDrift& q, std::size_t show) {
+  out << "  " << terminal_safe(q.question) << " (" << type_name(q.type) << "): ";
+  if (q.type == QuestionType::box) {
+    out << "not compared (a box has no winner to count)\n";
+    return;
+  }
+  if (!q.agreement) {
+    out << "no item answered in both runs\n";
+    return;
+  }
+  out << (q.compared - q.flips.size()) << " of " << q.compared << " agree ("
+      << percent(*q.agreement) << "), JS divergence " << fixed(q.js_divergence, 4) << ", mean |Δp| "
+      << fixed(q.mean_abs_delta_p, 4) << "\n    winners:";
+  const char* separator = " ";
+  for (const auto& [winner, count] : q.winners) {
+    out << separator << terminal_safe(winner) << " " << count.a << " → " << count.b;
+    separator = ", ";
+  }
+  out << "\n";
+  if (q.only_a + q.only_b > 0)
+    out << "    answered in one run only: " << q.only_a << " in A, " << q.only_b << " in B\n";
+  for (std::size_t i = 0; i < q.flips.size() && i < show; ++i) {
+    const Flip& flip = q.flips[i];
+    out << "    " << terminal_safe(flip.id) << ": " << terminal_safe(flip.winner_a) << " "
+        << fixed(flip.probability_a, 2) << " → " << terminal_safe(flip.winner_b) << " "
+        << fixed(flip.probability_b, 2) << "\n";
+  }
+  if (q.flips.size() > show)
+    out << "    ... and " << (q.flips.size() - show) << " more (--show, --report-json)\n";
+}
+
+void print_drift(std::ostream& out, const RunDrift& drift, std::size_t show) {
+  out << "clef diff: " << terminal_safe(side(drift.name_a, drift.model_a)) << " → "
+      << terminal_safe(side(drift.name_b, drift.model_b)) << "\n  items: " << drift.items_a
+      << " in A, " << drift.items_b << " in B, " << drift.common << " in both\n";
+  for (const auto& q : drift.questions) print_question(out, q, show);
+  if (drift.agreement) {
+    out << "  overall: " << percent(*drift.agreement)
+        << " of the items answered on every question agree on all of them\n";
+  }
+}
+
+Status check_diff_flags(const DiffFlags& flags) {
+  std::vector<NamedFile> outputs = {{"stdout", "-"}, {"--report-json", flags.report_json}};
+  std::vector<NamedFile> inputs = {{"BEFORE", flags.before}, {"AFTER", flags.after}};
+  for (const auto& file : flags.questions.files) inputs.push_back({"--questions", file});
+  if (flags.before == "-" && flags.after == "-") {
+    return make_error(ErrorKind::invalid_input, "stdin can be only one of the two runs", "AFTER");
+  }
+  return check_no_output_is_an_input(outputs, inputs);
+}
+
+Result<std::vector<Requirement>> read_requirements(const std::vector<std::string>& texts) {
+  std::vector<Requirement> requirements;
+  for (const auto& text : texts) {
+    auto r = parse_requirement(text);
+    if (!r) return r.error();
+    requirements.push_back(std::move(r).value());
+  }
+  return requirements;
+}
+
+int fail(const Context& context, const Error& error) {
+  print_error(context, error.message + " (" + error.where + ")");
+  return as_int(error.kind == ErrorKind::cancelled ? ExitCode::interrupted : ExitCode::usage);
+}
+
+/// Prints each failed requirement; exit 1 if any, 2 if one names what the comparison lacks.
+int run_gates(const std::vector<Requirement>& requirements, const RunDrift& drift,
+              const Context& context) {
+  auto failures = failed_drift_requirements(requirements, drift);
+  if (!failures) return fail(context, failures.error());
+  for (const auto& failure : failures.value())
+    context.err << "clef: requirement failed: " << terminal_safe(failure) << "\n";
+  if (failures->empty() && !requirements.empty()) context.err << "clef: every requirement holds\n";
+  return as_int(failures->empty() ? ExitCode::ok : ExitCode::gate_failed);
+}
+
+}  // namespace
+
+CLI::App* add_diff_command(CLI::App& app, DiffFlags& flags) {
+  CLI::App* diff = app.add_subcommand(
+      "diff",
+      "Compare two `clef batch` outputs over the same items, with no labels: agreement, "
+      "the items that changed, the shift in winners");
+  diff->footer(
+      "Examples:\n"
+      "  clef diff monday.jsonl tuesday.jsonl -q questions.json\n"
+      "  clef diff old.jsonl new.jsonl -q questions.json --require 'team.agreement >= 0.95' \\\n"
+      "    --report-json drift.json\n");
+  diff->add_option("BEFORE", flags.before, "Run A: a `clef batch` output ('-' = stdin)")
+      ->required();
+  diff->add_option("AFTER", flags.after, "Run B: the output to compare with it")->required();
+  add_question_flags(*diff, flags.questions);
+  diff->add_option("--require", flags.requirements,
+                   "Gate: exit 1 unless it holds, e.g. 'team.agreement >= 0.95', "
+                   "'team.js_divergence <= 0.01', 'lower(overall.agreement) >= 0.9' (repeatable)");
+  diff->add_option("--report-json", flags.report_json,
+                   "Write the clef-diff/1 report (every changed item) to FILE");
+  diff->add_option("--show", flags.show, "Changed items listed per question on stdout")
+      ->capture_default_str();
+  return diff;
+}
+
+int run_diff(const DiffFlags& flags, const CLI::App& command, const Context& context) {
+  if (auto status = check_diff_flags(flags); !status) return fail(context, status.error());
+  auto requirements = read_requirements(flags.requirements);
+  if (!requirements) return fail(context, requirements.error());
+  auto asked = collect_questions(flags.questions, command);
+  if (!asked) return fail(context, asked.error());
+  auto before = read_run(flags.before, asked.value(), context);
+  if (!before) return fail(context, before.error());
+  auto after = read_run(flags.after, asked.value(), context);
+  if (!after) return fail(context, after.error());
+
+  const std::vector<std::string> ids = item_ids(before.value(), after.value());
+  RunDrift drift = compare_runs(asked.value(), ids, decisions_of(before.value(), ids),
+                                decisions_of(after.value(), ids));
+  drift.name_a = flags.before == "-" ? "stdin" : flags.before;
+  drift.name_b = flags.after == "-" ? "stdin" : flags.after;
+  print_drift(context.out, drift, flags.show);
+  if (!flags.report_json.empty()) {
+    auto written =
+        write_report(flags.report_json, dump_json(to_json(drift), 2) + "\n", "the JSON report");
+    if (!written) {
+      print_error(context, written.error().message + " (" + written.error().where + ")");
+      return as_int(written.error().kind == ErrorKind::cancelled ? ExitCode::interrupted
+                                                                 : ExitCode::output);
+    }
+  }
+  return run_gates(requirements.value(), drift, context);
+}
+
+}  // namespace clef::cli
