@@ -60,6 +60,8 @@ bool faults_from(const clef::cli::MockFlags& flags, clef::MockFaults& faults) {
   faults.capacity = flags.capacity;
   faults.rate_limit = flags.rate_limit;
   faults.spend_limit_usd = flags.spend_limit;
+  faults.position_bias = flags.position_bias;
+  faults.noise = flags.noise;
   if (flags.spend_limit && flags.profile != "workers-ai") {
     std::cerr << "clef mock: error: --spend-limit: only the workers-ai profile measures what a "
                  "decision costs (cf-ai-neurons)\n";

@@ -210,7 +210,8 @@ struct Commands {
     // No short form: -q is --questions in every command, and a script that meant "quiet" must
     // not have its next argument read as a questions file, nor the other way round.
     app.add_flag("--quiet", quiet,
-                 "Only errors and warnings (with their next step) on stderr: no progress, no "
+                 "Only errors, warnings (with their next step) and failed --require gates on "
+                 "stderr: no progress, no "
                  "summaries; outputs and exit codes are the same");
     ask = add_ask_command(app, ask_flags);
     batch = add_batch_command(app, batch_flags);

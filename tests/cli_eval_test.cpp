@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -1383,6 +1385,110 @@ TEST(CliDiff, ShiftedWinnersShowAsDivergenceAndBadInputIsNamed) {
       run_clef({"diff", before, after, "--choice",
                 "team: Which team? | billing=Money | technical=Bugs", "--report-json", after});
   EXPECT_EQ(over.code, 2) << over.err;
+}
+
+TEST(CliEvalProbes, APositionBiasedModelIsCaughtAndAnUnbiasedOnePasses) {
+  EvalFiles files;
+  const std::string report = fresh_path("probe_report.json");
+  const std::string html = fresh_path("probe_report.html");
+  for (const double bias : {0.0, 0.6}) {
+    FakeServer server;
+    script_model_m(server);
+    clef::MockFaults faults;
+    faults.position_bias = bias;
+    server.set_faults(faults);
+    auto r =
+        run_clef(eval_args(server, files,
+                           {"-m", "m", "--permute", "2", "--report-json", report, "--report-html",
+                            html, "--quiet", "--require", "team.position_flip_rate <= 0.05"}));
+    const Json team = report_at(report)["models"]["m"]["questions"]["team"];
+    EXPECT_EQ(team["position_orders"], 2);
+    EXPECT_EQ(team["position_compared"], 10);
+    if (bias == 0) {
+      // The rules answer by keyword, whatever the order: no item changes.
+      EXPECT_EQ(r.code, 0) << r.err;
+      EXPECT_DOUBLE_EQ(team["position_flip_rate"]["value"].get<double>(), 0.0);
+      EXPECT_TRUE(team["position_flips"].empty());
+      // Order 1 is billing, technical; order 2 technical, billing. m's winners: billing on
+      // tickets 1-4 and 9, technical on 5-8 and 10 (script_model_m). Listed first: billing in
+      // order 1 (5 items) and technical in order 2 (5 items): 10 of the 20 answers at 0.
+      EXPECT_EQ(team["position_winner_share"], Json::array({0.5, 0.5}));
+      continue;
+    }
+    // Biased 0.6 toward the first listed: billing always wins in order 1 and technical in
+    // order 2, so every item flips and every winner was listed first.
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("requirement failed: m: team.position_flip_rate <= 0.05 (it is 1)"),
+              std::string::npos)
+        << r.err;  // shown under --quiet: it is why the exit code is 1
+    EXPECT_DOUBLE_EQ(team["position_flip_rate"]["value"].get<double>(), 1.0);
+    EXPECT_EQ(team["position_winner_share"], Json::array({1.0, 0.0}));
+    ASSERT_EQ(team["position_flips"].size(), 10u);
+    EXPECT_EQ(team["position_flips"][0]["id"], "T1");
+    EXPECT_EQ(team["position_flips"][0]["winners"], Json::array({"billing", "technical"}));
+    EXPECT_NE(read_file(html).find("<td>&quot;T1&quot;</td><td>billing</td><td>technical</td>"),
+              std::string::npos);
+  }
+}
+
+TEST(CliEvalProbes, RepeatsAreRealRequestsEvenThroughTheCache) {
+  FakeServer server;
+  script_model_m(server);
+  clef::MockFaults faults;
+  faults.noise = 2;
+  server.set_faults(faults);
+  EvalFiles files;
+  const std::string report = fresh_path("repeat_report.json");
+  const std::string answers = fresh_path("repeat_answers.jsonl");
+  const std::string cache = fresh_path("repeat_cache");
+  fresh_path("repeat_answers.repeat2.jsonl");
+  fresh_path("repeat_answers.repeat3.jsonl");
+  auto r = run_clef(eval_args(server, files,
+                              {"-m", "m", "--repeat", "3", "--cache", cache, "--answers", answers,
+                               "--report-json", report}));
+  ASSERT_TRUE(r.code == 0 || r.code == 1) << r.err;
+  // Three passes of ten, each sent: the cache answered none from another repeat.
+  EXPECT_EQ(server.request_count(), 30);
+  // Self-agreement counted by hand from the three answers files.
+  const std::string stem = answers.substr(0, answers.size() - 6);
+  std::map<std::string, std::set<std::string>> winners;
+  for (const std::string& path : {answers, stem + ".repeat2.jsonl", stem + ".repeat3.jsonl"}) {
+    const auto lines = lines_of(read_file(path));
+    ASSERT_EQ(lines.size(), 10u) << path;
+    for (const auto& line : lines)
+      winners[line["id"].get<std::string>()].insert(line["answers"]["team"]["winner"]);
+  }
+  std::size_t same = 0;
+  for (const auto& [id, seen] : winners) same += seen.size() == 1;
+  const Json team = report_at(report)["models"]["m"]["questions"]["team"];
+  EXPECT_EQ(team["repeats"], 3);
+  EXPECT_EQ(team["repeat_compared"], 10);
+  EXPECT_DOUBLE_EQ(team["self_agreement"]["value"].get<double>(), static_cast<double>(same) / 10);
+  EXPECT_EQ(team["repeat_flips"].size(), 10 - same);
+  EXPECT_LT(same, 10u);  // noise 2 moves some winners (the seed fixes which)
+
+  // Run again: every pass is answered from its own cache entries, the same report.
+  const std::string first = read_file(report);
+  for (const std::string& path : {answers, stem + ".repeat2.jsonl", stem + ".repeat3.jsonl"})
+    std::remove(path.c_str());
+  auto again = run_clef(eval_args(server, files,
+                                  {"-m", "m", "--repeat", "3", "--cache", cache, "--answers",
+                                   answers, "--report-json", report}));
+  EXPECT_EQ(again.code, r.code) << again.err;
+  EXPECT_EQ(server.request_count(), 30);
+  const Json before = Json::parse(first), after = report_at(report);
+  EXPECT_EQ(after["models"]["m"]["questions"]["team"]["self_agreement"],
+            before["models"]["m"]["questions"]["team"]["self_agreement"]);
+  EXPECT_EQ(after["models"]["m"]["questions"]["team"]["repeat_flips"],
+            before["models"]["m"]["questions"]["team"]["repeat_flips"]);
+}
+
+TEST(CliEvalProbes, ProbesNeedARun) {
+  EvalFiles files;
+  auto r = run_clef({"eval", files.data, "-q", files.questions, "--label", "team=team",
+                     "--from-results", files.data, "--permute", "3"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--permute and --repeat send each item again"), std::string::npos) << r.err;
 }
 
 }  // namespace

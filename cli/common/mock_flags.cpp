@@ -30,6 +30,20 @@ void declare_fault_flags(CLI::App& app, MockFlags& flags) {
       ->check(CLI::Range(0.0, 1e9));
 }
 
+/// The simulated model's flaws, for clef eval's probes to find.
+void declare_flaw_flags(CLI::App& app, MockFlags& flags) {
+  app.add_option("--position-bias", flags.position_bias,
+                 "Pull each choice's and score's probabilities toward the option listed first: "
+                 "p' = (1 - B) p + B for it (0.5 or more: the first always wins)")
+      ->type_name("B")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--noise", flags.noise,
+                 "Multiply each probability by exp(S z), z drawn per request from --seed, and "
+                 "renormalise: the same request twice may get different answers")
+      ->type_name("S")
+      ->check(CLI::Range(0.0, 10.0));
+}
+
 }  // namespace
 
 void declare_mock_flags(CLI::App& app, MockFlags& flags) {
@@ -53,12 +67,14 @@ void declare_mock_flags(CLI::App& app, MockFlags& flags) {
   app.add_option("--latency", flags.latency_ms, "Milliseconds before each answer")
       ->check(CLI::Range(0L, 600000L));
   declare_fault_flags(app, flags);
+  declare_flaw_flags(app, flags);
   app.add_option("--log", flags.log_path, "Append each request as a JSON line to FILE");
   app.add_option("--max-connections", flags.max_connections,
                  "Connections served at once, each on its own thread; more wait")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
-  app.add_option("--seed", flags.seed, "Seed of the fault draws")->capture_default_str();
+  app.add_option("--seed", flags.seed, "Seed of the fault and --noise draws")
+      ->capture_default_str();
   app.add_option_function<std::string>(
          "--token", [&flags](const std::string& token) { flags.token = token; },
          "workers-ai and openai: the only Bearer token accepted (default: any; a wrong one gets "

@@ -29,6 +29,8 @@ struct MockFlags {
   std::size_t capacity = 0;
   double rate_limit = 0;
   std::optional<double> spend_limit;         ///< --spend-limit USD (workers-ai).
+  double position_bias = 0;                  ///< --position-bias: toward the first option
+  double noise = 0;                          ///< --noise: per-request jitter of probabilities
   std::optional<std::string> token;          ///< --token: the one Bearer token workers-ai accepts
   std::string gateway;                       ///< --gateway: workers-ai's AI Gateway name
   std::optional<std::string> gateway_token;  ///< --gateway-token: an Authenticated Gateway

@@ -46,8 +46,10 @@ int QuietStderr::sync() {
 }
 
 void QuietStderr::end_line() {
+  // A failed --require is why the exit code is 1: a script needs to see which one.
   const bool problem = starts_with(m_line, "clef: error") || starts_with(m_line, "clef: warning") ||
-                       starts_with(m_line, "clef mock: error");
+                       starts_with(m_line, "clef mock: error") ||
+                       starts_with(m_line, "clef: requirement failed");
   // An error's next step is the next line ("clef: is Ollama running at …?"); -v's lines were
   // asked for by name.
   const bool hint = m_after_problem && starts_with(m_line, "clef: ");

@@ -63,6 +63,11 @@ Status check_eval_flags(const EvalFlags& flags) {
       flags.models.size() != flags.from_results.size()) {
     return usage_error("give one --model per --from-results file, in the same order", "--model");
   }
+  if (!flags.from_results.empty() && (flags.permute > 1 || flags.repeat > 1)) {
+    return usage_error(
+        "--permute and --repeat send each item again: they need a run, not --from-results",
+        flags.permute > 1 ? "--permute" : "--repeat");
+  }
   if (!flags.policy_out.empty() && !flags.fit_thresholds) {
     return usage_error("--policy-out writes fitted thresholds: add --fit-thresholds",
                        "--policy-out");
@@ -261,6 +266,19 @@ CLI::App* add_eval_command(CLI::App& app, EvalFlags& flags) {
   eval->add_option("--require", flags.requirements,
                    "Gate: exit 1 unless it holds for every model, e.g. 'team.accuracy >= 0.9', "
                    "'lower(team.precision[billing]) >= 0.95' (repeatable)");
+  eval->add_option("--permute", flags.permute,
+                   "Probe position bias: send each item with its choice and score options in N "
+                   "orders in all (the first as asked; N x the requests)")
+      ->type_name("N")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{50}));
+  eval->add_option("--permute-seed", flags.permute_seed,
+                   "With --permute: draws the orders past the rotations")
+      ->capture_default_str();
+  eval->add_option("--repeat", flags.repeat,
+                   "Probe self-consistency: send each item K times in all, each repeat with its "
+                   "own cache entries (K x the requests)")
+      ->type_name("K")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{50}));
   eval->add_option("--baseline", flags.baseline,
                    "Gate: exit 1 if a metric is worse than in this earlier --report-json");
   eval->add_option("--tolerance", flags.tolerances,

@@ -25,6 +25,9 @@ struct EvalFlags {
   std::vector<std::string> requirements;
   std::string baseline;
   std::vector<std::string> tolerances;
+  std::size_t permute = 1;         ///< Orders of each choice's and score's options (1: as asked).
+  std::uint64_t permute_seed = 1;  ///< Draws the orders past the rotations.
+  std::size_t repeat = 1;          ///< Requests per item (1: no repeat).
 };
 
 CLI::App* add_eval_command(CLI::App& app, EvalFlags& flags);

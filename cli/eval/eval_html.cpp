@@ -246,6 +246,28 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 code{background:#f4f4f4;padding:0 3px}.failed{color:#c62828}
 )";
 
+/// Every item a probe saw change: its id and the winner in each order or repeat.
+void html_flips(std::ostream& out, const std::string& summary, const std::vector<ProbeFlip>& flips,
+                const char* pass) {
+  out << "<p>" << escape(summary) << "</p>\n";
+  if (flips.empty()) return;
+  out << "<table><tr><th>item</th>";
+  for (std::size_t k = 0; k < flips.front().winners.size(); ++k)
+    out << "<th>" << pass << " " << k + 1 << "</th>";
+  out << "</tr>\n";
+  for (const auto& flip : flips) {
+    out << "<tr><td>" << escape(flip.id) << "</td>";
+    for (const auto& winner : flip.winners) out << "<td>" << escape(winner) << "</td>";
+    out << "</tr>\n";
+  }
+  out << "</table>\n";
+}
+
+void html_probes(std::ostream& out, const QuestionEvaluation& q) {
+  if (q.position) html_flips(out, position_summary(*q.position), q.position->flips, "order");
+  if (q.repeat) html_flips(out, repeat_summary(*q.repeat), q.repeat->flips, "request");
+}
+
 void html_model(std::ostream& out, const EvalReport& report, const ModelEvaluation& model) {
   const std::string& name = model.model;
   out << "<h2>" << escape(name) << "</h2>\n<p>latency p50 "
@@ -279,6 +301,7 @@ void html_model(std::ostream& out, const EvalReport& report, const ModelEvaluati
     }
     out << "<figure><figcaption>Reliability</figcaption>" << reliability_diagram(q.reliability)
         << "</figure></div>\n";
+    html_probes(out, q);
   }
 }
 

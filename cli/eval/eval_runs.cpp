@@ -7,6 +7,7 @@
 
 #include "batch/batch_output.hpp"
 #include "batch/batch_results.hpp"
+#include "clef/probes.hpp"
 #include "flags/connection.hpp"
 
 namespace clef::cli {
@@ -36,7 +37,7 @@ std::string results_model(const BatchResults& results, const std::string& path) 
 
 /// The results by id key, in the set's order; an item without one stays nullopt.
 ModelResults in_set_order(std::string model, BatchResults&& results, const LabelledSet& set) {
-  ModelResults out{std::move(model), {}};
+  ModelResults out{std::move(model), {}, {}, {}};
   out.items.reserve(set.items.size());
   for (const auto& item : set.items) {
     auto found = results.find(item.id);
@@ -119,6 +120,66 @@ Result<EvalResults> read_results_files(const EvalFlags& flags, const std::vector
   return out;
 }
 
+/// One pass of a model over the set: the first (the questions as asked), one more order of the
+/// options (--permute), or one more repeat (--repeat).
+struct Pass {
+  enum class Kind { first, permuted, repeated } kind = Kind::first;
+  std::string name;        ///< Its --answers file's suffix ("order2", "repeat2"); "" for the first.
+  std::string cache_salt;  ///< A repeat's own cache entries.
+  std::vector<Question> questions;                      ///< As sent.
+  std::vector<std::vector<std::string>> option_orders;  ///< [q] of the labelled set, as sent.
+};
+
+/// The passes --permute and --repeat ask for, after the first.
+std::vector<Pass> probe_passes(const EvalFlags& flags, const std::vector<Question>& asked,
+                               const LabelledSet& set) {
+  std::vector<Pass> passes = {Pass{Pass::Kind::first, "", "", asked, {}}};
+  for (std::size_t j = 1; j < flags.permute; ++j) {
+    Pass pass{Pass::Kind::permuted, "order" + std::to_string(j + 1), "", {}, {}};
+    for (const Question& question : asked) {
+      const auto orders = option_orders(question, flags.permute, flags.permute_seed);
+      pass.questions.push_back(j < orders.size() ? with_option_order(question, orders[j])
+                                                 : question);
+    }
+    for (const Question& labelled : set.questions) {
+      const auto orders = option_orders(labelled, flags.permute, flags.permute_seed);
+      pass.option_orders.push_back(j < orders.size() ? orders[j] : orders.front());
+    }
+    passes.push_back(std::move(pass));
+  }
+  for (std::size_t r = 1; r < flags.repeat; ++r) {
+    const std::string name = "repeat" + std::to_string(r + 1);
+    passes.push_back(Pass{Pass::Kind::repeated, name, name, asked, {}});
+  }
+  return passes;
+}
+
+/// Runs `pass` through the batch engine (resuming its --answers file when it has lines): its
+/// results in the set's order, or nullopt when the run stopped (it has said why; `stopped` gets
+/// its exit code).
+std::optional<std::vector<std::optional<ItemResult>>> run_pass(
+    BatchFlags run, const CLI::App& command, const Pass& pass, InputFormat format,
+    const LabelledSet& set, const Context& context, int& stopped) {
+  std::ifstream existing(run.output);
+  run.resume = !run.output.empty() && existing.good() &&
+               existing.peek() != std::ifstream::traits_type::eof();
+  context.err << "clef: eval: " << run.connection.model
+              << (pass.name.empty() ? "" : " (" + pass.name + ")")
+              << (run.resume ? ": resuming " + run.output : "") << "\n";
+  ResultCollector collector(pass.questions);
+  const BatchEnd end = run_batch_engine(run, command, pass.questions, format, context, &collector);
+  if (!end.completed) {
+    if (end.output_refused && run.resume) {
+      context.err << "clef: eval: " << run.output
+                  << " holds the answers of another run (other questions, model, server or "
+                     "data): give another --answers, or delete it to start again\n";
+    }
+    stopped = end.exit_code;
+    return std::nullopt;
+  }
+  return in_set_order(run.connection.model, collector.take(), set).items;
+}
+
 }  // namespace
 
 Result<EvalResults> collect_results(const EvalFlags& flags, const CLI::App& command,
@@ -128,28 +189,32 @@ Result<EvalResults> collect_results(const EvalFlags& flags, const CLI::App& comm
   EvalResults out;
   const std::vector<std::string> models =
       flags.models.empty() ? std::vector<std::string>{flags.run.connection.model} : flags.models;
+  const std::vector<Pass> passes = probe_passes(flags, asked, set);
   for (const auto& model : models) {
     BatchFlags run = flags.run;
     run.connection.model = model;
     // Without --answers the results are kept only here: nothing is written.
-    run.output = flags.answers.empty() ? "" : answers_path(flags.answers, model, models.size() > 1);
-    std::ifstream existing(run.output);
-    run.resume = !run.output.empty() && existing.good() &&
-                 existing.peek() != std::ifstream::traits_type::eof();
-    context.err << "clef: eval: " << model << (run.resume ? ": resuming " + run.output : "")
-                << "\n";
-    ResultCollector collector(asked);
-    const BatchEnd end = run_batch_engine(run, command, asked, format, context, &collector);
-    if (!end.completed) {
-      if (end.output_refused && run.resume) {
-        context.err << "clef: eval: " << run.output
-                    << " holds the answers of another run (other questions, model, server or "
-                       "data): give another --answers, or delete it to start again\n";
+    const std::string answers =
+        flags.answers.empty() ? "" : answers_path(flags.answers, model, models.size() > 1);
+    ModelResults results{model, {}, {}, {}};
+    for (const Pass& pass : passes) {
+      run.output =
+          answers.empty() || pass.name.empty() ? answers : answers_path(answers, pass.name, true);
+      run.connection.cache_salt = pass.cache_salt;
+      int stopped = 0;
+      auto items = run_pass(run, command, pass, format, set, context, stopped);
+      if (!items) {
+        out.stopped = stopped;
+        return out;
       }
-      out.stopped = end.exit_code;
-      return out;
+      if (pass.kind == Pass::Kind::first) {
+        results.items = std::move(*items);
+      } else {
+        (pass.kind == Pass::Kind::permuted ? results.permuted : results.repeated)
+            .push_back(ProbeRun{pass.option_orders, std::move(*items)});
+      }
     }
-    out.models.push_back(in_set_order(model, collector.take(), set));
+    out.models.push_back(std::move(results));
     price_cache_hits(out.models.back(), run.connection, context);
   }
   return out;

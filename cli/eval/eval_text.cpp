@@ -111,6 +111,27 @@ void print_threshold(std::ostream& out, const EvalReport& report,
   }
 }
 
+/// The probes' lines (--permute, --repeat), with the first items that changed.
+void print_probes(std::ostream& out, const QuestionEvaluation& q) {
+  constexpr std::size_t shown = 3;
+  auto changed = [&](const std::vector<ProbeFlip>& flips) {
+    for (std::size_t k = 0; k < flips.size() && k < shown; ++k) {
+      out << "      " << terminal_safe(flips[k].id) << ":";
+      for (const auto& winner : flips[k].winners) out << " " << terminal_safe(winner);
+      out << "\n";
+    }
+    if (flips.size() > shown) out << "      … and " << flips.size() - shown << " more\n";
+  };
+  if (q.position) {
+    out << "    " << position_summary(*q.position) << "\n";
+    changed(q.position->flips);
+  }
+  if (q.repeat) {
+    out << "    " << repeat_summary(*q.repeat) << "\n";
+    changed(q.repeat->flips);
+  }
+}
+
 void print_model(std::ostream& out, const EvalReport& report, const ModelEvaluation& model,
                  bool color) {
   out << (color ? bold : "") << terminal_safe(model.model) << (color ? reset : "") << "  "
@@ -129,6 +150,7 @@ void print_model(std::ostream& out, const EvalReport& report, const ModelEvaluat
     }
     out << "  " << ece(q, color) << extras(q) << "\n";
     print_classes(out, q);
+    print_probes(out, q);
     if (i < model.thresholds.size()) print_threshold(out, report, model.thresholds[i]);
   }
 }
@@ -137,6 +159,20 @@ void print_model(std::ostream& out, const EvalReport& report, const ModelEvaluat
 
 std::string type_name(QuestionType type) {
   return type == QuestionType::yes_no ? "yes/no" : to_string(type);
+}
+
+std::string position_summary(const PositionProbe& p) {
+  std::string out = "position (" + std::to_string(p.orders) + " orders): flips " +
+                    rate(p.flip_rate) + " of " + std::to_string(p.compared) +
+                    " items · winner by position";
+  for (double share : p.winner_share) out += " " + pct(share);
+  return out + " · mean |Δp| " + fixed(p.mean_abs_delta_p, 3);
+}
+
+std::string repeat_summary(const RepeatProbe& r) {
+  return "repeat (" + std::to_string(r.repeats) + " requests): self-agreement " +
+         rate(r.self_agreement) + " of " + std::to_string(r.compared) + " items · spread " +
+         fixed(r.mean_spread, 3);
 }
 
 // The line of type-specific numbers: AUROC for yes/no, MAE/within-1/RPS for scores, mean IoU
@@ -269,6 +305,24 @@ void markdown_comparisons(std::ostream& out, const EvalReport& report) {
   }
 }
 
+/// The probes' lines per model and question, when --permute or --repeat ran.
+void markdown_probes(std::ostream& out, const EvalReport& report) {
+  bool heading = false;
+  for (const auto& model : report.models) {
+    for (const std::size_t i : questions_by_name(report)) {
+      const QuestionEvaluation& q = model.questions[i];
+      for (const std::string& line : {q.position ? position_summary(*q.position) : std::string(),
+                                      q.repeat ? repeat_summary(*q.repeat) : std::string()}) {
+        if (line.empty()) continue;
+        if (!heading) out << "\n### Probes\n\n";
+        heading = true;
+        out << "- " << markdown_text(model.model) << " · " << markdown_text(q.question) << ": "
+            << markdown_text(line) << "\n";
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string report_markdown(const EvalReport& report) {
@@ -279,6 +333,7 @@ std::string report_markdown(const EvalReport& report) {
   markdown_questions(out, report);
   markdown_labels(out, report);
   markdown_comparisons(out, report);
+  markdown_probes(out, report);
   bool priced = false;
   for (const auto& model : report.models) {
     const std::string cost = cost_summary(model);

@@ -46,4 +46,10 @@ std::optional<double> value_of(const std::optional<metrics::Interval>& interval)
 /// A question type as people say it: "choice", "yes/no", "score", "box".
 std::string type_name(QuestionType type);
 
+/// "position (3 orders): flips 4.5% [1.6–12.5] of 66 items · winner by position 34.8% 33.3%
+/// 31.8% · mean |Δp| 0.012" (clef eval --permute).
+std::string position_summary(const PositionProbe& probe);
+/// "repeat (3 requests): self-agreement 98.5% [91.9–99.7] of 66 items · spread 0.031".
+std::string repeat_summary(const RepeatProbe& probe);
+
 }  // namespace clef::cli

@@ -159,6 +159,7 @@ std::optional<CacheOptions> cache_options(const ConnectionFlags& flags,
   CacheOptions cache;
   cache.directory = directory;
   cache.include_images = flags.cache_images;
+  cache.key_salt = flags.cache_salt;
   cache.validation = options.validation;
   // A question to the server before any decision: the first SIGINT ends it (nothing has
   // started that a second would abort), and it waits no longer than the fleet check does.

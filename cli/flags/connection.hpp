@@ -41,6 +41,7 @@ struct ConnectionFlags {
   std::string replay;  ///< --replay FILE: answer from this cassette, with no network.
   std::string cache;   ///< --cache DIR (else CLEF_CACHE_DIR): answer repeats from disk.
   bool cache_images = false;
+  std::string cache_salt;           ///< Set by clef eval --repeat: each repeat's own entries.
   GatewayFlags gateway;             ///< workers-ai through Cloudflare AI Gateway.
   std::vector<std::string> prices;  ///< --price MODEL=INPUT[,OUTPUT], repeatable.
   std::string price_file;           ///< --prices FILE: such lines, one a line.

@@ -35,6 +35,10 @@ struct CacheOptions {
   /// How long an entry answers: 0 = for ever (pinned versions). moving_alias_ttl suits names that
   /// move (is_moving_alias).
   std::chrono::seconds ttl{0};
+  /// Keeps these entries apart from every other salt's (and from the unsalted ones) for the same
+  /// request: clef eval --repeat gives each repeat its own, so that no repeat is answered from
+  /// another. Empty: the plain key.
+  std::string key_salt;
   /// Requests with images are sent, not cached, unless this is set.
   bool include_images = false;
   /// How answers are checked before they are stored and when they are read: give the client's

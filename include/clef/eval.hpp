@@ -18,6 +18,7 @@
 #include "clef/decision.hpp"
 #include "clef/export.hpp"
 #include "clef/metrics.hpp"
+#include "clef/probes.hpp"
 #include "clef/question.hpp"
 #include "clef/result.hpp"
 
@@ -67,6 +68,11 @@ struct QuestionEvaluation {
   /// matrix, Brier score or log loss.
   std::optional<metrics::Interval> mean_iou;
   std::optional<metrics::Interval> iou_at_least_half;  ///< box: answered items with IoU ≥ 0.5
+  /// Set when the options were also sent in other orders (clef eval --permute; a choice or a
+  /// score), over every item of the set, labelled or not.
+  std::optional<PositionProbe> position;
+  /// Set when each request was sent more than once (clef eval --repeat).
+  std::optional<RepeatProbe> repeat;
 };
 
 /// Evaluates `question` where gold[i] is item i's gold label as gold_label gives it ("" = none)

@@ -7,7 +7,7 @@
 //     set.items = {{"\"t1\"", {"yes"}}};  // the id's JSON text, and its gold label
 //     clef::ItemResult failed;               // this item's request failed: it counts as wrong
 //     failed.error_kind = "timeout";
-//     clef::ModelResults flash{"clef-flash", {failed}};
+//     clef::ModelResults flash{"clef-flash", {failed}, {}, {}};  // no --permute, no --repeat
 //     clef::EvalReport report = clef::evaluate_models(set, {flash}, {});
 //     bool ship = report.models[0].questions[0].accuracy->low >= 0.9;  // 0 of 1 right: false
 //     std::string file = clef::dump_json(clef::to_json(report), 2);   // the clef-eval/1 file
@@ -55,11 +55,26 @@ struct ItemResult {
   bool sent = true;                  ///< False for a deduplicated copy of another item's answer.
 };
 
+/// One more pass of a model over the set, for the probes (clef/probes.hpp): the questions with
+/// their options in other orders, or the same requests again. Items as in ModelResults.
+struct ProbeRun {
+  /// [q]: the labels of the set's question q in the order this pass sent them (option_orders);
+  /// empty for a repeat, or for a question sent as asked.
+  std::vector<std::vector<std::string>> option_orders;
+  std::vector<std::optional<ItemResult>> items;
+};
+
 /// One model's results, item by item in the set's order: nullopt where the item has none (a
 /// results file that lacks it, a run that stopped).
 struct ModelResults {
   std::string model;
   std::vector<std::optional<ItemResult>> items;
+  /// Passes with the options in other orders (--permute): each choice's and score's
+  /// QuestionEvaluation gets its PositionProbe, `items` being the order as asked.
+  std::vector<ProbeRun> permuted;
+  /// The same requests again (--repeat): each question gets its RepeatProbe, `items` being the
+  /// first request.
+  std::vector<ProbeRun> repeated;
 };
 
 /// How many items failed with one kind of error, and the first one's message (in item order).

@@ -153,6 +153,15 @@ struct MockFaults {
   /// 2041, in its `error` array), as a gateway whose budget is spent. Those already admitted
   /// are answered. nullopt: no limit.
   std::optional<double> spend_limit_usd;
+  /// The simulated model's flaws, for probes to find (clef eval --permute and --repeat).
+  /// position_bias in [0, 1]: each choice's and score's distribution is pulled toward the option
+  /// sent first, p' = (1 − bias)·p + bias·[1, 0, …, 0] (at 0.5 or more the first option always
+  /// wins). A yes/no question, whose meanings have no order on the wire, is unchanged.
+  double position_bias = 0;
+  /// noise ≥ 0: each answer's probabilities are multiplied by exp(noise·z), z a standard normal
+  /// drawn per request and option from the seed, then renormalised (yes/no: its log-odds move by
+  /// noise·z), so the same request twice may get different answers.
+  double noise = 0;
   std::uint64_t seed = 1;
 };
 

@@ -5,35 +5,17 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "eval/answer_probability.hpp"
 #include "eval/report_json.hpp"
 
 namespace clef {
 namespace {
 
 using Json = nlohmann::json;
-
-/// The probability `answer` gives to `winner` (a choice label, a score level's label); for a
-/// yes/no question P(true), whatever the winner. nullopt when the answer has no such option.
-std::optional<double> probability_of(const Answer& answer, const std::string& winner) {
-  if (const auto* choice = answer.choice()) {
-    for (const auto& option : choice->probabilities)
-      if (option.label == winner) return option.probability;
-    return std::nullopt;
-  }
-  if (const auto* yes_no = answer.yes_no()) return yes_no->p_true;
-  if (const auto* score = answer.score()) {
-    for (std::size_t level = 0; level < score->labels.size(); ++level) {
-      if (score->labels[level] == winner && level < score->probabilities.size())
-        return score->probabilities[level];
-    }
-  }
-  return std::nullopt;
-}
-
-const Answer* at(const std::vector<const Answer*>& answers, std::size_t i) {
-  const Answer* answer = i < answers.size() ? answers[i] : nullptr;
-  return answer && answer->has_value() ? answer : nullptr;
-}
+using detail::id_json;
+using detail::interval_json;
+using detail::number_json;
+using detail::probability_of;
 
 /// Counts one item answered in both runs into `drift`; adds |Δp| to `delta_sum`.
 void count_pair(QuestionDrift& drift, const std::string& id, const Answer& a, const Answer& b,
@@ -67,22 +49,6 @@ double half_kl_to_mean(const std::vector<double>& p, const std::vector<double>& 
     if (p[k] > 0) sum += p[k] * std::log2(p[k] / ((p[k] + q[k]) / 2));
   }
   return sum / 2;
-}
-
-Json interval_json(const std::optional<metrics::Interval>& value) {
-  if (!value) return Json();
-  return {{"value", value->value}, {"low", value->low}, {"high", value->high}};
-}
-
-Json number_json(const std::optional<double>& value) {
-  return value ? Json(*value) : Json();
-}
-
-/// An item's id as its JSON value (ids are keyed by their compact JSON text); the text itself
-/// when it is not JSON.
-Json id_json(const std::string& id) {
-  Json parsed = Json::parse(id, nullptr, false);
-  return parsed.is_discarded() ? Json(id) : parsed;
 }
 
 Json question_json(const QuestionDrift& q) {
@@ -193,8 +159,8 @@ QuestionDrift compare_answers(const Question& question, const std::vector<std::s
   if (question.type == QuestionType::box) return drift;
   double delta_sum = 0;
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    const Answer* a = at(answers_a, i);
-    const Answer* b = at(answers_b, i);
+    const Answer* a = detail::valued(answers_a, i);
+    const Answer* b = detail::valued(answers_b, i);
     if (a && b) {
       count_pair(drift, ids[i], *a, *b, delta_sum);
     } else if (a) {
@@ -234,8 +200,8 @@ RunDrift compare_runs(const std::vector<Question>& questions, const std::vector<
     if (question.type == QuestionType::box) continue;
     any = true;
     for (std::size_t i = 0; i < ids.size(); ++i) {
-      const Answer* x = at(answers_a, i);
-      const Answer* y = at(answers_b, i);
+      const Answer* x = detail::valued(answers_a, i);
+      const Answer* y = detail::valued(answers_b, i);
       everywhere[i] = everywhere[i] && x && y;
       agreed[i] = agreed[i] && x && y && x->winner() == y->winner();
     }

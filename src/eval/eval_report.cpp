@@ -2,10 +2,16 @@
 // its clef-eval/1 JSON.
 #include "clef/eval_report.hpp"
 
+#include "eval/eval_probes.hpp"
+#include "eval/report_json.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace clef {
 namespace {
+
+using detail::interval_json;
+using detail::number_json;
 
 using Json = nlohmann::json;  // std::map objects: sorted keys
 
@@ -143,6 +149,7 @@ ModelEvaluation evaluate_model(const LabelledSet& set, const ModelResults& run,
     const Question& question = set.questions[q];
     const auto answers = answers_of(run, set, question.name);
     model.questions.push_back(evaluate_question(question, gold_of(set, q), answers));
+    detail::add_probes(set, run, q, ids, model.questions.back());
     if (options.fit_thresholds) {
       model.thresholds.push_back(
           fit_thresholds(question, ids, gold_of(set, q), answers, options.target_precision));
@@ -153,16 +160,6 @@ ModelEvaluation evaluate_model(const LabelledSet& set, const ModelResults& run,
 }
 
 // The JSON form.
-
-/// An undefined metric (a zero denominator) is null: no number a gate could mistake for one.
-Json interval_json(const std::optional<metrics::Interval>& value) {
-  if (!value) return Json();
-  return {{"value", value->value}, {"low", value->low}, {"high", value->high}};
-}
-
-Json number_json(const std::optional<double>& value) {
-  return value ? Json(*value) : Json();
-}
 
 Json class_json(const metrics::ClassScores& scores) {
   return {{"precision", interval_json(metrics::wilson(scores.correct, scores.predicted))},
@@ -232,6 +229,7 @@ Json question_json(const QuestionEvaluation& e) {
     }
   }
   add_type_metrics(e, out);
+  detail::add_probe_json(e, out);
   return out;
 }
 

@@ -37,6 +37,20 @@ std::optional<double> number_of(const Json* value) {
   return value->get<double>();
 }
 
+nlohmann::json interval_json(const std::optional<metrics::Interval>& value) {
+  if (!value) return nlohmann::json();
+  return {{"value", value->value}, {"low", value->low}, {"high", value->high}};
+}
+
+nlohmann::json number_json(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
+nlohmann::json id_json(const std::string& id) {
+  nlohmann::json parsed = nlohmann::json::parse(id, nullptr, false);
+  return parsed.is_discarded() ? nlohmann::json(id) : parsed;
+}
+
 std::string number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.4g", value);

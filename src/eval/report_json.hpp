@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "clef/metrics.hpp"
+
 namespace clef::detail {
 
 /// A metric --baseline compares: which way is worse, its shape in the report, and the question
@@ -45,6 +47,14 @@ std::size_t count_of(const nlohmann::json& object, const std::string& key);
 std::optional<double> number_of(const nlohmann::json* value);
 /// A number as messages print it (four significant digits).
 std::string number(double value);
+
+/// Writing: an interval as {"value", "low", "high"}, a number, or null when undefined (a zero
+/// denominator): no number a gate could mistake for one.
+nlohmann::json interval_json(const std::optional<metrics::Interval>& value);
+nlohmann::json number_json(const std::optional<double>& value);
+/// An item's id as its JSON value (items are keyed by their id's compact JSON text); the text
+/// itself when it is not JSON.
+nlohmann::json id_json(const std::string& id);
 
 /// Why `metric` of `question` (of one model's report) is null: which denominator is zero.
 std::string undefined_reason(const nlohmann::json& model, const std::string& question,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "mock/faults.hpp"
 #include "mock/profile.hpp"
 #include "model/box_answer.hpp"
 #include "util/json_text.hpp"
@@ -62,13 +63,44 @@ std::optional<std::vector<double>> ruled(const MockRule& rule, const std::vector
   return p;
 }
 
+/// A standard normal for request `call`, drawn from the seed (Box–Muller on two of its draws);
+/// `stream` tells the options (and the questions) apart.
+double normal_draw(const Flaws& flaws, std::uint64_t stream) {
+  const double u1 = unit_draw(flaws.seed, flaws.call, 2 * stream + 2);
+  const double u2 = unit_draw(flaws.seed, flaws.call, 2 * stream + 3);
+  return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2 * 3.14159265358979323846 * u2);
+}
+
+/// `p` (in the order the options were sent) pulled toward the first option and shaken by noise.
+std::vector<double> with_flaws(std::vector<double> p, const Flaws& flaws, std::uint64_t stream) {
+  if (p.empty()) return p;
+  if (flaws.position_bias > 0) {
+    for (auto& x : p) x *= 1.0 - flaws.position_bias;
+    p[0] += flaws.position_bias;
+  }
+  if (flaws.noise > 0) {
+    double sum = 0;
+    for (std::size_t k = 0; k < p.size(); ++k) {
+      p[k] *= std::exp(flaws.noise * normal_draw(flaws, stream + k));
+      sum += p[k];
+    }
+    for (auto& x : p) x /= sum;
+  }
+  return p;
+}
+
 /// A yes/no answer: P(true) from the logit, the card's published refund answer, or a rule.
 Json noul_answer(MockProfile shape, const std::string& state, const std::string& name,
-                 const MockRule* rule) {
+                 const MockRule* rule, const Flaws& flaws) {
   double p = 1.0 / (1.0 + std::exp(-(logit(state, name, "true") * 2.0 - 4.0)));
   if (state.find(card_ticket) != std::string::npos && name == "refund") p = 0.9989;
   if (rule && (rule->answer == "yes" || rule->answer == "true")) p = rule->probability;
   if (rule && (rule->answer == "no" || rule->answer == "false")) p = 1.0 - rule->probability;
+  if (flaws.noise > 0 && p > 0 && p < 1) {
+    const double log_odds =
+        std::log(p / (1 - p)) + flaws.noise * normal_draw(flaws, fnv1a(state + "\n" + name));
+    p = 1.0 / (1.0 + std::exp(-log_odds));
+  }
   return {{"type", "noul"}, {"noul", number_as_sent(shape, p)}};
 }
 
@@ -163,12 +195,13 @@ Json box_answer(MockProfile shape, const std::string& state, const std::string& 
 }  // namespace
 
 Json answer_for(MockProfile shape, const std::string& state, const std::string& name,
-                const Json& question, const MockRule* rule) {
+                const Json& question, const MockRule* rule, const Flaws& flaws) {
   const std::string type = detail::string_field(question, "type");
-  if (type == "noul") return noul_answer(shape, state, name, rule);
+  if (type == "noul") return noul_answer(shape, state, name, rule, flaws);
   if (type == "box") return box_answer(shape, state, name, rule);
   const Options options = options_of(type, question);
-  const std::vector<double> p = distribution(state, name, options, rule);
+  const std::vector<double> p =
+      with_flaws(distribution(state, name, options, rule), flaws, fnv1a(state + "\n" + name));
   if (type == "choice") return choice_answer(shape, options, p);
   return score_answer(shape, options, p);
 }

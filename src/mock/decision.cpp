@@ -114,20 +114,21 @@ std::optional<Reply> openai_refusal(const MockSettings& s, const MockRequest& re
 }  // namespace
 
 Reply simulate(MockProfile shape, const MockSettings& s, const MockRequest& request,
-               std::size_t body_bytes, const Decoded& decoded) {
+               std::size_t body_bytes, const Decoded& decoded, int call) {
   if (shape == MockProfile::openai) {
     if (decoded.too_large || !decoded.body) return invalid_json_reply(shape, decoded.problem);
     if (auto refused = openai_refusal(s, request, *decoded.body)) return std::move(*refused);
     Reply reply;
-    reply.body = openai_decision(s, decoded, body_bytes);
+    reply.body = openai_decision(s, decoded, body_bytes, call);
     return reply;
   }
   if (auto refused = refusal(shape, s, request, decoded)) return std::move(*refused);
   const std::string& model = decoded.model;
+  const Flaws flaws{s.faults.position_bias, s.faults.noise, s.faults.seed, call};
   Json answers = Json::object();
   for (const auto& [name, q] : (*decoded.body)["questions"].items()) {
     answers[name] = answer_for(shape, decoded.state_json, name, q,
-                               rule_for(s.rules, model, name, decoded.state_text));
+                               rule_for(s.rules, model, name, decoded.state_text), flaws);
   }
   Reply reply;
   reply.body = decision_body(shape, model, std::move(answers), body_bytes);

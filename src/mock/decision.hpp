@@ -12,8 +12,9 @@
 namespace clef::mock_detail {
 
 /// What `shape` answers `request` (whose body, `body_bytes` long, is `decoded`) with settings
-/// `s`: an error body when the server would refuse it, else the decision.
+/// `s`: an error body when the server would refuse it, else the decision (its noise drawn for
+/// request number `call`).
 Reply simulate(MockProfile shape, const MockSettings& s, const MockRequest& request,
-               std::size_t body_bytes, const Decoded& decoded);
+               std::size_t body_bytes, const Decoded& decoded, int call);
 
 }  // namespace clef::mock_detail

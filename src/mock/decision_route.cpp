@@ -73,7 +73,7 @@ void serve_decision(ServerState& state, const httplib::Request& req, httplib::Re
       replay(shape, *s.cassette, req.path, req.body, res)) {
     return;
   }
-  Reply reply = simulate(shape, s, request, req.body.size(), decoded);
+  Reply reply = simulate(shape, s, request, req.body.size(), decoded, call);
   if (reply.status == 200) {
     if (auto neurons = neurons_header(shape, req.body.size())) {
       reply.headers.push_back(*neurons);

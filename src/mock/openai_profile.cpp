@@ -287,7 +287,9 @@ Json as_openai_answer(const Json& q, const std::vector<std::string>& labels, con
 
 }  // namespace
 
-Json openai_decision(const MockSettings& s, const Decoded& decoded, std::size_t body_bytes) {
+Json openai_decision(const MockSettings& s, const Decoded& decoded, std::size_t body_bytes,
+                     int call) {
+  const Flaws flaws{s.faults.position_bias, s.faults.noise, s.faults.seed, call};
   const Json& questions = (*decoded.body)["questions"];
   Json answers = Json::array();
   for (std::size_t i = 0; i < questions.size(); ++i) {
@@ -307,7 +309,7 @@ Json openai_decision(const MockSettings& s, const Decoded& decoded, std::size_t 
       continue;
     }
     const Json inner = answer_for(MockProfile::openai, decoded.state_json, key,
-                                  as_systemone_question(q, labels), rule);
+                                  as_systemone_question(q, labels), rule, flaws);
     answers.push_back(as_openai_answer(q, labels, inner, name));
   }
   const auto tokens = static_cast<long long>(body_bytes / 4);

@@ -25,6 +25,7 @@ std::string openai_input_text(const Json& input);
 
 /// {model, answers: [...], usage} for a body check_openai_body passed. A rule answering
 /// "refusal" (on a question with no such option) makes that question's answer a refusal.
-Json openai_decision(const MockSettings& s, const Decoded& decoded, std::size_t body_bytes);
+Json openai_decision(const MockSettings& s, const Decoded& decoded, std::size_t body_bytes,
+                     int call);
 
 }  // namespace clef::mock_detail

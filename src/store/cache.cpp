@@ -365,6 +365,9 @@ class CachingTransport final : public Transport {
 };
 
 Result<std::shared_ptr<CacheStage>> cache_stage(CacheOptions options, Backend backend) {
+  // The salt joins the version in the key (a separator no model name holds): an unsalted key is
+  // unchanged, so existing caches still answer.
+  if (!options.key_salt.empty()) options.model_version += "\x1e" + options.key_salt;
   auto top = open_checked(options.directory);
   if (!top) return top.error();
   return std::make_shared<CacheStage>(std::move(options), backend, std::move(top).value());

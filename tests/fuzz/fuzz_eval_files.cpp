@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   set.questions = questions();
   set.dataset_sha256 = text_at("dataset_sha256");
   set.questions_sha256 = text_at("questions_sha256");
-  clef::ModelResults run{"fuzz", {}};
+  clef::ModelResults run{"fuzz", {}, {}, {}};
   if (results) {
     static const char* const teams[] = {"billing", "technical"};
     static const char* const levels[] = {"Routine", "Soon", "Urgent"};
