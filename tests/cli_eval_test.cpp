@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <sstream>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "batch/batch_results.hpp"
 #include "clef/eval_gates.hpp"
 #include "clef/metrics.hpp"
 #include "cli_runner.hpp"
@@ -1491,4 +1494,89 @@ TEST(CliEvalProbes, ProbesNeedARun) {
   EXPECT_NE(r.err.find("--permute and --repeat send each item again"), std::string::npos) << r.err;
 }
 
+TEST(CliEvalProbes, AProbePassWhoseRequestsFailIsSaidAndExits6) {
+  FakeServer server;
+  script_model_m(server);
+  // The first pass (ten items, calls 0-9) is answered; every later request is refused (400: not
+  // retried).
+  server.set_script([](const clef::MockRequest&, int call) -> std::optional<clef::MockReply> {
+    if (call < 10) return std::nullopt;
+    return clef::MockReply{400, R"({"error": "no"})", "application/json", {}, {}, {}};
+  });
+  EvalFiles files;
+  auto r = run_clef(eval_args(server, files, {"-m", "m", "--permute", "2", "-j", "1"}));
+  EXPECT_EQ(r.code, 6) << r.err;
+  EXPECT_NE(r.err.find("m (order2): 10 of 10 items have no usable answer"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("position (2 orders): flips n/a of 0 items"), std::string::npos) << r.out;
+  // The probes' refusals before anything is sent.
+  auto yes_no_only = run_clef({"eval", files.data, "--yes-no", "refund: Money back?", "--label",
+                               "refund=refund", "--host", server.base_url(), "--permute", "3"});
+  EXPECT_EQ(yes_no_only.code, 2);
+  EXPECT_NE(yes_no_only.err.find("none is asked"), std::string::npos) << yes_no_only.err;
+  auto too_many = run_clef(eval_args(server, files, {"--permute", "3"}));  // team has 2 options
+  EXPECT_EQ(too_many.code, 2);
+  EXPECT_NE(too_many.err.find("the most: \"team\", 2"), std::string::npos) << too_many.err;
+  auto replayed = run_clef(eval_args(server, files, {"--repeat", "2", "--replay", files.data}));
+  EXPECT_EQ(replayed.code, 2);
+  EXPECT_NE(replayed.err.find("the repeats would not be real"), std::string::npos)
+      << replayed.err;
+  EXPECT_EQ(server.request_count(), 20);  // none of the refused runs sent anything
+}
+
+TEST(CliDiff, NothingToCompareNeverPasses) {
+  FakeServer server;
+  script_two_versions(server);
+  EvalFiles files;
+  const std::string before = fresh_path("nothing_v1.jsonl");
+  ASSERT_EQ(run_clef({"batch", files.data, "-q", files.questions, "--host", server.base_url(),
+                      "-m", "v1", "-o", before})
+                .code,
+            0);
+  // An AFTER whose every item failed: each line an error, no answer.
+  std::string failed;
+  for (int i = 1; i <= 10; ++i)
+    failed += R"({"id": "T)" + std::to_string(i) + R"(", "error": {"kind": "timeout"}})" + "\n";
+  const std::string after = write_temp_file("nothing_failed.jsonl", failed);
+  auto r = run_clef({"diff", before, after, "-q", files.questions, "--require", "team.flips <= 0"});
+  EXPECT_EQ(r.code, 1) << r.err;  // no flip among nothing compared is not a pass
+  EXPECT_NE(r.err.find("team.flips is undefined"), std::string::npos) << r.err;
+  auto no_gate = run_clef({"diff", before, after, "-q", files.questions});
+  EXPECT_EQ(no_gate.code, 6) << no_gate.err;
+  EXPECT_NE(no_gate.err.find("10 items have a result in " + before + " only"), std::string::npos)
+      << no_gate.err;
+
+  // Questions neither run answered, or the runs' record names other questions: exit 2.
+  auto other = run_clef({"diff", before, before, "--choice", "priority: How soon? | now | later"});
+  EXPECT_EQ(other.code, 2) << other.err;
+  EXPECT_NE(other.err.find("asked other questions than these (its run record"),
+            std::string::npos)
+      << other.err;
+  const std::string bare = write_temp_file("nothing_bare.jsonl", read_file(before));  // no record
+  auto unanswered = run_clef({"diff", bare, bare, "--choice", "priority: How soon? | now | later"});
+  EXPECT_EQ(unanswered.code, 2) << unanswered.err;
+  EXPECT_NE(unanswered.err.find("neither run has an answer to \"priority\""), std::string::npos)
+      << unanswered.err;
+
+  // An id on two lines (a resumed run's retry): said, and the last answer counts.
+  const auto lines = lines_of(read_file(before));
+  const std::string twice = write_temp_file("nothing_twice.jsonl",
+                                            read_file(bare) + lines.front().dump() + "\n");
+  auto repeated = run_clef({"diff", bare, twice, "-q", files.questions});
+  EXPECT_EQ(repeated.code, 0) << repeated.err;
+  EXPECT_NE(repeated.err.find("1 ids are on several lines"), std::string::npos) << repeated.err;
+}
+
+TEST(CliDiff, AnInterruptWhileReadingIsAnInterruptNotABadLine) {
+  EvalFiles files;
+  const std::vector<clef::Question> questions =
+      clef::parse_questions(questions_json).value();
+  std::atomic<bool> stop{true};
+  std::istringstream in;
+  auto read = clef::cli::read_batch_results(files.data, questions, in, &stop);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().kind, clef::ErrorKind::cancelled);
+}
+
 }  // namespace
+

@@ -132,6 +132,15 @@ TEST(MockCli, ABusyPortExitsWith2) {
   EXPECT_NE(second.err().find("in use"), std::string::npos) << second.err();
 }
 
+// CLI11's Range lets "nan" through: a model flaw of nan would have been no flaw at all.
+TEST(MockCli, NumberFlagsMustBeFiniteNumbers) {
+  for (const char* flag : {"--noise", "--position-bias", "--drop-rate", "--rate-limit"}) {
+    MockProcess mock({flag, "nan"});
+    EXPECT_EQ(mock.exit_code(10s), 2) << flag << ": " << mock.err();
+    EXPECT_NE(mock.err().find("not a finite number"), std::string::npos) << mock.err();
+  }
+}
+
 // Items 1-2: ECMAScript syntax RE2 does not have is refused before serving, naming the rule.
 TEST(MockCli, ARulesFileRE2CannotRunIsRefused) {
   const std::string backreference =

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "clef/probes.hpp"
 
@@ -46,6 +47,16 @@ TEST(OptionOrders, RotationsFirstThenSeededShuffles) {
   EXPECT_EQ(clef::option_orders(team, 6, 7), six);  // the seed fixes the shuffles
   EXPECT_EQ(clef::option_orders(team, 1).size(), 1u);
   EXPECT_EQ(clef::option_orders(Question::yes_no("refund", "Refund?"), 4).size(), 1u);
+}
+
+TEST(OptionOrders, NeverTheSameOrderTwiceAndNoMoreThanThereAre) {
+  const auto all = clef::option_orders(team, 10);
+  ASSERT_EQ(all.size(), 6u);  // 3! orders, each once
+  EXPECT_EQ(std::set<Order>(all.begin(), all.end()).size(), 6u);
+  EXPECT_EQ(clef::distinct_orders(team), 6u);
+  const Question pair = Question::choice("pair", "Which?", {{"a", "A"}, {"b", "B"}});
+  EXPECT_EQ(clef::option_orders(pair, 5), (std::vector<Order>{{"a", "b"}, {"b", "a"}}));
+  EXPECT_EQ(clef::distinct_orders(Question::yes_no("refund", "Refund?")), 1u);
 }
 
 TEST(OptionOrders, AQuestionKeepsEachOptionWithItsDescription) {

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <unordered_set>
 
 #include "batch/batch_input.hpp"
 #include "batch/batch_output.hpp"
@@ -56,19 +55,6 @@ std::optional<std::pair<std::string, ItemResult>> item_result_from_line(
   return std::make_pair(id_key(*id), std::move(record));
 }
 
-namespace {
-
-/// Drops every repeat of a key, keeping its first place.
-void keep_first_of_each(std::vector<std::string>& keys) {
-  std::unordered_set<std::string> seen;
-  std::vector<std::string> kept;
-  for (auto& key : keys)
-    if (seen.insert(key).second) kept.push_back(std::move(key));
-  keys = std::move(kept);
-}
-
-}  // namespace
-
 Result<BatchResults> read_batch_results(const std::string& path,
                                         const std::vector<Question>& questions, std::istream& in,
                                         const std::atomic<bool>* stop,
@@ -80,7 +66,12 @@ Result<BatchResults> read_batch_results(const std::string& path,
   std::vector<std::pair<std::string, std::string>> copies;  // id, duplicate_of
   Line input;
   const std::string& text = input.text;
+  // An interrupt ends a read mid-line: what was read is not to be judged, nor used.
+  const auto interrupted = [&] {
+    return make_error(ErrorKind::cancelled, "interrupted while reading the results", path);
+  };
   for (std::size_t number = 1; read_line(stream, input, max_input_line); ++number) {
+    if (stop && stop->load()) return interrupted();
     const std::string where = path + ": line " + std::to_string(number);
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     if (input.too_long) return make_error(ErrorKind::invalid_input, "the line is too long", where);
@@ -115,8 +106,8 @@ Result<BatchResults> read_batch_results(const std::string& path,
     copy.sent = false;
     results.emplace(key, std::move(copy));
   }
+  if (stop && stop->load()) return interrupted();
   if (auto failure = file->failure()) return failure.value();
-  if (order) keep_first_of_each(*order);
   return results;
 }
 

@@ -30,8 +30,9 @@ std::optional<std::pair<std::string, ItemResult>> item_result_from_line(
     const nlohmann::ordered_json& line, const std::vector<Question>& questions);
 
 /// Reads the JSONL at `path` ("-" = `in`); a wait on a pipe ends once `stop` is set. A line that is
-/// not a JSON object with an id is an error naming the file and line. `order`, when given, gets
-/// each id's key once, in the order the file first names it.
+/// not a JSON object with an id is an error naming the file and line; an interrupt (`stop`) is a
+/// cancelled error, whatever the read had reached. `order`, when given, gets each line's id key
+/// in the file's order (an id on several lines, as a resumed run writes its retries, each time).
 Result<BatchResults> read_batch_results(const std::string& path,
                                         const std::vector<Question>& questions, std::istream& in,
                                         const std::atomic<bool>* stop,

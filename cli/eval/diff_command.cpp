@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
+#include "batch/batch_output.hpp"
 #include "batch/batch_results.hpp"
 #include "clef/drift.hpp"
 #include "clef/json.hpp"
 #include "common/exit_codes.hpp"
 #include "common/file_roles.hpp"
+#include "common/files.hpp"
+#include "common/input_file.hpp"
 #include "common/number_text.hpp"
 #include "common/report_file.hpp"
 #include "common/terminal_text.hpp"
@@ -24,14 +28,48 @@ namespace {
 struct Run {
   BatchResults results;
   std::vector<std::string> order;
+  std::size_t repeated_ids = 0;  ///< Ids on more than one line (the last answer counts).
 };
+
+/// Drops every repeat of a key, keeping its first place; returns how many keys had repeats.
+std::size_t keep_first_of_each(std::vector<std::string>& keys) {
+  std::unordered_map<std::string, std::size_t> seen;
+  std::vector<std::string> kept;
+  for (auto& key : keys)
+    if (seen[key]++ == 0) kept.push_back(std::move(key));
+  keys = std::move(kept);
+  std::size_t repeated = 0;
+  for (const auto& [key, count] : seen) repeated += count > 1;
+  return repeated;
+}
+
+/// When `path` has the run record clef batch writes beside an output, its questions must be
+/// these: read against other questions, its answers would be counted under the wrong labels.
+Status check_same_questions(const std::string& path, const std::vector<Question>& asked,
+                            std::istream& in) {
+  const std::string record_path = run_record_path(path);
+  if (path == "-" || path_kind(record_path) != PathKind::regular) return {};
+  auto text = read_file(record_path, "the run record", in);
+  if (!text) return {};
+  auto record = parse_json(text.value(), "the run record");
+  if (!record || !record->is_object() || !record->contains("questions_sha256")) return {};
+  auto digest = questions_sha256(asked);
+  if (!digest) return digest.error();
+  if ((*record)["questions_sha256"] == digest.value()) return {};
+  return make_error(ErrorKind::invalid_input,
+                    "this run asked other questions than these (its run record " + record_path +
+                        " has another questions_sha256): give the questions both runs asked",
+                    path);
+}
 
 Result<Run> read_run(const std::string& path, const std::vector<Question>& asked,
                      const Context& context) {
+  if (auto same = check_same_questions(path, asked, context.in); !same) return same.error();
   Run run;
   auto results = read_batch_results(path, asked, context.in, context.stop, &run.order);
   if (!results) return results.error();
   run.results = std::move(results).value();
+  run.repeated_ids = keep_first_of_each(run.order);
   return run;
 }
 
@@ -160,6 +198,45 @@ int fail(const Context& context, const Error& error) {
   return as_int(error.kind == ErrorKind::cancelled ? ExitCode::interrupted : ExitCode::usage);
 }
 
+/// A question neither run answered was not what they asked: exit 2 before anything is printed.
+Status check_questions_answered(const RunDrift& drift) {
+  for (const auto& q : drift.questions) {
+    if (q.type == QuestionType::box || q.compared + q.only_a + q.only_b > 0) continue;
+    return make_error(ErrorKind::invalid_input,
+                      "neither run has an answer to \"" + q.question +
+                          "\" that fits it (its type and options): give the questions the runs "
+                          "asked",
+                      "--questions");
+  }
+  return {};
+}
+
+/// What the comparison leaves out, said on stderr: items in one run only, ids on several lines.
+/// True when any item was left out (exit 6, as clef batch and eval count an unanswered item).
+bool warn_left_out(const RunDrift& drift, const Run& a, const Run& b, const Context& context) {
+  bool left_out = drift.items_a != drift.common || drift.items_b != drift.common;
+  if (left_out) {
+    context.err << "clef: diff: " << drift.items_a - drift.common << " items have a result in "
+                << terminal_safe(drift.name_a) << " only and " << drift.items_b - drift.common
+                << " in " << terminal_safe(drift.name_b) << " only: not compared\n";
+  }
+  for (const auto& q : drift.questions) {
+    if (q.only_a + q.only_b == 0) continue;
+    left_out = true;
+    context.err << "clef: diff: " << terminal_safe(q.question) << ": " << q.only_a + q.only_b
+                << " items have a usable answer in one run only (a failed request, a refused or "
+                   "invalid answer): not compared\n";
+  }
+  for (const auto& [run, name] : {std::pair<const Run*, const std::string*>{&a, &drift.name_a},
+                                  {&b, &drift.name_b}}) {
+    if (run->repeated_ids == 0) continue;
+    context.err << "clef: diff: " << terminal_safe(*name) << ": " << run->repeated_ids
+                << " ids are on several lines (a resumed run's retries): the last answer of "
+                   "each counts\n";
+  }
+  return left_out;
+}
+
 /// Prints each failed requirement; exit 1 if any, 2 if one names what the comparison lacks.
 int run_gates(const std::vector<Requirement>& requirements, const RunDrift& drift,
               const Context& context) {
@@ -185,7 +262,8 @@ CLI::App* add_diff_command(CLI::App& app, DiffFlags& flags) {
       "    --report-json drift.json\n");
   diff->add_option("BEFORE", flags.before, "Run A: a `clef batch` output ('-' = stdin)")
       ->required();
-  diff->add_option("AFTER", flags.after, "Run B: the output to compare with it")->required();
+  diff->add_option("AFTER", flags.after, "Run B: the output to compare with it ('-' = stdin)")
+      ->required();
   add_question_flags(*diff, flags.questions);
   diff->add_option("--require", flags.requirements,
                    "Gate: exit 1 unless it holds, e.g. 'team.agreement >= 0.95', "
@@ -193,7 +271,8 @@ CLI::App* add_diff_command(CLI::App& app, DiffFlags& flags) {
   diff->add_option("--report-json", flags.report_json,
                    "Write the clef-diff/1 report (every changed item) to FILE");
   diff->add_option("--show", flags.show, "Changed items listed per question on stdout")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1000000}));
   return diff;
 }
 
@@ -213,7 +292,12 @@ int run_diff(const DiffFlags& flags, const CLI::App& command, const Context& con
                                 decisions_of(after.value(), ids));
   drift.name_a = flags.before == "-" ? "stdin" : flags.before;
   drift.name_b = flags.after == "-" ? "stdin" : flags.after;
+  if (auto answered = check_questions_answered(drift); !answered)
+    return fail(context, answered.error());
+  if (context.stop && context.stop->load())
+    return fail(context, make_error(ErrorKind::cancelled, "interrupted", "clef diff"));
   print_drift(context.out, drift, flags.show);
+  const bool left_out = warn_left_out(drift, before.value(), after.value(), context);
   if (!flags.report_json.empty()) {
     auto written =
         write_report(flags.report_json, dump_json(to_json(drift), 2) + "\n", "the JSON report");
@@ -223,7 +307,9 @@ int run_diff(const DiffFlags& flags, const CLI::App& command, const Context& con
                                                                  : ExitCode::output);
     }
   }
-  return run_gates(requirements.value(), drift, context);
+  const int gated = run_gates(requirements.value(), drift, context);
+  if (gated != as_int(ExitCode::ok)) return gated;
+  return as_int(left_out ? ExitCode::partial_failure : ExitCode::ok);
 }
 
 }  // namespace clef::cli

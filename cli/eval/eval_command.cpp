@@ -13,6 +13,7 @@
 
 #include "clef/eval_gates.hpp"
 #include "clef/eval_report.hpp"
+#include "clef/probes.hpp"
 #include "clef/json.hpp"
 #include "common/exit_codes.hpp"
 #include "common/file_roles.hpp"
@@ -67,6 +68,12 @@ Status check_eval_flags(const EvalFlags& flags) {
     return usage_error(
         "--permute and --repeat send each item again: they need a run, not --from-results",
         flags.permute > 1 ? "--permute" : "--repeat");
+  }
+  if (flags.repeat > 1 && !flags.run.connection.replay.empty()) {
+    return usage_error(
+        "--repeat asks the model again: a cassette answers a request with the one recording it "
+        "has, so the repeats would not be real (--record works)",
+        "--repeat");
   }
   if (!flags.policy_out.empty() && !flags.fit_thresholds) {
     return usage_error("--policy-out writes fitted thresholds: add --fit-thresholds",
@@ -174,16 +181,61 @@ void print_failures(const EvalReport& report, const Context& context) {
   }
 }
 
-/// Every item of every model has a result whose answers are all usable, as clef batch counts
-/// its items ok (batch_output's all_answered): no failed request, no invalid, refused or
-/// missing answer, no item the results file lacks.
-bool every_item_answered(const std::vector<ModelResults>& models) {
-  for (const auto& model : models) {
-    for (const auto& item : model.items) {
-      if (!item || !item->decision || !all_answered(*item->decision)) return false;
+/// --permute N needs a question whose options have an order, and one with N orders of them.
+Status check_permutable(const EvalFlags& flags, const std::vector<Question>& asked) {
+  if (flags.permute <= 1) return {};
+  std::size_t most = 1;
+  std::string widest;
+  for (const auto& question : asked) {
+    if (distinct_orders(question) > most) {
+      most = distinct_orders(question);
+      widest = question.name;
     }
   }
-  return true;
+  if (most == 1) {
+    return usage_error(
+        "--permute reorders the options of choice and score questions, and none is asked (a "
+        "yes/no question's meanings have no order on the wire)",
+        "--permute");
+  }
+  if (flags.permute > most) {
+    return usage_error("--permute " + std::to_string(flags.permute) +
+                           ": no question has that many orders of its options (the most: \"" +
+                           widest + "\", " + std::to_string(most) + ")",
+                       "--permute");
+  }
+  return {};
+}
+
+/// The items of one pass without a result whose answers are all usable, as clef batch counts
+/// its items ok (batch_output's all_answered): a failed request, an invalid, refused or missing
+/// answer, an item the results file lacks.
+std::size_t unanswered(const std::vector<std::optional<ItemResult>>& items) {
+  std::size_t count = 0;
+  for (const auto& item : items) count += !item || !item->decision || !all_answered(*item->decision);
+  return count;
+}
+
+/// Every pass of every model answered every item; the probes' passes that did not are said on
+/// stderr (the report's figures are the first pass's).
+bool every_item_answered(const std::vector<ModelResults>& models, const Context& context) {
+  bool all = true;
+  for (const auto& model : models) {
+    all = all && unanswered(model.items) == 0;
+    const auto say = [&](const std::vector<ProbeRun>& passes, const char* name) {
+      for (std::size_t k = 0; k < passes.size(); ++k) {
+        const std::size_t missing = unanswered(passes[k].items);
+        if (missing == 0) continue;
+        all = false;
+        context.err << "clef: eval: " << terminal_safe(model.model) << " (" << name << k + 2
+                    << "): " << missing << " of " << passes[k].items.size()
+                    << " items have no usable answer: the probes leave them out\n";
+      }
+    };
+    say(model.permuted, "order");
+    say(model.repeated, "repeat");
+  }
+  return all;
 }
 
 /// The report files asked for, and the policy: written once, from the typed report.
@@ -294,6 +346,7 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
   if (!labels) return fail(labels.error());
   auto asked = collect_questions(flags.run.questions, command);
   if (!asked) return fail(asked.error());
+  if (auto status = check_permutable(flags, asked.value()); !status) return fail(status.error());
   auto format = data_format(flags, context);
   if (!format) return fail(format.error());
   auto set = read_labelled_set(flags.run, format.value(), asked.value(), labels.value());
@@ -310,6 +363,7 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
       evaluate_models(set.value(), results->models, {flags.fit_thresholds, flags.target_precision});
   print_eval_summary(context.out, report, context.color);
   print_failures(report, context);
+  const bool answered = every_item_answered(results->models, context);
   if (auto status = write_reports(flags, report); !status) {
     print_error(context, status.error().message + " (" + status.error().where + ")");
     return as_int(status.error().kind == ErrorKind::cancelled ? ExitCode::interrupted
@@ -319,7 +373,7 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
   if (gated != as_int(ExitCode::ok)) return gated;
   // As clef batch: an item without a usable answer (a mistyped model fails them all) is exit 6,
   // even with no gate to fail on it.
-  return as_int(every_item_answered(results->models) ? ExitCode::ok : ExitCode::partial_failure);
+  return as_int(answered ? ExitCode::ok : ExitCode::partial_failure);
 }
 
 }  // namespace clef::cli

@@ -143,7 +143,7 @@ std::vector<Pass> probe_passes(const EvalFlags& flags, const std::vector<Questio
     }
     for (const Question& labelled : set.questions) {
       const auto orders = option_orders(labelled, flags.permute, flags.permute_seed);
-      pass.option_orders.push_back(j < orders.size() ? orders[j] : orders.front());
+      pass.option_orders.push_back(j < orders.size() ? orders[j] : std::vector<std::string>());
     }
     passes.push_back(std::move(pass));
   }

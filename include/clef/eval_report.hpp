@@ -59,7 +59,8 @@ struct ItemResult {
 /// their options in other orders, or the same requests again. Items as in ModelResults.
 struct ProbeRun {
   /// [q]: the labels of the set's question q in the order this pass sent them (option_orders);
-  /// empty for a repeat, or for a question sent as asked.
+  /// empty for a repeat, or for a question this pass sent as asked (it has fewer orders than
+  /// there are passes): such a pass is not counted in that question's probe.
   std::vector<std::vector<std::string>> option_orders;
   std::vector<std::optional<ItemResult>> items;
 };

@@ -61,10 +61,15 @@ struct RepeatProbe {
   std::vector<ProbeFlip> flips;  ///< Items whose winner changed, in item order.
 };
 
-/// `count` orders of a choice's options or a score's levels (labels), the first as asked. Order j
-/// (1 ≤ j < number of options) is the asked order rotated j places, so that with as many orders as
-/// options each is listed first exactly once; orders past that are shuffles drawn from `seed`
-/// (Fisher–Yates on a 64-bit Mersenne Twister: the same on every platform). One order for other
+/// How many different orders a question's options have: n! for a choice's or a score's n
+/// options (saturating), 1 for other types.
+CLEF_API std::size_t distinct_orders(const Question& question);
+
+/// `count` different orders of a choice's options or a score's levels (labels), the first as
+/// asked; fewer when the question has fewer (distinct_orders). Order j (1 ≤ j < number of
+/// options) is the asked order rotated j places, so that with as many orders as options each is
+/// listed first exactly once; orders past that are shuffles drawn from `seed` (Fisher–Yates on a
+/// 64-bit Mersenne Twister: the same on every platform), none sent twice. One order for other
 /// question types, and for a question with fewer than two options.
 CLEF_API std::vector<std::vector<std::string>> option_orders(const Question& question,
                                                              std::size_t count,

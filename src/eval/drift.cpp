@@ -12,6 +12,7 @@ namespace clef {
 namespace {
 
 using Json = nlohmann::json;
+using detail::holds;
 using detail::id_json;
 using detail::interval_json;
 using detail::number_json;
@@ -110,21 +111,14 @@ Result<std::optional<double>> drift_value(const Requirement& r, const RunDrift& 
     if (r.metric == "js_divergence") return q.js_divergence;
     if (r.metric == "mean_abs_delta_p") return q.mean_abs_delta_p;
     if (r.metric == "compared") return std::optional<double>(static_cast<double>(q.compared));
+    // No flip among nothing compared proves nothing: undefined, so a gate on it fails.
+    if (r.metric == "flips" && q.compared == 0) return std::optional<double>();
     if (r.metric == "flips") return std::optional<double>(static_cast<double>(q.flips.size()));
     return gate_error(r, "\"" + r.metric +
                              "\" is not a comparison metric (agreement, js_divergence, "
                              "mean_abs_delta_p, compared, flips)");
   }
   return gate_error(r, "the comparison has no question \"" + r.question + "\"");
-}
-
-bool holds(double value, const std::string& op, double limit) {
-  if (op == ">=") return value >= limit;
-  if (op == ">") return value > limit;
-  if (op == "<=") return value <= limit;
-  if (op == "<") return value < limit;
-  if (op == "==") return value == limit;
-  return value != limit;
 }
 
 }  // namespace

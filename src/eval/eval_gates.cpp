@@ -33,15 +33,6 @@ Error malformed(const std::string& text, const std::string& why) {
                     "--require");
 }
 
-bool holds(double value, const std::string& op, double limit) {
-  if (op == ">=") return value >= limit;
-  if (op == ">") return value > limit;
-  if (op == "<=") return value <= limit;
-  if (op == "<") return value < limit;
-  if (op == "==") return value == limit;
-  return value != limit;
-}
-
 std::string keys_of(const Json& object) {
   std::string out;
   for (const auto& item : object.items()) {
@@ -75,7 +66,14 @@ Result<const Json*> locate(const Requirement& r, const Json& model) {
   const Json* value = scope ? member(*scope, r.metric) : nullptr;
   if (!value || value->is_array() || value->is_string() || r.metric == "classes" ||
       r.metric == "confusion" || r.metric == "failures") {
-    return malformed(r.text, "there is no \"" + r.metric + "\" there; there is " +
+    // The probes' metrics exist only when the probe ran on that question: say which flag.
+    const bool position = r.metric.rfind("position_", 0) == 0;
+    const bool repeat = r.metric == "self_agreement" || r.metric.rfind("repeat", 0) == 0;
+    const std::string hint =
+        position ? " (--permute N measures " + r.metric + ", on choice and score questions)"
+        : repeat ? " (--repeat K measures " + r.metric + ")"
+                 : std::string();
+    return malformed(r.text, "there is no \"" + r.metric + "\" there" + hint + "; there is " +
                                  (scope ? keys_of(*scope) : std::string("nothing")));
   }
   return value;

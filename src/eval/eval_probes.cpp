@@ -42,9 +42,9 @@ void add_probes(const LabelledSet& set, const ModelResults& run, std::size_t q,
     std::vector<std::vector<const Answer*>> answers = {
         pass_answers(run.items, count, question.name)};
     for (const ProbeRun& pass : run.permuted) {
-      orders.push_back(q < pass.option_orders.size() && !pass.option_orders[q].empty()
-                           ? pass.option_orders[q]
-                           : orders.front());
+      // A pass that sent this question as asked (it has fewer orders than passes) adds nothing.
+      if (q >= pass.option_orders.size() || pass.option_orders[q].empty()) continue;
+      orders.push_back(pass.option_orders[q]);
       answers.push_back(pass_answers(pass.items, count, question.name));
     }
     evaluation.position = probe_positions(question, ids, orders, answers);

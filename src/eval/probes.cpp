@@ -65,20 +65,35 @@ std::vector<std::string> winners_of(const std::vector<const Answer*>& found, boo
 
 }  // namespace
 
+std::size_t distinct_orders(const Question& question) {
+  const std::size_t options = labels_of(question).size();
+  std::size_t orders = 1;
+  for (std::size_t k = 2; k <= options; ++k) {
+    if (orders > std::numeric_limits<std::size_t>::max() / k)
+      return std::numeric_limits<std::size_t>::max();
+    orders *= k;
+  }
+  return orders;
+}
+
 std::vector<std::vector<std::string>> option_orders(const Question& question, std::size_t count,
                                                     std::uint64_t seed) {
   const std::vector<std::string> asked = labels_of(question);
   std::vector<std::vector<std::string>> orders = {asked};
-  if (asked.size() < 2) return orders;
+  count = std::min(count, distinct_orders(question));
+  std::set<std::vector<std::string>> seen = {asked};
   std::mt19937_64 random(seed);
-  for (std::size_t j = 1; j < count; ++j) {
-    if (j < asked.size()) {
-      std::vector<std::string> rotated(asked.begin() + static_cast<std::ptrdiff_t>(j), asked.end());
-      rotated.insert(rotated.end(), asked.begin(), asked.begin() + static_cast<std::ptrdiff_t>(j));
-      orders.push_back(std::move(rotated));
-    } else {
-      orders.push_back(shuffled(asked, random));
-    }
+  for (std::size_t j = 1; j < count && j < asked.size(); ++j) {
+    std::vector<std::string> rotated(asked.begin() + static_cast<std::ptrdiff_t>(j), asked.end());
+    rotated.insert(rotated.end(), asked.begin(), asked.begin() + static_cast<std::ptrdiff_t>(j));
+    seen.insert(rotated);
+    orders.push_back(std::move(rotated));
+  }
+  // A new shuffle each time, never one already sent; the bound only guards against a broken
+  // generator (with count ≤ distinct orders, each draw is new with probability ≥ 1/count).
+  for (std::size_t tries = 0; orders.size() < count && tries < 1'000'000; ++tries) {
+    std::vector<std::string> order = shuffled(asked, random);
+    if (seen.insert(order).second) orders.push_back(std::move(order));
   }
   return orders;
 }

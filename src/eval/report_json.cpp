@@ -51,6 +51,15 @@ nlohmann::json id_json(const std::string& id) {
   return parsed.is_discarded() ? nlohmann::json(id) : parsed;
 }
 
+bool holds(double value, const std::string& op, double limit) {
+  if (op == ">=") return value >= limit;
+  if (op == ">") return value > limit;
+  if (op == "<=") return value <= limit;
+  if (op == "<") return value < limit;
+  if (op == "==") return value == limit;
+  return value != limit;
+}
+
 std::string number(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.4g", value);

@@ -45,6 +45,8 @@ std::string text_of(const nlohmann::json& object, const std::string& key);
 std::size_t count_of(const nlohmann::json& object, const std::string& key);
 /// A metric's value: the number, or an interval's "value"; none when it is null (undefined).
 std::optional<double> number_of(const nlohmann::json* value);
+/// Whether `value` OP `limit` holds, OP one of >= > <= < == != (a requirement's).
+bool holds(double value, const std::string& op, double limit);
 /// A number as messages print it (four significant digits).
 std::string number(double value);
 

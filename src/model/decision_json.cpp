@@ -45,7 +45,8 @@ Answer invalid(Answer answer, std::string problem) {
 std::optional<std::vector<double>> probabilities(const Json& answer,
                                                  const std::vector<std::string>& keys) {
   const auto it = answer.find("probabilities");
-  if (it == answer.end() || !it->is_object()) return std::nullopt;
+  // Exactly the question's options: an answer with another option was asked another question.
+  if (it == answer.end() || !it->is_object() || it->size() != keys.size()) return std::nullopt;
   std::vector<double> out;
   for (const auto& key : keys) {
     auto p = probability_at(*it, key);
@@ -80,8 +81,14 @@ YesNoAnswer yes_no_from(const Json& json, double p_true) {
 /// The value of a choice or score answer from its probabilities (`p`, in `keys`' order).
 void set_ranked_value(Answer& answer, const Question& question, const Json& json,
                       const std::vector<std::string>& keys, const std::vector<double>& p) {
-  // The winner is the first most likely option, as the client picks it.
-  const auto best = static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin());
+  // The winner is the first most likely option, as the client picks it; on a tie, the one the
+  // line records (its options may have been sent in another order: clef eval --permute).
+  auto best = static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin());
+  const std::string recorded = string_or(json, "winner");
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::string& label = question.type == QuestionType::choice ? keys[i] : question.levels[i];
+    if (label == recorded && p[i] == p[best]) best = i;
+  }
   const std::optional<double> server_confidence = detail::number_field(json, "server_confidence");
   if (question.type == QuestionType::choice) {
     ChoiceAnswer choice;
@@ -145,7 +152,10 @@ Answer answer_from(const Question& question, const Json& json) {
     for (std::size_t i = 0; i < question.levels.size(); ++i) keys.push_back(std::to_string(i));
   }
   auto p = probabilities(json, keys);
-  if (!p || p->empty()) return invalid(answer, "probabilities missing or outside [0, 1]");
+  if (!p || p->empty()) {
+    return invalid(answer,
+                   "probabilities missing, outside [0, 1] or not for the question's options");
+  }
   set_ranked_value(answer, question, json, keys, *p);
   return answer;
 }
