@@ -211,12 +211,49 @@ TEST(CliShard, AutoTakesTheIndexFromAKubernetesIndexedJobOrASlurmArray) {
                 .find("shard 3 does not exist"),
             std::string::npos);
   ::unsetenv("JOB_COMPLETION_INDEX");
-  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("neither is set"),
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("none is set"),
             std::string::npos);
   for (const char* bad : {"4/4", "1/0", "-1/4", "1 /4", "a/b", "1/200000"}) {
     EXPECT_NE(recorded_shard(server, input, {"--shard", bad}, 2).find("--shard"), std::string::npos)
         << bad;
   }
+}
+
+TEST(CliShard, AutoReadsAwsBatchAndGoogleCloudBatchAndRefusesNomadsIndex) {
+  FakeServer server;
+  const std::string input = write_temp_file("shard_clouds.jsonl", jsonl_tickets(20));
+  // AWS Batch gives the child's index; the array's size is the job's, so --shards says it.
+  ::setenv("AWS_BATCH_JOB_ARRAY_INDEX", "2", 1);
+  EXPECT_EQ(recorded_shard(server, input, {"--shard", "auto", "--shards", "5"}), "2/5");
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("AWS Batch array job"),
+            std::string::npos);
+  // Two schedulers' indexes at once: which numbers this task is not clear.
+  ::setenv("JOB_COMPLETION_INDEX", "1", 1);
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto", "--shards", "5"}, 2)
+                .find("two schedulers' indexes (JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX)"),
+            std::string::npos);
+  ::unsetenv("JOB_COMPLETION_INDEX");
+  ::unsetenv("AWS_BATCH_JOB_ARRAY_INDEX");
+  // Google Cloud Batch gives both.
+  ::setenv("BATCH_TASK_INDEX", "3", 1);
+  ::setenv("BATCH_TASK_COUNT", "4", 1);
+  EXPECT_EQ(recorded_shard(server, input, {"--shard", "auto"}), "3/4");
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto", "--shards", "5"}, 2)
+                .find("has 4 tasks (BATCH_TASK_COUNT), not --shards 5"),
+            std::string::npos);
+  ::setenv("BATCH_TASK_COUNT", "3", 1);
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("shard 3 does not exist"),
+            std::string::npos);
+  ::unsetenv("BATCH_TASK_COUNT");
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("BATCH_TASK_COUNT"),
+            std::string::npos);
+  ::unsetenv("BATCH_TASK_INDEX");
+  // Nomad's allocation index can repeat after a reschedule: refused, with the way that works.
+  ::setenv("NOMAD_ALLOC_INDEX", "0", 1);
+  const std::string nomad = recorded_shard(server, input, {"--shard", "auto", "--shards", "2"}, 2);
+  EXPECT_NE(nomad.find("two allocations can have the same index"), std::string::npos) << nomad;
+  EXPECT_NE(nomad.find("NOMAD_META_shard"), std::string::npos) << nomad;
+  ::unsetenv("NOMAD_ALLOC_INDEX");
 }
 
 /// The Slurm variables of one array task, as Slurm's _create_job_array() sets them: MIN, MAX

@@ -2,6 +2,8 @@
 #include "batch/batch_shard.hpp"
 
 #include <cstdlib>
+#include <string>
+#include <vector>
 #include <utility>
 
 #include "batch/batch_output.hpp"
@@ -111,24 +113,82 @@ Result<Shard> shard_from_slurm(std::size_t shards_flag) {
   return checked((id.value() - low) / step, count.value(), "SLURM_ARRAY_TASK_ID");
 }
 
-/// --shard auto: the array job's index and size.
-Result<Shard> shard_from_environment(std::size_t shards_flag) {
-  if (variable("JOB_COMPLETION_INDEX")) {
-    if (shards_flag == 0) {
-      return shard_error(
-          "a Kubernetes Indexed Job gives the index (JOB_COMPLETION_INDEX), not the number of "
-          "shards: add --shards N (the Job's completions)",
-          "--shards");
-    }
-    auto index = number_from("JOB_COMPLETION_INDEX");
-    if (!index) return index.error();
-    return checked(index.value(), shards_flag, "JOB_COMPLETION_INDEX");
+/// A scheduler that gives each task its index but not the number of tasks (Kubernetes Indexed
+/// Jobs, AWS Batch array jobs): --shards N says it.
+Result<Shard> shard_from_index(const char* index_variable, const std::string& scheduler,
+                               const std::string& count_name, std::size_t shards_flag) {
+  if (shards_flag == 0) {
+    return shard_error("a " + scheduler + " gives the index (" + index_variable +
+                           "), not the number of shards: add --shards N (" + count_name + ")",
+                       "--shards");
   }
-  if (variable("SLURM_ARRAY_TASK_ID")) return shard_from_slurm(shards_flag);
+  auto index = number_from(index_variable);
+  if (!index) return index.error();
+  return checked(index.value(), shards_flag, index_variable);
+}
+
+/// A Google Cloud Batch task: BATCH_TASK_INDEX of BATCH_TASK_COUNT.
+Result<Shard> shard_from_google_batch(std::size_t shards_flag) {
+  auto index = number_from("BATCH_TASK_INDEX");
+  if (!index) return index.error();
+  auto count = number_from("BATCH_TASK_COUNT");
+  if (!count) return count.error();
+  if (shards_flag != 0 && shards_flag != count.value()) {
+    return shard_error("the Google Cloud Batch task group has " + std::to_string(count.value()) +
+                           " tasks (BATCH_TASK_COUNT), not --shards " +
+                           std::to_string(shards_flag),
+                       "--shards");
+  }
+  return checked(index.value(), count.value(), "BATCH_TASK_INDEX");
+}
+
+/// The schedulers --shard auto reads, each by the variable that says a task runs under it.
+struct Scheduler {
+  const char* variable;
+  const char* name;
+};
+constexpr Scheduler schedulers[] = {{"JOB_COMPLETION_INDEX", "Kubernetes Indexed Job"},
+                                    {"SLURM_ARRAY_TASK_ID", "Slurm array"},
+                                    {"AWS_BATCH_JOB_ARRAY_INDEX", "AWS Batch array job"},
+                                    {"BATCH_TASK_INDEX", "Google Cloud Batch job"},
+                                    {"NOMAD_ALLOC_INDEX", "Nomad job"}};
+
+/// --shard auto: the array job's index and size, from the one scheduler whose variables are set.
+Result<Shard> shard_from_environment(std::size_t shards_flag) {
+  std::vector<const Scheduler*> found;
+  for (const Scheduler& scheduler : schedulers)
+    if (variable(scheduler.variable)) found.push_back(&scheduler);
+  if (found.size() > 1) {
+    return shard_error(std::string("--shard auto found two schedulers' indexes (") +
+                           found[0]->variable + ", " + found[1]->variable +
+                           "): which one numbers this task is not clear; give --shard K/N",
+                       "--shard");
+  }
+  if (found.empty()) {
+    return shard_error(
+        "--shard auto reads JOB_COMPLETION_INDEX (Kubernetes Indexed Job, with --shards N), "
+        "SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT (Slurm array), AWS_BATCH_JOB_ARRAY_INDEX "
+        "(AWS Batch array job, with --shards N) or BATCH_TASK_INDEX and BATCH_TASK_COUNT (Google "
+        "Cloud Batch), and none is set: give --shard K/N",
+        "--shard");
+  }
+  const std::string variable_name = found.front()->variable;
+  if (variable_name == "JOB_COMPLETION_INDEX")
+    return shard_from_index("JOB_COMPLETION_INDEX", "Kubernetes Indexed Job",
+                            "the Job's completions", shards_flag);
+  if (variable_name == "SLURM_ARRAY_TASK_ID") return shard_from_slurm(shards_flag);
+  if (variable_name == "AWS_BATCH_JOB_ARRAY_INDEX")
+    return shard_from_index("AWS_BATCH_JOB_ARRAY_INDEX", "AWS Batch array job",
+                            "the job's arrayProperties.size", shards_flag);
+  if (variable_name == "BATCH_TASK_INDEX") return shard_from_google_batch(shards_flag);
+  // Nomad reuses an index after a reschedule (a lost node's allocation is replaced, and for a
+  // while both may run) and a count changed by `nomad job scale` renumbers nothing: two tasks
+  // could write one shard while another shard is never written.
   return shard_error(
-      "--shard auto reads JOB_COMPLETION_INDEX (Kubernetes Indexed Job, with --shards N) or "
-      "SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT (Slurm array), and neither is set: give "
-      "--shard K/N",
+      "Nomad's NOMAD_ALLOC_INDEX is not a shard number clef can trust: after a reschedule two "
+      "allocations can have the same index. Dispatch one parameterized job per shard and give "
+      "--shard K/N from its meta (e.g. --shard \"$NOMAD_META_shard\"); clef merge then checks "
+      "every item is there once",
       "--shard");
 }
 
