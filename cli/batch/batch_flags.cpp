@@ -133,10 +133,11 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
       ->type_name("FILE");
   batch->add_option("--shard", flags.shard,
                     "K/N: decide only shard K of N (0 to N-1) of INPUT, by a hash of each id; "
-                    "auto: K (and N) from a Kubernetes Indexed Job or Slurm array; then clef "
-                    "merge");
+                    "auto: K (and N) from a Kubernetes Indexed Job, Slurm array, AWS Batch array "
+                    "job or Google Cloud Batch job; then clef merge");
   batch->add_option("--shards", flags.shards,
-                    "N, for --shard auto in a Kubernetes Indexed Job (its completions)");
+                    "N, for --shard auto in a Kubernetes Indexed Job (its completions) or an AWS "
+                    "Batch array job (its size)");
   return batch;
 }
 
