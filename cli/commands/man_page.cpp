@@ -84,6 +84,13 @@ const std::vector<Described>& environment() {
        "SLURM_ARRAY_TASK_MAX, SLURM_ARRAY_TASK_STEP",
        "clef batch --shard auto: the shard of a Slurm job array ((ID - MIN) / STEP of the whole "
        "array; with --shards N, an array of fewer tasks takes each ID as its shard)."},
+      {"AWS_BATCH_JOB_ARRAY_INDEX",
+       "clef batch --shard auto: the shard of an AWS Batch array job (N from --shards)."},
+      {"BATCH_TASK_INDEX, BATCH_TASK_COUNT",
+       "clef batch --shard auto: the shard of a Google Cloud Batch job, and how many there are."},
+      {"NOMAD_ALLOC_INDEX",
+       "clef batch --shard auto refuses it: a rescheduled Nomad allocation can repeat an index "
+       "(give --shard K/N from the job's meta)."},
   };
   return variables;
 }
