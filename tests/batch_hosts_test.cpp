@@ -171,6 +171,7 @@ TEST(BatchHosts, WhenEveryHostGoesTheRestFailsAndTheRunEnds) {
   std::size_t next = 0, ok = 0, failed = 0;
   clef::BatchOptions options;
   options.concurrency = 4;
+  options.max_ejected_share = 1.0;  // both may be set aside: this is what happens then
   const clef::BatchSummary summary = clef::run_batch(
       hosts,
       [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
@@ -188,6 +189,46 @@ TEST(BatchHosts, WhenEveryHostGoesTheRestFailsAndTheRunEnds) {
   EXPECT_GE(ok, 20u);
   EXPECT_GT(failed, 250u);
   EXPECT_GE(summary.hosts[0].ejections + summary.hosts[1].ejections, 2u);
+}
+
+// A fleet of 10 where 5 always answer 500: at most the cap is set aside at once (Envoy's 10% by
+// default, at least one); the failing hosts past it stay in rotation; every item is delivered
+// once whatever the cap.
+TEST(BatchHosts, AtMostTheCapOfAFleetIsSetAsideAtOnce) {
+  std::vector<std::unique_ptr<FakeServer>> servers;
+  std::vector<clef::Client> hosts;
+  for (int i = 0; i < 10; ++i) {
+    servers.push_back(std::make_unique<FakeServer>());
+    if (i % 2 == 1) {
+      servers.back()->set_script(
+          [](const clef::MockRequest&, int) -> std::optional<clef::MockReply> {
+            return clef::MockReply{500, R"({"error": "broken"})", "application/json", {}, {}, {}};
+          });
+    }
+    hosts.push_back(client_at(servers.back()->base_url()));
+  }
+  const auto requests = tickets(400);
+  for (const double share : {0.1, 0.5, 1.0}) {
+    clef::BatchOptions options;
+    options.concurrency = 10;
+    options.max_ejected_share = share;
+    const Outcome run = run_over(hosts, requests, options);
+    EXPECT_EQ(run.delivered, 400u) << share;
+    EXPECT_EQ(run.results.size(), 400u) << share;  // each index once
+    std::size_t ejections = 0;
+    for (const auto& host : run.summary.hosts) ejections += host.ejections;
+    EXPECT_GE(ejections, 1u) << share;
+    EXPECT_GE(run.summary.most_ejected_at_once, 1u) << share;
+    EXPECT_LE(run.summary.most_ejected_at_once, share == 0.1 ? 1u : 5u) << share;
+    // With no cap, failing hosts go aside together (each fails 3 in a row within its first
+    // second): what the cap prevents.
+    if (share == 1.0) {
+      EXPECT_GE(run.summary.most_ejected_at_once, 2u);
+    }
+    // Only the failing hosts are ever set aside.
+    for (std::size_t i = 0; i < hosts.size(); i += 2)
+      EXPECT_EQ(run.summary.hosts[i].ejections, 0u) << share << " host " << i;
+  }
 }
 
 TEST(BatchHosts, AffinityFollowsTheHostNotItsPlaceInTheList) {

@@ -172,6 +172,7 @@ BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags
   options.max_cost_usd = job.cost_cap();
   options.already_spent = job.spent_before();
   options.per_host = flags.per_host;
+  options.max_ejected_share = flags.max_ejected / 100.0;
   options.state_affinity = flags.state_affinity;
   options.max_requests_per_second = flags.rate;
   options.throttle_budget =

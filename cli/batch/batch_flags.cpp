@@ -77,6 +77,13 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
       .add_option("--per-host", flags.per_host,
                   "Several hosts: at most this many requests in flight on one (0 = -j only)")
       ->check(CLI::Range(0, 10000));
+  batch
+      .add_option("--max-ejected", flags.max_ejected,
+                  "Several hosts: at most this percent of them set aside at once for failing "
+                  "(at least one; as Envoy's max_ejection_percent); the rest stay in rotation")
+      ->type_name("PERCENT")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
   batch.add_flag("--state-affinity", flags.state_affinity,
                  "Several hosts: send each state to its own host (rendezvous hash), the least "
                  "busy one when that host is full");

@@ -91,6 +91,12 @@ struct BatchOptions {
   /// only its own states), or, when that host has no room, to the one with the fewest
   /// outstanding. Without it, every item goes to the healthy host with the fewest outstanding.
   bool state_affinity = false;
+  /// Several hosts: at most this share of them set aside (ejected) at once, as Envoy's
+  /// max_ejection_percent (default 10%), and always at least one. A host that fails past the
+  /// cap stays in rotation, with its full share, until one set aside comes back: a fault that
+  /// hits many hosts at once (a bad deploy, a shared dependency) must not leave a few hosts
+  /// taking the whole load. 1.0: every host may be set aside.
+  double max_ejected_share = 0.1;
 };
 
 /// How one host of a run_batch over several hosts did.
@@ -127,6 +133,9 @@ struct BatchSummary {
   std::optional<Error> unreachable;
   /// One per host, in the order given (one entry for a single client).
   std::vector<HostSummary> hosts;
+  /// Several hosts: the most of them set aside at the same moment (BatchOptions::max_ejected_share
+  /// caps it).
+  std::size_t most_ejected_at_once = 0;
   /// This run's known decision costs, in dollars (BatchOptions::already_spent not included).
   double spent_usd = 0;
   /// BatchOptions::max_cost_usd stopped the run: the next request could have passed it.

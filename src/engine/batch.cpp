@@ -34,7 +34,7 @@ BatchRun::BatchRun(const std::vector<Client>& hosts, const RequestSource& source
       m_ahead(m_limit),
       m_batch(std::max<std::size_t>(m_limit / 2, 1)),
       m_retry(engine_retry(m_first.options().retry, m_several)),
-      m_hosts(hosts, m_limit, options.per_host),
+      m_hosts(hosts, m_limit, options.per_host, options.max_ejected_share),
       m_spent(options.already_spent.usd),
       m_dearest(options.already_spent.decisions > 0
                     ? std::optional<double>(options.already_spent.dearest_usd)
@@ -168,6 +168,7 @@ BatchSummary BatchRun::drive() {
   m_summary.cost_cap_reached = m_tally.cost_cap_reached;
   m_summary.cost_unknown = m_tally.cost_unknown;
   m_summary.hosts = m_hosts.summaries();
+  m_summary.most_ejected_at_once = m_hosts.most_ejected_at_once();
   return m_summary;
 }
 

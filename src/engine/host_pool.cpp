@@ -2,6 +2,7 @@
 #include "engine/host_pool.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "clef/backend.hpp"
@@ -27,8 +28,12 @@ std::uint64_t rendezvous_score(std::string_view key, std::string_view host) {
 }  // namespace
 
 HostPool::HostPool(const std::vector<Client>& clients, std::size_t concurrency,
-                   std::size_t per_host) {
+                   std::size_t per_host, double ejected_share) {
   const std::size_t cap = per_host ? std::min(per_host, concurrency) : concurrency;
+  // As Envoy: the share rounded down, but one host may always be set aside.
+  const double share = std::isfinite(ejected_share) ? std::clamp(ejected_share, 0.0, 1.0) : 1.0;
+  m_max_ejected = std::max<std::size_t>(
+      1, static_cast<std::size_t>(share * static_cast<double>(clients.size()) + 1e-9));
   m_hosts.reserve(clients.size());
   for (const Client& client : clients) {
     m_hosts.emplace_back(client, cap);
@@ -113,11 +118,20 @@ void HostPool::answered(std::size_t index, Clock::time_point now) {
 void HostPool::failed(std::size_t index, Clock::time_point now) {
   Host& host = m_hosts[index];
   if (++host.failures_in_a_row < kEjectAfter || ejected(host, now)) return;
+  const auto set_aside = static_cast<std::size_t>(std::count_if(
+      m_hosts.begin(), m_hosts.end(), [&](const Host& other) { return ejected(other, now); }));
+  if (set_aside >= m_max_ejected) {
+    // Kept in rotation with its full share (not probed one request at a time); the next
+    // failure asks again.
+    host.failures_in_a_row = kEjectAfter - 1;
+    return;
+  }
   const auto wait = std::min<Clock::duration>(
       std::chrono::seconds(1) * (1 << std::min(host.ejections_in_a_row, 4)), kMaxEjection);
   ++host.ejections_in_a_row;
   host.ejected_until = now + wait;
   ++host.summary.ejections;
+  m_most_ejected = std::max(m_most_ejected, set_aside + 1);
 }
 
 bool HostPool::all_ejected(Clock::time_point now) const {

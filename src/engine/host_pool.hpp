@@ -58,8 +58,10 @@ class HostPool {
     bool overloaded_by(const Error& refusal) const;
   };
 
-  /// `per_host`: the most in flight on one host (0: no cap but the batch's).
-  HostPool(const std::vector<Client>& clients, std::size_t concurrency, std::size_t per_host);
+  /// `per_host`: the most in flight on one host (0: no cap but the batch's); `ejected_share`:
+  /// the most of them set aside at once (BatchOptions::max_ejected_share; at least one).
+  HostPool(const std::vector<Client>& clients, std::size_t concurrency, std::size_t per_host,
+           double ejected_share = 1.0);
 
   std::size_t size() const noexcept { return m_hosts.size(); }
   Host& operator[](std::size_t index) noexcept { return m_hosts[index]; }
@@ -81,8 +83,10 @@ class HostPool {
   void answered(std::size_t index, Clock::time_point now);
   /// `index` failed a request in a way that says it may be down or broken (connection, timeout,
   /// 5xx, a 200 that is not an answer, the model missing): kEjectAfter in a row, or a failed
-  /// probe, eject it — for 1 s, doubling up to kMaxEjection. While every host is ejected, none
-  /// is: items go out and fail as against one server that is down, instead of waiting.
+  /// probe, eject it — for 1 s, doubling up to kMaxEjection — unless as many as the cap are set
+  /// aside already: then it stays in rotation with its full share, and its next failure tries
+  /// again. While every host is ejected, none is: items go out and fail as against one server
+  /// that is down, instead of waiting.
   void failed(std::size_t index, Clock::time_point now);
   /// When every host is paused or ejected at `now`: when the first of them opens again; else
   /// nullopt.
@@ -92,6 +96,8 @@ class HostPool {
   bool all_ejected(Clock::time_point now) const;
   /// The summary of each host, in the order given.
   std::vector<HostSummary> summaries() const;
+  /// The most hosts set aside at the same moment so far.
+  std::size_t most_ejected_at_once() const noexcept { return m_most_ejected; }
 
  private:
   bool ejected(const Host& host, Clock::time_point now) const { return host.ejected_until > now; }
@@ -103,6 +109,8 @@ class HostPool {
 
   std::vector<Host> m_hosts;
   std::size_t m_turn = 0;  ///< Ties go round the pool.
+  std::size_t m_max_ejected = 1;   ///< The cap on hosts set aside at once.
+  std::size_t m_most_ejected = 0;  ///< The most set aside at once so far.
 };
 
 }  // namespace clef::detail
