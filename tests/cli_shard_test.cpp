@@ -3,13 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "child_clef.hpp"
 #include "clef/batch.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
@@ -254,6 +257,63 @@ TEST(CliShard, AutoReadsAwsBatchAndGoogleCloudBatchAndRefusesNomadsIndex) {
   EXPECT_NE(nomad.find("two allocations can have the same index"), std::string::npos) << nomad;
   EXPECT_NE(nomad.find("NOMAD_META_shard"), std::string::npos) << nomad;
   ::unsetenv("NOMAD_ALLOC_INDEX");
+}
+
+// Issue 34: four shards sharing one account's 40 requests a second, against a server whose token
+// bucket holds 40 a second. Each shard takes 10/s, its first start K/40 s in: together they use
+// the bucket (>= 95% of it while all four send) and are almost never refused (< 5%).
+TEST(CliShard, ShardsShareOneRateWithoutBurstingIt) {
+  FakeServer server;
+  clef::MockFaults faults;
+  faults.rate_limit = 40;
+  server.set_faults(faults);
+  std::mutex mutex;
+  std::vector<std::chrono::steady_clock::time_point> arrivals;
+  server.set_script([&](const clef::MockRequest&, int) -> std::optional<clef::MockReply> {
+    std::lock_guard<std::mutex> lock(mutex);
+    arrivals.push_back(std::chrono::steady_clock::now());
+    return std::nullopt;  // the simulated server answers, its bucket deciding
+  });
+  // 30 ids in each of the 4 shards: equal shares, so no shard sends alone at the end.
+  std::string text;
+  std::array<int, 4> per_shard{};
+  for (int i = 0; per_shard[0] + per_shard[1] + per_shard[2] + per_shard[3] < 120; ++i) {
+    const std::string id = "T" + std::to_string(i);
+    const std::size_t shard = clef::shard_of(Json(id).dump(), 4);
+    if (per_shard[shard] == 30) continue;
+    ++per_shard[shard];
+    text +=
+        Json({{"id", id}, {"state", {{"ticket", "ticket number " + std::to_string(i)}}}}).dump() +
+        "\n";
+  }
+  const std::string input = write_temp_file("shard_rate_total.jsonl", text);
+  std::vector<pid_t> children;
+  for (int k = 0; k < 4; ++k) {
+    children.push_back(clef::testing::spawn_clef(
+        batch_args(server.base_url(), input, fresh_path("rate_total." + std::to_string(k)),
+                   {"--shard", std::to_string(k) + "/4", "--rate-total", "40", "-j", "4"})));
+  }
+  for (pid_t child : children) EXPECT_EQ(clef::testing::wait_for_exit(child), 0);
+  std::lock_guard<std::mutex> lock(mutex);
+  const int refused = server.request_count() - 120;
+  EXPECT_LT(refused, 6) << refused << " of " << server.request_count() << " refused";
+  ASSERT_GE(arrivals.size(), 120u);
+  std::sort(arrivals.begin(), arrivals.end());
+  const double span = std::chrono::duration<double>(arrivals.back() - arrivals.front()).count();
+  // 120 starts at 40 a second: 119 intervals of 25 ms, 2.975 s.
+  const double rate = 119 / span;
+  EXPECT_GE(rate, 0.95 * 40) << span << " s";
+  EXPECT_LE(rate, 1.05 * 40) << span << " s";
+
+  // --rate-total shares a rate among shards: without --shard, or beside --rate, refused.
+  EXPECT_EQ(run_clef(batch_args(server.base_url(), input, fresh_path("rate_total_alone"),
+                                {"--rate-total", "40"}))
+                .code,
+            2);
+  EXPECT_EQ(run_clef(batch_args(server.base_url(), input, fresh_path("rate_total_and_rate"),
+                                {"--shard", "0/4", "--rate-total", "40", "--rate", "5"}))
+                .code,
+            2);
 }
 
 /// The Slurm variables of one array task, as Slurm's _create_job_array() sets them: MIN, MAX

@@ -165,8 +165,19 @@ Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputF
   return reader;
 }
 
+/// --rate, or this shard's part of --rate-total: R/N, its first start K/R seconds in, so that
+/// N shards started together send at R evenly instead of in N bursts.
+void set_rate(BatchOptions& options, const BatchFlags& flags, const std::optional<Shard>& shard) {
+  options.max_requests_per_second = flags.rate;
+  if (flags.rate_total <= 0 || !shard) return;
+  options.max_requests_per_second = flags.rate_total / static_cast<double>(shard->count);
+  options.first_start_offset = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(static_cast<double>(shard->index) / flags.rate_total));
+}
+
 BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags,
-                     std::size_t concurrency, BatchJob& job, InputFile& input) {
+                     const std::optional<Shard>& shard, std::size_t concurrency, BatchJob& job,
+                     InputFile& input) {
   BatchOptions options;
   options.concurrency = concurrency;
   options.max_cost_usd = job.cost_cap();
@@ -174,7 +185,7 @@ BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags
   options.per_host = flags.per_host;
   options.max_ejected_share = flags.max_ejected / 100.0;
   options.state_affinity = flags.state_affinity;
-  options.max_requests_per_second = flags.rate;
+  set_rate(options, flags, shard);
   options.throttle_budget =
       std::chrono::milliseconds(static_cast<long long>(flags.throttle_budget_seconds * 1000));
   options.ordered = flags.ordered;
@@ -304,6 +315,24 @@ std::size_t concurrency_within_open_files(std::size_t asked, const Context& cont
   return files.connections;
 }
 
+/// --rate-total is shared among shards: it needs --shard, and is not --rate too.
+Status check_rate_total(const BatchFlags& flags, const std::optional<Shard>& shard) {
+  if (flags.rate_total <= 0) return {};
+  if (flags.rate > 0) {
+    return make_error(ErrorKind::invalid_input,
+                      "give --rate (this run's requests per second) or --rate-total (all "
+                      "shards' together), not both",
+                      "--rate-total");
+  }
+  if (!shard) {
+    return make_error(ErrorKind::invalid_input,
+                      "--rate-total shares one rate among the shards of a run: give --shard K/N "
+                      "(or auto), or --rate for a run that is not split",
+                      "--rate-total");
+  }
+  return {};
+}
+
 /// --shard reads a regular file named on the command line: every shard reads the whole input,
 /// and clef merge reads it again (hashing a stream for the run record would take its lines).
 Status check_shardable(const BatchFlags& flags, const std::optional<Shard>& shard,
@@ -336,6 +365,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   if (auto status = check_files(flags, command, format); !status) return refuse(status.error());
   auto shard = resolve_shard(flags.shard, flags.shards);
   if (!shard) return refuse(shard.error());
+  if (auto status = check_rate_total(flags, shard.value()); !status) return refuse(status.error());
   auto input = InputFile::open(flags.input, "the input", context.in, context.stop);
   if (!input) return refuse(input.error());
   if (auto status = check_shardable(flags, shard.value(), input.value()); !status)
@@ -378,7 +408,8 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
                prototype.value(), table ? &*table : nullptr,
                policy->has_value() ? &**policy : nullptr, observer, shard.value());
   if (auto refused = job.cap_cost(flags.max_cost, kept)) return *refused;
-  BatchEnd end = job.finish(run_job(clients.value(), flags, concurrency, job, input.value()));
+  BatchEnd end =
+      job.finish(run_job(clients.value(), flags, shard.value(), concurrency, job, input.value()));
   if (auto failure = input->failure(); failure && end.completed) {
     // The input broke off (an I/O error, a line that never ends): what was read is written,
     // but it is not the whole input.

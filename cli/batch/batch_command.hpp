@@ -28,6 +28,7 @@ struct BatchFlags {
   std::size_t concurrency = 4;
   std::size_t per_host = 0;     ///< Several hosts: the most in flight on one (0: -j only).
   double max_ejected = 10;      ///< Several hosts: the most set aside at once, in percent.
+  double rate_total = 0;        ///< --rate-total: every shard's requests per second together.
   bool state_affinity = false;  ///< Several hosts: each state to its own host.
   double rate = 0;
   double throttle_budget_seconds = 600;  ///< How long one item may be throttled (429/503).

@@ -61,6 +61,11 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
                   "1/86400, at most 1000000)")
       ->check(rate_check());
   batch
+      .add_option("--rate-total", flags.rate_total,
+                  "With --shard: at most this many requests per second for all N shards "
+                  "together (each takes R/N, its first start staggered by K/R s)")
+      ->check(rate_check());
+  batch
       .add_option("--max-cost", flags.max_cost,
                   "USD: never start a request that could take what the run spends past this "
                   "many dollars (spent + the dearest decision so far for each in flight); with "

@@ -23,6 +23,10 @@ struct BatchOptions {
   /// pace (0.95 × the rate the server was accepting, raised slowly while answers come clean);
   /// the batch starts requests at the slower of the two.
   double max_requests_per_second = 0;
+  /// With max_requests_per_second: the first request starts this long after run_batch begins.
+  /// Shards that share one rate (clef batch --rate-total) each wait their place in it, so that
+  /// together they start evenly spaced instead of in one burst.
+  std::chrono::nanoseconds first_start_offset{0};
   /// Deliver results in input order (a bounded window of finished results is held back).
   bool ordered = false;
   /// Send identical request bodies once. Only a SHA-256 of each unique body and the index of its
