@@ -231,6 +231,33 @@ TEST(BatchHosts, AtMostTheCapOfAFleetIsSetAsideAtOnce) {
   }
 }
 
+// Five of ten hosts gone (connections refused at once), the default cap (one set aside): the four
+// kept in rotation past it are a last resort probed once a second, so they cannot draw the items
+// away from the healthy five — which answer every one. (Kept with their full share, each took
+// an item the moment it refused the last, and most items failed in a fraction of a second.)
+TEST(BatchHosts, HostsPastTheCapAreALastResortNotABlackHole) {
+  std::vector<std::unique_ptr<FakeServer>> servers;
+  std::vector<clef::Client> hosts;
+  for (int i = 0; i < 10; ++i) {
+    servers.push_back(std::make_unique<FakeServer>());
+    servers.back()->set_latency(5ms);
+    hosts.push_back(client_at(servers.back()->base_url()));
+  }
+  for (int i = 1; i < 10; i += 2) servers[static_cast<std::size_t>(i)].reset();
+  const auto requests = tickets(300);
+  clef::BatchOptions options;
+  options.concurrency = 10;
+  const Outcome run = run_over(hosts, requests, options);
+  std::size_t ok = 0;
+  for (const auto& [index, result] : run.results) ok += result.ok();
+  EXPECT_EQ(run.delivered, 300u);
+  EXPECT_EQ(ok, 300u);
+  EXPECT_LE(run.summary.most_ejected_at_once, 1u);
+  std::size_t healthy = 0;
+  for (std::size_t i = 0; i < hosts.size(); i += 2) healthy += run.summary.hosts[i].answered;
+  EXPECT_EQ(healthy, 300u);
+}
+
 TEST(BatchHosts, AffinityFollowsTheHostNotItsPlaceInTheList) {
   FakeServer a, b, c;
   const auto requests = tickets(40);

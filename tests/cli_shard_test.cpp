@@ -251,6 +251,14 @@ TEST(CliShard, AutoReadsAwsBatchAndGoogleCloudBatchAndRefusesNomadsIndex) {
   EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("BATCH_TASK_COUNT"),
             std::string::npos);
   ::unsetenv("BATCH_TASK_INDEX");
+  // Slurm without _MIN (a hand-made environment): each task would count from its own id and
+  // every one be shard 0. Refused.
+  ::setenv("SLURM_ARRAY_TASK_ID", "2", 1);
+  ::setenv("SLURM_ARRAY_TASK_COUNT", "3", 1);
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("SLURM_ARRAY_TASK_MIN"),
+            std::string::npos);
+  ::unsetenv("SLURM_ARRAY_TASK_ID");
+  ::unsetenv("SLURM_ARRAY_TASK_COUNT");
   // Nomad's allocation index can repeat after a reschedule: refused, with the way that works.
   ::setenv("NOMAD_ALLOC_INDEX", "0", 1);
   const std::string nomad = recorded_shard(server, input, {"--shard", "auto", "--shards", "2"}, 2);

@@ -333,6 +333,14 @@ Status check_rate_total(const BatchFlags& flags, const std::optional<Shard>& sha
   return {};
 }
 
+/// The shard this run decides (--shard), with --rate-total checked against it.
+Result<std::optional<Shard>> shard_of_run(const BatchFlags& flags) {
+  auto shard = resolve_shard(flags.shard, flags.shards);
+  if (!shard) return shard.error();
+  if (auto status = check_rate_total(flags, shard.value()); !status) return status.error();
+  return shard;
+}
+
 /// --shard reads a regular file named on the command line: every shard reads the whole input,
 /// and clef merge reads it again (hashing a stream for the run record would take its lines).
 Status check_shardable(const BatchFlags& flags, const std::optional<Shard>& shard,
@@ -363,9 +371,8 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
     return BatchEnd{report(context, error, flags.connection)};
   };
   if (auto status = check_files(flags, command, format); !status) return refuse(status.error());
-  auto shard = resolve_shard(flags.shard, flags.shards);
+  auto shard = shard_of_run(flags);
   if (!shard) return refuse(shard.error());
-  if (auto status = check_rate_total(flags, shard.value()); !status) return refuse(status.error());
   auto input = InputFile::open(flags.input, "the input", context.in, context.stop);
   if (!input) return refuse(input.error());
   if (auto status = check_shardable(flags, shard.value(), input.value()); !status)

@@ -34,27 +34,8 @@ CLI::Validator rate_check() {
       "RATE", "rate");
 }
 
-}  // namespace
-
-void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
-  batch.add_option("--input-format", flags.input_format,
-                   "jsonl | csv | tsv | text (default: from the name)");
-  batch.add_option("--id-field", flags.id_field, "Field or column holding the id")
-      ->capture_default_str();
-  batch.add_option("--state-field", flags.state_field, "Field or column holding the state")
-      ->capture_default_str();
-  batch
-      .add_option("--state-columns", flags.state_columns,
-                  "CSV/TSV: the state is a JSON object of these columns, in this order (a,b,c)")
-      ->delimiter(',')
-      ->allow_extra_args(false);
-  batch.add_option("--image-field", flags.image_field,
-                   "Field or column naming each item's image file (or a JSON array of files), "
-                   "read from the input's directory when relative");
-  add_question_flags(batch, flags.questions);
-  batch.add_option("-j,--concurrency", flags.concurrency, "Requests in flight")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10000));
+/// How fast a run may send and how much it may spend.
+void add_pace_flags(CLI::App& batch, BatchFlags& flags) {
   batch
       .add_option("--rate", flags.rate,
                   "At most this many requests per second (0 = no cap; at least one a day, "
@@ -78,6 +59,10 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
                        : "--max-cost must be a number of dollars from 0 to 1000000000, not " + text;
           },
           "USD", "dollars"));
+}
+
+/// Several hosts: what each takes, and how many may be set aside.
+void add_fleet_flags(CLI::App& batch, BatchFlags& flags) {
   batch
       .add_option("--per-host", flags.per_host,
                   "Several hosts: at most this many requests in flight on one (0 = -j only)")
@@ -88,10 +73,40 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
                   "(at least one; as Envoy's max_ejection_percent); the rest stay in rotation")
       ->type_name("PERCENT")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            const auto value = dollars_from_text(text, 100);
+            return value ? std::string() : "not a percent from 0 to 100: " + text;
+          },
+          "PERCENT", "percent"));
   batch.add_flag("--state-affinity", flags.state_affinity,
                  "Several hosts: send each state to its own host (rendezvous hash), the least "
                  "busy one when that host is full");
+}
+
+}  // namespace
+
+void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
+  batch.add_option("--input-format", flags.input_format,
+                   "jsonl | csv | tsv | text (default: from the name)");
+  batch.add_option("--id-field", flags.id_field, "Field or column holding the id")
+      ->capture_default_str();
+  batch.add_option("--state-field", flags.state_field, "Field or column holding the state")
+      ->capture_default_str();
+  batch
+      .add_option("--state-columns", flags.state_columns,
+                  "CSV/TSV: the state is a JSON object of these columns, in this order (a,b,c)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  batch.add_option("--image-field", flags.image_field,
+                   "Field or column naming each item's image file (or a JSON array of files), "
+                   "read from the input's directory when relative");
+  add_question_flags(batch, flags.questions);
+  batch.add_option("-j,--concurrency", flags.concurrency, "Requests in flight")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  add_pace_flags(batch, flags);
+  add_fleet_flags(batch, flags);
   batch
       .add_option("--throttle-budget", flags.throttle_budget_seconds,
                   "Seconds one item may spend throttled (429/503 pauses) before it is written as "

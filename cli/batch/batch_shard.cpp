@@ -3,8 +3,8 @@
 
 #include <cstdlib>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "batch/batch_output.hpp"
 #include "clef/batch.hpp"
@@ -69,14 +69,16 @@ Result<Shard> shard_from_slurm(std::size_t shards_flag) {
   if (!id) return id.error();
   auto count = number_from("SLURM_ARRAY_TASK_COUNT");
   if (!count) return count.error();
-  std::size_t low = id.value(), step = 1;
+  // Slurm sets _MIN for every array task; without it every task would count from its own id
+  // and all be shard 0.
+  auto lowest = number_from("SLURM_ARRAY_TASK_MIN");
+  if (!lowest) return lowest.error();
+  std::size_t low = lowest.value(), step = 1;
   std::optional<std::size_t> high;
-  for (auto [name, value] : {std::pair<const char*, std::size_t*>{"SLURM_ARRAY_TASK_MIN", &low},
-                             {"SLURM_ARRAY_TASK_STEP", &step}}) {
-    if (!variable(name)) continue;
-    auto number = number_from(name);
+  if (variable("SLURM_ARRAY_TASK_STEP")) {
+    auto number = number_from("SLURM_ARRAY_TASK_STEP");
     if (!number) return number.error();
-    *value = number.value();
+    step = number.value();
   }
   if (variable("SLURM_ARRAY_TASK_MAX")) {
     auto number = number_from("SLURM_ARRAY_TASK_MAX");
@@ -118,7 +120,7 @@ Result<Shard> shard_from_slurm(std::size_t shards_flag) {
 Result<Shard> shard_from_index(const char* index_variable, const std::string& scheduler,
                                const std::string& count_name, std::size_t shards_flag) {
   if (shards_flag == 0) {
-    return shard_error("a " + scheduler + " gives the index (" + index_variable +
+    return shard_error("the " + scheduler + " gives the index (" + index_variable +
                            "), not the number of shards: add --shards N (" + count_name + ")",
                        "--shards");
   }
@@ -135,8 +137,7 @@ Result<Shard> shard_from_google_batch(std::size_t shards_flag) {
   if (!count) return count.error();
   if (shards_flag != 0 && shards_flag != count.value()) {
     return shard_error("the Google Cloud Batch task group has " + std::to_string(count.value()) +
-                           " tasks (BATCH_TASK_COUNT), not --shards " +
-                           std::to_string(shards_flag),
+                           " tasks (BATCH_TASK_COUNT), not --shards " + std::to_string(shards_flag),
                        "--shards");
   }
   return checked(index.value(), count.value(), "BATCH_TASK_INDEX");

@@ -97,9 +97,10 @@ struct BatchOptions {
   bool state_affinity = false;
   /// Several hosts: at most this share of them set aside (ejected) at once, as Envoy's
   /// max_ejection_percent (default 10%), and always at least one. A host that fails past the
-  /// cap stays in rotation, with its full share, until one set aside comes back: a fault that
-  /// hits many hosts at once (a bad deploy, a shared dependency) must not leave a few hosts
-  /// taking the whole load. 1.0: every host may be set aside.
+  /// cap stays in rotation as a last resort (an item goes to it only when no other host can
+  /// take one, and one request a second probes it) until one set aside comes back: a fault
+  /// that hits many hosts at once (a bad deploy, a shared dependency) must not take most of the
+  /// fleet away. 1.0: every host may be set aside.
   double max_ejected_share = 0.1;
 };
 

@@ -47,8 +47,8 @@ bool HostPool::may_take(const Host& host, Clock::time_point now, bool panic) con
   // and the items rather fail as they would against one server that is down.
   if (!panic) {
     if (ejected(host, now)) return false;
-    // Back from an ejection but not yet answered: one request at a time probes it.
-    if (host.failures_in_a_row >= kEjectAfter) return host.in_flight == 0;
+    // Back from an ejection but not yet answered, or past the cap: one request at a time.
+    if (host.failures_in_a_row >= kEjectAfter || host.over_cap) return host.in_flight == 0;
   }
   if (host.in_flight >= host.limit.allowed()) return false;
   return !host.rate.per_second() || now >= host.next_slot;
@@ -65,8 +65,19 @@ std::optional<std::size_t> HostPool::choose(Clock::time_point now, std::optional
       const std::uint64_t score = rendezvous_score(*affinity, m_hosts[i].summary.host);
       if (!own || score > best) own = i, best = score;
     }
-    if (own && *own != avoid && may_take(m_hosts[*own], now, panic)) return own;
+    if (own && *own != avoid && !last_resort(m_hosts[*own], now) &&
+        may_take(m_hosts[*own], now, panic))
+      return own;
   }
+  std::optional<std::size_t> chosen = least_busy(now, avoid, panic, false);
+  if (!chosen) chosen = least_busy(now, avoid, panic, true);
+  if (chosen) m_turn = *chosen + 1;
+  return chosen;
+}
+
+std::optional<std::size_t> HostPool::least_busy(Clock::time_point now,
+                                                std::optional<std::size_t> avoid, bool panic,
+                                                bool last_resorts) {
   // The fewest outstanding; the host to avoid only when no other may take it.
   const auto better = [&](std::size_t i, std::size_t j) {
     if ((i == avoid) != (j == avoid)) return j == avoid;
@@ -75,9 +86,9 @@ std::optional<std::size_t> HostPool::choose(Clock::time_point now, std::optional
   std::optional<std::size_t> chosen;
   for (std::size_t step = 0; step < m_hosts.size(); ++step) {
     const std::size_t i = (m_turn + step) % m_hosts.size();
+    if (!last_resorts && last_resort(m_hosts[i], now)) continue;
     if (may_take(m_hosts[i], now, panic) && (!chosen || better(i, *chosen))) chosen = i;
   }
-  if (chosen) m_turn = *chosen + 1;
   return chosen;
 }
 
@@ -99,6 +110,7 @@ HostPool::Clock::time_point HostPool::next_opening(Clock::time_point now) const 
 void HostPool::sent(std::size_t index, Clock::time_point now) {
   Host& host = m_hosts[index];
   ++host.in_flight;
+  if (host.over_cap) host.probe_after = now + std::chrono::seconds(1);
   if (const std::optional<double> pace = host.rate.per_second()) {
     const auto interval =
         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / *pace));
@@ -110,6 +122,7 @@ void HostPool::answered(std::size_t index, Clock::time_point now) {
   Host& host = m_hosts[index];
   host.failures_in_a_row = 0;
   host.ejections_in_a_row = 0;
+  host.over_cap = false;
   host.limit.answered();
   host.rate.answered(now);
   ++host.summary.answered;
@@ -121,11 +134,13 @@ void HostPool::failed(std::size_t index, Clock::time_point now) {
   const auto set_aside = static_cast<std::size_t>(std::count_if(
       m_hosts.begin(), m_hosts.end(), [&](const Host& other) { return ejected(other, now); }));
   if (set_aside >= m_max_ejected) {
-    // Kept in rotation with its full share (not probed one request at a time); the next
-    // failure asks again.
+    // Kept in rotation as a last resort; its next failure asks again.
     host.failures_in_a_row = kEjectAfter - 1;
+    if (!host.over_cap) host.probe_after = now + std::chrono::seconds(1);
+    host.over_cap = true;
     return;
   }
+  host.over_cap = false;
   const auto wait = std::min<Clock::duration>(
       std::chrono::seconds(1) * (1 << std::min(host.ejections_in_a_row, 4)), kMaxEjection);
   ++host.ejections_in_a_row;

@@ -44,6 +44,11 @@ class HostPool {
     int failures_in_a_row = 0;         ///< Connection failures, timeouts, 5xx since an answer.
     int ejections_in_a_row = 0;        ///< Since an answer: each doubles the wait.
     Clock::time_point ejected_until{};
+    /// Failing, but past the cap on hosts set aside: kept in rotation as a last resort (it takes
+    /// an item only when no other host can) and probed with one request a second, so a dead
+    /// host that refuses at once cannot draw the items the healthy hosts are waiting for.
+    bool over_cap = false;
+    Clock::time_point probe_after{};
     RecentRefusals recent;
     HostSummary summary;
 
@@ -84,9 +89,9 @@ class HostPool {
   /// `index` failed a request in a way that says it may be down or broken (connection, timeout,
   /// 5xx, a 200 that is not an answer, the model missing): kEjectAfter in a row, or a failed
   /// probe, eject it — for 1 s, doubling up to kMaxEjection — unless as many as the cap are set
-  /// aside already: then it stays in rotation with its full share, and its next failure tries
-  /// again. While every host is ejected, none is: items go out and fail as against one server
-  /// that is down, instead of waiting.
+  /// aside already: then it stays in rotation as a last resort (Host::over_cap), and its next
+  /// failure tries again. While every host is ejected, none is: items go out and fail as
+  /// against one server that is down, instead of waiting.
   void failed(std::size_t index, Clock::time_point now);
   /// When every host is paused or ejected at `now`: when the first of them opens again; else
   /// nullopt.
@@ -103,12 +108,20 @@ class HostPool {
   bool ejected(const Host& host, Clock::time_point now) const { return host.ejected_until > now; }
   /// `panic`: every host is set aside, so none is (see may_take's definition).
   bool may_take(const Host& host, Clock::time_point now, bool panic) const;
+  /// A host past the cap that is not due its probe: chosen only when no other may take.
+  bool last_resort(const Host& host, Clock::time_point now) const {
+    return host.over_cap && now < host.probe_after;
+  }
+  /// The host with the fewest outstanding among those that may take, `avoid` last; with
+  /// `last_resorts`, also the hosts past the cap.
+  std::optional<std::size_t> least_busy(Clock::time_point now, std::optional<std::size_t> avoid,
+                                        bool panic, bool last_resorts);
 
   static constexpr int kEjectAfter = 3;
   static constexpr std::chrono::seconds kMaxEjection{16};
 
   std::vector<Host> m_hosts;
-  std::size_t m_turn = 0;  ///< Ties go round the pool.
+  std::size_t m_turn = 0;          ///< Ties go round the pool.
   std::size_t m_max_ejected = 1;   ///< The cap on hosts set aside at once.
   std::size_t m_most_ejected = 0;  ///< The most set aside at once so far.
 };
