@@ -388,7 +388,6 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   if (!record) return refuse(record.error());
   auto reader = open_reader(flags, format, input.value());
   if (!reader) return refuse(reader.error());
-
   std::unordered_set<std::string> done;
   std::optional<OutputFile> output;
   KeptCost kept;
