@@ -2,9 +2,8 @@
 // report can be worked out by hand.
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <sstream>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -12,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -1519,8 +1519,7 @@ TEST(CliEvalProbes, AProbePassWhoseRequestsFailIsSaidAndExits6) {
   EXPECT_NE(too_many.err.find("the most: \"team\", 2"), std::string::npos) << too_many.err;
   auto replayed = run_clef(eval_args(server, files, {"--repeat", "2", "--replay", files.data}));
   EXPECT_EQ(replayed.code, 2);
-  EXPECT_NE(replayed.err.find("the repeats would not be real"), std::string::npos)
-      << replayed.err;
+  EXPECT_NE(replayed.err.find("the repeats would not be real"), std::string::npos) << replayed.err;
   EXPECT_EQ(server.request_count(), 20);  // none of the refused runs sent anything
 }
 
@@ -1529,8 +1528,8 @@ TEST(CliDiff, NothingToCompareNeverPasses) {
   script_two_versions(server);
   EvalFiles files;
   const std::string before = fresh_path("nothing_v1.jsonl");
-  ASSERT_EQ(run_clef({"batch", files.data, "-q", files.questions, "--host", server.base_url(),
-                      "-m", "v1", "-o", before})
+  ASSERT_EQ(run_clef({"batch", files.data, "-q", files.questions, "--host", server.base_url(), "-m",
+                      "v1", "-o", before})
                 .code,
             0);
   // An AFTER whose every item failed: each line an error, no answer.
@@ -1549,8 +1548,7 @@ TEST(CliDiff, NothingToCompareNeverPasses) {
   // Questions neither run answered, or the runs' record names other questions: exit 2.
   auto other = run_clef({"diff", before, before, "--choice", "priority: How soon? | now | later"});
   EXPECT_EQ(other.code, 2) << other.err;
-  EXPECT_NE(other.err.find("asked other questions than these (its run record"),
-            std::string::npos)
+  EXPECT_NE(other.err.find("asked other questions than these (its run record"), std::string::npos)
       << other.err;
   const std::string bare = write_temp_file("nothing_bare.jsonl", read_file(before));  // no record
   auto unanswered = run_clef({"diff", bare, bare, "--choice", "priority: How soon? | now | later"});
@@ -1560,8 +1558,8 @@ TEST(CliDiff, NothingToCompareNeverPasses) {
 
   // An id on two lines (a resumed run's retry): said, and the last answer counts.
   const auto lines = lines_of(read_file(before));
-  const std::string twice = write_temp_file("nothing_twice.jsonl",
-                                            read_file(bare) + lines.front().dump() + "\n");
+  const std::string twice =
+      write_temp_file("nothing_twice.jsonl", read_file(bare) + lines.front().dump() + "\n");
   auto repeated = run_clef({"diff", bare, twice, "-q", files.questions});
   EXPECT_EQ(repeated.code, 0) << repeated.err;
   EXPECT_NE(repeated.err.find("1 ids are on several lines"), std::string::npos) << repeated.err;
@@ -1569,8 +1567,7 @@ TEST(CliDiff, NothingToCompareNeverPasses) {
 
 TEST(CliDiff, AnInterruptWhileReadingIsAnInterruptNotABadLine) {
   EvalFiles files;
-  const std::vector<clef::Question> questions =
-      clef::parse_questions(questions_json).value();
+  const std::vector<clef::Question> questions = clef::parse_questions(questions_json).value();
   std::atomic<bool> stop{true};
   std::istringstream in;
   auto read = clef::cli::read_batch_results(files.data, questions, in, &stop);
@@ -1579,4 +1576,3 @@ TEST(CliDiff, AnInterruptWhileReadingIsAnInterruptNotABadLine) {
 }
 
 }  // namespace
-

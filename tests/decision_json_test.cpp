@@ -141,19 +141,19 @@ TEST(DecisionJson, WhatIsNotClefsJsonReadsAsAnswersThatSayWhy) {
   EXPECT_EQ(wrong.answers[2].problem,
             "probabilities missing, outside [0, 1] or not for the question's options");
   // Another question's options (one more than team has): not this question's answer.
-  const clef::Decision other = read(
-      R"({"answers": {"team": {"type": "choice", "status": "ok", "probabilities": )"
-      R"({"billing": 0.1, "technical": 0.1, "account": 0.1, "sales": 0.7}}}})");
+  const clef::Decision other =
+      read(R"({"answers": {"team": {"type": "choice", "status": "ok", "probabilities": )"
+           R"({"billing": 0.1, "technical": 0.1, "account": 0.1, "sales": 0.7}}}})");
   EXPECT_FALSE(other.answers[0].has_value());
   // A tie goes to the winner the line records (its options may have been sent in another
   // order), when it is one of the most likely.
-  const clef::Decision tie = read(
-      R"({"answers": {"team": {"type": "choice", "status": "ok", "winner": "account", )"
-      R"("probabilities": {"billing": 0.45, "technical": 0.1, "account": 0.45}}}})");
+  const clef::Decision tie =
+      read(R"({"answers": {"team": {"type": "choice", "status": "ok", "winner": "account", )"
+           R"("probabilities": {"billing": 0.45, "technical": 0.1, "account": 0.45}}}})");
   EXPECT_EQ(tie.answers[0].winner(), "account");
-  const clef::Decision not_a_tie = read(
-      R"({"answers": {"team": {"type": "choice", "status": "ok", "winner": "technical", )"
-      R"("probabilities": {"billing": 0.45, "technical": 0.1, "account": 0.45}}}})");
+  const clef::Decision not_a_tie =
+      read(R"({"answers": {"team": {"type": "choice", "status": "ok", "winner": "technical", )"
+           R"("probabilities": {"billing": 0.45, "technical": 0.1, "account": 0.45}}}})");
   EXPECT_EQ(not_a_tie.answers[0].winner(), "billing");  // the record cannot overrule p
   const clef::Decision choice_only =
       read(R"({"answers": {"team": {"type": "choice", "status": "ok",)"

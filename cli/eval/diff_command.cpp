@@ -227,8 +227,8 @@ bool warn_left_out(const RunDrift& drift, const Run& a, const Run& b, const Cont
                 << " items have a usable answer in one run only (a failed request, a refused or "
                    "invalid answer): not compared\n";
   }
-  for (const auto& [run, name] : {std::pair<const Run*, const std::string*>{&a, &drift.name_a},
-                                  {&b, &drift.name_b}}) {
+  for (const auto& [run, name] :
+       {std::pair<const Run*, const std::string*>{&a, &drift.name_a}, {&b, &drift.name_b}}) {
     if (run->repeated_ids == 0) continue;
     context.err << "clef: diff: " << terminal_safe(*name) << ": " << run->repeated_ids
                 << " ids are on several lines (a resumed run's retries): the last answer of "

@@ -13,8 +13,8 @@
 
 #include "clef/eval_gates.hpp"
 #include "clef/eval_report.hpp"
-#include "clef/probes.hpp"
 #include "clef/json.hpp"
+#include "clef/probes.hpp"
 #include "common/exit_codes.hpp"
 #include "common/file_roles.hpp"
 #include "common/files.hpp"
@@ -212,7 +212,8 @@ Status check_permutable(const EvalFlags& flags, const std::vector<Question>& ask
 /// answer, an item the results file lacks.
 std::size_t unanswered(const std::vector<std::optional<ItemResult>>& items) {
   std::size_t count = 0;
-  for (const auto& item : items) count += !item || !item->decision || !all_answered(*item->decision);
+  for (const auto& item : items)
+    count += !item || !item->decision || !all_answered(*item->decision);
   return count;
 }
 

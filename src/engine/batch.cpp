@@ -44,9 +44,9 @@ BatchRun::BatchRun(const std::vector<Client>& hosts, const RequestSource& source
 BatchSummary BatchRun::run() {
   // A shard of a shared rate waits its place before its first start (--rate-total).
   if (m_options.max_requests_per_second > 0 && m_options.first_start_offset.count() > 0) {
-    m_next_slot = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::min(
-                                     m_options.first_start_offset,
-                                     std::chrono::nanoseconds(std::chrono::hours(24))));
+    m_next_slot = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                     std::min(m_options.first_start_offset,
+                                              std::chrono::nanoseconds(std::chrono::hours(24))));
   }
   // BatchOptions::cancel wakes the caller's thread at once, however long it would wait.
   const std::uint64_t registration = m_options.cancel.on_cancel([this] {
