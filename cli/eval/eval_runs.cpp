@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <unordered_map>
 
 #include "batch/batch_output.hpp"
@@ -134,16 +135,19 @@ struct Pass {
 std::vector<Pass> probe_passes(const EvalFlags& flags, const std::vector<Question>& asked,
                                const LabelledSet& set) {
   std::vector<Pass> passes = {Pass{Pass::Kind::first, "", "", asked, {}}};
+  // Each question's orders, drawn once for every pass (the labelled questions are among them).
+  std::map<std::string, std::vector<std::vector<std::string>>> orders;
+  for (const Question& question : asked)
+    orders[question.name] = option_orders(question, flags.permute, flags.permute_seed);
   for (std::size_t j = 1; j < flags.permute; ++j) {
     Pass pass{Pass::Kind::permuted, "order" + std::to_string(j + 1), "", {}, {}};
     for (const Question& question : asked) {
-      const auto orders = option_orders(question, flags.permute, flags.permute_seed);
-      pass.questions.push_back(j < orders.size() ? with_option_order(question, orders[j])
-                                                 : question);
+      const auto& own = orders[question.name];
+      pass.questions.push_back(j < own.size() ? with_option_order(question, own[j]) : question);
     }
     for (const Question& labelled : set.questions) {
-      const auto orders = option_orders(labelled, flags.permute, flags.permute_seed);
-      pass.option_orders.push_back(j < orders.size() ? orders[j] : std::vector<std::string>());
+      const auto& own = orders[labelled.name];
+      pass.option_orders.push_back(j < own.size() ? own[j] : std::vector<std::string>());
     }
     passes.push_back(std::move(pass));
   }
