@@ -1390,6 +1390,63 @@ TEST(CliDiff, ShiftedWinnersShowAsDivergenceAndBadInputIsNamed) {
   EXPECT_EQ(over.code, 2) << over.err;
 }
 
+TEST(CliDiff, NamesTheModelVersionsTheRunsRecorded) {
+  FakeServer server;
+  EvalFiles files;
+  const std::string before = fresh_path("versions_a.jsonl"), after = fresh_path("versions_b.jsonl");
+  const std::string report = fresh_path("versions_report.json");
+  auto batch = [&](const std::string& out, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"batch",  files.data,        "-q", files.questions,
+                                     "--host", server.base_url(), "-o", out};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_clef(args);
+  };
+  server.set_model_digest("clef-flash:latest", "sha256:aaaa");
+  ASSERT_EQ(batch(before).code, 0);
+  server.set_model_digest("clef-flash:latest", "sha256:bbbb");  // re-pulled under its name
+  ASSERT_EQ(batch(after).code, 0);
+  EXPECT_EQ(report_at(before + ".clef-run.json")["model_version"], "clef-flash:latest@sha256:aaaa");
+
+  auto r = run_clef({"diff", before, after, "-q", files.questions, "--report-json", report});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("model version: clef-flash:latest@sha256:aaaa → "
+                       "clef-flash:latest@sha256:bbbb\n"),
+            std::string::npos)
+      << r.out;
+  const Json drift = report_at(report);
+  EXPECT_EQ(drift["a"]["model_version"], "clef-flash:latest@sha256:aaaa");
+  EXPECT_EQ(drift["b"]["model_version"], "clef-flash:latest@sha256:bbbb");
+  auto same = run_clef({"diff", before, before, "-q", files.questions});
+  EXPECT_NE(same.out.find("model version: clef-flash:latest@sha256:aaaa → "
+                          "clef-flash:latest@sha256:aaaa (the same)"),
+            std::string::npos)
+      << same.out;
+
+  // A resume under the new digest: the earlier lines are kept, the change is said, and the
+  // record names both versions; resuming again under the same one adds nothing.
+  const auto sent = server.requests().size();
+  auto resumed = batch(before, {"--resume"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("earlier lines were answered by clef-flash:latest@sha256:aaaa; from "
+                             "here on clef-flash:latest@sha256:bbbb answers"),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_EQ(report_at(before + ".clef-run.json")["model_version"],
+            "clef-flash:latest@sha256:aaaa, then clef-flash:latest@sha256:bbbb");
+  auto again = batch(before, {"--resume"});
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.err.find("earlier lines were answered"), std::string::npos) << again.err;
+  EXPECT_EQ(report_at(before + ".clef-run.json")["model_version"],
+            "clef-flash:latest@sha256:aaaa, then clef-flash:latest@sha256:bbbb");
+  EXPECT_EQ(server.requests().size(), sent) << "no decision: every line was kept";
+
+  // A file without a version (another backend, an older clef): "not recorded", null in JSON.
+  std::ofstream(after + ".clef-run.json", std::ios::trunc) << "{}";
+  auto unknown = run_clef({"diff", before, after, "-q", files.questions, "--report-json", report});
+  EXPECT_NE(unknown.out.find("→ not recorded\n"), std::string::npos) << unknown.out;
+  EXPECT_TRUE(report_at(report)["b"]["model_version"].is_null());
+}
+
 TEST(CliEvalProbes, APositionBiasedModelIsCaughtAndAnUnbiasedOnePasses) {
   EvalFiles files;
   const std::string report = fresh_path("probe_report.json");

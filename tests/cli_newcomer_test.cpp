@@ -275,7 +275,10 @@ TEST(CliNewcomer, ABatchVerboseShowsEachCall) {
   for (auto at = r.err.find("clef: < HTTP 200"); at != std::string::npos;
        at = r.err.find("clef: < HTTP 200", at + 1))
     ++calls;
-  EXPECT_EQ(calls, 2u) << r.err;
+  // The two decisions, and the model's digest asked once for the run record beside -o.
+  EXPECT_EQ(calls, 3u) << r.err;
+  EXPECT_EQ(r.err.find("GET http://"), r.err.rfind("GET http://")) << r.err;
+  EXPECT_NE(r.err.find("/api/tags"), std::string::npos) << r.err;
 }
 
 TEST(CliNewcomer, BatchWritesCsvAndTsvForSpreadsheets) {

@@ -29,6 +29,7 @@
 #include "common/file_roles.hpp"
 #include "common/files.hpp"
 #include "common/input_file.hpp"
+#include "common/terminal_text.hpp"
 #include "flags/hosts.hpp"
 #include "flags/policy_flag.hpp"
 #include "flags/request_builder.hpp"
@@ -62,7 +63,7 @@ std::string endpoint_of(const std::vector<Client>& clients, const DecisionReques
 /// What this run is, for the record beside OUT that --resume checks.
 Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format,
                                const std::vector<Client>& clients, const DecisionRequest& prototype,
-                               const std::optional<Shard>& shard) {
+                               const std::optional<Shard>& shard, const Context& context) {
   const Client& client = clients.front();
   DecisionRequest probe = prototype;
   probe.state = State::text("x");
@@ -100,6 +101,9 @@ Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format,
     record.fields.emplace_back("shard", shard->text());
     record.fields.emplace_back("input_sha256", input.value());
   }
+  // Only a file has a run record; stdout's run asks nothing more of the server.
+  if (!flags.output.empty() && flags.output != "-")
+    record.model_version = served_model_version(flags.connection, clients, context);
   return record;
 }
 
@@ -244,10 +248,16 @@ std::optional<BatchEnd> open_output(const BatchFlags& flags, const RunRecord& re
                                     std::optional<OutputFile>& output, const ClientOptions& client,
                                     KeptCost& kept) {
   if (flags.output.empty()) return std::nullopt;
-  OutputOptions options{flags.resume, flags.overwrite, flags.force_resume, {}, context.stop};
+  OutputOptions options{flags.resume, flags.overwrite, flags.force_resume, {}, context.stop, {}};
   options.on_kept = [observer, &kept, &client](const Json& line) {
     kept.add(line, client);
     if (observer) observer->kept(line);
+  };
+  options.on_model_change = [&context, &record, &flags](const std::string& was) {
+    context.err << "clef: warning: " << terminal_safe(flags.output)
+                << "'s earlier lines were answered by " << terminal_safe(was) << "; from here on "
+                << terminal_safe(record.model_version)
+                << " answers (the run record names both; clef diff compares two runs)\n";
   };
   bool io_failed = false;
   auto opened = OutputFile::open(flags.output, options, record, done, context.out, io_failed);
@@ -384,7 +394,8 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   const std::size_t concurrency = concurrency_within_open_files(flags.concurrency, context);
   auto clients = make_clients(flags.connection, context);
   if (!clients) return refuse(clients.error());
-  auto record = describe_run(flags, format, clients.value(), prototype.value(), shard.value());
+  auto record =
+      describe_run(flags, format, clients.value(), prototype.value(), shard.value(), context);
   if (!record) return refuse(record.error());
   auto reader = open_reader(flags, format, input.value());
   if (!reader) return refuse(reader.error());

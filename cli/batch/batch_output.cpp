@@ -91,10 +91,31 @@ Result<std::vector<std::string>> record_differences(const std::string& path,
     const auto& value = item.value();
     const bool kept = std::any_of(record.fields.begin(), record.fields.end(),
                                   [&](const auto& field) { return field.first == name; });
-    if (kept || !value.is_string() || value.get<std::string>().empty()) continue;
+    if (kept || name == "model_version" || !value.is_string() || value.get<std::string>().empty())
+      continue;
     differences.push_back(name + ": was \"" + value.get<std::string>() + "\", now none");
   }
   return differences;
+}
+
+/// The record a resumed run writes: this run's, with the versions of the model the file's lines
+/// were answered by so far ("A, then B" once the model changed under its name).
+RunRecord resumed_record(const std::string& path, const RunRecord& record,
+                         const OutputOptions& options) {
+  RunRecord resumed = record;
+  auto text = read_file(path, "the run record", std::cin);
+  auto old = parse_json(text ? text.value() : std::string(), "the run record");
+  if (!old || !old->is_object()) return resumed;
+  const auto found = old->find("model_version");
+  if (found == old->end() || !found->is_string() || found->get<std::string>().empty())
+    return resumed;
+  const std::string was = found->get<std::string>();
+  const std::string& now = record.model_version;
+  const bool same = now.empty() || (was.size() >= now.size() &&
+                                    was.compare(was.size() - now.size(), now.size(), now) == 0);
+  if (!same && options.on_model_change) options.on_model_change(was);
+  resumed.model_version = same ? was : was + ", then " + now;
+  return resumed;
 }
 
 /// Keeps the result lines of the locked file `fd` at `path`: writes them to a locked
@@ -135,6 +156,7 @@ Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std
 Json RunRecord::to_json() const {
   Json out = Json::object();
   for (const auto& [name, value] : fields) out[name] = value;
+  if (!model_version.empty()) out["model_version"] = model_version;
   return out;
 }
 
@@ -228,7 +250,9 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
   } else if (exists && ::ftruncate(file.m_fd, 0) != 0) {
     return io_error("cannot truncate", path);
   }
-  if (auto status = replace_file(record_file, record.to_json().dump(2) + "\n"); !status) {
+  const RunRecord written =
+      exists && options.resume ? resumed_record(record_file, record, options) : record;
+  if (auto status = replace_file(record_file, written.to_json().dump(2) + "\n"); !status) {
     return status.error();
   }
   const int flags = ::fcntl(file.m_fd, F_GETFL);

@@ -21,6 +21,10 @@ namespace clef::cli {
 /// OUT.clef-run.json.
 struct RunRecord {
   std::vector<std::pair<std::string, std::string>> fields;  ///< name, value; compared in order.
+  /// What the server said the model is ("clef-flash:latest@sha256:…"), "" when unknown: not
+  /// compared, since a re-pulled model is the news --resume should tell, not a refusal. A resume
+  /// under another version records both ("A, then B") and warns through on_model_change.
+  std::string model_version;
   nlohmann::ordered_json to_json() const;
 };
 
@@ -35,6 +39,9 @@ struct OutputOptions {
   std::function<void(const nlohmann::ordered_json&)> on_kept;
   /// SIGINT/SIGTERM's flag: a FIFO's or pipe's write that waits for its reader ends once set.
   const std::atomic<bool>* stop = nullptr;
+  /// With resume: told the version the file's earlier lines were answered by, when it is known
+  /// and not this run's (RunRecord::model_version).
+  std::function<void(const std::string& was)> on_model_change;
 };
 
 /// True when a written line (parsed) is a result `--resume` keeps: an object with an id, no

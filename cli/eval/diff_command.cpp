@@ -29,6 +29,7 @@ struct Run {
   BatchResults results;
   std::vector<std::string> order;
   std::size_t repeated_ids = 0;  ///< Ids on more than one line (the last answer counts).
+  std::string model_version;     ///< What its run record names ("" when it has none).
 };
 
 /// Drops every repeat of a key, keeping its first place; returns how many keys had repeats.
@@ -43,16 +44,20 @@ std::size_t keep_first_of_each(std::vector<std::string>& keys) {
   return repeated;
 }
 
-/// When `path` has the run record clef batch writes beside an output, its questions must be
-/// these: read against other questions, its answers would be counted under the wrong labels.
-Status check_same_questions(const std::string& path, const std::vector<Question>& asked,
-                            std::istream& in) {
+/// What the run record clef batch writes beside an output says: the model's version, and its
+/// questions, which must be these (read against other questions, its answers would be counted
+/// under the wrong labels).
+Status read_run_record(const std::string& path, const std::vector<Question>& asked,
+                       std::istream& in, Run& run) {
   const std::string record_path = run_record_path(path);
   if (path == "-" || path_kind(record_path) != PathKind::regular) return {};
   auto text = read_file(record_path, "the run record", in);
   if (!text) return {};
   auto record = parse_json(text.value(), "the run record");
-  if (!record || !record->is_object() || !record->contains("questions_sha256")) return {};
+  if (!record || !record->is_object()) return {};
+  const auto version = record->find("model_version");
+  if (version != record->end() && version->is_string()) run.model_version = *version;
+  if (!record->contains("questions_sha256")) return {};
   auto digest = questions_sha256(asked);
   if (!digest) return digest.error();
   if ((*record)["questions_sha256"] == digest.value()) return {};
@@ -64,8 +69,8 @@ Status check_same_questions(const std::string& path, const std::vector<Question>
 
 Result<Run> read_run(const std::string& path, const std::vector<Question>& asked,
                      const Context& context) {
-  if (auto same = check_same_questions(path, asked, context.in); !same) return same.error();
   Run run;
+  if (auto same = read_run_record(path, asked, context.in, run); !same) return same.error();
   auto results = read_batch_results(path, asked, context.in, context.stop, &run.order);
   if (!results) return results.error();
   run.results = std::move(results).value();
@@ -164,8 +169,15 @@ void print_question(std::ostream& out, const QuestionDrift& q, std::size_t show)
 
 void print_drift(std::ostream& out, const RunDrift& drift, std::size_t show) {
   out << "clef diff: " << terminal_safe(side(drift.name_a, drift.model_a)) << " → "
-      << terminal_safe(side(drift.name_b, drift.model_b)) << "\n  items: " << drift.items_a
-      << " in A, " << drift.items_b << " in B, " << drift.common << " in both\n";
+      << terminal_safe(side(drift.name_b, drift.model_b)) << "\n";
+  if (!drift.model_version_a.empty() || !drift.model_version_b.empty()) {
+    const auto version = [](const std::string& v) { return v.empty() ? "not recorded" : v; };
+    out << "  model version: " << terminal_safe(version(drift.model_version_a)) << " → "
+        << terminal_safe(version(drift.model_version_b))
+        << (drift.model_version_a == drift.model_version_b ? " (the same)" : "") << "\n";
+  }
+  out << "  items: " << drift.items_a << " in A, " << drift.items_b << " in B, " << drift.common
+      << " in both\n";
   for (const auto& q : drift.questions) print_question(out, q, show);
   if (drift.agreement) {
     out << "  overall: " << percent(*drift.agreement)
@@ -292,6 +304,8 @@ int run_diff(const DiffFlags& flags, const CLI::App& command, const Context& con
                                 decisions_of(after.value(), ids));
   drift.name_a = flags.before == "-" ? "stdin" : flags.before;
   drift.name_b = flags.after == "-" ? "stdin" : flags.after;
+  drift.model_version_a = before->model_version;
+  drift.model_version_b = after->model_version;
   if (auto answered = check_questions_answered(drift); !answered)
     return fail(context, answered.error());
   if (context.stop && context.stop->load())

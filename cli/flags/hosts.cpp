@@ -190,4 +190,17 @@ Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Con
   return clients;
 }
 
+std::string served_model_version(const ConnectionFlags& flags, const std::vector<Client>& clients,
+                                 const Context& context) {
+  if (!traits_of(flags.backend).tagged_models || !flags.replay.empty()) return "";
+  std::vector<std::string> distinct;
+  for (const Result<ModelVersion>& version : versions_of(flags.model, clients, context)) {
+    if (version && std::find(distinct.begin(), distinct.end(), version->version) == distinct.end())
+      distinct.push_back(version->version);
+  }
+  std::string joined;
+  for (const auto& version : distinct) joined += (joined.empty() ? "" : ", ") + version;
+  return joined;
+}
+
 }  // namespace clef::cli

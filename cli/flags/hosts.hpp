@@ -32,4 +32,11 @@ Result<std::vector<std::string>> all_hosts(const ConnectionFlags& flags);
 /// --replay take one host.
 Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Context& context);
 
+/// The version of the model the hosts serve, as a run records it: each Ollama host's
+/// "NAME@DIGEST" from /api/tags (asked at once, at most 10 s each, one attempt), the distinct
+/// ones joined by ", " (a --mixed-fleet can serve several); "" when the backend publishes no
+/// version, the run replays a cassette, or no host could say.
+std::string served_model_version(const ConnectionFlags& flags, const std::vector<Client>& clients,
+                                 const Context& context);
+
 }  // namespace clef::cli

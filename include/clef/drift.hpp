@@ -75,13 +75,17 @@ CLEF_API QuestionDrift compare_answers(const Question& question,
                                        const std::vector<const Answer*>& answers_a,
                                        const std::vector<const Answer*>& answers_b);
 
-/// Two runs compared: what each names as its model (and its model's version, when its lines
-/// carry one), the items, and every question.
+/// Two runs compared: what each names as its model (and its model's version, when its run
+/// recorded one), the items, and every question.
 struct RunDrift {
   std::string name_a;  ///< How run A is shown: its file, or a name given for it.
   std::string name_b;
   std::string model_a;  ///< The model run A's lines name ("" when they name none or several).
   std::string model_b;
+  /// The version run A's server reported for its model ("clef-flash:latest@sha256:…", from the
+  /// run record clef batch writes beside its output), "" when not known. Set by the caller.
+  std::string model_version_a;
+  std::string model_version_b;
   std::size_t items_a = 0;  ///< Items with a result in run A.
   std::size_t items_b = 0;
   std::size_t common = 0;  ///< Items with a result in both.

@@ -232,9 +232,16 @@ Json to_json(const RunDrift& drift) {
     questions[q.question] = question_json(q);
     order.push_back(q.question);
   }
+  const auto run = [](const std::string& name, const std::string& model, const std::string& version,
+                      std::size_t items) {
+    return Json{{"name", name},
+                {"model", model},
+                {"model_version", version.empty() ? Json() : Json(version)},
+                {"items", items}};
+  };
   return {{"schema", "clef-diff/1"},
-          {"a", {{"name", drift.name_a}, {"model", drift.model_a}, {"items", drift.items_a}}},
-          {"b", {{"name", drift.name_b}, {"model", drift.model_b}, {"items", drift.items_b}}},
+          {"a", run(drift.name_a, drift.model_a, drift.model_version_a, drift.items_a)},
+          {"b", run(drift.name_b, drift.model_b, drift.model_version_b, drift.items_b)},
           {"common", drift.common},
           {"agreement", interval_json(drift.agreement)},
           {"questions", questions},
