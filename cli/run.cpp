@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "commands/ask_command.hpp"
 #include "commands/cache_command.hpp"
 #include "commands/completion_command.hpp"
+#include "commands/config_command.hpp"
 #include "commands/man_page.hpp"
 #include "commands/server_commands.hpp"
 #include "common/exit_codes.hpp"
@@ -30,6 +32,11 @@
 
 namespace clef::cli {
 namespace {
+
+/// A global option whose value is the next argument.
+bool takes_value(const std::string& arg) {
+  return arg == "--color" || arg == "--config" || arg == "--profile";
+}
 
 bool env_is(const char* name, const char* value) {
   const char* set = std::getenv(name);
@@ -122,7 +129,7 @@ int run_help(const CLI::App& app, int argc, char** argv, std::ostream& out, std:
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--color")
+    if (takes_value(arg))
       ++i;
     else if (arg != "help" && (arg.empty() || arg[0] != '-'))
       names.push_back(arg);
@@ -143,18 +150,25 @@ int run_help(const CLI::App& app, int argc, char** argv, std::ostream& out, std:
   return as_int(ExitCode::ok);
 }
 
-/// The first argument that is not a global option: the command's name as typed, or "".
-std::string typed_command(int argc, char** argv) {
+/// Where the command's name is: the first argument that is not a global option (or its
+/// value), or argc when there is none.
+int command_index(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--color") {
+    if (takes_value(arg)) {
       ++i;  // its value
       continue;
     }
     if (!arg.empty() && arg[0] == '-') continue;
-    return arg;
+    return i;
   }
-  return std::string();
+  return argc;
+}
+
+/// The command's name as typed, or "".
+std::string typed_command(int argc, char** argv) {
+  const int at = command_index(argc, argv);
+  return at < argc ? std::string(argv[at]) : std::string();
 }
 
 }  // namespace
@@ -176,6 +190,8 @@ struct Commands {
   ModelsFlags models_flags;
   ConnectionFlags doctor_flags;
   MergeFlags merge_flags;
+  ConfigFlags config_flags;
+  ConfigChoice config_choice;
   std::string completion_shell;
   CLI::App& root;
   CLI::App* ask = nullptr;
@@ -188,6 +204,7 @@ struct Commands {
   CLI::App* doctor = nullptr;
   CLI::App* merge = nullptr;
   CLI::App* completion = nullptr;
+  CLI::App* config = nullptr;
 
   explicit Commands(CLI::App& app) : root(app) {
     app.set_version_flag("--version", [] {
@@ -213,6 +230,14 @@ struct Commands {
                  "Only errors, warnings (with their next step) and failed --require gates on "
                  "stderr: no progress, no "
                  "summaries; outputs and exit codes are the same");
+    app.add_option("--config", config_choice.explicit_path,
+                   "The config file (default: CLEF_CONFIG, else $XDG_CONFIG_HOME/clef/config.toml "
+                   "or ~/.config/clef/config.toml when it exists)")
+        ->type_name("FILE");
+    app.add_option("--profile", config_choice.profile,
+                   "The config file's [profiles.NAME] to use (default: CLEF_PROFILE, else the "
+                   "file's default_profile)")
+        ->type_name("NAME");
     ask = add_ask_command(app, ask_flags);
     batch = add_batch_command(app, batch_flags);
     merge = add_merge_command(app, merge_flags);
@@ -226,6 +251,7 @@ struct Commands {
     models = add_models_command(app, models_flags);
     doctor = add_doctor_command(app, doctor_flags);
     completion = add_completion_command(app, completion_shell);
+    config = add_config_command(app, config_flags);
     one_value_per_occurrence(app);
   }
 
@@ -244,6 +270,7 @@ struct Commands {
     if (models->parsed()) return run_models(models_flags, context);
     if (doctor->parsed()) return run_doctor(doctor_flags, context);
     if (completion->parsed()) return run_completion(root, completion_shell, context);
+    if (config->parsed()) return run_config_command(config_flags, config_choice, *batch, context);
     return as_int(ExitCode::usage);
   }
 };
@@ -264,7 +291,7 @@ std::optional<int> before_parsing(CLI::App& app, int argc, char** argv, std::ost
     err << "clef: error: '" << command_name << "' is not a clef command"
         << (near.empty() ? std::string() : " (did you mean `" + near + "`?)") << "\n";
     err << "clef: commands: ask, batch, merge, eval, diff, mock, cache, models, doctor, "
-           "completion; "
+           "completion, config; "
            "`clef help "
            "COMMAND` "
            "shows one\n";
@@ -311,13 +338,66 @@ int after_flushing(int code, const Context& context) {
   return as_int(ExitCode::output);
 }
 
+/// One parse of the command line: the app and the flags it filled.
+struct ParsedCommandLine {
+  CLI::App app{root_description, "clef"};
+  Commands commands{app};
+};
+
+/// The command line with the config file's settings for the parsed command inserted after the
+/// command's name (`added`, as FLAG=VALUE); nothing added when the file gives none of the
+/// command's flags, or the command takes none of its keys.
+struct ConfiguredCommandLine {
+  std::vector<std::string> arguments;
+  std::vector<std::string> added;
+  std::string path;
+};
+
+Result<ConfiguredCommandLine> configure(const ParsedCommandLine& parsed, int argc, char** argv) {
+  const auto chosen = parsed.app.get_subcommands();
+  if (chosen.empty() || chosen.front() == parsed.commands.config) return ConfiguredCommandLine{};
+  const CLI::App& command = *chosen.front();
+  const bool takes_any = std::any_of(config_keys().begin(), config_keys().end(), [&](auto& key) {
+    return command.get_option_no_throw(key.flag) != nullptr;
+  });
+  if (!takes_any) return ConfiguredCommandLine{};
+  auto config = load_config(parsed.commands.config_choice);
+  if (!config) return config.error();
+  ConfiguredCommandLine line{{}, config_arguments(config.value(), command), config->path};
+  if (line.added.empty()) return line;
+  const int at = command_index(argc, argv);
+  line.arguments.assign(argv, argv + std::min(at + 1, argc));
+  line.arguments.insert(line.arguments.end(), line.added.begin(), line.added.end());
+  for (int i = at + 1; i < argc; ++i) line.arguments.emplace_back(argv[i]);
+  return line;
+}
+
 }  // namespace
 
 int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOptions& options) {
-  CLI::App app{root_description, "clef"};
-  Commands commands(app);
-  if (auto done = before_parsing(app, argc, argv, out, err)) return *done;
-  if (auto done = parse(app, argc, argv, out, err)) return *done;
+  auto parsed = std::make_unique<ParsedCommandLine>();
+  if (auto done = before_parsing(parsed->app, argc, argv, out, err)) return *done;
+  if (auto done = parse(parsed->app, argc, argv, out, err)) return *done;
+  auto configured = configure(*parsed, argc, argv);
+  if (!configured) {
+    err << "clef: error: " << configured.error().message << " (" << configured.error().where
+        << ")\n";
+    return as_int(ExitCode::usage);
+  }
+  if (!configured->added.empty()) {
+    // The file's settings as flags after the command's name, parsed again from the start.
+    std::vector<char*> with_config;
+    for (auto& argument : configured->arguments) with_config.push_back(argument.data());
+    parsed = std::make_unique<ParsedCommandLine>();
+    if (auto done = parse(parsed->app, static_cast<int>(with_config.size()), with_config.data(),
+                          out, err)) {
+      std::string added;
+      for (const auto& flag : configured->added) added += " " + flag;
+      err << "clef: the config file " << configured->path << " added:" << added << "\n";
+      return *done;
+    }
+  }
+  Commands& commands = parsed->commands;
   QuietStderr quiet_buffer(err);
   std::ostream quiet_err(&quiet_buffer);
   // A dumb terminal cannot redraw a progress bar either: it gets plain lines.

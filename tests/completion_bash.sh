@@ -52,7 +52,8 @@ expect "" clef batch --timeout ""
 # A switch takes no value: after it come the flags again.
 expect "--ordered --output --output-format --overwrite" clef batch -v --o
 # Every command clef has, and nothing else, for `clef <TAB>`.
-expect "ask batch merge mock cache eval diff models doctor completion" clef ""
+expect "ask batch merge mock cache eval diff models doctor completion config" clef ""
+expect "show path" clef config ""
 # zsh and fish (.ci/run installs both; elsewhere they are checked when present): the scripts
 # parse, and fish, which can be asked, offers the same words.
 if command -v zsh > /dev/null; then

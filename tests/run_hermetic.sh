@@ -6,6 +6,8 @@
 for variable in ${CLEF_HERMETIC_VARIABLES:?set by tests/CMakeLists.txt}; do unset "$variable"; done
 unset CLEF_HERMETIC_VARIABLES
 export TMPDIR="${TEST_TMPDIR:-/tmp}"
+# No config file but the one a test writes: not the developer's ~/.config/clef/config.toml.
+export XDG_CONFIG_HOME="${TEST_TMPDIR:-/nonexistent}/no-config-home"
 "$@"
 code=$?
 [ "$code" -eq 0 ] || echo "run_hermetic: the test command exited with status $code"

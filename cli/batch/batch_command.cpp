@@ -20,6 +20,7 @@
 #include "batch/batch_table.hpp"
 #include "batch/estimate_command.hpp"
 #include "batch/item_images.hpp"
+#include "batch/redis_rate.hpp"
 #include "clef/batch.hpp"
 #include "clef/decision_json.hpp"
 #include "clef/digest.hpp"
@@ -171,10 +172,19 @@ Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputF
 
 /// --rate, or this shard's part of --rate-total: R/N, its first start K/R seconds in, so that
 /// N shards started together send at R evenly instead of in N bursts.
-void set_rate(BatchOptions& options, const BatchFlags& flags, const std::optional<Shard>& shard) {
+/// With --rate-store the shards share R through Redis instead, R/N each only while it is away.
+void set_rate(BatchOptions& options, const BatchFlags& flags, const std::optional<Shard>& shard,
+              BatchJob& job) {
   options.max_requests_per_second = flags.rate;
   if (flags.rate_total <= 0 || !shard) return;
-  options.max_requests_per_second = flags.rate_total / static_cast<double>(shard->count);
+  const double share = flags.rate_total / static_cast<double>(shard->count);
+  if (auto store = parse_rate_store(flags.rate_store); store && !flags.rate_store.empty()) {
+    options.shared_rate =
+        std::make_shared<RedisRate>(std::move(store).value(), flags.rate_total, share,
+                                    [&job](const std::string& line) { job.warn(line); });
+    return;
+  }
+  options.max_requests_per_second = share;
   options.first_start_offset = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(static_cast<double>(shard->index) / flags.rate_total));
 }
@@ -189,7 +199,7 @@ BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags
   options.per_host = flags.per_host;
   options.max_ejected_share = flags.max_ejected / 100.0;
   options.state_affinity = flags.state_affinity;
-  set_rate(options, flags, shard);
+  set_rate(options, flags, shard, job);
   options.throttle_budget =
       std::chrono::milliseconds(static_cast<long long>(flags.throttle_budget_seconds * 1000));
   options.ordered = flags.ordered;
@@ -200,6 +210,7 @@ BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags
   options.on_pause = [&](std::chrono::system_clock::time_point until, const Error& why) {
     job.paused(until, why);
   };
+  options.on_refusal = [&](const std::string& host) { job.refused(host); };
   // A run that ends early (the cost cap, a spent quota, no server) while a pipe's writer is
   // slow ends now, not when the next line comes.
   options.interrupt_source = [&] { input.interrupt(); };
@@ -273,7 +284,9 @@ std::optional<BatchEnd> open_output(const BatchFlags& flags, const RunRecord& re
 
 /// What a batch writes: OUTPUT (stdout by default) and a --record cassette.
 std::vector<NamedFile> batch_outputs(const BatchFlags& flags) {
-  return {{"the output", flags.output}, {"--record", flags.connection.record}};
+  return {{"the output", flags.output},
+          {"--record", flags.connection.record},
+          {"--metrics-file", flags.metrics.file}};
 }
 
 /// What a batch reads before and while it runs (the items' images excepted).
@@ -305,6 +318,7 @@ Status check_files(const BatchFlags& flags, const CLI::App& command, InputFormat
     return status;
   }
   if (auto status = check_format_flags(flags, command, format); !status) return status;
+  if (auto status = check_metrics_targets(flags.metrics); !status) return status;
   if (auto status = check_no_output_is_an_input(batch_outputs(flags), batch_inputs(flags));
       !status) {
     return status;
@@ -343,11 +357,25 @@ Status check_rate_total(const BatchFlags& flags, const std::optional<Shard>& sha
   return {};
 }
 
+/// --rate-store keeps --rate-total's budget: a Redis URL, with --rate-total.
+Status check_rate_store(const BatchFlags& flags) {
+  if (flags.rate_store.empty()) return {};
+  if (flags.rate_total <= 0) {
+    return make_error(ErrorKind::invalid_input,
+                      "--rate-store keeps the budget of --rate-total R: give --rate-total too",
+                      "--rate-store");
+  }
+  auto address = parse_rate_store(flags.rate_store);
+  if (!address) return address.error();
+  return {};
+}
+
 /// The shard this run decides (--shard), with --rate-total checked against it.
 Result<std::optional<Shard>> shard_of_run(const BatchFlags& flags) {
   auto shard = resolve_shard(flags.shard, flags.shards);
   if (!shard) return shard.error();
   if (auto status = check_rate_total(flags, shard.value()); !status) return status.error();
+  if (auto status = check_rate_store(flags); !status) return status.error();
   return shard;
 }
 
@@ -370,6 +398,45 @@ Status check_shardable(const BatchFlags& flags, const std::optional<Shard>& shar
                       "--shard");
   }
   return {};
+}
+
+/// With --output-format csv|tsv: the table, its header row written first.
+std::optional<BatchEnd> open_table(const BatchFlags& flags, const InputReader& reader,
+                                   const std::vector<Question>& questions,
+                                   std::optional<OutputFile>& output,
+                                   std::optional<ResultTable>& table, const Context& context) {
+  if (flags.output_format == "jsonl") return std::nullopt;
+  std::vector<std::string> columns = reader.header();
+  if (columns.empty()) columns = {"id"};
+  table.emplace(output_format_named(flags.output_format).value_or(OutputFormat::csv),
+                std::move(columns), questions);
+  if (!output || !output->write_line(table->header())) {
+    print_error(context, "cannot write the header row to " + flags.output);
+    return BatchEnd{as_int(ExitCode::output)};
+  }
+  return std::nullopt;
+}
+
+/// Each host's base URL as the metrics label it (credentials removed).
+std::vector<std::string> host_names(const std::vector<Client>& clients) {
+  std::vector<std::string> names;
+  for (const Client& client : clients)
+    names.push_back(url_without_credentials(client.options().base_url));
+  return names;
+}
+
+/// --metrics-file, --metrics-push: `metrics` counts what `progress` does, exported from now on.
+void export_metrics(const BatchFlags& flags, const std::optional<Shard>& shard, RunMetrics& metrics,
+                    Progress& progress, BatchJob& job, std::optional<MetricsExport>& exporter) {
+  if (flags.metrics.file.empty() && flags.metrics.push_url.empty()) return;
+  progress.report_to(&metrics);
+  MetricsTargets targets = flags.metrics;
+  targets.interval = std::chrono::milliseconds(
+      static_cast<std::int64_t>(std::llround(flags.metrics_interval_seconds * 1000)));
+  targets.ca_file = flags.connection.ca_cert;
+  if (shard) targets.shard = std::to_string(shard->index);
+  exporter.emplace(metrics, std::move(targets),
+                   [&job](const std::string& line) { job.warn(line); });
 }
 
 }  // namespace
@@ -406,16 +473,8 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
                                  clients->front().options(), kept))
     return *refused;
   std::optional<ResultTable> table;
-  if (flags.output_format != "jsonl") {
-    std::vector<std::string> columns = reader.value()->header();
-    if (columns.empty()) columns = {"id"};
-    table.emplace(output_format_named(flags.output_format).value_or(OutputFormat::csv),
-                  std::move(columns), questions);
-    if (!output || !output->write_line(table->header())) {
-      print_error(context, "cannot write the header row to " + flags.output);
-      return {as_int(ExitCode::output)};
-    }
-  }
+  if (auto refused = open_table(flags, *reader.value(), questions, output, table, context))
+    return *refused;
   // A shard's share of the lines is not known before they are read: no total.
   Progress progress(
       context.err, context.stderr_is_tty,
@@ -425,8 +484,13 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
                prototype.value(), table ? &*table : nullptr,
                policy->has_value() ? &**policy : nullptr, observer, shard.value());
   if (auto refused = job.cap_cost(flags.max_cost, kept)) return *refused;
+  RunMetrics metrics(host_names(clients.value()), done.size(),
+                     shard.value() ? std::to_string(shard.value()->index) : "");
+  std::optional<MetricsExport> exporter;
+  export_metrics(flags, shard.value(), metrics, progress, job, exporter);
   BatchEnd end =
       job.finish(run_job(clients.value(), flags, shard.value(), concurrency, job, input.value()));
+  if (exporter) exporter->finish();
   if (auto failure = input->failure(); failure && end.completed) {
     // The input broke off (an I/O error, a line that never ends): what was read is written,
     // but it is not the whole input.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "batch/batch_input.hpp"
+#include "batch/metrics_export.hpp"
 #include "clef/decision.hpp"
 #include "clef/question.hpp"
 #include "clef/result.hpp"
@@ -29,6 +30,7 @@ struct BatchFlags {
   std::size_t per_host = 0;     ///< Several hosts: the most in flight on one (0: -j only).
   double max_ejected = 10;      ///< Several hosts: the most set aside at once, in percent.
   double rate_total = 0;        ///< --rate-total: every shard's requests per second together.
+  std::string rate_store;       ///< --rate-store redis://HOST:PORT/KEY: where shards share it.
   bool state_affinity = false;  ///< Several hosts: each state to its own host.
   double rate = 0;
   double throttle_budget_seconds = 600;  ///< How long one item may be throttled (429/503).
@@ -48,6 +50,8 @@ struct BatchFlags {
   std::optional<double> max_cost;
   bool estimate = false;    ///< --estimate: decide a sample, say what the run would cost, stop.
   std::size_t sample = 20;  ///< --sample K: the estimate's sample.
+  MetricsTargets metrics;   ///< --metrics-file, --metrics-push, --metrics-job.
+  double metrics_interval_seconds = 5;
   ConnectionFlags connection;
 };
 

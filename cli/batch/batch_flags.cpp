@@ -47,6 +47,12 @@ void add_pace_flags(CLI::App& batch, BatchFlags& flags) {
                   "together (each takes R/N, its first start staggered by K/R s)")
       ->check(rate_check());
   batch
+      .add_option("--rate-store", flags.rate_store,
+                  "With --rate-total: keep that budget in Redis (redis://HOST:PORT/KEY, one "
+                  "key per run) so shards on any machine, started at any moment, share it; "
+                  "R/N each while Redis cannot be reached (REDISCLI_AUTH: its password)")
+      ->type_name("URL");
+  batch
       .add_option("--max-cost", flags.max_cost,
                   "USD: never start a request that could take what the run spends past this "
                   "many dollars (spent + the dearest decision so far for each in flight); with "
@@ -82,6 +88,27 @@ void add_fleet_flags(CLI::App& batch, BatchFlags& flags) {
   batch.add_flag("--state-affinity", flags.state_affinity,
                  "Several hosts: send each state to its own host (rendezvous hash), the least "
                  "busy one when that host is full");
+}
+
+/// What a monitoring system reads of the run: a textfile for node_exporter, a Pushgateway.
+void add_metrics_flags(CLI::App& batch, BatchFlags& flags) {
+  batch
+      .add_option("--metrics-file", flags.metrics.file,
+                  "Write the run's Prometheus metrics to FILE every --metrics-interval and at "
+                  "the end, replaced whole each time (node_exporter's textfile collector: *.prom)")
+      ->type_name("FILE");
+  batch
+      .add_option("--metrics-push", flags.metrics.push_url,
+                  "PUT the same metrics to this Prometheus Pushgateway (http(s)://HOST:9091) "
+                  "every --metrics-interval and at the end, as job --metrics-job (and shard K)")
+      ->type_name("URL");
+  batch.add_option("--metrics-job", flags.metrics.job, "The job label of --metrics-push")
+      ->capture_default_str();
+  batch
+      .add_option("--metrics-interval", flags.metrics_interval_seconds,
+                  "Seconds between two exports of the metrics (0.1 to 86400)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 86400.0));
 }
 
 }  // namespace
@@ -165,6 +192,7 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
   batch->add_option("--shards", flags.shards,
                     "N, for --shard auto in a Kubernetes Indexed Job (its completions) or an AWS "
                     "Batch array job (its size)");
+  add_metrics_flags(*batch, flags);
   return batch;
 }
 

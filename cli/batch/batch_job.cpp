@@ -44,6 +44,7 @@ std::optional<Result<DecisionRequest>> BatchJob::next() {
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       m_pending.emplace(index, std::move(pending));
+      m_progress.read();
     }
     return request_of(std::move(*item), m_prototype, m_flags);
   }
@@ -84,7 +85,7 @@ void BatchJob::deliver(std::size_t index, Result<Decision>&& result) {
   const bool ok = result && all_answered(result.value());
   if (!write(index, pending.id, line, ok)) return;
   if (m_observer) m_observer->result(pending.id, result);
-  m_progress.finished(ok, result ? &result.value() : nullptr);
+  m_progress.finished(ok, result ? &result.value() : nullptr, result ? nullptr : &result.error());
 }
 
 void BatchJob::duplicate(std::size_t index, std::size_t first) {
@@ -126,6 +127,16 @@ void BatchJob::duplicate(std::size_t index, std::size_t first) {
 void BatchJob::paused(std::chrono::system_clock::time_point until, const Error& why) {
   std::lock_guard<std::mutex> lock(m_mutex);
   m_progress.paused(until, why);
+}
+
+void BatchJob::refused(const std::string& host) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_progress.refused(host);
+}
+
+void BatchJob::warn(const std::string& line) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_context.err << line << std::flush;
 }
 
 bool BatchJob::should_stop() const {

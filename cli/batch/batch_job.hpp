@@ -63,6 +63,11 @@ class BatchJob {
 
   /// The batch pauses for a 429/503 until `until`.
   void paused(std::chrono::system_clock::time_point until, const Error& why);
+  /// A 429/503 from `host`.
+  void refused(const std::string& host);
+  /// A line for stderr from another thread (the metrics export's): written between the
+  /// progress line's updates, never inside one.
+  void warn(const std::string& line);
 
   /// A write failed, the quota is spent, or the user interrupted.
   bool should_stop() const;

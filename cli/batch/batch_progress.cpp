@@ -53,7 +53,8 @@ Progress::Progress(std::ostream& err, bool is_tty, std::optional<std::size_t> to
       m_resumed(resumed),
       m_model(std::move(model)) {}
 
-void Progress::finished(bool ok, const Decision* decision) {
+void Progress::finished(bool ok, const Decision* decision, const Error* error) {
+  if (m_metrics) m_metrics->written(ok, decision, error);
   ++m_done;
   if (!ok) ++m_failed;
   if (decision && decision->cached) ++m_cached;
@@ -98,6 +99,7 @@ void Progress::draw(bool force) {
 }
 
 void Progress::finish(const BatchSummary& summary) {
+  if (m_metrics) m_metrics->finish(summary);
   if (m_tty) m_err << "\r\x1b[2K";
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "batch/cost_tally.hpp"
+#include "batch/run_metrics.hpp"
 #include "clef/batch.hpp"
 
 namespace clef::cli {
@@ -18,12 +19,28 @@ class Progress {
   Progress(std::ostream& err, bool is_tty, std::optional<std::size_t> total_lines,
            std::size_t resumed, std::string model);
 
+  /// What this progress counts is also counted there (--metrics-file, --metrics-push).
+  void report_to(RunMetrics* metrics) { m_metrics = metrics; }
+  /// An item of this run's share read from the input.
+  void read() {
+    if (m_metrics) m_metrics->read();
+  }
   void skipped() { ++m_skipped; }
-  void not_done() { ++m_not_done; }
+  void not_done() {
+    ++m_not_done;
+    if (m_metrics) m_metrics->not_done();
+  }
   /// A line written as a copy of an earlier one's (--dedupe): only those written are counted.
-  void deduplicated() { ++m_deduplicated; }
-  /// One item written; `decision` is null for an error.
-  void finished(bool ok, const Decision* decision);
+  void deduplicated() {
+    ++m_deduplicated;
+    if (m_metrics) m_metrics->deduplicated();
+  }
+  /// A 429/503 from `host`.
+  void refused(const std::string& host) {
+    if (m_metrics) m_metrics->refused(host);
+  }
+  /// One item written; `decision` is null for an error, `error` null for a decision.
+  void finished(bool ok, const Decision* decision, const Error* error = nullptr);
   /// The batch is paused until `until` because of `why` (a 429/503): the bar says so; without a
   /// terminal a line says so when the pause is half a second or more.
   void paused(std::chrono::system_clock::time_point until, const Error& why);
@@ -51,6 +68,7 @@ class Progress {
   std::string m_pause_reason;
   std::string m_model;
   CostTally m_cost;
+  RunMetrics* m_metrics = nullptr;
 };
 
 }  // namespace clef::cli

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,17 @@
 #include "clef/export.hpp"
 
 namespace clef {
+
+/// A budget of request starts shared with other processes (clef batch --rate-store keeps one in
+/// Redis for every shard of a run): run_batch asks it before each start, once a host is chosen.
+class CLEF_API SharedRate {
+ public:
+  virtual ~SharedRate() = default;
+  /// Takes one start from the budget: zero when the request may start now, else how long to
+  /// wait before asking again (nothing was taken then). Called with run_batch's lock held, one
+  /// call at a time: it must answer quickly (a round trip to a nearby server, with a timeout).
+  virtual std::chrono::nanoseconds take() = 0;
+};
 
 struct BatchOptions {
   /// The most requests in flight at once (each keeps its own keep-alive connection). A ceiling:
@@ -27,6 +39,9 @@ struct BatchOptions {
   /// Shards that share one rate (clef batch --rate-total) each wait their place in it, so that
   /// together they start evenly spaced instead of in one burst.
   std::chrono::nanoseconds first_start_offset{0};
+  /// A budget shared with other processes, asked before each start besides the cap above;
+  /// nullptr: none.
+  std::shared_ptr<SharedRate> shared_rate;
   /// Deliver results in input order (a bounded window of finished results is held back).
   bool ordered = false;
   /// Send identical request bodies once. Only a SHA-256 of each unique body and the index of its
@@ -45,6 +60,9 @@ struct BatchOptions {
   std::chrono::milliseconds throttle_budget{600'000};
   /// Told when a 429/503 pauses the batch and until when (called like the sink).
   std::function<void(std::chrono::system_clock::time_point until, const Error& why)> on_pause;
+  /// Told of each 429/503 as it is counted in BatchSummary::throttled, with the base URL of the
+  /// host that refused (called like the sink, with the next results rather than at once).
+  std::function<void(const std::string& host)> on_refusal;
   /// Asked on the calling thread (like the sink, so it may read what the sink wrote): each time
   /// that thread wakes (items read, a batch of results delivered) and at least every 20 ms.
   /// Once it returns true no new item is sent; items in flight finish, and items already read
@@ -152,18 +170,18 @@ struct BatchSummary {
 /// The streaming engine behind decide_all and `clef batch`: memory stays flat however long
 /// the input, since only the items in flight (and, when ordered, a bounded window) are held.
 ///
-/// Threads: the sink, on_duplicate, on_pause and should_stop are called on the calling thread,
-/// one at a time. The source is called on a reader thread of the run's own, so a source that
-/// waits for input (a pipe, a FIFO) holds back neither the results already answered nor a stop:
-/// it reads up to `concurrency` items ahead of those in flight, and each item it reads is sent
-/// as soon as there is room, without waiting for the next. The client's event loop settles each
-/// result and starts the next item itself; the calling thread is woken for items read and for a
-/// batch of results (about half of `concurrency` at a time), not for each one. When the run
-/// stops early (should_stop, cancel, a spent quota, an unreachable server, the cost cap), the
-/// items read and never sent are delivered as ErrorKind::cancelled, so every item read from the
-/// source is delivered exactly once (see BatchOptions::interrupt_source for a source that
-/// waits). An exception from the source, the sink or a callback ends the run and is rethrown
-/// here once the requests in flight have come back.
+/// Threads: the sink, on_duplicate, on_pause, on_refusal and should_stop are called on the calling
+/// thread, one at a time. The source is called on a reader thread of the run's own, so a source
+/// that waits for input (a pipe, a FIFO) holds back neither the results already answered nor a
+/// stop: it reads up to `concurrency` items ahead of those in flight, and each item it reads is
+/// sent as soon as there is room, without waiting for the next. The client's event loop settles
+/// each result and starts the next item itself; the calling thread is woken for items read and for
+/// a batch of results (about half of `concurrency` at a time), not for each one. When the run stops
+/// early (should_stop, cancel, a spent quota, an unreachable server, the cost cap), the items read
+/// and never sent are delivered as ErrorKind::cancelled, so every item read from the source is
+/// delivered exactly once (see BatchOptions::interrupt_source for a source that waits). An
+/// exception from the source, the sink or a callback ends the run and is rethrown here once the
+/// requests in flight have come back.
 CLEF_API BatchSummary run_batch(const Client& client, const RequestSource& source,
                                 const ResultSink& sink, const BatchOptions& options = {});
 

@@ -255,15 +255,18 @@ bool BatchRun::exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool st
   }
   out.finished.swap(m_finished);
   out.pauses.swap(m_pauses);
+  out.refusals.swap(m_refusals);
   out.read.assign(std::make_move_iterator(m_read.begin()), std::make_move_iterator(m_read.end()));
   m_read.clear();
   m_with_caller = out.read.size();
-  return over && out.finished.empty() && out.pauses.empty() && out.read.empty();
+  return over && out.finished.empty() && out.pauses.empty() && out.refusals.empty() &&
+         out.read.empty();
 }
 
 /// On the caller's thread: results to the sink (in order when asked), pauses to on_pause.
 void BatchRun::deliver(Outbox& out) {
   for (Pause& pause : out.pauses) m_options.on_pause(pause.until, pause.why);
+  for (const std::string& host : out.refusals) m_options.on_refusal(host);
   for (Finished& done : out.finished)
     m_delivery.finish(done.index, done.key, std::move(done.result));
 }
@@ -345,6 +348,16 @@ BatchRun::Clock::time_point BatchRun::start_what_may_start(
       // due would be a deadline in the past, and the wait a spin.
       m_waiting.hold_back(std::move(flight));
       return m_hosts.next_opening(now);
+    }
+    // A shared budget (--rate-store): asked last, so that no start is taken for an item that
+    // then has no host; an item refused its start goes first once it may ask again.
+    if (m_options.shared_rate) {
+      const std::chrono::nanoseconds wait =
+          std::min(m_options.shared_rate->take(), std::chrono::nanoseconds(std::chrono::hours(24)));
+      if (wait.count() > 0) {
+        m_waiting.hold_back(std::move(flight));
+        return now + std::chrono::duration_cast<Clock::duration>(wait);
+      }
     }
     if (m_options.max_requests_per_second > 0)
       m_next_slot = std::max(m_next_slot, now) + rate_interval();

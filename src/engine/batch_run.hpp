@@ -59,6 +59,7 @@ class BatchRun {
     std::vector<std::unique_ptr<Flight>> sends;
     std::vector<Finished> finished;
     std::vector<Pause> pauses;
+    std::vector<std::string> refusals;          ///< The host of each 429/503, for on_refusal.
     std::vector<Result<DecisionRequest>> read;  ///< From the source, in its order.
     std::exception_ptr source_threw;
   };
@@ -142,6 +143,7 @@ class BatchRun {
   WaitingFlights m_waiting;                        ///< To send again, and one held back.
   std::vector<Finished> m_finished;
   std::vector<Pause> m_pauses;
+  std::vector<std::string> m_refusals;  ///< Hosts that refused since the caller last looked.
   std::size_t m_in_flight = 0;  ///< Counted from the start's decision to its callback's end.
   bool m_exhausted = false;     ///< The source ended and every item it gave is prepared.
   bool m_stopping = false;

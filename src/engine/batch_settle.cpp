@@ -29,6 +29,7 @@ void BatchRun::settle(Landed&& landed) {
   if (refused && m_stopping && m_options.throttle_budget.count() > 0) {
     ++m_tally.throttled;
     ++host.summary.refused;
+    if (m_options.on_refusal) m_refusals.push_back(host.summary.host);
     finish(flight,
            make_error(ErrorKind::cancelled, "the batch stopped before this item was sent again (" +
                                                 result.error().message + ")"));
@@ -122,6 +123,7 @@ void BatchRun::throttled(Landed& landed) {
   const Clock::time_point now = Clock::now();
   ++m_tally.throttled;
   ++host.summary.refused;
+  if (m_options.on_refusal) m_refusals.push_back(host.summary.host);
   const RetryPolicy& policy = m_first.options().retry;
   std::optional<std::chrono::milliseconds> asked = error.retry_after;
   // "Retry-After: 0" from a server that refuses everything would be a tight loop: back off.

@@ -15,6 +15,10 @@ namespace {
 [[maybe_unused]] const bool cleared = [] {
   std::istringstream names(CLEF_HERMETIC_VARIABLES);
   for (std::string name; names >> name;) ::unsetenv(name.c_str());
+  // No config file but the one a test writes: not the developer's ~/.config/clef/config.toml.
+  const char* scratch = std::getenv("TEST_TMPDIR");
+  ::setenv("XDG_CONFIG_HOME",
+           (std::string(scratch ? scratch : "/nonexistent") + "/no-config-home").c_str(), 1);
   // Scratch files (clef eval's, without --answers) go under this build tree's test directory.
   if (const char* test_tmpdir = std::getenv("TEST_TMPDIR"))
     ::setenv("TMPDIR", test_tmpdir, 1);

@@ -1,0 +1,129 @@
+// The implementation of metrics_export.hpp.
+#include "batch/metrics_export.hpp"
+
+#include <cctype>
+
+#include "clef/backend.hpp"
+#include "common/replacement_file.hpp"
+#include "common/terminal_text.hpp"
+
+namespace clef::cli {
+namespace {
+
+/// Where a push goes: the Pushgateway's grouping key in the path, as its API defines it
+/// (/metrics/job/JOB, then /shard/K for a shard so that each shard keeps its own group).
+std::string push_address(const MetricsTargets& targets) {
+  std::string url = targets.push_url;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  url += "/metrics/job/" + targets.job;
+  if (!targets.shard.empty()) url += "/shard/" + targets.shard;
+  return url;
+}
+
+bool plain_name(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (unsigned char c : name)
+    if (!std::isalnum(c) && c != '_' && c != '.' && c != '-') return false;
+  return true;
+}
+
+}  // namespace
+
+Status check_metrics_targets(const MetricsTargets& targets) {
+  const std::string& url = targets.push_url;
+  if (!url.empty()) {
+    const bool http = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
+    bool printable = url.size() <= 2048;
+    for (unsigned char c : url) printable = printable && c > 0x20 && c < 0x7f;
+    if (!http || !printable || url.find_first_of("?#") != std::string::npos) {
+      return make_error(ErrorKind::invalid_input,
+                        "the Pushgateway's base URL, http(s)://HOST:PORT (no query, no spaces)",
+                        "--metrics-push");
+    }
+  }
+  if (!plain_name(targets.job)) {
+    return make_error(ErrorKind::invalid_input,
+                      "a job name of letters, digits, '_', '.' and '-' (at most 128)",
+                      "--metrics-job");
+  }
+  if (targets.interval < std::chrono::milliseconds(100) ||
+      targets.interval > std::chrono::hours(24)) {
+    return make_error(ErrorKind::invalid_input, "from 0.1 to 86400 seconds", "--metrics-interval");
+  }
+  return {};
+}
+
+MetricsExport::MetricsExport(const RunMetrics& metrics, MetricsTargets targets, Warn warn)
+    : m_metrics(metrics),
+      m_targets(std::move(targets)),
+      m_warn(std::move(warn)),
+      m_transport(m_targets.push_url.empty() ? nullptr : make_curl_transport()) {
+  export_now();  // the run is there from its first second, before its first interval
+  m_thread = std::thread([this] { run(); });
+}
+
+MetricsExport::~MetricsExport() {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stopping = true;
+  }
+  m_wake.notify_all();
+  if (m_thread.joinable()) m_thread.join();
+}
+
+void MetricsExport::finish() {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stopping = true;
+  }
+  m_wake.notify_all();
+  if (m_thread.joinable()) m_thread.join();
+  export_now();
+}
+
+void MetricsExport::run() {
+  std::unique_lock<std::mutex> lock(m_mutex);
+  while (!m_wake.wait_for(lock, m_targets.interval, [&] { return m_stopping; })) {
+    lock.unlock();
+    export_now();
+    lock.lock();
+  }
+}
+
+void MetricsExport::export_now() {
+  const std::string text = m_metrics.text();
+  if (!m_targets.file.empty()) {
+    auto written = replace_file(m_targets.file, text);
+    warn(m_file_failing, "cannot write the metrics file " + m_targets.file,
+         written ? "" : written.error().message);
+  }
+  if (!m_transport) return;
+  HttpRequest request;
+  request.method = "PUT";
+  request.url = push_address(m_targets);
+  request.headers = {{"Content-Type", "text/plain; version=0.0.4"}};
+  request.body = text;
+  request.connect_timeout = std::chrono::milliseconds(5000);
+  request.total_timeout = std::chrono::milliseconds(10000);
+  request.max_response_bytes = 64 * 1024;
+  request.ca_file = m_targets.ca_file;
+  auto response = m_transport->send(request);
+  std::string reason;
+  if (!response) reason = response.error().message;
+  if (response && (response->status < 200 || response->status > 299)) {
+    reason = "HTTP " + std::to_string(response->status) + ": " +
+             response->body.substr(0, std::min<std::size_t>(response->body.size(), 200));
+  }
+  warn(m_push_failing, "cannot push the metrics to " + url_without_credentials(request.url),
+       reason);
+}
+
+void MetricsExport::warn(bool& failing, const std::string& what, const std::string& reason) {
+  const bool failed = !reason.empty();
+  if (failed && !failing && m_warn)
+    m_warn("clef: warning: " + terminal_safe(what) + ": " + terminal_safe(reason) +
+           " (the batch goes on; tried again every interval)\n");
+  failing = failed;
+}
+
+}  // namespace clef::cli

@@ -1,0 +1,184 @@
+// The implementation of redis_rate.hpp, on hiredis (Debian's libhiredis-dev): a blocking
+// context with short timeouts, since each start waits for its answer.
+#include "batch/redis_rate.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "common/terminal_text.hpp"
+
+namespace clef::cli {
+namespace {
+
+/// GCRA: the bucket holds the theoretical arrival time (TAT, µs of Redis' own clock, so every
+/// machine agrees). A start is allowed once now >= TAT - tolerance; it moves TAT on by one
+/// interval. Refused, it returns how long until it would be allowed and changes nothing.
+constexpr const char* kGcraScript = R"lua(
+local now_parts = redis.call('TIME')
+local now = tonumber(now_parts[1]) * 1000000 + tonumber(now_parts[2])
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local allowed_at = tat - tolerance
+if now < allowed_at then return allowed_at - now end
+local next_tat = tat + interval
+redis.call('SET', KEYS[1], next_tat, 'PX', math.ceil((next_tat - now) / 1000) + 1000)
+return 0
+)lua";
+
+/// How long a Redis call may take before the shard goes on alone, and how long it then goes on
+/// alone before it tries Redis again.
+constexpr std::chrono::milliseconds kConnectTimeout{1000};
+constexpr std::chrono::milliseconds kCallTimeout{250};
+constexpr std::chrono::seconds kRetryEvery{2};
+
+timeval as_timeval(std::chrono::milliseconds value) {
+  timeval out{};
+  out.tv_sec = static_cast<time_t>(value.count() / 1000);
+  out.tv_usec = static_cast<suseconds_t>((value.count() % 1000) * 1000);
+  return out;
+}
+
+struct ReplyDeleter {
+  void operator()(redisReply* reply) const { freeReplyObject(reply); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+Error store_error(const std::string& message) {
+  return make_error(ErrorKind::invalid_input, message, "--rate-store");
+}
+
+}  // namespace
+
+Result<RedisAddress> parse_rate_store(const std::string& url) {
+  const std::string scheme = "redis://";
+  if (url.rfind(scheme, 0) != 0 || url.size() > 2048)
+    return store_error("a Redis URL, redis://HOST:PORT/KEY");
+  const std::string rest = url.substr(scheme.size());
+  const auto slash = rest.find('/');
+  const std::string authority = rest.substr(0, slash);
+  RedisAddress address;
+  address.key = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  if (authority.find('@') != std::string::npos)
+    return store_error(
+        "no user or password in the URL (a process argument anyone can read): "
+        "REDISCLI_AUTH gives the password");
+  if (address.key.empty())
+    return store_error(
+        "the bucket's key after the port, redis://HOST:PORT/KEY (every shard of "
+        "the run names the same)");
+  for (unsigned char c : url)
+    if (c <= 0x20 || c >= 0x7f) return store_error("printable ASCII, no spaces");
+  const auto colon = authority.rfind(':');
+  address.host = authority.substr(0, colon);
+  if (colon != std::string::npos) {
+    const std::string port = authority.substr(colon + 1);
+    char* end = nullptr;
+    const long value = std::strtol(port.c_str(), &end, 10);
+    if (port.empty() || *end != '\0' || value < 1 || value > 65535)
+      return store_error("a port from 1 to 65535");
+    address.port = static_cast<int>(value);
+  }
+  if (address.host.empty()) return store_error("a host, redis://HOST:PORT/KEY");
+  return address;
+}
+
+RedisRate::RedisRate(RedisAddress address, double total, double fallback,
+                     std::function<void(const std::string&)> warn)
+    : m_address(std::move(address)),
+      m_interval_us(std::max(1LL, std::llround(1e6 / total))),
+      m_fallback_interval(std::chrono::nanoseconds(std::llround(1e9 / fallback))),
+      m_warn(std::move(warn)) {}
+
+RedisRate::~RedisRate() {
+  disconnect();
+}
+
+void RedisRate::disconnect() {
+  if (m_redis) redisFree(m_redis);
+  m_redis = nullptr;
+}
+
+bool RedisRate::connect() {
+  const timeval connect_timeout = as_timeval(kConnectTimeout);
+  m_redis = redisConnectWithTimeout(m_address.host.c_str(), m_address.port, connect_timeout);
+  if (m_redis == nullptr || m_redis->err) return false;
+  const timeval call_timeout = as_timeval(kCallTimeout);
+  if (redisSetTimeout(m_redis, call_timeout) != REDIS_OK) return false;
+  if (const char* password = std::getenv("REDISCLI_AUTH"); password && *password) {
+    Reply auth(static_cast<redisReply*>(redisCommand(m_redis, "AUTH %s", password)));
+    if (!auth || auth->type == REDIS_REPLY_ERROR) return false;
+  }
+  Reply loaded(static_cast<redisReply*>(redisCommand(m_redis, "SCRIPT LOAD %s", kGcraScript)));
+  if (!loaded || loaded->type != REDIS_REPLY_STRING) return false;
+  m_script_sha.assign(loaded->str, loaded->len);
+  return true;
+}
+
+std::optional<long long> RedisRate::ask_redis() {
+  if (!m_redis && !connect()) {
+    disconnect();
+    return std::nullopt;
+  }
+  const std::string interval = std::to_string(m_interval_us);
+  const std::string tolerance = std::to_string(m_interval_us);  // at most two starts together
+  Reply reply(static_cast<redisReply*>(redisCommand(m_redis, "EVALSHA %s 1 %s %s %s",
+                                                    m_script_sha.c_str(), m_address.key.c_str(),
+                                                    interval.c_str(), tolerance.c_str())));
+  if (!reply || reply->type != REDIS_REPLY_INTEGER || reply->integer < 0) {
+    // A NOSCRIPT (Redis restarted and lost the script) or a broken connection: connect again
+    // next time, which loads it again.
+    disconnect();
+    return std::nullopt;
+  }
+  return reply->integer;
+}
+
+std::chrono::nanoseconds RedisRate::take_locally(Clock::time_point now) {
+  if (now < m_local_next) return m_local_next - now;
+  m_local_next = std::max(m_local_next, now) + m_fallback_interval;
+  ++m_local;
+  return std::chrono::nanoseconds(0);
+}
+
+std::chrono::nanoseconds RedisRate::take() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  const Clock::time_point now = Clock::now();
+  if (m_falling_back && now < m_try_again) return take_locally(now);
+  const std::optional<long long> wait = ask_redis();
+  if (!wait) {
+    if (!m_falling_back && m_warn) {
+      m_warn("clef: warning: the shared rate at redis://" + terminal_safe(m_address.host) + ":" +
+             std::to_string(m_address.port) + " cannot be reached: this shard goes on at its " +
+             "share, one request every " +
+             std::to_string(std::chrono::duration<double>(m_fallback_interval).count()) +
+             " s, and tries Redis again every 2 s\n");
+    }
+    m_falling_back = true;
+    m_try_again = now + kRetryEvery;
+    return take_locally(now);
+  }
+  if (m_falling_back && m_warn)
+    m_warn("clef: the shared rate in Redis answers again: this shard shares it from here on\n");
+  m_falling_back = false;
+  if (*wait > 0) return std::chrono::microseconds(*wait);
+  // The local pace moves on too, so a fallback later does not start with a burst.
+  m_local_next = std::max(m_local_next, now);
+  ++m_shared;
+  return std::chrono::nanoseconds(0);
+}
+
+std::size_t RedisRate::taken_shared() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_shared;
+}
+
+std::size_t RedisRate::taken_locally() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  return m_local;
+}
+
+}  // namespace clef::cli

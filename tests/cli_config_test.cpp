@@ -1,0 +1,177 @@
+// The config file: profiles, precedence (flag > environment > file), refusals that name the file
+// and line, and `clef config show` with its secrets masked.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "support/cli_runner.hpp"
+#include "support/fake_server.hpp"
+
+using namespace clef::testing;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+/// Sets an environment variable for one test and restores what was there.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const std::string& value) : m_name(name) {
+    if (const char* old = std::getenv(name)) m_old = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnvironment() {
+    if (m_old)
+      ::setenv(m_name, m_old->c_str(), 1);
+    else
+      ::unsetenv(m_name);
+  }
+
+ private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
+
+/// The host a decision went to: each server counts its own.
+std::size_t sent_to(const FakeServer& server) {
+  return server.requests().size();
+}
+
+std::vector<std::string> ask(std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"ask", "--yes-no", "urgent: Is it urgent?", "--json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back("the printer is on fire");
+  return args;
+}
+
+}  // namespace
+
+TEST(CliConfig, FlagBeatsEnvironmentBeatsFileBeatsDefault) {
+  FakeServer from_file, from_profile, from_environment, from_flag;
+  const std::string config =
+      write_temp_file("precedence.toml", "host = \"" + from_file.base_url() +
+                                             "\"\nretries = 0\n\n[profiles.other]\nhost = \"" +
+                                             from_profile.base_url() + "\"\n");
+  ScopedEnvironment file("CLEF_CONFIG", config);
+  ASSERT_EQ(run_clef(ask()).code, 0);
+  EXPECT_EQ(sent_to(from_file), 1u) << "the file's host, with no flag and no OLLAMA_HOST";
+  ASSERT_EQ(run_clef(ask({"--profile", "other"})).code, 0);
+  EXPECT_EQ(sent_to(from_profile), 1u) << "a profile's value over the file's top level";
+  {
+    ScopedEnvironment profile("CLEF_PROFILE", "other");
+    ASSERT_EQ(run_clef(ask()).code, 0);
+    EXPECT_EQ(sent_to(from_profile), 2u) << "CLEF_PROFILE picks it too";
+  }
+  {
+    ScopedEnvironment host("OLLAMA_HOST", from_environment.base_url());
+    ASSERT_EQ(run_clef(ask()).code, 0);
+    EXPECT_EQ(sent_to(from_environment), 1u) << "the environment over the file";
+    ASSERT_EQ(run_clef(ask({"--host", from_flag.base_url()})).code, 0);
+    EXPECT_EQ(sent_to(from_flag), 1u) << "the flag over the environment";
+  }
+  EXPECT_EQ(sent_to(from_file), 1u);
+  // --config beats CLEF_CONFIG; a file given but missing is an error, not a silent default.
+  from_flag.set_models({"clef-flash", "other"});
+  const std::string other = write_temp_file("other.toml", "model = \"other\"\n");
+  auto r = run_clef(ask({"--config", other, "--host", from_flag.base_url()}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Json::parse(from_flag.requests().back().body)["model"], "other");
+  auto missing = run_clef(ask({"--config", config + ".gone"}));
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find(config + ".gone"), std::string::npos) << missing.err;
+}
+
+TEST(CliConfig, TheDefaultFileIsReadAndItsDefaultProfileUsed) {
+  FakeServer a, b;
+  const std::string home = fresh_path("config_home");
+  ::mkdir(home.c_str(), 0700);  // there already from an earlier run, or made now
+  ::mkdir((home + "/clef").c_str(), 0700);
+  write_temp_file("config_home/clef/config.toml", "default_profile = \"b\"\nhost = \"" +
+                                                      a.base_url() + "\"\n[profiles.b]\nhost = \"" +
+                                                      b.base_url() + "\"\nconcurrency = 3\n");
+  ScopedEnvironment xdg("XDG_CONFIG_HOME", home);
+  ASSERT_EQ(run_clef(ask()).code, 0);
+  EXPECT_EQ(sent_to(b), 1u);
+  EXPECT_EQ(sent_to(a), 0u);
+  EXPECT_EQ(run_clef({"config", "path"}).out, home + "/clef/config.toml\n");
+  auto shown = run_clef({"config", "show", "--json"});
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  const Json json = Json::parse(shown.out);
+  EXPECT_EQ(json["file"], home + "/clef/config.toml");
+  EXPECT_EQ(json["profile"], "b");
+  for (const auto& setting : json["settings"]) {
+    if (setting["key"] == "concurrency") {
+      EXPECT_EQ(setting["value"], "3");
+      EXPECT_EQ(setting["source"], "profile b");
+      EXPECT_EQ(setting["where"], home + "/clef/config.toml:5");
+    }
+    if (setting["key"] == "model") {
+      EXPECT_EQ(setting["value"], "clef-flash");
+      EXPECT_EQ(setting["source"], "default");
+    }
+  }
+}
+
+TEST(CliConfig, ShowNamesEverySourceAndMasksSecrets) {
+  const std::string token_file = write_temp_file("cf-token", "s3cret-token-value\n");
+  const std::string config = write_temp_file(
+      "show.toml", "backend = \"workers-ai\"\naccount_id = \"0123abcd\"\napi_token_file = \"" +
+                       token_file + "\"\nmodel = \"@cf/cloudflare/clef-flash\"\n");
+  ScopedEnvironment file("CLEF_CONFIG", config);
+  auto plain = run_clef({"config", "show"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("api_token_file"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find(token_file + "  [file " + config + ":3]"), std::string::npos)
+      << plain.out;
+  EXPECT_EQ(plain.out.find("s3cret"), std::string::npos) << "the file's content is never shown";
+  {
+    ScopedEnvironment token("CLOUDFLARE_API_TOKEN", "environment-token-0123456789");
+    ScopedEnvironment account("CLOUDFLARE_ACCOUNT_ID", "fedcba98");
+    auto shown = run_clef({"config", "show"});
+    ASSERT_EQ(shown.code, 0) << shown.err;
+    EXPECT_EQ(shown.out.find("environment-token"), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find("******** (set, 28 characters)  [environment CLOUDFLARE_API_TOKEN]"),
+              std::string::npos)
+        << shown.out;
+    EXPECT_NE(shown.out.find("fedcba98  [environment CLOUDFLARE_ACCOUNT_ID]"), std::string::npos)
+        << shown.out;
+  }
+}
+
+TEST(CliConfig, ABadFileIsRefusedNamingItsLine) {
+  FakeServer server;
+  for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
+           {"model = \"a\"\napi_token = \"abc\"\n", ":2)"},
+           {"model = \"a\"\napi_token = \"abc\"\n", "give api_token_file"},
+           {"colour = \"blue\"\n", "'colour' is not a setting clef knows"},
+           {"host = 5\n", "host must be a string or a list of strings"},
+           {"retries = [1, 2]\n", "retries must be a string, a number or true/false"},
+           {"model = \"a\n", "not TOML"},
+           {"profiles = 3\n", "profiles must be tables"},
+           {"[profiles.a]\nmodel = \"x\"\n", ""}}) {
+    const std::string config = write_temp_file("bad.toml", text);
+    auto r = run_clef(ask({"--config", config, "--host", server.base_url()}));
+    if (says.empty()) {
+      EXPECT_EQ(r.code, 0) << text << r.err;
+      continue;
+    }
+    EXPECT_EQ(r.code, 2) << text;
+    EXPECT_NE(r.err.find(config), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  }
+  const std::string config = write_temp_file("profiles.toml", "[profiles.a]\nmodel = \"x\"\n");
+  auto unknown = run_clef(ask({"--config", config, "--profile", "b"}));
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("no profile 'b'"), std::string::npos) << unknown.err;
+  // A value the flag refuses says it came from the file.
+  const std::string zero = write_temp_file("zero.toml", "concurrency = 0\n");
+  auto refused = run_clef({"batch", "--config", zero, "-", "--yes-no", "u: U?"});
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("the config file " + zero + " added: --concurrency=0"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(server.requests().size(), 1u) << "only the good file's ask was sent";
+}

@@ -1,0 +1,205 @@
+// clef batch --metrics-file and --metrics-push: the Prometheus text format checked by Debian's
+// promtool, pushed to a real Pushgateway on 127.0.0.1, and the numbers the run's summary prints.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "clef/mock.hpp"
+#include "clef/transport.hpp"
+#include "support/child_clef.hpp"
+#include "support/cli_runner.hpp"
+#include "support/fake_server.hpp"
+#include "support/local_service.hpp"
+#include "support/wait_until.hpp"
+
+using namespace clef::testing;
+
+namespace {
+
+/// The value of the sample `series` (its name and labels as written) in `text`, or -1.
+double sample(const std::string& text, const std::string& series) {
+  const std::string start = series + " ";
+  std::size_t at = text.rfind("\n" + start);
+  if (at == std::string::npos && text.rfind(start, 0) == 0) at = 0;
+  if (at == std::string::npos) return -1;
+  at = text.find(' ', at + 1 + series.size() - 1) + 1;
+  return std::strtod(text.c_str() + at, nullptr);
+}
+
+/// "N ok, F failed" and "R refused by the server" from a batch's summary line (R 0 when absent).
+struct Summary {
+  long ok = -1, failed = -1, refused = 0;
+};
+Summary summary_of(const std::string& err) {
+  Summary summary;
+  std::smatch match;
+  if (std::regex_search(err, match, std::regex(R"(written, (\d+) ok, (\d+) failed)"))) {
+    summary.ok = std::stol(match[1]);
+    summary.failed = std::stol(match[2]);
+  }
+  if (std::regex_search(err, match, std::regex(R"((\d+) refused by the server)")))
+    summary.refused = std::stol(match[1]);
+  return summary;
+}
+
+/// promtool check metrics on the file: its exit code, and what it said.
+std::pair<int, std::string> promtool_check(const std::string& promtool, const std::string& path) {
+  const std::string log = path + ".promtool";
+  const int status =
+      std::system((promtool + " check metrics < '" + path + "' > '" + log + "' 2>&1").c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(log)};
+}
+
+std::vector<std::string> run_args(const FakeServer& server, const std::string& input,
+                                  const std::string& output, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"batch",     input,
+                                   "-o",        output,
+                                   "--host",    server.base_url(),
+                                   "--yes-no",  "urgent: Is it urgent?",
+                                   "--retries", "0"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+}  // namespace
+
+TEST(CliMetrics, TheFilePassesPromtoolAndItsNumbersAreTheSummarys) {
+  const std::string promtool = installed_program("promtool");
+  if (promtool.empty()) GTEST_SKIP() << "no promtool (Debian's prometheus; .ci/run installs it)";
+  FakeServer server;
+  clef::MockFaults faults;
+  faults.fail_rates = {{503, 0.2}, {500, 0.1}};  // refusals sent again, and failures
+  faults.retry_after_seconds = 0;
+  server.set_faults(faults);
+  const std::string input = write_temp_file("metrics_in.jsonl", jsonl_tickets(80));
+  const std::string output = fresh_path("metrics_out.jsonl");
+  const std::string metrics = fresh_path("metrics.prom");
+  auto r = run_clef(run_args(server, input, output,
+                             {"-j", "4", "--max-retry-after", "0.05", "--metrics-file", metrics}));
+  ASSERT_TRUE(r.code == 0 || r.code == 6) << r.err;
+  const Summary summary = summary_of(r.err);
+  ASSERT_GT(summary.failed, 0) << r.err;
+  ASSERT_GT(summary.refused, 0) << r.err;
+
+  const std::string text = read_file(metrics);
+  const auto [code, said] = promtool_check(promtool, metrics);
+  EXPECT_EQ(code, 0) << said << text;
+  EXPECT_EQ(said, "") << "promtool's lint found something";
+  EXPECT_EQ(sample(text, R"(clef_decisions_total{outcome="ok"})"), summary.ok) << text;
+  EXPECT_EQ(sample(text, R"(clef_decisions_total{outcome="failed"})"), summary.failed);
+  EXPECT_EQ(summary.ok + summary.failed, 80);
+  EXPECT_EQ(sample(text, "clef_requests_refused_total"), summary.refused);
+  EXPECT_EQ(sample(text, "clef_decisions_pending"), 0);
+  EXPECT_EQ(sample(text, "clef_batch_finished"), 1);
+  const std::string host = "host=\"" + server.base_url() + "\"";
+  EXPECT_EQ(sample(text, "clef_host_answered_total{" + host + "}"), summary.ok);
+  EXPECT_EQ(sample(text, "clef_host_failed_total{" + host + "}"), summary.failed);
+  EXPECT_EQ(sample(text, "clef_host_refused_total{" + host + "}"), summary.refused);
+  // Every answer's time is in the histogram, the last bucket holding them all.
+  EXPECT_EQ(sample(text, "clef_decision_duration_seconds_count{" + host + "}"), summary.ok);
+  EXPECT_EQ(sample(text, "clef_decision_duration_seconds_bucket{" + host + R"(,le="+Inf"})"),
+            summary.ok);
+  EXPECT_GT(sample(text, "clef_decision_duration_seconds_sum{" + host + "}"), 0);
+}
+
+TEST(CliMetrics, WhileTheRunGoesOnTheFileSaysSoAndIsNeverHalfWritten) {
+  FakeServer server;
+  server.set_latency(std::chrono::milliseconds(100));
+  const std::string input = write_temp_file("metrics_live_in.jsonl", jsonl_tickets(30));
+  const std::string output = fresh_path("metrics_live_out.jsonl");
+  const std::string metrics = fresh_path("metrics_live.prom");
+  const pid_t child = spawn_clef(run_args(
+      server, input, output, {"-j", "2", "--metrics-file", metrics, "--metrics-interval", "0.1"}));
+  ASSERT_GT(child, 0);
+  std::size_t reads = 0;
+  double seen_pending = 0, seen_done = -1;
+  wait_until(
+      [&] {
+        const std::string text = read_file(metrics);
+        if (text.empty()) return false;
+        ++reads;
+        // Replaced whole: every read is a complete exposition.
+        EXPECT_EQ(text.back(), '\n');
+        EXPECT_NE(text.find("clef_batch_finished "), std::string::npos) << text;
+        seen_pending = std::max(seen_pending, sample(text, "clef_decisions_pending"));
+        seen_done = sample(text, R"(clef_decisions_total{outcome="ok"})");
+        return sample(text, "clef_batch_finished") == 0 && seen_done >= 4 && seen_pending > 0;
+      },
+      "a metrics file that shows the run under way");
+  EXPECT_EQ(wait_for_exit(child), 0);
+  const std::string last = read_file(metrics);
+  EXPECT_EQ(sample(last, "clef_batch_finished"), 1);
+  EXPECT_EQ(sample(last, R"(clef_decisions_total{outcome="ok"})"), 30);
+  EXPECT_LT(seen_done, 30) << "the file was read while the run went on";
+  // In flight, waiting, or read ahead: at least the two -j 2 sends, at most twice -j.
+  EXPECT_GE(seen_pending, 2);
+  EXPECT_LE(seen_pending, 4);
+  EXPECT_GT(reads, 1u);
+}
+
+TEST(CliMetrics, APushgatewayReceivesEachShardsNumbers) {
+  const std::string pushgateway = installed_program("prometheus-pushgateway");
+  if (pushgateway.empty())
+    GTEST_SKIP() << "no prometheus-pushgateway (the Debian package; .ci/run installs it)";
+  LocalService gateway(pushgateway, {"--web.listen-address=127.0.0.1:{port}"},
+                       fresh_path("pushgateway.log"));
+  ASSERT_TRUE(gateway.ready()) << read_file(fresh_path("pushgateway.log"));
+  FakeServer server;
+  const std::string input = write_temp_file("metrics_push_in.jsonl", jsonl_tickets(40));
+  long ok[2] = {0, 0};
+  for (int shard = 0; shard < 2; ++shard) {
+    const std::string output = fresh_path("metrics_push_out_" + std::to_string(shard) + ".jsonl");
+    auto r = run_clef(run_args(server, input, output,
+                               {"--shard", std::to_string(shard) + "/2", "--metrics-push",
+                                gateway.url(), "--metrics-job", "nightly_routing"}));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+    ok[shard] = summary_of(r.err).ok;
+  }
+  EXPECT_EQ(ok[0] + ok[1], 40);
+  clef::HttpRequest get;
+  get.method = "GET";
+  get.url = gateway.url() + "/metrics";
+  auto scraped = clef::make_curl_transport()->send(get);
+  ASSERT_TRUE(scraped) << scraped.error().message;
+  ASSERT_EQ(scraped->status, 200);
+  // The gateway sorts the labels: the grouping key's job and shard, then the metric's own.
+  for (int shard = 0; shard < 2; ++shard) {
+    const std::string labels =
+        R"(instance="",job="nightly_routing",outcome="ok",shard=")" + std::to_string(shard) + "\"";
+    EXPECT_EQ(sample(scraped->body, "clef_decisions_total{" + labels + "}"), ok[shard])
+        << scraped->body;
+  }
+
+  // A gateway that is gone: a warning, once; the run and its exit code are the same.
+  gateway.stop();
+  const std::string output = fresh_path("metrics_push_gone.jsonl");
+  auto gone = run_clef(run_args(server, input, output,
+                                {"--metrics-push", gateway.url(), "--metrics-interval", "0.1"}));
+  EXPECT_EQ(gone.code, 0) << gone.err;
+  EXPECT_EQ(lines_of(read_file(output)).size(), 40u);
+  const auto first = gone.err.find("cannot push the metrics to " + gateway.url());
+  EXPECT_NE(first, std::string::npos) << gone.err;
+  EXPECT_EQ(gone.err.find("cannot push the metrics", first + 1), std::string::npos) << gone.err;
+}
+
+TEST(CliMetrics, BadTargetsAreRefusedBeforeAnythingIsSent) {
+  FakeServer server;
+  const std::string input = write_temp_file("metrics_bad_in.jsonl", jsonl_tickets(3));
+  const std::string output = fresh_path("metrics_bad_out.jsonl");
+  for (const auto& [flags, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--metrics-push", "ftp://127.0.0.1:9091"}, "--metrics-push"},
+           {{"--metrics-push", "http://127.0.0.1:9091/?x=1"}, "--metrics-push"},
+           {{"--metrics-push", "http://127.0.0.1:1", "--metrics-job", "a/b"}, "--metrics-job"},
+           {{"--metrics-file", "m.prom", "--metrics-interval", "0"}, "--metrics-interval"},
+           {{"--metrics-file", input}, "--metrics-file"},
+           {{"--metrics-file", output}, "--metrics-file"}}) {
+    auto r = run_clef(run_args(server, input, output, flags));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(server.requests().size(), 0u);
+}

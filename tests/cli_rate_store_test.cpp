@@ -1,0 +1,171 @@
+// clef batch --rate-store: shards on one budget kept in a real redis-server on 127.0.0.1, started
+// at different moments, and going on at their share when Redis goes away.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "clef/batch.hpp"
+#include "support/child_clef.hpp"
+#include "support/cli_runner.hpp"
+#include "support/fake_server.hpp"
+#include "support/local_service.hpp"
+#include "support/wait_until.hpp"
+
+using namespace clef::testing;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+/// `per_shard` ids in each of `shards` shards (by clef's own hash), as JSONL.
+std::string even_shards(int shards, int per_shard) {
+  std::string text;
+  std::vector<int> count(static_cast<std::size_t>(shards));
+  for (int i = 0, total = 0; total < shards * per_shard; ++i) {
+    const std::string id = "T" + std::to_string(i);
+    const std::size_t shard = clef::shard_of(Json(id).dump(), static_cast<std::size_t>(shards));
+    if (count[shard] == per_shard) continue;
+    ++count[shard];
+    ++total;
+    text +=
+        Json({{"id", id}, {"state", {{"ticket", "ticket number " + std::to_string(i)}}}}).dump() +
+        "\n";
+  }
+  return text;
+}
+
+/// A mock with a token bucket of `rate` a second that notes when each decision arrives.
+struct Bucket {
+  FakeServer server;
+  std::mutex mutex;
+  std::vector<std::chrono::steady_clock::time_point> arrivals;
+
+  explicit Bucket(double rate) {
+    clef::MockFaults faults;
+    faults.rate_limit = rate;
+    server.set_faults(faults);
+    server.set_script([this](const clef::MockRequest&, int) -> std::optional<clef::MockReply> {
+      std::lock_guard<std::mutex> lock(mutex);
+      arrivals.push_back(std::chrono::steady_clock::now());
+      return std::nullopt;  // the simulated server answers, its bucket deciding
+    });
+  }
+  std::size_t arrived() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return arrivals.size();
+  }
+  /// Decisions a second from half a second after the first to half a second before the last.
+  double steady_rate() {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::sort(arrivals.begin(), arrivals.end());
+    const auto from = arrivals.front() + std::chrono::milliseconds(500);
+    const auto to = arrivals.back() - std::chrono::milliseconds(500);
+    const auto in_window = std::count_if(arrivals.begin(), arrivals.end(),
+                                         [&](auto t) { return t >= from && t <= to; });
+    return static_cast<double>(in_window) / std::chrono::duration<double>(to - from).count();
+  }
+};
+
+std::unique_ptr<LocalService> start_redis(const std::string& log) {
+  return std::make_unique<LocalService>(
+      installed_program("redis-server"),
+      std::vector<std::string>{"--port", "{port}", "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no"},
+      log);
+}
+
+}  // namespace
+
+TEST(CliRateStore, ShardsStartedAtDifferentMomentsShareOneBudgetInRedis) {
+  if (installed_program("redis-server").empty())
+    GTEST_SKIP() << "no redis-server (the Debian package; .ci/run installs it)";
+  const std::string log = fresh_path("redis_shared.log");
+  auto redis = start_redis(log);
+  ASSERT_TRUE(redis->ready()) << read_file(log);
+  Bucket bucket(40);
+  const std::string input = write_temp_file("rate_store.jsonl", even_shards(4, 30));
+  const std::string store = "redis://127.0.0.1:" + std::to_string(redis->port()) + "/clef:test";
+  std::vector<pid_t> children;
+  for (int k = 0; k < 4; ++k) {
+    // Each shard starts once the one before it has sent ten: shard 0 alone has the whole budget
+    // at first, then shares it with each newcomer.
+    if (k > 0)
+      wait_until([&] { return bucket.arrived() >= 10u * static_cast<std::size_t>(k); },
+                 "shard " + std::to_string(k - 1) + " under way");
+    children.push_back(spawn_clef(batch_args(bucket.server.base_url(), input,
+                                             fresh_path("rate_store." + std::to_string(k)),
+                                             {"--shard", std::to_string(k) + "/4", "--rate-total",
+                                              "40", "--rate-store", store, "-j", "4"})));
+  }
+  for (pid_t child : children) EXPECT_EQ(wait_for_exit(child), 0);
+  const int refused = bucket.server.request_count() - 120;
+  EXPECT_LT(refused, 6) << refused << " of " << bucket.server.request_count() << " refused";
+  const double rate = bucket.steady_rate();
+  EXPECT_GE(rate, 0.95 * 40);
+  EXPECT_LE(rate, 1.05 * 40 + 1);
+  std::size_t written = 0;
+  for (int k = 0; k < 4; ++k)
+    written += lines_of(read_file(::testing::TempDir() + "rate_store." + std::to_string(k))).size();
+  EXPECT_EQ(written, 120u);
+}
+
+TEST(CliRateStore, WithRedisGoneTheShardsGoOnAtTheirShareAndSaySo) {
+  if (installed_program("redis-server").empty())
+    GTEST_SKIP() << "no redis-server (the Debian package; .ci/run installs it)";
+  const std::string log = fresh_path("redis_gone.log");
+  auto redis = start_redis(log);
+  ASSERT_TRUE(redis->ready()) << read_file(log);
+  Bucket bucket(20);
+  const std::string input = write_temp_file("rate_store_gone.jsonl", even_shards(2, 40));
+  const std::string store = "redis://127.0.0.1:" + std::to_string(redis->port()) + "/clef:gone";
+  std::vector<pid_t> children;
+  std::vector<std::string> errors;
+  for (int k = 0; k < 2; ++k) {
+    errors.push_back(fresh_path("rate_store_gone.err." + std::to_string(k)));
+    children.push_back(spawn_clef(batch_args(bucket.server.base_url(), input,
+                                             fresh_path("rate_store_gone." + std::to_string(k)),
+                                             {"--shard", std::to_string(k) + "/2", "--rate-total",
+                                              "20", "--rate-store", store, "-j", "2"}),
+                                  "", errors.back()));
+  }
+  wait_until([&] { return bucket.arrived() >= 10u; }, "the shards under way");
+  redis->stop();
+  for (pid_t child : children) EXPECT_EQ(wait_for_exit(child), 0);
+  for (int k = 0; k < 2; ++k) {
+    const std::string err = read_file(errors[static_cast<std::size_t>(k)]);
+    EXPECT_NE(err.find("cannot be reached: this shard goes on at its share, one request every "
+                       "0.1"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("40 written, 40 ok"), std::string::npos) << err;
+    EXPECT_EQ(
+        lines_of(read_file(::testing::TempDir() + "rate_store_gone." + std::to_string(k))).size(),
+        40u);
+  }
+  // R/N each: together within the bucket, so (almost) nothing refused.
+  const int refused = bucket.server.request_count() - 80;
+  EXPECT_LT(refused, 4) << refused << " of " << bucket.server.request_count() << " refused";
+}
+
+TEST(CliRateStore, ABadStoreIsRefusedBeforeAnythingIsSent) {
+  FakeServer server;
+  const std::string input = write_temp_file("rate_store_bad.jsonl", jsonl_tickets(4));
+  for (const auto& [flags, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--shard", "0/2", "--rate-store", "redis://127.0.0.1:6379/k"}, "give --rate-total"},
+           {{"--shard", "0/2", "--rate-total", "5", "--rate-store", "http://127.0.0.1/k"},
+            "redis://HOST:PORT/KEY"},
+           {{"--shard", "0/2", "--rate-total", "5", "--rate-store", "redis://127.0.0.1:6379"},
+            "the bucket's key"},
+           {{"--shard", "0/2", "--rate-total", "5", "--rate-store", "redis://u:pw@127.0.0.1/k"},
+            "REDISCLI_AUTH"},
+           {{"--shard", "0/2", "--rate-total", "5", "--rate-store", "redis://127.0.0.1:0/k"},
+            "a port from 1 to 65535"}}) {
+    auto r = run_clef(batch_args(server.base_url(), input, fresh_path("rate_store_bad"), flags));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(server.requests().size(), 0u);
+}
