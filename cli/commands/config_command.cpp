@@ -75,8 +75,7 @@ CLI::App* add_config_command(CLI::App& app, ConfigFlags& flags) {
       "  clef config path\n"
       "  clef --profile cloudflare config show --backend workers-ai\n");
   config
-      ->add_option("ACTION", flags.action,
-                   "show | path (path: where clef looks for its settings)")
+      ->add_option("ACTION", flags.action, "show | path (path: where clef looks for its settings)")
       ->required()
       ->check(CLI::IsMember({"show", "path"}));
   config->add_option("--backend", flags.backend,

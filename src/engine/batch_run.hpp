@@ -97,6 +97,7 @@ class BatchRun {
 
   // What a result means for its item and its host, under m_mutex (batch_settle.cpp).
   void settle(Landed&& landed);
+  void count_refusal(HostPool::Host& host);
   void throttled(Landed& landed);
   static bool another_host_may_answer(const Error& error);
   bool moves_free_or_within_retries(Flight& flight, ErrorKind kind) const;

@@ -27,9 +27,7 @@ void BatchRun::settle(Landed&& landed) {
   // Refused as the batch stops: it would have been sent again, so it is not done rather than
   // failed (--resume sends it; a summary does not count the server's 503 against it).
   if (refused && m_stopping && m_options.throttle_budget.count() > 0) {
-    ++m_tally.throttled;
-    ++host.summary.refused;
-    if (m_options.on_refusal) m_refusals.push_back(host.summary.host);
+    count_refusal(host);
     finish(flight,
            make_error(ErrorKind::cancelled, "the batch stopped before this item was sent again (" +
                                                 result.error().message + ")"));
@@ -121,9 +119,7 @@ void BatchRun::throttled(Landed& landed) {
   HostPool::Host& host = m_hosts[flight.host];
   const Error& error = landed.result.error();
   const Clock::time_point now = Clock::now();
-  ++m_tally.throttled;
-  ++host.summary.refused;
-  if (m_options.on_refusal) m_refusals.push_back(host.summary.host);
+  count_refusal(host);
   const RetryPolicy& policy = m_first.options().retry;
   std::optional<std::chrono::milliseconds> asked = error.retry_after;
   // "Retry-After: 0" from a server that refuses everything would be a tight loop: back off.
@@ -162,6 +158,13 @@ void BatchRun::throttled(Landed& landed) {
     announce_pause(now, error);
   }
   m_waiting.add(std::move(landed.flight));
+}
+
+/// A 429/503 counted in the summary, the host's line and, for on_refusal, the caller's outbox.
+void BatchRun::count_refusal(HostPool::Host& host) {
+  ++m_tally.throttled;
+  ++host.summary.refused;
+  if (m_options.on_refusal) m_refusals.push_back(host.summary.host);
 }
 
 /// on_pause, when no host may be sent to before a pause ends: until the first one ends.
