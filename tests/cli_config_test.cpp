@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "support/child_clef.hpp"
 #include "support/cli_runner.hpp"
 #include "support/fake_server.hpp"
 
@@ -162,6 +163,14 @@ TEST(CliConfig, ABadFileIsRefusedNamingItsLine) {
     EXPECT_NE(r.err.find(config), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
   }
+  // A FIFO as the config file: refused at once, not waited on.
+  const std::string fifo = fresh_path("config.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto waited = run_clef_child(ask({"--config", fifo, "--host", server.base_url()}),
+                               std::chrono::seconds(30));
+  ASSERT_TRUE(waited.finished);
+  EXPECT_EQ(waited.code, 2);
+  EXPECT_NE(waited.err.find("not a regular file"), std::string::npos) << waited.err;
   const std::string config = write_temp_file("profiles.toml", "[profiles.a]\nmodel = \"x\"\n");
   auto unknown = run_clef(ask({"--config", config, "--profile", "b"}));
   EXPECT_EQ(unknown.code, 2);

@@ -2,6 +2,12 @@
 // promtool, pushed to a real Pushgateway on 127.0.0.1, and the numbers the run's summary prints.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -190,11 +196,21 @@ TEST(CliMetrics, BadTargetsAreRefusedBeforeAnythingIsSent) {
   FakeServer server;
   const std::string input = write_temp_file("metrics_bad_in.jsonl", jsonl_tickets(3));
   const std::string output = fresh_path("metrics_bad_out.jsonl");
+  // Each export replaces the file whole: a FIFO, a device or a link would be replaced by one.
+  const std::string fifo = fresh_path("metrics_bad.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string link = fresh_path("metrics_bad.link");
+  ASSERT_EQ(::symlink(input.c_str(), link.c_str()), 0);
   for (const auto& [flags, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--metrics-push", "ftp://127.0.0.1:9091"}, "--metrics-push"},
            {{"--metrics-push", "http://127.0.0.1:9091/?x=1"}, "--metrics-push"},
            {{"--metrics-push", "http://127.0.0.1:1", "--metrics-job", "a/b"}, "--metrics-job"},
            {{"--metrics-file", "m.prom", "--metrics-interval", "0"}, "--metrics-interval"},
+           {{"--metrics-file", "m.prom", "--metrics-interval", "nan"}, "--metrics-interval"},
+           {{"--metrics-push", "http://127.0.0.1:1", "--metrics-job", ".."}, "--metrics-job"},
+           {{"--metrics-file", fifo}, "not a regular file"},
+           {{"--metrics-file", link}, "not a regular file"},
+           {{"--metrics-file", "/dev/null"}, "not a regular file"},
            {{"--metrics-file", input}, "--metrics-file"},
            {{"--metrics-file", output}, "--metrics-file"}}) {
     auto r = run_clef(run_args(server, input, output, flags));
@@ -202,4 +218,40 @@ TEST(CliMetrics, BadTargetsAreRefusedBeforeAnythingIsSent) {
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
   }
   EXPECT_EQ(server.requests().size(), 0u);
+  EXPECT_TRUE(S_ISFIFO([&] {
+    struct stat info {};
+    ::lstat(fifo.c_str(), &info);
+    return info.st_mode;
+  }()))
+      << "the FIFO is still a FIFO";
+}
+
+TEST(CliMetrics, AGatewayThatNeverAnswersHoldsNothingUp) {
+  // A socket that listens and never accepts: the kernel completes each connection, and nothing
+  // ever answers.
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(listener, 64), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string silent = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  FakeServer server;
+  const std::string input = write_temp_file("metrics_silent_in.jsonl", jsonl_tickets(20));
+  const std::string output = fresh_path("metrics_silent_out.jsonl");
+  auto r = run_clef_child(
+      run_args(server, input, output, {"--metrics-push", silent, "--metrics-interval", "0.2"}),
+      std::chrono::seconds(60));
+  ::close(listener);
+  ASSERT_TRUE(r.finished);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(lines_of(read_file(output)).size(), 20u);
+  // The run itself takes a few milliseconds; the last push gives up after 2 s.
+  EXPECT_LT(r.elapsed, std::chrono::milliseconds(4500)) << r.err;
+  const auto first = r.err.find("cannot push the metrics");
+  EXPECT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cannot push the metrics", first + 1), std::string::npos) << r.err;
 }

@@ -431,8 +431,6 @@ void export_metrics(const BatchFlags& flags, const std::optional<Shard>& shard, 
   if (flags.metrics.file.empty() && flags.metrics.push_url.empty()) return;
   progress.report_to(&metrics);
   MetricsTargets targets = flags.metrics;
-  targets.interval = std::chrono::milliseconds(
-      static_cast<std::int64_t>(std::llround(flags.metrics_interval_seconds * 1000)));
   targets.ca_file = flags.connection.ca_cert;
   if (shard) targets.shard = std::to_string(shard->index);
   exporter.emplace(metrics, std::move(targets),

@@ -51,7 +51,6 @@ struct BatchFlags {
   bool estimate = false;    ///< --estimate: decide a sample, say what the run would cost, stop.
   std::size_t sample = 20;  ///< --sample K: the estimate's sample.
   MetricsTargets metrics;   ///< --metrics-file, --metrics-push, --metrics-job.
-  double metrics_interval_seconds = 5;
   ConnectionFlags connection;
 };
 

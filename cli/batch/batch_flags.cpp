@@ -7,6 +7,7 @@
 #include <string>
 
 #include "batch/batch_command.hpp"
+#include "common/flag_rules.hpp"
 #include "flags/hosts.hpp"
 #include "flags/price_flag.hpp"
 
@@ -72,7 +73,7 @@ void add_fleet_flags(CLI::App& batch, BatchFlags& flags) {
   batch
       .add_option("--per-host", flags.per_host,
                   "Several hosts: at most this many requests in flight on one (0 = -j only)")
-      ->check(CLI::Range(0, 10000));
+      ->check(finite_number() & CLI::Range(0, 10000));
   batch
       .add_option("--max-ejected", flags.max_ejected,
                   "Several hosts: at most this percent of them set aside at once for failing "
@@ -105,10 +106,10 @@ void add_metrics_flags(CLI::App& batch, BatchFlags& flags) {
   batch.add_option("--metrics-job", flags.metrics.job, "The job label of --metrics-push")
       ->capture_default_str();
   batch
-      .add_option("--metrics-interval", flags.metrics_interval_seconds,
+      .add_option("--metrics-interval", flags.metrics.interval_seconds,
                   "Seconds between two exports of the metrics (0.1 to 86400)")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 86400.0));
+      ->check(finite_number() & CLI::Range(0.1, 86400.0));
 }
 
 }  // namespace
@@ -139,7 +140,7 @@ void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
                   "Seconds one item may spend throttled (429/503 pauses) before it is written as "
                   "a rate_limited error")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(finite_number() & CLI::Range(0.0, 86400.0));
   batch.add_flag("--dedupe", flags.dedupe, "Send identical states once");
   batch.add_option("--keep-alive", flags.keep_alive,
                    "Ollama: keep the model loaded (seconds or 5m)");

@@ -1,6 +1,8 @@
 // The implementation of metrics_export.hpp.
 #include "batch/metrics_export.hpp"
 
+#include <sys/stat.h>
+
 #include <cctype>
 
 #include "clef/backend.hpp"
@@ -21,7 +23,7 @@ std::string push_address(const MetricsTargets& targets) {
 }
 
 bool plain_name(const std::string& name) {
-  if (name.empty() || name.size() > 128) return false;
+  if (name.empty() || name.size() > 128 || name == "." || name == "..") return false;
   for (unsigned char c : name)
     if (!std::isalnum(c) && c != '_' && c != '.' && c != '-') return false;
   return true;
@@ -30,6 +32,15 @@ bool plain_name(const std::string& name) {
 }  // namespace
 
 Status check_metrics_targets(const MetricsTargets& targets) {
+  struct stat info {};
+  if (!targets.file.empty() && ::lstat(targets.file.c_str(), &info) == 0 &&
+      !S_ISREG(info.st_mode)) {
+    return make_error(ErrorKind::invalid_input,
+                      targets.file +
+                          " is not a regular file (a device, a FIFO, a directory or a link), and "
+                          "each export replaces the file whole: give a path of its own",
+                      "--metrics-file");
+  }
   const std::string& url = targets.push_url;
   if (!url.empty()) {
     const bool http = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
@@ -46,8 +57,7 @@ Status check_metrics_targets(const MetricsTargets& targets) {
                       "a job name of letters, digits, '_', '.' and '-' (at most 128)",
                       "--metrics-job");
   }
-  if (targets.interval < std::chrono::milliseconds(100) ||
-      targets.interval > std::chrono::hours(24)) {
+  if (!(targets.interval_seconds >= 0.1 && targets.interval_seconds <= 86400)) {
     return make_error(ErrorKind::invalid_input, "from 0.1 to 86400 seconds", "--metrics-interval");
   }
   return {};
@@ -58,7 +68,6 @@ MetricsExport::MetricsExport(const RunMetrics& metrics, MetricsTargets targets, 
       m_targets(std::move(targets)),
       m_warn(std::move(warn)),
       m_transport(m_targets.push_url.empty() ? nullptr : make_curl_transport()) {
-  export_now();  // the run is there from its first second, before its first interval
   m_thread = std::thread([this] { run(); });
 }
 
@@ -67,6 +76,7 @@ MetricsExport::~MetricsExport() {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_stopping = true;
   }
+  m_abandon = true;
   m_wake.notify_all();
   if (m_thread.joinable()) m_thread.join();
 }
@@ -76,21 +86,26 @@ void MetricsExport::finish() {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_stopping = true;
   }
+  m_abandon = true;
   m_wake.notify_all();
   if (m_thread.joinable()) m_thread.join();
-  export_now();
+  export_now(true);
 }
 
 void MetricsExport::run() {
+  const auto interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::duration<double>(m_targets.interval_seconds));
   std::unique_lock<std::mutex> lock(m_mutex);
-  while (!m_wake.wait_for(lock, m_targets.interval, [&] { return m_stopping; })) {
+  // The first export at once: the run is there from its first second.
+  while (!m_stopping) {
     lock.unlock();
-    export_now();
+    export_now(false);
     lock.lock();
+    m_wake.wait_for(lock, interval, [&] { return m_stopping; });
   }
 }
 
-void MetricsExport::export_now() {
+void MetricsExport::export_now(bool last) {
   const std::string text = m_metrics.text();
   if (!m_targets.file.empty()) {
     auto written = replace_file(m_targets.file, text);
@@ -103,9 +118,11 @@ void MetricsExport::export_now() {
   request.url = push_address(m_targets);
   request.headers = {{"Content-Type", "text/plain; version=0.0.4"}};
   request.body = text;
-  // A gateway that does not answer holds up the run's end by this much at most (the last push).
-  request.connect_timeout = std::chrono::milliseconds(2000);
-  request.total_timeout = std::chrono::milliseconds(5000);
+  // The thread's pushes end when finish() is called; the last one is short, so a gateway that
+  // does not answer holds up the run's end by 2 s at most.
+  request.connect_timeout = std::chrono::milliseconds(last ? 1000 : 2000);
+  request.total_timeout = std::chrono::milliseconds(last ? 2000 : 5000);
+  if (!last) request.cancel = &m_abandon;
   request.max_response_bytes = 64 * 1024;
   request.ca_file = m_targets.ca_file;
   auto response = m_transport->send(request);

@@ -3,6 +3,7 @@
 // and once more when the run is over.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -18,21 +19,26 @@
 namespace clef::cli {
 
 struct MetricsTargets {
-  std::string file;          ///< --metrics-file: replaced whole each time (never half written).
-  std::string push_url;      ///< --metrics-push: the Pushgateway's base URL.
-  std::string job = "clef";  ///< --metrics-job: the push's job label.
-  std::string shard;         ///< The shard's index: a grouping label of the push ("" for none).
-  std::chrono::milliseconds interval{5000};
-  std::string ca_file;  ///< Extra CA certificates for an https Pushgateway (--ca-file).
+  std::string file;             ///< --metrics-file: replaced whole each time (never half written).
+  std::string push_url;         ///< --metrics-push: the Pushgateway's base URL.
+  std::string job = "clef";     ///< --metrics-job: the push's job label.
+  std::string shard;            ///< The shard's index: a grouping label of the push ("" for none).
+  double interval_seconds = 5;  ///< --metrics-interval
+  std::string ca_file;          ///< Extra CA certificates for an https Pushgateway (--ca-file).
 };
 
-/// Refused before the run: a push URL that is not http(s), a job name that is not
-/// [A-Za-z0-9_.-], an interval outside 0.1 s .. 1 day. `where` names the flag.
+/// Refused before the run: a metrics file that exists and is not a regular file (a device, a
+/// FIFO, a directory, a link: it would be replaced by one), a push URL that is not http(s), a
+/// job name that is not [A-Za-z0-9_.-] (nor "." or ".."), an interval outside 0.1 s .. 1 day
+/// (or NaN). The error names the flag.
 Status check_metrics_targets(const MetricsTargets& targets);
 
-/// Exports while it lives; finish() exports the final numbers and stops. A failure to write or
-/// push is a warning told to `warn` (once, and again after it has worked in between), from the
-/// export's thread: metrics never stop a batch, nor change its exit code.
+/// Exports from a thread of its own while it lives (the first export at once); finish() exports
+/// the final numbers and stops. A failure to write or push is a warning told to `warn` (once,
+/// and again after it has worked in between), from the export's thread: metrics never stop a
+/// batch, hold it up, nor change its exit code. A push in progress when finish() is called is
+/// abandoned; the last push waits 1 s to connect and 2 s in all, so a gateway that does not
+/// answer delays the end by 2 s at most.
 class MetricsExport {
  public:
   using Warn = std::function<void(const std::string& line)>;
@@ -46,7 +52,8 @@ class MetricsExport {
 
  private:
   void run();
-  void export_now();
+  /// `last`: the final export, made on the caller's thread with the short timeouts.
+  void export_now(bool last);
   void warn(bool& failing, const std::string& what, const std::string& reason);
 
   const RunMetrics& m_metrics;
@@ -56,6 +63,7 @@ class MetricsExport {
   std::mutex m_mutex;
   std::condition_variable m_wake;
   bool m_stopping = false;
+  std::atomic<bool> m_abandon{false};  ///< Cancels the thread's push when finish() is called.
   bool m_file_failing = false;
   bool m_push_failing = false;
   std::thread m_thread;

@@ -105,17 +105,34 @@ void RedisRate::disconnect() {
 bool RedisRate::connect() {
   const timeval connect_timeout = as_timeval(kConnectTimeout);
   m_redis = redisConnectWithTimeout(m_address.host.c_str(), m_address.port, connect_timeout);
-  if (m_redis == nullptr || m_redis->err) return false;
+  if (m_redis == nullptr || m_redis->err) {
+    m_last_error = m_redis ? m_redis->errstr : "cannot connect";
+    return false;
+  }
   const timeval call_timeout = as_timeval(kCallTimeout);
   if (redisSetTimeout(m_redis, call_timeout) != REDIS_OK) return false;
   if (const char* password = std::getenv("REDISCLI_AUTH"); password && *password) {
     Reply auth(static_cast<redisReply*>(redisCommand(m_redis, "AUTH %s", password)));
-    if (!auth || auth->type == REDIS_REPLY_ERROR) return false;
+    if (!auth || auth->type == REDIS_REPLY_ERROR) return failed(auth.get());
   }
+  return load_script();
+}
+
+bool RedisRate::load_script() {
   Reply loaded(static_cast<redisReply*>(redisCommand(m_redis, "SCRIPT LOAD %s", kGcraScript)));
-  if (!loaded || loaded->type != REDIS_REPLY_STRING) return false;
+  if (!loaded || loaded->type != REDIS_REPLY_STRING) return failed(loaded.get());
   m_script_sha.assign(loaded->str, loaded->len);
   return true;
+}
+
+bool RedisRate::failed(const redisReply* reply) {
+  if (reply && reply->type == REDIS_REPLY_ERROR)
+    m_last_error.assign(reply->str, std::min<std::size_t>(reply->len, 200));
+  else if (m_redis && m_redis->err)
+    m_last_error = m_redis->errstr;
+  else
+    m_last_error = "an answer that is not the script's";
+  return false;
 }
 
 std::optional<long long> RedisRate::ask_redis() {
@@ -125,16 +142,19 @@ std::optional<long long> RedisRate::ask_redis() {
   }
   const std::string interval = std::to_string(m_interval_us);
   const std::string tolerance = std::to_string(m_interval_us);  // at most two starts together
-  Reply reply(static_cast<redisReply*>(redisCommand(m_redis, "EVALSHA %s 1 %s %s %s",
-                                                    m_script_sha.c_str(), m_address.key.c_str(),
-                                                    interval.c_str(), tolerance.c_str())));
-  if (!reply || reply->type != REDIS_REPLY_INTEGER || reply->integer < 0) {
-    // A NOSCRIPT (Redis restarted and lost the script) or a broken connection: connect again
-    // next time, which loads it again.
-    disconnect();
-    return std::nullopt;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Reply reply(static_cast<redisReply*>(redisCommand(m_redis, "EVALSHA %s 1 %s %s %s",
+                                                      m_script_sha.c_str(), m_address.key.c_str(),
+                                                      interval.c_str(), tolerance.c_str())));
+    if (reply && reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0) return reply->integer;
+    // Redis restarted or flushed its scripts: load it again and ask once more.
+    const bool no_script = reply && reply->type == REDIS_REPLY_ERROR &&
+                           std::string(reply->str, reply->len).rfind("NOSCRIPT", 0) == 0;
+    failed(reply.get());
+    if (!no_script || attempt > 0 || !load_script()) break;
   }
-  return reply->integer;
+  disconnect();  // a broken connection, or a key that is not the bucket's: connect again later
+  return std::nullopt;
 }
 
 std::chrono::nanoseconds RedisRate::take_locally(Clock::time_point now) {
@@ -152,8 +172,8 @@ std::chrono::nanoseconds RedisRate::take() {
   if (!wait) {
     if (!m_falling_back && m_warn) {
       m_warn("clef: warning: the shared rate at redis://" + terminal_safe(m_address.host) + ":" +
-             std::to_string(m_address.port) + " cannot be reached: this shard goes on at its " +
-             "share, one request every " +
+             std::to_string(m_address.port) + " cannot be used (" + terminal_safe(m_last_error) +
+             "): this shard goes on at its share, one request every " +
              std::to_string(std::chrono::duration<double>(m_fallback_interval).count()) +
              " s, and tries Redis again every 2 s\n");
     }

@@ -12,6 +12,7 @@
 #include "clef/result.hpp"
 
 struct redisContext;
+struct redisReply;
 
 namespace clef::cli {
 
@@ -45,6 +46,9 @@ class RedisRate final : public SharedRate {
  private:
   using Clock = std::chrono::steady_clock;
   bool connect();
+  bool load_script();
+  /// Notes why Redis failed (its error, or the connection's) for the warning; false.
+  bool failed(const redisReply* reply);
   void disconnect();
   /// The script's answer: 0 (taken) or microseconds to wait; nullopt when Redis failed.
   std::optional<long long> ask_redis();
@@ -57,6 +61,7 @@ class RedisRate final : public SharedRate {
   mutable std::mutex m_mutex;
   redisContext* m_redis = nullptr;
   std::string m_script_sha;
+  std::string m_last_error;
   bool m_falling_back = false;
   Clock::time_point m_try_again{};  ///< While falling back: when to try Redis again.
   Clock::time_point m_local_next{};

@@ -179,7 +179,8 @@ void RunMetrics::write_items(Exposition& out, double elapsed) const {
   counter("clef_decisions_kept_total", "Results --resume kept from the run before this one.",
           static_cast<double>(m_kept));
   counter("clef_decisions_not_done_total",
-          "Items left out of the output (the run stopped first): --resume sends them.",
+          "Items read but left out of the output (the run stopped first): --resume sends them, and "
+          "the items not yet read.",
           static_cast<double>(m_not_done));
   counter("clef_requests_refused_total", "429 and 503 answers (each item refused was sent again).",
           static_cast<double>(m_refused));

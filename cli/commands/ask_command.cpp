@@ -259,7 +259,7 @@ CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
                                  "yes/no/unknown, a score level or its index); repeatable"));
   ask->add_option("--min-confidence", flags.min_confidence,
                   "Gate: exit 1 if any answer's confidence (1 - H/ln N) is below X")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_number() & CLI::Range(0.0, 1.0));
   ask->add_option("--policy", flags.policy,
                   "Thresholds from `clef eval --fit-thresholds`: an answer below its threshold "
                   "is abstained (exit 8: ask a person)")

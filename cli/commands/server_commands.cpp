@@ -1,5 +1,6 @@
 // The implementation of server_commands.hpp: `clef models` and `clef doctor`.
 #include "commands/server_commands.hpp"
+#include "common/flag_rules.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -165,7 +166,7 @@ CLI::App* add_models_command(CLI::App& app, ModelsFlags& flags) {
       ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   models->add_option("--timeout", flags.connection.timeout_seconds, "Seconds per call")
       ->capture_default_str()
-      ->check(CLI::Range(0.001, 86400.0));
+      ->check(finite_number() & CLI::Range(0.001, 86400.0));
   models->add_flag("--json", flags.json, "Print JSON");
   models->add_flag("-v,--verbose", flags.connection.verbose, "Print each HTTP call on stderr");
   return models;

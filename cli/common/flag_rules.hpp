@@ -2,10 +2,28 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <exception>
 #include <string>
 #include <vector>
 
 namespace clef::cli {
+
+/// CLI11's Range lets "nan" through (no comparison with it is true): a number flag must be a
+/// finite number, as `finite_number() & CLI::Range(low, high)`.
+inline CLI::Validator finite_number() {
+  return CLI::Validator(
+      [](std::string& text) {
+        try {
+          std::size_t used = 0;
+          const double value = std::stod(text, &used);
+          if (used == text.size() && std::isfinite(value)) return std::string();
+        } catch (const std::exception&) {
+        }
+        return "not a finite number: " + text;
+      },
+      "FINITE");
+}
 
 /// A repeatable option takes exactly one value each time it is given, so the positional STATE
 /// after `--expect team=billing "my text"` stays the state.

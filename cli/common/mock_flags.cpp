@@ -10,26 +10,12 @@
 namespace clef::cli {
 namespace {
 
-/// CLI11's Range lets "nan" through (no comparison with it is true): a number flag of the mock
-/// must be a finite one.
-const CLI::Validator finite_number(
-    [](std::string& text) {
-      try {
-        std::size_t used = 0;
-        const double value = std::stod(text, &used);
-        if (used == text.size() && std::isfinite(value)) return std::string();
-      } catch (const std::exception&) {
-      }
-      return "not a finite number: " + text;
-    },
-    "FINITE");
-
 /// The failures, limits and budgets it can be asked to show.
 void declare_fault_flags(CLI::App& app, MockFlags& flags) {
   app.add_option("--fail-rate", flags.fail_rates,
                  "STATUS:SHARE,… of decisions that fail (503:0.05)");
   app.add_option("--drop-rate", flags.drop_rate, "Share of decisions whose connection drops")
-      ->check(finite_number & CLI::Range(0.0, 1.0));
+      ->check(finite_number() & CLI::Range(0.0, 1.0));
   app.add_option("--retry-after", flags.retry_after, "Retry-After seconds on 429/503 answers")
       ->check(CLI::Range(0, 86400));
   app.add_flag("--quota-exhausted", flags.quota,
@@ -40,12 +26,12 @@ void declare_fault_flags(CLI::App& app, MockFlags& flags) {
   app.add_option("--rate-limit", flags.rate_limit,
                  "Decisions a second (a token bucket, one second's burst); one more gets 429 "
                  "with Retry-After: 1 (0: no limit)")
-      ->check(finite_number & CLI::Range(0.0, 1000000.0));
+      ->check(finite_number() & CLI::Range(0.0, 1000000.0));
   app.add_option("--spend-limit", flags.spend_limit,
                  "workers-ai: once the neurons it measured cost more than USD, every decision "
                  "gets AI Gateway's 429 \"Spend limit exceeded\" (code 2041)")
       ->type_name("USD")
-      ->check(finite_number & CLI::Range(0.0, 1e9));
+      ->check(finite_number() & CLI::Range(0.0, 1e9));
 }
 
 /// The simulated model's flaws, for clef eval's probes to find.
@@ -54,12 +40,12 @@ void declare_flaw_flags(CLI::App& app, MockFlags& flags) {
                  "Pull each choice's and score's probabilities toward the option listed first: "
                  "p' = (1 - B) p + B for it (0.5 or more: the first always wins)")
       ->type_name("B")
-      ->check(finite_number & CLI::Range(0.0, 1.0));
+      ->check(finite_number() & CLI::Range(0.0, 1.0));
   app.add_option("--noise", flags.noise,
                  "Multiply each probability by exp(S z), z drawn per request from --seed, and "
                  "renormalise: the same request twice may get different answers")
       ->type_name("S")
-      ->check(finite_number & CLI::Range(0.0, 10.0));
+      ->check(finite_number() & CLI::Range(0.0, 10.0));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // model's typed results, the typed report; JSON, Markdown, HTML and the policy are written from
 // it once, at the edge, and the gates read the same report.
 #include "eval/eval_command.hpp"
+#include "common/flag_rules.hpp"
 
 #include "batch/batch_output.hpp"
 
@@ -311,7 +312,7 @@ CLI::App* add_eval_command(CLI::App& app, EvalFlags& flags) {
   eval->add_option("--target-precision", flags.target_precision,
                    "With --fit-thresholds: the precision a threshold must reach (one-sided 95% "
                    "Wilson lower bound)")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(finite_number() & CLI::Range(0.0, 1.0))
       ->capture_default_str();
   eval->add_option("--policy-out", flags.policy_out,
                    "With --fit-thresholds: write the thresholds as a policy file for "

@@ -250,6 +250,12 @@ Result<Config> load_config(const ConfigChoice& choice) {
                         "--profile");
     return config;
   }
+  // Read whole before any command runs: a FIFO or a device could hold every command up.
+  if (path_kind(path) == PathKind::stream || path_kind(path) == PathKind::directory) {
+    return make_error(ErrorKind::invalid_input,
+                      "the config file is not a regular file (a FIFO, a device or a directory)",
+                      path);
+  }
   // A config file is a few lines by hand: a megabyte is far more than any.
   auto text = read_file(path, "the config file", std::cin, 1u << 20);
   if (!text) return text.error();

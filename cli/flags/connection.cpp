@@ -1,6 +1,7 @@
 // The implementation of connection.hpp: flags shared by every command that talks to a server, and
 // the client they make.
 #include "flags/connection.hpp"
+#include "common/flag_rules.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -114,10 +115,10 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
                   "Seconds per attempt (a cold model load "
                   "takes many)")
       ->capture_default_str()
-      ->check(CLI::Range(0.001, 86400.0));
+      ->check(finite_number() & CLI::Range(0.001, 86400.0));
   command.add_option("--connect-timeout", flags.connect_timeout_seconds, "Seconds to connect")
       ->capture_default_str()
-      ->check(CLI::Range(0.001, 86400.0));
+      ->check(finite_number() & CLI::Range(0.001, 86400.0));
   command.add_option("--ca-cert", flags.ca_cert,
                      "Also trust the CA certificates in this PEM file (default: CURL_CA_BUNDLE, "
                      "else SSL_CERT_FILE); verification is never turned off");
@@ -126,12 +127,12 @@ void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
                      "https_proxy / http_proxy / all_proxy, minus no_proxy, never for localhost)");
   command.add_option("--retries", flags.retries, "Retries for retryable failures")
       ->capture_default_str()
-      ->check(CLI::Range(0, 20));
+      ->check(finite_number() & CLI::Range(0, 20));
   command
       .add_option("--max-retry-after", flags.max_retry_after_seconds,
                   "Longest Retry-After to wait out, in seconds (batch pauses at most this long)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(finite_number() & CLI::Range(0.0, 86400.0));
   command.add_flag("-v,--verbose", flags.verbose, "Print the request and each attempt on stderr");
   command.add_option("--price", flags.prices,
                      "MODEL=INPUT[,OUTPUT]: the model's price in dollars per million tokens, for "

@@ -53,16 +53,20 @@ Status add_hosts_from_file(const std::string& path, std::vector<std::string>& ho
 /// How long the fleet check waits for one host's /api/tags: a host that takes longer is
 /// checked no further (it is only warned about), not waited on for the whole --timeout.
 constexpr std::chrono::seconds kCheckTimeout{10};
+/// How long the run record's lookup of the model's version waits: it only informs, so a host
+/// slow to list its models delays the run's start by this much at most.
+constexpr std::chrono::seconds kVersionTimeout{2};
 
 /// Each host's version of the model, all asked at once; the first SIGINT stops the asking.
 std::vector<Result<ModelVersion>> versions_of(const std::string& model,
                                               const std::vector<Client>& clients,
-                                              const Context& context) {
+                                              const Context& context,
+                                              std::chrono::milliseconds timeout = kCheckTimeout) {
   std::vector<std::future<Result<ModelVersion>>> asked;
   for (const Client& client : clients) {
     ClientOptions options = client.options();
-    options.request_timeout =
-        std::min<std::chrono::milliseconds>(options.request_timeout, kCheckTimeout);
+    options.request_timeout = std::min<std::chrono::milliseconds>(options.request_timeout, timeout);
+    options.connect_timeout = std::min<std::chrono::milliseconds>(options.connect_timeout, timeout);
     options.retry.max_attempts = 1;
     if (context.stop) options.cancel = context.stop;
     asked.push_back(std::async(std::launch::async,
@@ -194,8 +198,13 @@ std::string served_model_version(const ConnectionFlags& flags, const std::vector
                                  const Context& context) {
   if (!traits_of(flags.backend).tagged_models || !flags.replay.empty()) return "";
   std::vector<std::string> distinct;
-  for (const Result<ModelVersion>& version : versions_of(flags.model, clients, context)) {
-    if (version && std::find(distinct.begin(), distinct.end(), version->version) == distinct.end())
+  for (const Result<ModelVersion>& version :
+       versions_of(flags.model, clients, context, kVersionTimeout)) {
+    // A name and a digest: anything longer or with control characters is not one.
+    const bool plain = version && version->version.size() <= 512 &&
+                       std::none_of(version->version.begin(), version->version.end(),
+                                    [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+    if (plain && std::find(distinct.begin(), distinct.end(), version->version) == distinct.end())
       distinct.push_back(version->version);
   }
   std::string joined;
