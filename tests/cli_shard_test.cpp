@@ -400,3 +400,19 @@ TEST(CliShard, AShardOutOfRangeNamesTheRange) {
 }
 
 }  // namespace
+
+TEST(CliShard, ABadShardCountOrTotalRateIsNamedAsGiven) {
+  FakeServer server;
+  const std::string input = write_temp_file("shard_flags.jsonl", jsonl_tickets(2));
+  auto negative = run_clef(batch_args(server.base_url(), input, fresh_path("shard_flags_out"),
+                                      {"--shard", "auto", "--shards", "-1"}));
+  EXPECT_EQ(negative.code, 2);
+  EXPECT_NE(negative.err.find("--shards"), std::string::npos) << negative.err;
+  EXPECT_EQ(negative.err.find("18446744073709551615"), std::string::npos) << negative.err;
+  auto rate = run_clef(batch_args(server.base_url(), input, fresh_path("shard_flags_out"),
+                                  {"--shard", "0/2", "--rate-total", "fast"}));
+  EXPECT_EQ(rate.code, 2);
+  EXPECT_NE(rate.err.find("--rate-total must be 0 (no cap) or from 1/86400"), std::string::npos)
+      << rate.err;
+  EXPECT_EQ(server.requests().size(), 0u);
+}

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "batch/batch_command.hpp"
+#include "batch/batch_shard.hpp"
 #include "common/flag_rules.hpp"
 #include "flags/hosts.hpp"
 #include "flags/price_flag.hpp"
@@ -19,9 +20,9 @@ namespace {
 /// of 1e-10 would overflow the wait between two requests. Nothing strtod skips or rounds away:
 /// no white space, and no value so small it underflows to 0 ("no cap") with ERANGE, as 1e-400
 /// does.
-CLI::Validator rate_check() {
+CLI::Validator rate_check(const std::string& flag) {
   return CLI::Validator(
-      [](const std::string& text) -> std::string {
+      [flag](const std::string& text) -> std::string {
         char* end = nullptr;
         errno = 0;
         const double rate = text.empty() || std::isspace(static_cast<unsigned char>(text[0]))
@@ -29,7 +30,7 @@ CLI::Validator rate_check() {
                                 : std::strtod(text.c_str(), &end);
         if (end == nullptr || end == text.c_str() || *end != '\0' || errno == ERANGE ||
             !std::isfinite(rate) || rate < 0 || (rate != 0 && (rate < 1.0 / 86400 || rate > 1e6)))
-          return "--rate must be 0 (no cap) or from 1/86400 (one a day) to 1000000, not " + text;
+          return flag + " must be 0 (no cap) or from 1/86400 (one a day) to 1000000, not " + text;
         return std::string();
       },
       "RATE", "rate");
@@ -41,12 +42,12 @@ void add_pace_flags(CLI::App& batch, BatchFlags& flags) {
       .add_option("--rate", flags.rate,
                   "At most this many requests per second (0 = no cap; at least one a day, "
                   "1/86400, at most 1000000)")
-      ->check(rate_check());
+      ->check(rate_check("--rate"));
   batch
       .add_option("--rate-total", flags.rate_total,
                   "With --shard: at most this many requests per second for all N shards "
                   "together (each takes R/N, its first start staggered by K/R s)")
-      ->check(rate_check());
+      ->check(rate_check("--rate-total"));
   batch
       .add_option("--rate-store", flags.rate_store,
                   "With --rate-total: keep that budget in Redis (redis://HOST:PORT/KEY, one "
@@ -190,9 +191,12 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
                     "K/N: decide only shard K of N (0 to N-1) of INPUT, by a hash of each id; "
                     "auto: K (and N) from a Kubernetes Indexed Job, Slurm array, AWS Batch array "
                     "job or Google Cloud Batch job; then clef merge");
-  batch->add_option("--shards", flags.shards,
-                    "N, for --shard auto in a Kubernetes Indexed Job (its completions) or an AWS "
-                    "Batch array job (its size)");
+  // Checked as text first: "-1" would otherwise wrap to 2^64 - 1 in the size_t.
+  batch
+      ->add_option("--shards", flags.shards,
+                   "N, for --shard auto in a Kubernetes Indexed Job (its completions) or an AWS "
+                   "Batch array job (its size)")
+      ->check(finite_number() & CLI::Range(0.0, static_cast<double>(max_shards)));
   add_metrics_flags(*batch, flags);
   return batch;
 }
