@@ -85,6 +85,22 @@ TEST(CliConfig, FlagBeatsEnvironmentBeatsFileBeatsDefault) {
   EXPECT_NE(missing.err.find(config + ".gone"), std::string::npos) << missing.err;
 }
 
+TEST(CliConfig, AListOfHostsGoesWholeToABatchAndItsFirstToAnAsk) {
+  FakeServer first, second;
+  const std::string config = write_temp_file(
+      "hosts.toml", "host = [\"" + first.base_url() + "\", \"" + second.base_url() + "\"]\n");
+  auto asked = run_clef(ask({"--config", config}));
+  ASSERT_EQ(asked.code, 0) << asked.err;
+  EXPECT_EQ(sent_to(first), 1u);
+  EXPECT_EQ(sent_to(second), 0u);
+  const std::string input = write_temp_file("hosts_in.jsonl", jsonl_tickets(20));
+  auto batch = run_clef({"batch", input, "--config", config, "-o", fresh_path("hosts_out.jsonl"),
+                         "--yes-no", "urgent: Is it urgent?"});
+  ASSERT_EQ(batch.code, 0) << batch.err;
+  EXPECT_EQ(sent_to(first) + sent_to(second), 21u);
+  EXPECT_GT(sent_to(second), 0u) << "the batch sent to both";
+}
+
 TEST(CliConfig, TheDefaultFileIsReadAndItsDefaultProfileUsed) {
   FakeServer a, b;
   const std::string home = fresh_path("config_home");

@@ -301,9 +301,12 @@ std::vector<std::string> config_arguments(const Config& config, const CLI::App& 
     const CLI::Option* flag = command.get_option_no_throw(value.key->flag);
     if (flag == nullptr || flag->count() > 0) continue;
     if (!environment_override(*value.key, backend).empty()) continue;
+    // Only batch and eval send to several hosts: the others take a list's first.
+    const bool several = command.get_name() == "batch" || command.get_name() == "eval";
+    const std::size_t count = value.key->list && !several ? 1 : value.arguments.size();
     // FLAG=VALUE: a value that starts with '-' stays a value.
-    for (const std::string& argument : value.arguments)
-      arguments.push_back(std::string(value.key->flag) + "=" + argument);
+    for (std::size_t i = 0; i < count && i < value.arguments.size(); ++i)
+      arguments.push_back(std::string(value.key->flag) + "=" + value.arguments[i]);
   }
   return arguments;
 }
