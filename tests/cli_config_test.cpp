@@ -168,6 +168,8 @@ TEST(CliConfig, ABadFileIsRefusedNamingItsLine) {
            {"retries = [1, 2]\n", "retries must be a string, a number or true/false"},
            {"model = \"a\n", "not TOML"},
            {"profiles = 3\n", "profiles must be tables"},
+           {"model = \"a\"\n[profiles.unused]\napi_key = \"abc\"\n", ":3)"},
+           {"[profiles.unused]\nfoo = 1\n", "'foo' is not a setting clef knows"},
            {"[profiles.a]\nmodel = \"x\"\n", ""}}) {
     const std::string config = write_temp_file("bad.toml", text);
     auto r = run_clef(ask({"--config", config, "--host", server.base_url()}));

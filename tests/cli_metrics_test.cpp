@@ -212,7 +212,8 @@ TEST(CliMetrics, BadTargetsAreRefusedBeforeAnythingIsSent) {
            {{"--metrics-file", link}, "not a regular file"},
            {{"--metrics-file", "/dev/null"}, "not a regular file"},
            {{"--metrics-file", input}, "--metrics-file"},
-           {{"--metrics-file", output}, "--metrics-file"}}) {
+           {{"--metrics-file", output}, "--metrics-file"},
+           {{"--metrics-file", output + ".clef-run.json"}, "the run record"}}) {
     auto r = run_clef(run_args(server, input, output, flags));
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;

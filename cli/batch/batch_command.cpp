@@ -284,7 +284,9 @@ std::optional<BatchEnd> open_output(const BatchFlags& flags, const RunRecord& re
 
 /// What a batch writes: OUTPUT (stdout by default) and a --record cassette.
 std::vector<NamedFile> batch_outputs(const BatchFlags& flags) {
+  const bool file = !flags.output.empty() && flags.output != "-";
   return {{"the output", flags.output},
+          {"the run record", file ? run_record_path(flags.output) : std::string()},
           {"--record", flags.connection.record},
           {"--metrics-file", flags.metrics.file}};
 }

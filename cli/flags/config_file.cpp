@@ -192,6 +192,22 @@ Status choose_profile(const ConfigChoice& choice, const toml::table& root, Confi
   return {};
 }
 
+/// Every profile is checked, not only the one used: a secret or a typo in another is found
+/// the first time the file is read.
+Status check_profiles(const toml::table& root, const std::string& path) {
+  const toml::table* profiles = root.get_as<toml::table>("profiles");
+  if (profiles == nullptr) return {};
+  for (const auto& [name, node] : *profiles) {
+    const toml::table* profile = node.as_table();
+    if (profile == nullptr)
+      return config_error("profiles must be tables: [profiles.NAME]", path, node.source());
+    std::vector<ConfigValue> scratch;
+    if (auto read = read_table(*profile, path, std::string(name.str()), scratch); !read)
+      return read.error();
+  }
+  return {};
+}
+
 }  // namespace
 
 const std::vector<ConfigKey>& config_keys() {
@@ -270,6 +286,7 @@ Result<Config> load_config(const ConfigChoice& choice) {
   if (auto top = read_table(root, path, "", config.values); !top) return top.error();
   if (const toml::node* profiles = root.get("profiles"); profiles && !profiles->is_table())
     return config_error("profiles must be tables: [profiles.NAME]", path, profiles->source());
+  if (auto checked = check_profiles(root, path); !checked) return checked.error();
   if (config.profile.empty()) return config;
   const toml::table* profiles = root.get_as<toml::table>("profiles");
   const toml::node* profile = profiles ? profiles->get(config.profile) : nullptr;
