@@ -150,9 +150,11 @@ TEST(CliMetrics, APushgatewayReceivesEachShardsNumbers) {
   const std::string pushgateway = installed_program("prometheus-pushgateway");
   if (pushgateway.empty())
     GTEST_SKIP() << "no prometheus-pushgateway (the Debian package; .ci/run installs it)";
-  LocalService gateway(pushgateway, {"--web.listen-address=127.0.0.1:{port}"},
-                       fresh_path("pushgateway.log"));
-  ASSERT_TRUE(gateway.ready()) << read_file(fresh_path("pushgateway.log"));
+  // No persistence: Debian builds the gateway to keep /var/lib/prometheus/pushgateway.data.
+  const std::string log = fresh_path("pushgateway.log");
+  LocalService gateway(pushgateway,
+                       {"--web.listen-address=127.0.0.1:{port}", "--persistence.file="}, log);
+  ASSERT_TRUE(gateway.ready()) << read_file(log);
   FakeServer server;
   const std::string input = write_temp_file("metrics_push_in.jsonl", jsonl_tickets(40));
   long ok[2] = {0, 0};
