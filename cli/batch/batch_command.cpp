@@ -428,13 +428,13 @@ std::vector<std::string> host_names(const std::vector<Client>& clients) {
 }
 
 /// --metrics-file, --metrics-push: `metrics` counts what `progress` does, exported from now on.
-void export_metrics(const BatchFlags& flags, const std::optional<Shard>& shard, RunMetrics& metrics,
-                    Progress& progress, BatchJob& job, std::optional<MetricsExport>& exporter) {
+void export_metrics(const BatchFlags& flags, RunMetrics& metrics, Progress& progress, BatchJob& job,
+                    std::optional<MetricsExport>& exporter) {
   if (flags.metrics.file.empty() && flags.metrics.push_url.empty()) return;
   progress.report_to(&metrics);
   MetricsTargets targets = flags.metrics;
   targets.ca_file = flags.connection.ca_cert;
-  if (shard) targets.shard = std::to_string(shard->index);
+  targets.shard = metrics.shard();  // the push's group is the series' shard label
   exporter.emplace(metrics, std::move(targets),
                    [&job](const std::string& line) { job.warn(line); });
 }
@@ -487,7 +487,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   RunMetrics metrics(host_names(clients.value()), done.size(),
                      shard.value() ? std::to_string(shard.value()->index) : "");
   std::optional<MetricsExport> exporter;
-  export_metrics(flags, shard.value(), metrics, progress, job, exporter);
+  export_metrics(flags, metrics, progress, job, exporter);
   BatchEnd end =
       job.finish(run_job(clients.value(), flags, shard.value(), concurrency, job, input.value()));
   if (exporter) exporter->finish();

@@ -64,17 +64,25 @@ bool same_endpoint(const std::string& was, const std::string& now) {
   return path_of(was) == path_of(now);
 }
 
-/// What differs between the record on disk and this run's, one "name: was X, now Y" each.
-Result<std::vector<std::string>> record_differences(const std::string& path,
-                                                    const RunRecord& record) {
+/// The record an earlier run left at `path`, read once for both its checks and its versions:
+/// nullopt when there is none, a value that is not an object when it cannot be read.
+std::optional<Json> earlier_record(const std::string& path) {
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) {
+  if (::stat(path.c_str(), &info) != 0) return std::nullopt;
+  auto text = read_file(path, "the run record", std::cin);
+  auto old = parse_json(text ? text.value() : std::string(), "the run record");
+  return old ? std::move(old).value() : Json();
+}
+
+/// What differs between the record on disk (`old`, at `path`) and this run's, one "name: was
+/// X, now Y" each.
+std::vector<std::string> record_differences(const std::string& path, const std::optional<Json>& old,
+                                            const RunRecord& record) {
+  if (!old) {
     return std::vector<std::string>{"there is no run record (" + path +
                                     "): the file was not written by this version of clef batch"};
   }
-  auto text = read_file(path, "the run record", std::cin);
-  auto old = parse_json(text ? text.value() : std::string(), "the run record");
-  if (!old || !old->is_object()) {
+  if (!old->is_object()) {
     return std::vector<std::string>{"the run record " + path + " is unreadable"};
   }
   std::vector<std::string> differences;
@@ -100,11 +108,9 @@ Result<std::vector<std::string>> record_differences(const std::string& path,
 
 /// The record a resumed run writes: this run's, with the versions of the model the file's lines
 /// were answered by so far ("A, then B" once the model changed under its name).
-RunRecord resumed_record(const std::string& path, const RunRecord& record,
+RunRecord resumed_record(const std::optional<Json>& old, const RunRecord& record,
                          const OutputOptions& options) {
   RunRecord resumed = record;
-  auto text = read_file(path, "the run record", std::cin);
-  auto old = parse_json(text ? text.value() : std::string(), "the run record");
   if (!old || !old->is_object()) return resumed;
   const auto found = old->find("model_version");
   if (found == old->end() || !found->is_string() || found->get<std::string>().empty())
@@ -235,23 +241,23 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
                       "the output file exists: --resume continues it, --overwrite replaces it",
                       path);
   }
+  RunRecord written = record;
   if (exists && options.resume) {
-    auto differences = record_differences(record_file, record);
-    if (!differences) return differences.error();
-    if (!differences->empty() && !options.force_resume) {
+    const std::optional<Json> old = earlier_record(record_file);
+    const std::vector<std::string> differences = record_differences(record_file, old, record);
+    if (!differences.empty() && !options.force_resume) {
       std::string message = "--resume would mix two different runs in one file:";
-      for (const auto& difference : differences.value()) message += "\n  " + difference;
+      for (const auto& difference : differences) message += "\n  " + difference;
       message += "\nuse another -o, --overwrite to start again, or --force-resume if you mean it";
       return make_error(ErrorKind::invalid_input, message, path);
     }
     auto kept = keep_results(file.m_fd, path, done, options.on_kept);
     if (!kept) return kept.error();  // the old fd is still ours: closed with `file`
     file.m_fd = kept.value();        // keep_results closed the old one
+    written = resumed_record(old, record, options);
   } else if (exists && ::ftruncate(file.m_fd, 0) != 0) {
     return io_error("cannot truncate", path);
   }
-  const RunRecord written =
-      exists && options.resume ? resumed_record(record_file, record, options) : record;
   if (auto status = replace_file(record_file, written.to_json().dump(2) + "\n"); !status) {
     return status.error();
   }

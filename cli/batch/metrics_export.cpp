@@ -72,16 +72,15 @@ MetricsExport::MetricsExport(const RunMetrics& metrics, MetricsTargets targets, 
 }
 
 MetricsExport::~MetricsExport() {
-  {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    m_stopping = true;
-  }
-  m_abandon = true;
-  m_wake.notify_all();
-  if (m_thread.joinable()) m_thread.join();
+  stop_thread();
 }
 
 void MetricsExport::finish() {
+  stop_thread();
+  export_now(true);
+}
+
+void MetricsExport::stop_thread() {
   {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_stopping = true;
@@ -89,7 +88,6 @@ void MetricsExport::finish() {
   m_abandon = true;
   m_wake.notify_all();
   if (m_thread.joinable()) m_thread.join();
-  export_now(true);
 }
 
 void MetricsExport::run() {

@@ -51,6 +51,8 @@ class MetricsExport {
   void finish();
 
  private:
+  /// Ends the thread, abandoning a push under way; idempotent.
+  void stop_thread();
   void run();
   /// `last`: the final export, made on the caller's thread with the short timeouts.
   void export_now(bool last);

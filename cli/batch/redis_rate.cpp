@@ -160,7 +160,6 @@ std::optional<long long> RedisRate::ask_redis() {
 std::chrono::nanoseconds RedisRate::take_locally(Clock::time_point now) {
   if (now < m_local_next) return m_local_next - now;
   m_local_next = std::max(m_local_next, now) + m_fallback_interval;
-  ++m_local;
   return std::chrono::nanoseconds(0);
 }
 
@@ -184,21 +183,7 @@ std::chrono::nanoseconds RedisRate::take() {
   if (m_falling_back && m_warn)
     m_warn("clef: the shared rate in Redis answers again: this shard shares it from here on\n");
   m_falling_back = false;
-  if (*wait > 0) return std::chrono::microseconds(*wait);
-  // The local pace moves on too, so a fallback later does not start with a burst.
-  m_local_next = std::max(m_local_next, now);
-  ++m_shared;
-  return std::chrono::nanoseconds(0);
-}
-
-std::size_t RedisRate::taken_shared() const {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  return m_shared;
-}
-
-std::size_t RedisRate::taken_locally() const {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  return m_local;
+  return std::chrono::microseconds(*wait);  // 0: taken
 }
 
 }  // namespace clef::cli

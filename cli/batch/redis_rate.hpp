@@ -39,10 +39,6 @@ class RedisRate final : public SharedRate {
 
   std::chrono::nanoseconds take() override;
 
-  /// Starts taken from Redis, and from the local fallback (for the summary and the tests).
-  std::size_t taken_shared() const;
-  std::size_t taken_locally() const;
-
  private:
   using Clock = std::chrono::steady_clock;
   bool connect();
@@ -58,14 +54,13 @@ class RedisRate final : public SharedRate {
   long long m_interval_us;
   std::chrono::nanoseconds m_fallback_interval;
   std::function<void(const std::string&)> m_warn;
-  mutable std::mutex m_mutex;
+  std::mutex m_mutex;
   redisContext* m_redis = nullptr;
   std::string m_script_sha;
   std::string m_last_error;
   bool m_falling_back = false;
   Clock::time_point m_try_again{};  ///< While falling back: when to try Redis again.
   Clock::time_point m_local_next{};
-  std::size_t m_shared = 0, m_local = 0;
 };
 
 }  // namespace clef::cli

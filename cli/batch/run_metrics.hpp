@@ -39,6 +39,9 @@ class RunMetrics {
   /// The run is over: the per-host numbers become the summary's own, exactly.
   void finish(const BatchSummary& summary);
 
+  /// The shard's index every series is labelled with ("" for a run that is not split).
+  const std::string& shard() const { return m_shard; }
+
   /// Every metric in the Prometheus text exposition format 0.0.4, "# HELP" and "# TYPE" lines
   /// included, ending in a newline.
   std::string text() const;
@@ -61,7 +64,7 @@ class RunMetrics {
   mutable std::mutex m_mutex;
   std::vector<std::string> m_order;  ///< Hosts in the run's order.
   std::map<std::string, Host> m_hosts;
-  std::string m_shard;
+  const std::string m_shard;
   std::size_t m_kept = 0;
   std::size_t m_read = 0, m_ok = 0, m_failed = 0, m_not_done = 0, m_cached = 0;
   std::size_t m_deduplicated = 0, m_refused = 0, m_cost_unknown = 0;

@@ -88,13 +88,10 @@ std::optional<std::string> argument_of(const toml::node& node) {
   return std::nullopt;
 }
 
-/// A URL with a user name or password in it ("http://user:pass@host"): a secret too.
+/// A URL with a user name or password in it ("http://user:pass@host"): a secret too. Only a
+/// value with a scheme is a URL ("@cf/cloudflare/clef-flash" is a model's name).
 bool holds_credentials(const std::string& text) {
-  const auto scheme = text.find("://");
-  if (scheme == std::string::npos) return false;
-  const auto end = text.find_first_of("/?#", scheme + 3);
-  return text.substr(scheme + 3, end == std::string::npos ? end : end - scheme - 3).find('@') !=
-         std::string::npos;
+  return text.find("://") != std::string::npos && url_without_credentials(text) != text;
 }
 
 /// One key of the file: checked and turned into its flag's arguments.
@@ -305,14 +302,8 @@ std::vector<std::string> config_arguments(const Config& config, const CLI::App& 
   std::string backend = "ollama";
   if (const ConfigValue* from_file = config.find("backend")) backend = from_file->arguments.front();
   const CLI::Option* backend_flag = command.get_option_no_throw("--backend");
-  if (backend_flag != nullptr && backend_flag->count() > 0) {
-    // The flag's validator leaves the enum's number.
-    const std::string given = backend_flag->results().empty() ? "" : backend_flag->results()[0];
-    const int number = std::atoi(given.c_str());
-    backend = given.size() == 1 && number >= 0 && number <= 3
-                  ? to_string(static_cast<Backend>(number))
-                  : given;
-  }
+  if (backend_flag != nullptr && backend_flag->count() > 0)
+    backend = to_string(backend_flag->as<Backend>());  // as the command will read it
   std::vector<std::string> arguments;
   for (const ConfigValue& value : config.values) {
     const CLI::Option* flag = command.get_option_no_throw(value.key->flag);

@@ -11,6 +11,8 @@
 
 #include <thread>
 
+#include "child_clef.hpp"
+
 namespace clef::testing {
 namespace {
 
@@ -95,16 +97,7 @@ LocalService::LocalService(const std::string& program, std::vector<std::string> 
 void LocalService::stop() {
   if (m_pid <= 0) return;
   ::kill(m_pid, SIGTERM);
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  int status = 0;
-  while (::waitpid(m_pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > until) {
-      ::kill(m_pid, SIGKILL);
-      ::waitpid(m_pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  wait_for_child(m_pid, std::chrono::seconds(5));  // reaped, killed if it lingers
   m_pid = -1;
 }
 
