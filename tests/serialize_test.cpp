@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "clef/clef.hpp"
+#include "util/json_text.hpp"
 #include "wire/wire_request.hpp"
 
 namespace {
@@ -208,3 +210,48 @@ TEST(Serialize, EmptyStatesAreRefused) {
 }
 
 }  // namespace
+
+// The request's strings are escaped by hand (util/json_text.cpp); nlohmann's dump is the
+// reference: the same bytes for every text it accepts, and a refusal for every text it refuses.
+TEST(JsonString, WritesWhatNlohmannWritesAndRefusesWhatItRefuses) {
+  std::mt19937 random(20261206);
+  // Bytes weighted toward the awkward ones: controls, quotes, backslashes, lead and
+  // continuation bytes, the bounds of the overlong and surrogate ranges.
+  const std::vector<unsigned char> pool = {0x00, 0x01, 0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x1F, 0x20,
+                                           '"',  '\\', '/',  'a',  0x7F, 0x80, 0x8F, 0x90, 0x9F,
+                                           0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
+                                           0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
+  std::size_t accepted = 0, refused = 0;
+  for (int round = 0; round < 200000; ++round) {
+    std::string text(random() % 6, '\0');
+    for (char& c : text) c = static_cast<char>(pool[random() % pool.size()]);
+    std::string expected;
+    bool valid = true;
+    try {
+      expected = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::strict);
+    } catch (const nlohmann::json::type_error&) {
+      valid = false;
+    }
+    std::string out = "prefix";
+    const clef::Status status = clef::detail::append_json_string(out, text, "where");
+    ASSERT_EQ(status.ok(), valid) << testing::PrintToString(text);
+    if (valid) {
+      ASSERT_EQ(out, "prefix" + expected) << testing::PrintToString(text);
+      ++accepted;
+    } else {
+      ASSERT_EQ(out, "prefix") << "a refused text leaves nothing behind";
+      EXPECT_EQ(status.error().where, "where");
+      ++refused;
+    }
+  }
+  // Both outcomes were reached often enough to mean something.
+  EXPECT_GT(accepted, 20000u);
+  EXPECT_GT(refused, 20000u);
+  // Every well-formed code point's encoding, at the ranges' edges.
+  for (const char* text : {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80",
+                           "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF", "\xE2\x80\xAE"}) {
+    std::string out;
+    ASSERT_TRUE(clef::detail::append_json_string(out, text, "").ok()) << text;
+    EXPECT_EQ(out, std::string("\"") + text + "\"");
+  }
+}

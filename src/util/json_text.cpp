@@ -96,14 +96,92 @@ std::size_t skip_value(std::string_view text, std::size_t i) {
   return i;
 }
 
+/// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
+/// nothing above U+10FFFF) starting at text[i], a byte >= 0x80; 0 when it is not one.
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
+  const auto at = [&](std::size_t k) {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
+  };
+  const auto continuation = [](unsigned byte) { return byte >= 0x80 && byte <= 0xBF; };
+  const unsigned lead = at(0);
+  unsigned low = 0x80, high = 0xBF;  // the bounds of the second byte
+  std::size_t length = 0;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (at(1) < low || at(1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k)
+    if (!continuation(at(k))) return 0;
+  return length;
+}
+
 }  // namespace
 
 Status append_json_string(std::string& out, std::string_view text, std::string_view where) {
-  try {
-    out += Json(text).dump(-1, ' ', false, Json::error_handler_t::strict);
-  } catch (const Json::type_error&) {
-    return make_error(ErrorKind::invalid_input, "text is not valid UTF-8", std::string(where));
+  // Written by hand rather than through a json value's dump(): it runs for every name,
+  // instruction and option of every request, and a dump copies the text twice. The output is
+  // byte for byte nlohmann's (tests/serialize_test.cpp compares them on random bytes).
+  static constexpr char hex[] = "0123456789abcdef";
+  const std::size_t start = out.size();
+  out.reserve(start + text.size() + 2);
+  out += '"';
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte >= 0x80) {
+      const std::size_t length = utf8_sequence_length(text, i);
+      if (length == 0) {
+        out.resize(start);
+        return make_error(ErrorKind::invalid_input, "text is not valid UTF-8", std::string(where));
+      }
+      out.append(text.data() + i, length);
+      i += length;
+      continue;
+    }
+    switch (byte) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (byte < 0x20) {
+          out += "\\u00";
+          out += hex[byte >> 4];
+          out += hex[byte & 0xF];
+        } else {
+          out += static_cast<char>(byte);
+        }
+    }
+    ++i;
   }
+  out += '"';
   return {};
 }
 
