@@ -18,6 +18,7 @@
 #include "clef/async_transport.hpp"
 #include "curl/curl_loop.hpp"
 #include "curl/curl_transfer.hpp"
+#include "curl/socket_set.hpp"
 #include "transport/timer_queue.hpp"
 
 namespace clef {
@@ -31,24 +32,17 @@ constexpr std::chrono::milliseconds cancel_check_interval{50};
 /// One loop (curl_loop.hpp); its thread holds it too, so it outlives a handler that drops it.
 class Loop final : public detail::LoopCore, public std::enable_shared_from_this<Loop> {
  public:
-  Loop()
-      : m_multi(curl_multi_init()),
-        m_epoll(::epoll_create1(EPOLL_CLOEXEC)),
-        m_wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  Loop() : m_multi(curl_multi_init()), m_wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     curl_multi_setopt(m_multi, CURLMOPT_SOCKETFUNCTION, on_socket);
     curl_multi_setopt(m_multi, CURLMOPT_SOCKETDATA, this);
     curl_multi_setopt(m_multi, CURLMOPT_TIMERFUNCTION, on_timer);
     curl_multi_setopt(m_multi, CURLMOPT_TIMERDATA, this);
-    epoll_event wake{};
-    wake.events = EPOLLIN;
-    wake.data.fd = m_wake;
-    ::epoll_ctl(m_epoll, EPOLL_CTL_ADD, m_wake, &wake);
+    m_sockets.watch_always(m_wake);
   }
   ~Loop() override {
     for (CURL* handle : m_idle) curl_easy_cleanup(handle);
     curl_multi_cleanup(m_multi);  // may still tell on_socket of sockets it closes
     ::close(m_wake);
-    ::close(m_epoll);
   }
   Loop(const Loop&) = delete;
   Loop& operator=(const Loop&) = delete;
@@ -118,7 +112,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   }
 
   /// The epoll set: readable when a socket is ready or the eventfd was written.
-  int descriptor() const override { return m_epoll; }
+  int descriptor() const override { return m_sockets.descriptor(); }
 
   /// How long the owner may wait on descriptor() before the next run_once(): curl's deadline,
   /// the next timer, the next look at cancel flags.
@@ -152,21 +146,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   /// curl says which sockets to watch for what: the epoll set follows.
   static int on_socket(CURL*, curl_socket_t socket, int what, void* user, void* watched) {
     auto* loop = static_cast<Loop*>(user);
-    if (what == CURL_POLL_REMOVE) {
-      ::epoll_ctl(loop->m_epoll, EPOLL_CTL_DEL, socket, nullptr);
-      curl_multi_assign(loop->m_multi, socket, nullptr);
-      return 0;
-    }
-    epoll_event event{};
-    event.events =
-        ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
-    event.data.fd = socket;
-    // A socket number curl closed and reused may still be in the set: modify, else add.
-    if (!watched || ::epoll_ctl(loop->m_epoll, EPOLL_CTL_MOD, socket, &event) != 0) {
-      if (::epoll_ctl(loop->m_epoll, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST)
-        ::epoll_ctl(loop->m_epoll, EPOLL_CTL_MOD, socket, &event);
-      curl_multi_assign(loop->m_multi, socket, loop);
-    }
+    loop->m_sockets.follow(loop->m_multi, socket, what, watched);
     return 0;
   }
 
@@ -262,10 +242,11 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     check_cancelled();
 
     const std::chrono::milliseconds wait = time_to_sleep(may_block);
+    m_sockets.drop_parked();
     epoll_event events[256];
     int ready = 0;
-    if (m_epoll >= 0)
-      ready = ::epoll_wait(m_epoll, events, 256, static_cast<int>(wait.count()));
+    if (m_sockets.descriptor() >= 0)
+      ready = ::epoll_wait(m_sockets.descriptor(), events, 256, static_cast<int>(wait.count()));
     else
       std::this_thread::sleep_for(wait);  // no transfer can start; only timers are served
     {
@@ -295,7 +276,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
                make_error(ErrorKind::cancelled, "cancelled before sending", item.request.url));
       return;
     }
-    if (m_epoll < 0 || m_wake < 0) {
+    if (m_sockets.descriptor() < 0 || m_wake < 0) {
       complete(item.done, make_error(ErrorKind::connection_failed,
                                      "cannot create the event loop (epoll or eventfd failed: "
                                      "too many open files?)"));
@@ -420,7 +401,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   void release(CURL* handle) { m_idle.push_back(handle); }
 
   CURLM* m_multi;
-  const int m_epoll;
+  detail::SocketSet m_sockets;
   const int m_wake;  ///< An eventfd in the epoll set: other threads write to it to wake the loop.
   std::mutex m_mutex;
   std::vector<Incoming> m_incoming;                                   // guarded by m_mutex
