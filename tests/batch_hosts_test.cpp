@@ -139,6 +139,9 @@ TEST(BatchHosts, RefusalsMoveTheItemAndEachHostLearnsItsOwnLimit) {
 
 TEST(BatchHosts, AHostThatAnswersGarbageIsSetAsideAndItsItemsAnsweredElsewhere) {
   FakeServer good, hostile;
+  // The good host takes a moment, as a model does: the run lasts long enough for the hostile
+  // host to be tried three times (at 0 ms a loaded machine could finish on the good host first).
+  good.set_latency(2ms);
   hostile.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {
     return Scripted{200, R"({"answers": {"urgent": {"probabilities": {"yes": 2e308)",
                     "application/json"};

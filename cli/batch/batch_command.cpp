@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "batch/batch_checks.hpp"
 #include "batch/batch_input.hpp"
 #include "batch/batch_job.hpp"
 #include "batch/batch_output.hpp"
@@ -111,51 +112,6 @@ Result<RunRecord> describe_run(const BatchFlags& flags, InputFormat format,
 }  // namespace
 
 namespace {
-
-/// Flags that contradict each other are refused, never silently resolved.
-Status check_flags(const BatchFlags& flags) {
-  auto refuse = [](const std::string& message, const char* where) {
-    return make_error(ErrorKind::invalid_input, message, where);
-  };
-  if (flags.resume && flags.output == "-") {
-    return refuse("--resume needs -o FILE: results written to stdout cannot be read back",
-                  "--resume");
-  }
-  if (flags.resume && flags.overwrite) {
-    return refuse("--resume keeps OUTPUT and --overwrite replaces it: give one", "--resume");
-  }
-  if (flags.force_resume && !flags.resume) {
-    return refuse("--force-resume goes with --resume", "--force-resume");
-  }
-  return {};
-}
-
-/// Flags that only make sense with a CSV/TSV input, or with JSONL output, are refused elsewhere.
-Status check_format_flags(const BatchFlags& flags, const CLI::App& command, InputFormat format) {
-  const bool delimited = format == InputFormat::csv || format == InputFormat::tsv;
-  if (!flags.state_columns.empty() && !delimited) {
-    return make_error(ErrorKind::invalid_input, "--state-columns reads CSV or TSV input",
-                      "--state-columns");
-  }
-  if (!flags.state_columns.empty() && command.count("--state-field") > 0) {
-    return make_error(ErrorKind::invalid_input,
-                      "give the state one way: --state-field or --state-columns",
-                      "--state-columns");
-  }
-  if (!flags.image_field.empty() && format == InputFormat::text) {
-    return make_error(ErrorKind::invalid_input,
-                      "--image-field names a field of JSONL or a column of CSV/TSV, and text "
-                      "lines have neither",
-                      "--image-field");
-  }
-  if (flags.output_format != "jsonl" && (flags.resume || flags.dedupe)) {
-    return make_error(ErrorKind::invalid_input,
-                      std::string(flags.resume ? "--resume" : "--dedupe") +
-                          " reads OUTPUT back, which needs --output-format jsonl",
-                      "--output-format");
-  }
-  return {};
-}
 
 Result<std::unique_ptr<InputReader>> open_reader(const BatchFlags& flags, InputFormat format,
                                                  InputFile& input) {
@@ -282,52 +238,11 @@ std::optional<BatchEnd> open_output(const BatchFlags& flags, const RunRecord& re
   return std::nullopt;
 }
 
-/// What a batch writes: OUTPUT (stdout by default) and a --record cassette.
-std::vector<NamedFile> batch_outputs(const BatchFlags& flags) {
-  const bool file = !flags.output.empty() && flags.output != "-";
-  return {{"the output", flags.output},
-          {"the run record", file ? run_record_path(flags.output) : std::string()},
-          {"--record", flags.connection.record},
-          {"--metrics-file", flags.metrics.file}};
-}
-
-/// What a batch reads before and while it runs (the items' images excepted).
-std::vector<NamedFile> batch_inputs(const BatchFlags& flags) {
-  std::vector<NamedFile> inputs = {{"the input", flags.input},
-                                   {"--hosts", flags.connection.hosts_file},
-                                   {"--policy", flags.policy},
-                                   {"--api-token-file", flags.connection.api_token_file},
-                                   {"--aig-token-file", flags.connection.gateway.token_file},
-                                   {"--replay", flags.connection.replay},
-                                   {"--prices", flags.connection.price_file}};
-  for (const auto& file : flags.questions.files) inputs.push_back({"--questions", file});
-  return inputs;
-}
-
 std::optional<std::size_t> input_items(const BatchFlags& flags, InputFormat format) {
   std::optional<std::size_t> total = count_lines(flags.input);
   const bool header = format == InputFormat::csv || format == InputFormat::tsv;
   if (total && header && *total > 0) --*total;
   return total;
-}
-
-/// What is refused before anything is opened: a --record into the input or output, flags for
-/// another format, an output that is one of the inputs.
-Status check_files(const BatchFlags& flags, const CLI::App& command, InputFormat format) {
-  if (auto status = check_record_path(flags.connection,
-                                      {{"the input", flags.input}, {"the output", flags.output}});
-      !status) {
-    return status;
-  }
-  if (auto status = check_format_flags(flags, command, format); !status) return status;
-  if (auto status = check_metrics_targets(flags.metrics); !status) return status;
-  if (auto status = check_no_output_is_an_input(batch_outputs(flags), batch_inputs(flags));
-      !status) {
-    return status;
-  }
-  // stderr (progress, -v) may be a file the shell opened too (`2>> in.jsonl`); beside stdout
-  // (`> log 2>&1`) it is not an output of its own.
-  return check_no_output_is_an_input({{"stderr", "/dev/stderr"}}, batch_inputs(flags));
 }
 
 /// -j, or as many connections as the open-file limit lets this process keep (saying so): past it
@@ -339,67 +254,6 @@ std::size_t concurrency_within_open_files(std::size_t asked, const Context& cont
               << " open files and this process may open " << files.limit
               << " (ulimit -Hn): running with -j " << files.connections << "\n";
   return files.connections;
-}
-
-/// --rate-total is shared among shards: it needs --shard, and is not --rate too.
-Status check_rate_total(const BatchFlags& flags, const std::optional<Shard>& shard) {
-  if (flags.rate_total <= 0) return {};
-  if (flags.rate > 0) {
-    return make_error(ErrorKind::invalid_input,
-                      "give --rate (this run's requests per second) or --rate-total (all "
-                      "shards' together), not both",
-                      "--rate-total");
-  }
-  if (!shard) {
-    return make_error(ErrorKind::invalid_input,
-                      "--rate-total shares one rate among the shards of a run: give --shard K/N "
-                      "(or auto), or --rate for a run that is not split",
-                      "--rate-total");
-  }
-  return {};
-}
-
-/// --rate-store keeps --rate-total's budget: a Redis URL, with --rate-total.
-Status check_rate_store(const BatchFlags& flags) {
-  if (flags.rate_store.empty()) return {};
-  if (flags.rate_total <= 0) {
-    return make_error(ErrorKind::invalid_input,
-                      "--rate-store keeps the budget of --rate-total R: give --rate-total too",
-                      "--rate-store");
-  }
-  auto address = parse_rate_store(flags.rate_store);
-  if (!address) return address.error();
-  return {};
-}
-
-/// The shard this run decides (--shard), with --rate-total checked against it.
-Result<std::optional<Shard>> shard_of_run(const BatchFlags& flags) {
-  auto shard = resolve_shard(flags.shard, flags.shards);
-  if (!shard) return shard.error();
-  if (auto status = check_rate_total(flags, shard.value()); !status) return status.error();
-  if (auto status = check_rate_store(flags); !status) return status.error();
-  return shard;
-}
-
-/// --shard reads a regular file named on the command line: every shard reads the whole input,
-/// and clef merge reads it again (hashing a stream for the run record would take its lines).
-Status check_shardable(const BatchFlags& flags, const std::optional<Shard>& shard,
-                       const InputFile& input) {
-  if (!shard) return {};
-  if (flags.input == "-") {
-    return make_error(ErrorKind::invalid_input,
-                      "--shard reads a file named on the command line, not stdin: every shard "
-                      "reads the whole input, and clef merge reads it again",
-                      "--shard");
-  }
-  if (!input.is_regular()) {
-    return make_error(ErrorKind::invalid_input,
-                      "--shard reads a regular file, and " + flags.input +
-                          " is a pipe, FIFO or device: every shard reads the whole input, and "
-                          "clef merge reads it again; save it to a file first",
-                      "--shard");
-  }
-  return {};
 }
 
 /// With --output-format csv|tsv: the table, its header row written first.
