@@ -1,6 +1,7 @@
 // clef::parse_questions, the reader of the wire format, against the writer and vectors.md.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "clef/clef.hpp"
@@ -159,3 +160,55 @@ TEST(ParseQuestions, ReadsBackWhatTheFactoriesWrite) {
 }
 
 }  // namespace
+
+// The client writes a question set once and reuses it while requests repeat it
+// (QuestionMemo): any change to any field must be seen, or a request would carry the questions
+// of the one before it.
+TEST(QuestionMemo, EveryFieldThatChangesTheWireIsSeen) {
+  const std::vector<Question> base = {
+      Question::choice("team", "Which team?", {{"billing", "Payments"}, {"other", std::nullopt}}),
+      Question::yes_no("refund", "Asks for a refund?", "It does", "It does not"),
+      Question::score("urgency", "How urgent?", {"Routine", "Urgent"}),
+      Question::yes_no("late", "Is it late?")};
+  std::vector<std::function<void(std::vector<Question>&)>> changes = {
+      [](auto& q) { q[0].name = "teams"; },
+      [](auto& q) { q[3].type = QuestionType::box; },
+      [](auto& q) { q[0].instructions = Guidance("Which team ?"); },
+      [](auto& q) {
+        q[0].instructions = Guidance::structured(R"({"ask": "Which team?"})").value();
+      },
+      [](auto& q) { q[0].options[0].label = "bill"; },
+      [](auto& q) { q[0].options[0].description = Guidance("Refunds"); },
+      [](auto& q) { q[0].options[1].description = Guidance("None"); },
+      [](auto& q) {
+        q[0].options.push_back({"technical", std::nullopt});
+      },
+      [](auto& q) { q[1].true_means = "Yes"; },
+      [](auto& q) { q[1].false_means.reset(); },
+      [](auto& q) { q[2].levels[1] = "Now"; },
+      [](auto& q) {
+        q[2].level_descriptions = {Guidance("Can wait"), std::nullopt};
+      },
+      [](auto& q) { std::swap(q[0], q[1]); },
+      [](auto& q) { q.pop_back(); },
+  };
+  const clef::detail::QuestionMemo memo;
+  auto first = memo.prepare(base);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first.value()->wire_json, written(base));
+  EXPECT_EQ(memo.prepare(base).value(), first.value()) << "the same set is prepared once";
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    std::vector<Question> changed = base;
+    changes[i](changed);
+    EXPECT_FALSE(clef::detail::same_questions(base, changed)) << "change " << i;
+    auto prepared = memo.prepare(changed);
+    ASSERT_TRUE(prepared.ok()) << "change " << i << ": " << prepared.error().to_string();
+    EXPECT_EQ(prepared.value()->wire_json, written(changed)) << "change " << i;
+    EXPECT_EQ(memo.prepare(base).value()->wire_json, written(base)) << "change " << i;
+  }
+  // An invalid set is refused each time it is asked, never remembered as prepared.
+  std::vector<Question> invalid = base;
+  invalid[1].name = invalid[0].name;
+  EXPECT_FALSE(memo.prepare(invalid).ok());
+  EXPECT_FALSE(memo.prepare(invalid).ok());
+}

@@ -28,6 +28,8 @@ struct Client::Impl : detail::Connection {
   /// loop, or options.transport on a pool), so a blocking-only user starts no thread.
   mutable std::once_flag async_made;
   mutable std::shared_ptr<AsyncTransport> async;
+  /// The question set of the last request, validated and written once for those that repeat it.
+  detail::QuestionMemo question_memo;
 
   const std::shared_ptr<AsyncTransport>& async_transport() const {
     std::call_once(async_made, [this] {
@@ -319,7 +321,10 @@ Headers Client::redacted_headers(const DecisionRequest& request) const {
 Result<std::string> Client::request_body(const DecisionRequest& request) const {
   auto model = m_impl->body_model(request);
   if (!model) return model.error();
-  return detail::serialize_request(request, m_impl->options.backend, model.value());
+  auto questions = m_impl->question_memo.prepare(request.questions);
+  if (!questions) return questions.error();
+  return detail::serialize_request(request, m_impl->options.backend, model.value(),
+                                   *questions.value());
 }
 
 Cost Client::cost_if_sent(const Decision& decision) const {

@@ -275,6 +275,59 @@ Status append_questions(std::string& out, const std::vector<Question>& questions
   return {};
 }
 
+namespace {
+
+bool same_guidance(const Guidance& a, const Guidance& b) {
+  return a.is_structured() == b.is_structured() && a.text() == b.text();
+}
+
+bool same_guidance(const std::optional<Guidance>& a, const std::optional<Guidance>& b) {
+  return a.has_value() == b.has_value() && (!a || same_guidance(*a, *b));
+}
+
+bool same_question(const Question& a, const Question& b) {
+  if (a.name != b.name || a.type != b.type || !same_guidance(a.instructions, b.instructions) ||
+      a.true_means != b.true_means || a.false_means != b.false_means || a.levels != b.levels ||
+      a.options.size() != b.options.size() ||
+      a.level_descriptions.size() != b.level_descriptions.size())
+    return false;
+  for (std::size_t i = 0; i < a.options.size(); ++i) {
+    if (a.options[i].label != b.options[i].label ||
+        !same_guidance(a.options[i].description, b.options[i].description))
+      return false;
+  }
+  for (std::size_t i = 0; i < a.level_descriptions.size(); ++i) {
+    if (!same_guidance(a.level_descriptions[i], b.level_descriptions[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool same_questions(const std::vector<Question>& a, const std::vector<Question>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!same_question(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+Result<std::shared_ptr<const PreparedQuestions>> QuestionMemo::prepare(
+    const std::vector<Question>& questions) const {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_last && same_questions(m_last->questions, questions)) return m_last;
+  }
+  if (auto s = validate(questions); !s) return s.error();
+  auto prepared = std::make_shared<PreparedQuestions>();
+  if (auto s = append_questions(prepared->wire_json, questions); !s) return s.error();
+  prepared->questions = questions;
+  std::shared_ptr<const PreparedQuestions> shared = std::move(prepared);
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_last = shared;
+  return shared;
+}
+
 }  // namespace clef::detail
 
 namespace clef {

@@ -3,6 +3,8 @@
 // question_wire.cpp so a protocol change is made once.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -14,5 +16,28 @@ namespace clef::detail {
 /// Appends `{"name": {...}, ...}` for already validated questions, in their order. Fails only on
 /// text that is not valid UTF-8, naming the field.
 Status append_questions(std::string& out, const std::vector<Question>& questions);
+
+/// Whether two question sets are the same, field for field (what the wire would carry).
+bool same_questions(const std::vector<Question>& a, const std::vector<Question>& b);
+
+/// A question set validated and written in its wire form once.
+struct PreparedQuestions {
+  std::vector<Question> questions;
+  std::string wire_json;  ///< The `questions` object as append_questions writes it.
+};
+
+/// The question set last prepared, kept for the requests that repeat it: a batch, or a program
+/// asking the same questions of every item, validates and writes them once rather than per
+/// request. One entry: comparing a set costs a fraction of preparing it, a lookup among many
+/// would not. Safe to call from any thread.
+class QuestionMemo {
+ public:
+  Result<std::shared_ptr<const PreparedQuestions>> prepare(
+      const std::vector<Question>& questions) const;
+
+ private:
+  mutable std::mutex m_mutex;
+  mutable std::shared_ptr<const PreparedQuestions> m_last;
+};
 
 }  // namespace clef::detail

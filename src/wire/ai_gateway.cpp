@@ -5,6 +5,7 @@
 
 #include "util/ascii.hpp"
 #include "util/json_text.hpp"
+#include "wire/backend_wire.hpp"
 
 namespace clef::detail {
 namespace {
@@ -112,8 +113,11 @@ Status check_gateway_url(std::string_view base_url) {
 }  // namespace
 
 bool through_gateway(const ClientOptions& options) {
-  return options.backend == Backend::workers_ai &&
-         (!options.gateway.id.empty() || is_ai_gateway_url(options.base_url));
+  return wire_of(options.backend).through_gateway(options);
+}
+
+bool BackendWire::through_gateway(const ClientOptions&) const {
+  return false;
 }
 
 std::string gateway_root(const ClientOptions& options) {
@@ -126,7 +130,7 @@ Status check_gateway_options(const ClientOptions& options) {
   const AiGatewayOptions& gateway = options.gateway;
   if (!through_gateway(options)) {
     if (asks_anything(gateway) || !gateway.id.empty()) {
-      return gateway_error(options.backend == Backend::workers_ai
+      return gateway_error(traits_of(options.backend).takes_gateway
                                ? "cf-aig-* options need a gateway: a gateway id, or a gateway "
                                  "URL (…/workers-ai) as the base URL"
                                : "AI Gateway is for the Workers AI backend",

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "wire/backend_wire.hpp"
 #include "wire/host_url.hpp"
 
 namespace clef {
@@ -97,58 +98,8 @@ std::optional<Backend> backend_named(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-namespace {
-
-BackendTraits ollama_traits() {
-  BackendTraits t;
-  t.server = "Ollama";
-  t.host_variable = "OLLAMA_HOST";
-  t.start_command = "ollama serve";
-  t.tagged_models = true;
-  return t;
-}
-
-BackendTraits workers_ai_traits() {
-  BackendTraits t;
-  t.server = "Workers AI";
-  t.token_variable = "CLOUDFLARE_API_TOKEN";
-  t.needs_account = true;
-  t.takes_gateway = true;
-  return t;
-}
-
-BackendTraits systemone_traits() {
-  BackendTraits t;
-  t.server = "the System One server";
-  t.token_variable = "CLEF_API_KEY";
-  return t;
-}
-
-BackendTraits openai_traits() {
-  BackendTraits t;
-  t.server = "OpenAI";
-  t.token_variable = "OPENAI_API_KEY";
-  return t;
-}
-
-}  // namespace
-
 const BackendTraits& traits_of(Backend backend) noexcept {
-  static const BackendTraits ollama = ollama_traits();
-  static const BackendTraits workers_ai = workers_ai_traits();
-  static const BackendTraits systemone = systemone_traits();
-  static const BackendTraits openai = openai_traits();
-  switch (backend) {
-    case Backend::workers_ai:
-      return workers_ai;
-    case Backend::systemone:
-      return systemone;
-    case Backend::openai:
-      return openai;
-    case Backend::ollama:
-      break;
-  }
-  return ollama;
+  return detail::wire_of(backend).traits();
 }
 
 const char* token_variable(Backend backend) noexcept {

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "wire/backend_wire.hpp"
 #include "wire/cost.hpp"
 
 namespace clef {
@@ -127,10 +128,7 @@ namespace {
 /// decision.cost), tokens × price, else unknown.
 Cost sent_cost(const Decision& decision, Backend backend, const HttpResponse& response,
                std::string_view model, const std::map<std::string, Price>& overrides) {
-  if (backend == Backend::workers_ai) {
-    if (const auto neurons = header_number(response.header("cf-ai-neurons")))
-      return Cost{neuron_dollars(*neurons), CostSource::header, *neurons, std::nullopt};
-  }
+  if (auto measured = wire_of(backend).measured_cost(response)) return std::move(*measured);
   if (decision.cost.known()) return decision.cost;  // the body's own figure
   return token_cost(decision, backend, model, overrides);
 }
@@ -144,6 +142,16 @@ Cost token_cost(const Decision& decision, Backend backend, std::string_view mode
   const double dollars = price->dollars_for(static_cast<double>(decision.usage.input_tokens),
                                             static_cast<double>(decision.usage.output_tokens));
   return Cost{to_picodollars(dollars), CostSource::computed, std::nullopt, std::nullopt};
+}
+
+std::optional<Cost> cf_ai_neurons_cost(const HttpResponse& response) {
+  const auto neurons = header_number(response.header("cf-ai-neurons"));
+  if (!neurons) return std::nullopt;
+  return Cost{neuron_dollars(*neurons), CostSource::header, *neurons, std::nullopt};
+}
+
+std::optional<Cost> BackendWire::measured_cost(const HttpResponse&) const {
+  return std::nullopt;
 }
 
 void settle_cost(Decision& decision, Backend backend, const HttpResponse& response,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,9 @@ void read_body_cost(const Json& usage, Cost& cost);
 /// computed; unknown when no price applies.
 Cost token_cost(const Decision& decision, Backend backend, std::string_view model,
                 const std::map<std::string, Price>& overrides);
+
+/// Workers AI's cf-ai-neurons header as a cost (what the server measured), or nullopt.
+std::optional<Cost> cf_ai_neurons_cost(const HttpResponse& response);
 
 /// decision.cost, in clef's order of trust: a cache hit spent nothing; Workers AI's header; the
 /// body's figure (read_body_cost, already in decision.cost); tokens × price; else unknown.

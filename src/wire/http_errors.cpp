@@ -3,7 +3,6 @@
 #include "wire/http_errors.hpp"
 
 #include "util/ascii.hpp"
-#include "util/http_date.hpp"
 
 #include "clef/ollama.hpp"
 
@@ -13,6 +12,7 @@
 
 #include "util/redact.hpp"
 #include "util/url_path.hpp"
+#include "wire/backend_wire.hpp"
 
 namespace clef::detail {
 /// OpenAI's 429 for an account out of quota or credits (not a rate limit: no retry helps).
@@ -21,12 +21,6 @@ constexpr std::string_view openai_quota_code = "insufficient_quota";
 constexpr std::string_view workers_per_minute_code = "3021";
 
 namespace {
-
-struct ServerText {
-  std::string message;
-  std::string code;
-  bool json = false;  ///< The body was JSON (an old Ollama's 404 is plain text).
-};
 
 /// At most max_server_text bytes of `text`, cut on a UTF-8 character boundary.
 std::string bounded(std::string text) {
@@ -182,72 +176,17 @@ ServerText read_error_body(const std::string& body, const Secrets& secret) {
   return text;
 }
 
-bool mentions_model(const ServerText& text) {
-  return text.json && text.message.find("model") != std::string::npos;
-}
-
 /// A 404 has three causes a user can act on: the URL is wrong, the model is missing, or the
 /// server predates System One. The body and the URL's path tell them apart.
-std::string not_found_hint(Backend backend, const ServerText& text, const std::string& model,
-                           std::string_view url) {
+std::string not_found_hint(const BackendWire& wire, const ServerText& text,
+                           const std::string& model, std::string_view url) {
   const std::string_view path = url_path(url);
   const std::string at = url.empty() ? std::string("the server") : std::string(url);
   if (path.find("/v1/v1/") != std::string_view::npos) {
     return at + " repeats /v1: give --host as the base URL without /v1 (clef adds /v1/systemone)";
   }
   const bool plain_path = url.empty() || path == "/v1/systemone";
-  switch (backend) {
-    case Backend::ollama:
-      if (mentions_model(text)) {
-        return "model \"" + model + "\" is not on this Ollama server: run `ollama pull " + model +
-               "`";
-      }
-      if (!text.json && plain_path) {
-        return "this server has no /v1/systemone endpoint: upgrade Ollama to " +
-               std::string(minimum_ollama_version) + " or newer (`clef doctor` checks)";
-      }
-      return "nothing answers at " + at +
-             ": give --host as Ollama's base URL, e.g. http://127.0.0.1:11434";
-    case Backend::workers_ai:
-      if (mentions_model(text)) {
-        return "Workers AI has no model \"" + model +
-               "\" (clef-flash and clef are decision models)";
-      }
-      return "Workers AI has no such route (" + at +
-             "): check the account id and --host (the API root, "
-             "https://api.cloudflare.com/client/v4)";
-    case Backend::openai:
-      if (mentions_model(text)) return "the server has no decisions model \"" + model + "\"";
-      return "nothing answers at " + at +
-             ": give --host as the API's base URL (https://api.openai.com/v1; clef adds "
-             "/decisions)";
-    case Backend::systemone:
-      break;
-  }
-  if (mentions_model(text)) return "the server has no model \"" + model + "\"";
-  return "nothing answers at " + at +
-         ": give --host as the server's base URL (clef adds /v1/systemone)";
-}
-
-/// What to check when the server refused the credentials (401, 403).
-std::string credentials_hint(Backend backend, int status, const ServerText& text) {
-  if (backend == Backend::workers_ai && text.code == "2009") {
-    return "AI Gateway refused a token: an Authenticated Gateway's (cf-aig-authorization: "
-           "CF_AIG_TOKEN or --aig-token-file, else the Workers AI token), or the Workers AI "
-           "token it passes on (CLOUDFLARE_API_TOKEN)";
-  }
-  if (backend == Backend::workers_ai) {
-    return "Workers AI refused the token: check CLOUDFLARE_API_TOKEN (it needs Workers AI "
-           "permission) and CLOUDFLARE_ACCOUNT_ID";
-  }
-  if (backend == Backend::openai) {
-    return status == 403 ? "the server refused this request for this key (OpenAI's 403: a "
-                           "country, region or project it does not serve, or a model the "
-                           "key may not use)"
-                         : "the server refused the key: check OPENAI_API_KEY (or "
-                           "--api-token-file)";
-  }
-  return "the server refused the credentials: check the API key";
+  return wire.not_found_hint(text, model, at, plain_path);
 }
 
 /// Why a 429 came: a budget spent (retrying will not help) or a rate limit.
@@ -267,23 +206,17 @@ std::string refusal_hint(const ServerText& text) {
   return "the server is rate limiting requests";
 }
 
-std::string status_hint(Backend backend, int status, const ServerText& text,
+std::string status_hint(const BackendWire& wire, int status, const ServerText& text,
                         const std::string& model, std::string_view url) {
   switch (status) {
     case 401:
     case 403:
-      return credentials_hint(backend, status, text);
+      return wire.credentials_hint(status, text);
     case 400:
-      if (backend == Backend::ollama &&
-          (is_mlx_or_safetensors_tag(model) || text.message.find("MLX") != std::string::npos ||
-           text.message.find("Safetensors") != std::string::npos)) {
-        return "Ollama cannot serve \"" + model +
-               "\" on /v1/systemone (MLX and Safetensors builds are not supported there): use "
-               "the default tag, e.g. `ollama pull clef-flash` and --model clef-flash";
-      }
+      if (auto hint = wire.bad_request_hint(text, model)) return std::move(*hint);
       break;
     case 404:
-      return not_found_hint(backend, text, model, url);
+      return not_found_hint(wire, text, model, url);
     case 407:
       return "a proxy between clef and the server wants credentials: put them in the proxy URL "
              "(https_proxy=http://USER:PASSWORD@PROXY:PORT) or list the server in no_proxy";
@@ -326,43 +259,6 @@ ErrorKind kind_for_status(int status, const ServerText& text) {
   return ErrorKind::invalid_response;
 }
 
-/// A non-negative decimal number as retry-after-ms writes one ("1500", "1500.5"): digits, and
-/// at most one '.' between digits; nothing strtod would take besides (hex, exponents, inf).
-std::optional<double> parse_number(const std::string& text) {
-  const auto dot = text.find('.');
-  const auto is_digits = [](std::string_view part) {
-    return !part.empty() &&
-           std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
-  const std::string_view whole = std::string_view(text).substr(0, dot);
-  if (!is_digits(whole)) return std::nullopt;
-  if (dot != std::string::npos && !is_digits(std::string_view(text).substr(dot + 1)))
-    return std::nullopt;
-  return std::strtod(text.c_str(), nullptr);
-}
-
-/// `count` units of `unit_ms` milliseconds, saturated to max_retry_after_value (no overflow).
-std::chrono::milliseconds saturated_ms(double count, double unit_ms) {
-  const double ms = count * unit_ms;
-  const auto cap = static_cast<double>(max_retry_after_value.count());
-  return std::chrono::milliseconds(static_cast<long long>(ms >= cap ? cap : ms));
-}
-
-}  // namespace
-
-constexpr std::string_view gateway_not_configured_code = "2001";
-
-namespace {
-
-/// "\"support\"" for …/v1/ACCOUNT/support/workers-ai/…: the segment before "/workers-ai/".
-std::string gateway_named_in(std::string_view url) {
-  const auto end = url.find("/workers-ai/");
-  if (end == std::string_view::npos || end == 0) return "of that name";
-  const auto start = url.rfind('/', end - 1);
-  if (start == std::string_view::npos) return "of that name";
-  return "\"" + std::string(url.substr(start + 1, end - start - 1)) + "\"";
-}
-
 }  // namespace
 
 bool is_daily_allocation_code(std::string_view code) {
@@ -383,37 +279,11 @@ Error error_from_response(Backend backend, const HttpResponse& response, const s
   error.server_code = text.code;
   error.request_id = request_id(response, secret);
   error.retry_after = retry_after(response);
-  error.message = status_hint(backend, response.status, text, model, url);
-  if (backend == Backend::workers_ai && response.status == 400 &&
-      text.code == gateway_not_configured_code) {
-    // AI Gateway's "Please configure AI Gateway" (sent with 400): no gateway of that name on the
-    // account. Only on a 400: a 429 or 5xx quoting the code keeps its status's kind and retry.
-    error.kind = ErrorKind::not_found;
-    error.message = "AI Gateway has no gateway " + gateway_named_in(url) +
-                    " on this account: create it (dashboard, AI > AI Gateway) or check its name";
-  }
+  const BackendWire& wire = wire_of(backend);
+  error.message = status_hint(wire, response.status, text, model, url);
+  wire.amend_error(error, text, response.status, url);
   if (!text.message.empty()) error.message += ": " + text.message;
   return error;
-}
-
-std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& response) {
-  using std::chrono::milliseconds;
-  const std::int64_t cap_ms = max_retry_after_value.count();
-  // retry-after-ms (OpenAI's SDKs, not an RFC): a whole or decimal number of milliseconds.
-  const std::string ms_header = response.header("retry-after-ms");
-  if (auto ms = parse_number(std::string(trimmed_space(ms_header)))) return saturated_ms(*ms, 1);
-  // RFC 9110 §10.2.3: delay-seconds (digits only: "0x10" and "1e3" are not) or an HTTP-date.
-  const std::string header = response.header("retry-after");
-  const std::string_view value = trimmed_space(header);
-  if (value.empty()) return std::nullopt;
-  if (auto seconds = parse_delay_seconds(value, cap_ms / 1000))
-    return milliseconds(*seconds * 1000);
-  const auto when = parse_http_date(value);
-  if (!when) return std::nullopt;
-  // Whole seconds, compared in 64 bits: a date in 9999 waits the cap, never overflows a clock.
-  const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
-  const std::int64_t wait = std::clamp<std::int64_t>(*when - now, 0, cap_ms / 1000);
-  return milliseconds(wait * 1000);
 }
 
 std::optional<GatewayReport> gateway_report(const HttpResponse& response, const Secrets& secret) {
@@ -462,5 +332,29 @@ Error error_from_envelope(const Json& body, const HttpResponse& response, const 
   if (!error.server_message.empty()) error.message += ": " + error.server_message;
   return error;
 }
+
+bool mentions_model(const ServerText& text) {
+  return text.json && text.message.find("model") != std::string::npos;
+}
+
+// Every backend's hints but where its own object words them otherwise (a System One server's).
+
+std::string BackendWire::not_found_hint(const ServerText& text, const std::string& model,
+                                        const std::string& at, bool) const {
+  if (mentions_model(text)) return "the server has no model \"" + model + "\"";
+  return "nothing answers at " + at +
+         ": give --host as the server's base URL (clef adds /v1/systemone)";
+}
+
+std::string BackendWire::credentials_hint(int, const ServerText&) const {
+  return "the server refused the credentials: check the API key";
+}
+
+std::optional<std::string> BackendWire::bad_request_hint(const ServerText&,
+                                                         const std::string&) const {
+  return std::nullopt;
+}
+
+void BackendWire::amend_error(Error&, const ServerText&, int, std::string_view) const {}
 
 }  // namespace clef::detail

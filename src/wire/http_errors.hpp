@@ -11,13 +11,12 @@
 #include "clef/transport.hpp"
 #include "util/json_text.hpp"
 #include "util/redact.hpp"
+#include "wire/retry_after.hpp"
 
 namespace clef::detail {
 
 /// The longest server text (message, code, request id) kept in an Error, in bytes.
 inline constexpr std::size_t max_server_text = 1000;
-/// The longest Retry-After clef represents (a day); larger or absurd values saturate to it.
-inline constexpr std::chrono::milliseconds max_retry_after_value{86'400'000};
 
 /// The error for a non-2xx response. Reads every server's error body shape (Ollama, Workers AI,
 /// TypeSafe, llama.cpp, Laya, ollaya, plain text) with type checks on every field, and picks the
@@ -29,10 +28,6 @@ inline constexpr std::chrono::milliseconds max_retry_after_value{86'400'000};
 /// the whole body before any excerpt is cut.
 Error error_from_response(Backend backend, const HttpResponse& response, const std::string& model,
                           const Secrets& secret = {}, std::string_view url = {});
-
-/// retry-after-ms (milliseconds), else Retry-After (seconds or an HTTP date), else nothing;
-/// saturated to max_retry_after_value.
-std::optional<std::chrono::milliseconds> retry_after(const HttpResponse& response);
 
 /// The server's request id (x-typesafe-request-id, cf-ai-req-id, cf-ray or x-request-id),
 /// with `secret` redacted and cut to max_server_text.

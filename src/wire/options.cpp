@@ -10,16 +10,12 @@
 #include "util/ascii.hpp"
 #include "util/base64.hpp"
 #include "wire/ai_gateway.hpp"
+#include "wire/backend_wire.hpp"
 #include "wire/options_check.hpp"
 #include "wire/workers_ai.hpp"
 
 namespace clef {
 namespace {
-
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
 
 /// Timeouts outside [1 ms, 1 day] are refused: 0 would mean "no timeout" to libcurl, and
 /// larger values overflow its long on some platforms.
@@ -33,52 +29,14 @@ Status check_timeout(std::chrono::milliseconds value, const char* field) {
 
 std::string first_set(std::initializer_list<const char*> names) {
   for (const char* name : names) {
-    std::string value = env(name);
+    std::string value = detail::env(name);
     if (!value.empty()) return value;
   }
   return {};
 }
 
 Result<std::string> base_for_backend(const ClientOptions& options) {
-  const std::string& base = options.base_url;
-  switch (options.backend) {
-    case Backend::ollama:
-      // Unreadable, OLLAMA_HOST is refused here, naming it (Ollama would fall back).
-      return base.empty() ? read_ollama_host(env("OLLAMA_HOST")) : Result<std::string>(base);
-    case Backend::workers_ai: {
-      const bool gateway_url = is_ai_gateway_url(base);  // it holds the account itself
-      if (!gateway_url && options.account_id.empty()) {
-        return make_error(ErrorKind::invalid_input,
-                          "Workers AI needs an account id: set CLOUDFLARE_ACCOUNT_ID",
-                          "account_id");
-      }
-      if (!gateway_url && !detail::is_ascii_alphanumeric(options.account_id)) {
-        return make_error(ErrorKind::invalid_input, "the account id must be letters and digits",
-                          "account_id");
-      }
-      if (options.api_token.empty() && !options.offline) {
-        return make_error(ErrorKind::authentication,
-                          "Workers AI needs an API token: set CLOUDFLARE_API_TOKEN", "api_token");
-      }
-      if (gateway_url) return base;
-      if (!options.gateway.id.empty()) return detail::gateway_root(options);
-      return detail::workers_api_root(base.empty() ? workers_ai_default_base_url : base);
-    }
-    case Backend::systemone:
-      if (base.empty()) {
-        return make_error(ErrorKind::invalid_input,
-                          "a System One server needs a base URL (e.g. http://localhost:8000)",
-                          "base_url");
-      }
-      return base;
-    case Backend::openai:
-      if (options.api_token.empty() && !options.offline) {
-        return make_error(ErrorKind::authentication,
-                          "OpenAI's decisions need an API key: set OPENAI_API_KEY", "api_token");
-      }
-      return base.empty() ? openai_default_base_url : base;
-  }
-  return make_error(ErrorKind::invalid_input, "unknown backend", "backend");
+  return detail::wire_of(options.backend).base_url(options);
 }
 
 }  // namespace
@@ -88,22 +46,7 @@ ClientOptions ClientOptions::from_environment(Backend backend) {
   options.backend = backend;
   // curl's own variable first, then the one Go programs (Ollama's CLI) honour.
   options.ca_file = first_set({"CURL_CA_BUNDLE", "SSL_CERT_FILE"});
-  switch (backend) {
-    case Backend::ollama:
-      // An OLLAMA_HOST that cannot be read leaves it empty: Client::create refuses it then.
-      if (auto host = read_ollama_host(env("OLLAMA_HOST")))
-        options.base_url = std::move(host).value();
-      break;
-    case Backend::workers_ai:
-      options.account_id = env(workers_ai_account_variable);
-      options.api_token = std::string(detail::trimmed_space(env(token_variable(backend))));
-      options.gateway.token = std::string(detail::trimmed_space(env(ai_gateway_token_variable)));
-      break;
-    case Backend::systemone:
-    case Backend::openai:
-      options.api_token = std::string(detail::trimmed_space(env(token_variable(backend))));
-      break;
-  }
+  detail::wire_of(backend).read_environment(options);
   return options;
 }
 

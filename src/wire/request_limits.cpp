@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "media/file_bytes.hpp"
+#include "wire/backend_wire.hpp"
 
 namespace clef::detail {
 namespace {
@@ -71,28 +72,6 @@ Status check_image(const Image& image, std::size_t i) {
   return {};
 }
 
-Status check_workers_images(const DecisionRequest& request) {
-  if (request.images.size() > workers_max_images) {
-    return make_error(
-        ErrorKind::invalid_input,
-        "Workers AI takes at most 4 images, got " + std::to_string(request.images.size()),
-        "images");
-  }
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < request.images.size(); ++i) {
-    if (auto s = check_image(request.images[i], i); !s) return s;
-    total += request.images[i].bytes().size();
-  }
-  if (total > workers_max_images_bytes) {
-    return make_error(
-        ErrorKind::invalid_input,
-        "images come to " + bytes_text(total) +
-            " decoded, over Workers AI's 8 MiB (8388608 bytes) for all images of a request",
-        "images");
-  }
-  return {};
-}
-
 Status check_clips(const std::vector<MediaClip>& clips, const ClipLimits& limits) {
   if (clips.size() > limits.count) {
     return make_error(ErrorKind::invalid_input,
@@ -119,15 +98,13 @@ Status check_clips(const std::vector<MediaClip>& clips, const ClipLimits& limits
   return {};
 }
 
-Status check_media(const DecisionRequest& request, Backend backend, const std::string& model) {
+Status check_media(const DecisionRequest& request, const BackendWire& wire,
+                   const std::string& model) {
   if (request.audio.empty() && request.videos.empty()) return {};
   const char* field = request.audio.empty() ? "videos" : "audio";
-  if (backend == Backend::ollama || backend == Backend::openai) {
+  if (const char* who = wire.images_only()) {
     return make_error(ErrorKind::invalid_input,
-                      std::string(backend == Backend::ollama ? "Ollama's System One API takes"
-                                                             : "OpenAI's decisions take") +
-                          " images only, not audio or video",
-                      field);
+                      std::string(who) + " images only, not audio or video", field);
   }
   if (!takes_audio_and_video(model)) {
     return make_error(ErrorKind::invalid_input,
@@ -162,25 +139,57 @@ bool takes_audio_and_video(const std::string& model) {
 
 Status check_attachments(const DecisionRequest& request, Backend backend,
                          const std::string& model) {
-  if (backend == Backend::workers_ai) {
-    if (auto s = check_workers_images(request); !s) return s;
-  }
-  return check_media(request, backend, model);
+  const BackendWire& wire = wire_of(backend);
+  if (auto s = wire.check_images(request); !s) return s;
+  return check_media(request, wire, model);
 }
 
 Status check_body_size(std::size_t body_bytes, Backend backend, const std::string& model) {
-  if (backend == Backend::ollama && body_bytes > ollama_max_body_bytes) {
-    return make_error(ErrorKind::invalid_input,
-                      "request is " + bytes_text(body_bytes) + "; Ollama takes at most 32 MiB",
-                      "request");
+  return wire_of(backend).check_body_size(body_bytes, model);
+}
+
+Status check_workers_images(const DecisionRequest& request) {
+  if (request.images.size() > workers_max_images) {
+    return make_error(
+        ErrorKind::invalid_input,
+        "Workers AI takes at most 4 images, got " + std::to_string(request.images.size()),
+        "images");
   }
-  if (backend == Backend::workers_ai && !takes_audio_and_video(model) &&
-      body_bytes > workers_max_body_bytes) {
-    return make_error(ErrorKind::invalid_input,
-                      "request is " + bytes_text(body_bytes) +
-                          ", over Workers AI's 13 MiB (13631488 bytes) per request body",
-                      "request");
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < request.images.size(); ++i) {
+    if (auto s = check_image(request.images[i], i); !s) return s;
+    total += request.images[i].bytes().size();
   }
+  if (total > workers_max_images_bytes) {
+    return make_error(
+        ErrorKind::invalid_input,
+        "images come to " + bytes_text(total) +
+            " decoded, over Workers AI's 8 MiB (8388608 bytes) for all images of a request",
+        "images");
+  }
+  return {};
+}
+
+Status check_ollama_body_size(std::size_t body_bytes) {
+  if (body_bytes <= ollama_max_body_bytes) return {};
+  return make_error(ErrorKind::invalid_input,
+                    "request is " + bytes_text(body_bytes) + "; Ollama takes at most 32 MiB",
+                    "request");
+}
+
+Status check_workers_body_size(std::size_t body_bytes, const std::string& model) {
+  if (takes_audio_and_video(model) || body_bytes <= workers_max_body_bytes) return {};
+  return make_error(ErrorKind::invalid_input,
+                    "request is " + bytes_text(body_bytes) +
+                        ", over Workers AI's 13 MiB (13631488 bytes) per request body",
+                    "request");
+}
+
+Status BackendWire::check_images(const DecisionRequest&) const {
+  return {};
+}
+
+Status BackendWire::check_body_size(std::size_t, const std::string&) const {
   return {};
 }
 

@@ -22,4 +22,11 @@ Status check_attachments(const DecisionRequest& request, Backend backend, const 
 /// clef-omni, whose clips alone may be larger).
 Status check_body_size(std::size_t body_bytes, Backend backend, const std::string& model);
 
+/// Workers AI's limits on images: 4 at most, 4 MiB and 16 megapixels each, 8 MiB in all.
+Status check_workers_images(const DecisionRequest& request);
+/// Ollama's cap on a request body: 32 MiB.
+Status check_ollama_body_size(std::size_t body_bytes);
+/// Workers AI's cap on a request body: 13 MiB, but for clef-omni, whose clips alone may be more.
+Status check_workers_body_size(std::size_t body_bytes, const std::string& model);
+
 }  // namespace clef::detail

@@ -9,6 +9,7 @@
 #include "clef/json.hpp"
 #include "media/file_bytes.hpp"
 #include "util/json_text.hpp"
+#include "wire/backend_wire.hpp"
 
 namespace clef::detail {
 namespace {
@@ -178,9 +179,12 @@ Status check_references(const DecisionRequest& request) {
 
 }  // namespace
 
+bool in_assets_form(const DecisionRequest& request, const std::string& model) {
+  return is_jev(model) || has_box(request) || !request.image_references.empty();
+}
+
 bool sends_assets(const DecisionRequest& request, Backend backend, const std::string& model) {
-  return backend == Backend::systemone &&
-         (is_jev(model) || has_box(request) || !request.image_references.empty());
+  return wire_of(backend).takes_assets_form() && in_assets_form(request, model);
 }
 
 std::string image_reference(const DecisionRequest& request, std::size_t i) {
@@ -192,14 +196,12 @@ Status check_typesafe_form(const DecisionRequest& request, Backend backend,
                            const std::string& model) {
   const auto box = std::find_if(request.questions.begin(), request.questions.end(),
                                 [](const Question& q) { return q.type == QuestionType::box; });
+  const BackendWire& wire = wire_of(backend);
   if (box != request.questions.end()) {
-    if (backend != Backend::systemone) {
+    if (const char* form = wire.form_without_boxes()) {
       return refused(std::string("a box question is TypeSafe's (Jev 1.14, on the systemone "
                                  "backend); ") +
-                         (backend == Backend::workers_ai ? "Workers AI's Clef schema"
-                          : backend == Backend::ollama   ? "Ollama's System One API"
-                                                         : "OpenAI's /v1/decisions") +
-                         " has no box type",
+                         form + " has no box type",
                      "questions." + box->name);
     }
     if (jev_without_boxes(model)) {
@@ -213,7 +215,7 @@ Status check_typesafe_form(const DecisionRequest& request, Backend backend,
                      "questions." + box->name);
     }
   }
-  if (!request.image_references.empty() && backend != Backend::systemone) {
+  if (!request.image_references.empty() && !wire.takes_assets_form()) {
     return refused("image references are TypeSafe's assets form, for the systemone backend",
                    "image_references");
   }

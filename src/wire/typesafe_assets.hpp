@@ -16,6 +16,9 @@ namespace clef::detail {
 /// image references.
 bool sends_assets(const DecisionRequest& request, Backend backend, const std::string& model);
 
+/// sends_assets' test of the request and model alone, for a backend that takes the form.
+bool in_assets_form(const DecisionRequest& request, const std::string& model);
+
 /// The reference of images[i] in the assets map: the request's own, else "image_1", "image_2"…
 std::string image_reference(const DecisionRequest& request, std::size_t i);
 

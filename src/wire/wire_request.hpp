@@ -6,6 +6,7 @@
 #include "clef/backend.hpp"
 #include "clef/options.hpp"
 #include "clef/request.hpp"
+#include "model/question_wire.hpp"
 
 namespace clef::detail {
 
@@ -13,6 +14,11 @@ namespace clef::detail {
 /// `model` is the name that goes into the body (already bare for Workers AI).
 Result<std::string> serialize_request(const DecisionRequest& request, Backend backend,
                                       const std::string& model);
+
+/// The same, for a request whose questions are `questions.questions`, already validated and
+/// written (QuestionMemo): only what differs per request is checked and written.
+Result<std::string> serialize_request(const DecisionRequest& request, Backend backend,
+                                      const std::string& model, const PreparedQuestions& questions);
 
 /// Where a decision about `model` goes: {base}/v1/systemone, OpenAI's {base}/decisions, or
 /// Workers AI's per-account path for the model (its gateway's, through AI Gateway). A model

@@ -6,10 +6,10 @@
 #include <set>
 
 #include "model/box_answer.hpp"
+#include "wire/backend_wire.hpp"
 #include "wire/cost.hpp"
 #include "wire/http_errors.hpp"
 #include "wire/openai_dialect.hpp"
-#include "wire/workers_ai.hpp"
 
 namespace clef::detail {
 namespace {
@@ -278,11 +278,6 @@ Result<Decision> parse_decision(const Json& body, std::string_view body_text,
   return decision;
 }
 
-namespace {
-
-/// OpenAI's answers array, translated (openai_dialect.hpp) and read by the one parser; the
-/// translation's own findings (a boolean value, another question's name) mark their answers, and
-/// each answer's raw_json is the server's own.
 Result<Decision> read_openai_decision(const Json& body, const std::vector<Question>& questions,
                                       const ValidationOptions& validation) {
   std::vector<DialectProblem> problems;
@@ -302,41 +297,32 @@ Result<Decision> read_openai_decision(const Json& body, const std::vector<Questi
   return decision;
 }
 
-}  // namespace
+Error unusable_success(Error error, const Success& success) {
+  error.http_status = success.response.status;
+  error.request_id = request_id(success.response, success.secret);
+  return error;
+}
+
+Result<Decision> read_system_one(const Success& success, std::string_view text) {
+  auto decision = parse_decision(success.body, text, success.questions, success.validation);
+  if (!decision) return unusable_success(decision.error(), success);
+  decision->request_id = request_id(success.response);
+  decision->raw_json = text.empty() ? clef::dump_json(success.body) : std::string(text);
+  return decision;
+}
+
+Result<Decision> BackendWire::read_success(Success success) const {
+  return read_system_one(success, success.response.body);
+}
 
 Result<Decision> read_decision(Backend backend, const HttpResponse& response,
                                const std::vector<Question>& questions,
                                const ValidationOptions& validation, const Secrets& secret) {
-  // A 2xx body clef cannot use, stamped with what the response said about itself.
-  auto unusable = [&](Error error) {
-    error.http_status = response.status;
-    error.request_id = request_id(response, secret);
-    return error;
-  };
   auto body = clef::parse_json(response.body, "the response body", ErrorKind::invalid_response);
-  if (!body) return unusable(body.error());
-  Json json = std::move(body).value();
-  std::string_view text = response.body;
-  if (backend == Backend::workers_ai) {
-    const bool enveloped = json.is_object() && json.contains("success");
-    auto inner = unwrap_workers_envelope(std::move(json), response, secret);
-    if (!inner) return inner.error();
-    json = std::move(inner).value();
-    if (enveloped) text = member_text(text, "result").value_or(std::string_view());
-  }
-  if (backend == Backend::openai) {
-    auto decision = read_openai_decision(json, questions, validation);
-    if (!decision) return unusable(decision.error());
-    decision->request_id = request_id(response);
-    decision->raw_json = std::string(text);
-    return decision;
-  }
-  auto decision = parse_decision(json, text, questions, validation);
-  if (!decision) return unusable(decision.error());
-  decision->request_id = request_id(response);
-  if (backend == Backend::workers_ai) decision->gateway = gateway_report(response, secret);
-  decision->raw_json = text.empty() ? clef::dump_json(json) : std::string(text);
-  return decision;
+  Success success{Json(), response, questions, validation, secret};
+  if (!body) return unusable_success(body.error(), success);
+  success.body = std::move(body).value();
+  return wire_of(backend).read_success(std::move(success));
 }
 
 }  // namespace clef::detail

@@ -28,6 +28,12 @@ Result<Decision> read_decision(Backend backend, const HttpResponse& response,
                                const std::vector<Question>& questions,
                                const ValidationOptions& validation, const Secrets& secret);
 
+/// OpenAI's answers array, translated (openai_dialect.hpp) and read by parse_decision; the
+/// translation's own findings (a boolean value, another question's name) mark their answers, and
+/// each answer's raw_json is the server's own.
+Result<Decision> read_openai_decision(const Json& body, const std::vector<Question>& questions,
+                                      const ValidationOptions& validation);
+
 /// `value` as a whole number of tokens: negative, fractional or out-of-range counts saturate
 /// to [0, INT64_MAX] instead of overflowing.
 std::int64_t token_count(double value);
