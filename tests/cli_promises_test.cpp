@@ -67,6 +67,33 @@ TEST(CliPromises, DedupeCopiesAFailedFirstAndResumeRedoesBoth) {
   EXPECT_EQ(lines["b"]["answers"], lines["a"]["answers"]);
 }
 
+TEST(CliPromises, AnInterruptIsSaidAtOnceAndTheItemsInFlightFinish) {
+  // The wait for the requests in flight lasts as long as the server takes: the first signal is
+  // answered on stderr at once, not after that wait, and the four in flight are then written.
+  FakeServer server;
+  server.set_latency(2000ms);
+  const std::string input = write_temp_file("said_at_once.jsonl", jsonl_tickets(12));
+  const std::string output = fresh_path("said_at_once_out.jsonl");
+  const std::string err = fresh_path("said_at_once_err.txt");
+  const pid_t child =
+      spawn_clef(batch_args(server.base_url(), input, output, {"-j", "4"}), "", err);
+  if (!wait_until([&] { return server.request_count() >= 4; }, "4 requests in flight")) {
+    ::kill(child, SIGKILL);
+    wait_for_exit(child);
+    return;
+  }
+  const auto signalled = Clock::now();
+  ::kill(child, SIGINT);
+  EXPECT_TRUE(wait_until(
+      [&] { return read_file(err).find("interrupted: nothing new starts") != std::string::npos; },
+      "the interrupt said on stderr", 1s))
+      << read_file(err);
+  EXPECT_LT(Clock::now() - signalled, 1500ms) << "said before the requests in flight answered";
+  EXPECT_EQ(wait_for_exit(child), 130) << read_file(err);
+  EXPECT_EQ(server.request_count(), 4);
+  EXPECT_EQ(lines_of(read_file(output)).size(), 4u) << read_file(output);
+}
+
 TEST(CliPromises, ASecondSignalAbortsTheItemsInFlightAndResumeRedoesThem) {
   // "On SIGINT or SIGTERM nothing new starts, the items in flight finish…; a second signal
   // aborts them (they are left out)": their ids are absent, and --resume decides them.

@@ -139,8 +139,15 @@ void BatchJob::warn(const std::string& line) {
   m_context.err << line << std::flush;
 }
 
-bool BatchJob::should_stop() const {
-  return m_write_failed || m_quota || (m_context.stop && m_context.stop->load());
+bool BatchJob::should_stop() {
+  const bool interrupted = m_context.stop && m_context.stop->load();
+  if (interrupted && !m_interrupt_said) {
+    m_interrupt_said = true;
+    warn(
+        "clef: interrupted: nothing new starts; the requests in flight finish and are written "
+        "(interrupt again to abandon them)\n");
+  }
+  return m_write_failed || m_quota || interrupted;
 }
 
 std::optional<BatchEnd> BatchJob::cap_cost(std::optional<double> cap, const KeptCost& kept) {

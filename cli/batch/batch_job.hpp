@@ -69,8 +69,10 @@ class BatchJob {
   /// progress line's updates, never inside one.
   void warn(const std::string& line);
 
-  /// A write failed, the quota is spent, or the user interrupted.
-  bool should_stop() const;
+  /// A write failed, the quota is spent, or the user interrupted. Asked by the engine on its
+  /// caller's thread; the first interrupt seen is said on stderr at once (the wait for the requests
+  /// in flight can be as long as the server takes).
+  bool should_stop();
 
   /// What the run's end prints, and its exit code.
   BatchEnd finish(const BatchSummary& summary);
@@ -131,6 +133,7 @@ class BatchJob {
   std::vector<WrittenLine> m_firsts;
   std::size_t m_not_recorded = 0;  ///< --replay: items the cassette has no recording of.
   bool m_write_failed = false;
+  bool m_interrupt_said = false;
   int m_write_errno = 0;
   std::optional<Error> m_quota;
   std::optional<double> m_cost_cap;          ///< This run's share of --max-cost.
