@@ -150,6 +150,12 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     return 0;
   }
 
+  /// curl closes a socket of this loop's (CURLOPT_CLOSESOCKETFUNCTION).
+  static int on_close(void* user, curl_socket_t socket) {
+    static_cast<Loop*>(user)->m_sockets.forget(socket);
+    return ::close(socket);
+  }
+
   /// curl's own next deadline (a connect or transfer timeout, or "act now" after an add).
   static int on_timer(CURLM*, long timeout_ms, void* user) {
     auto* loop = static_cast<Loop*>(user);
@@ -291,6 +297,10 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     active->request = std::move(item.request);
     active->done = std::move(item.done);
     active->transfer.prepare(handle, active->request);
+    // curl closes the connections this handle opens through on_close, which takes the socket
+    // out of the parked ones first: its number may be another thread's socket a moment later.
+    curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, on_close);
+    curl_easy_setopt(handle, CURLOPT_CLOSESOCKETDATA, this);
     // Over https, a server that negotiates HTTP/2 carries many requests on one connection:
     // wait for that connection rather than open another (the multi handle multiplexes).
     if (active->request.url.rfind("https://", 0) == 0)

@@ -49,7 +49,7 @@ bool SocketSet::unpark(curl_socket_t socket) {
 }
 
 void SocketSet::drop_parked() {
-  // A parked socket curl has closed meanwhile is already out of the set: its DEL fails, harmless.
+  // Only sockets still open: those curl closed were forgotten as it closed them.
   for (const curl_socket_t socket : m_parked) ::epoll_ctl(m_epoll, EPOLL_CTL_DEL, socket, nullptr);
   m_parked.clear();
 }

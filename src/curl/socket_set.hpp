@@ -25,6 +25,10 @@ class SocketSet {
   /// `watched` is what curl_multi_assign gave the socket (non-null once it is in the set).
   void follow(CURLM* multi, curl_socket_t socket, int what, void* watched);
 
+  /// `socket` is about to be closed: a parked socket is forgotten, so the loop never touches its
+  /// number again (by then another thread's socket may have it).
+  void forget(curl_socket_t socket) { unpark(socket); }
+
   /// Before the loop waits: the sockets curl gave up since the last wait leave the set, so an
   /// idle connection the server closes wakes nobody.
   void drop_parked();
