@@ -255,3 +255,37 @@ TEST(JsonString, WritesWhatNlohmannWritesAndRefusesWhatItRefuses) {
     EXPECT_EQ(out, std::string("\"") + text + "\"");
   }
 }
+
+// A parsed JSON value keeps an integer wider than 64 bits only as a double: such a state is sent
+// as written (compact), so its digits reach the model; every other state as before.
+TEST(State, AnIntegerWiderThan64BitsIsSentAsWritten) {
+  auto wide = clef::State::json(
+      "{\"account\": 123456789012345678901234567890,\n \"below\": -9223372036854775809, "
+      "\"f\": 1.5e3, \"s\": \"a 99999999999999999999999 in text\", \"a\": [ 1 , {\"x\" : "
+      "\"\\u00e9\"} ]}");
+  ASSERT_TRUE(wide.ok()) << wide.error().to_string();
+  EXPECT_EQ(
+      wide->wire_json(),
+      "{\"account\":123456789012345678901234567890,\"below\":-9223372036854775809,"
+      "\"f\":1.5e3,\"s\":\"a 99999999999999999999999 in text\",\"a\":[1,{\"x\":\"\\u00e9\"}]}");
+  auto body = body_of([&] {
+    DecisionRequest request;
+    request.state = wide.value();
+    request.questions.push_back(Question::yes_no("refund", "Asks for a refund?"));
+    return request;
+  }());
+  EXPECT_NE(body.find("123456789012345678901234567890"), std::string::npos) << body;
+
+  // At the bounds a parsed value holds exactly: written from it, as always.
+  auto exact = clef::State::json(
+      R"({"top": 18446744073709551615, "bottom": -9223372036854775808, "e": 1e2})");
+  ASSERT_TRUE(exact.ok());
+  EXPECT_EQ(exact->wire_json(),
+            R"({"top":18446744073709551615,"bottom":-9223372036854775808,"e":100.0})");
+
+  EXPECT_TRUE(clef::has_wide_integer("[18446744073709551616]"));
+  EXPECT_TRUE(clef::has_wide_integer("{\"a\":-9223372036854775809}"));
+  EXPECT_FALSE(clef::has_wide_integer("[18446744073709551615, -9223372036854775808, 1e999999]"));
+  EXPECT_FALSE(clef::has_wide_integer(R"({"18446744073709551616": "18446744073709551616"})"));
+  EXPECT_FALSE(clef::has_wide_integer("[123456789012345678901234567890.5]"));
+}

@@ -37,6 +37,21 @@ Result<State> state_from_json(const Json& value, const std::string& where) {
       std::string("the state must be a string, object or array, not ") + value.type_name(), where);
 }
 
+/// A number id wider than 64 bits would be written back with its last digits changed: refused,
+/// saying how to keep it.
+std::optional<Error> wide_id(const Json& object, std::string_view line, const std::string& field,
+                             const std::string& where) {
+  if (!object[field].is_number_float()) return std::nullopt;
+  const std::string text(member_text(line, field).value_or(""));
+  if (!has_wide_integer(text)) return std::nullopt;
+  return make_error(ErrorKind::invalid_input,
+                    "the id " + text +
+                        " is an integer wider than 64 bits, which clef cannot write back "
+                        "exactly: quote it (\"" +
+                        text + "\")",
+                    where + "." + field);
+}
+
 std::string field_text(const Json& object, const std::string& name) {
   const auto it = object.find(name);
   if (it == object.end() || it->is_null()) return "";
@@ -89,6 +104,10 @@ class JsonlReader final : public InputReader {
                        "no string or number \"" + m_fields.id + "\" field (--id-field)", where);
         return item;
       }
+      if (auto refused = wide_id(object, line, m_fields.id, where)) {
+        item.state = std::move(*refused);
+        return item;
+      }
       item.id = object[m_fields.id];
       for (const auto& name : m_fields.extra) item.extra.push_back(field_text(object, name));
       if (!m_fields.image.empty()) item.image = field_text(object, m_fields.image);
@@ -98,6 +117,11 @@ class JsonlReader final : public InputReader {
         return item;
       }
       item.state = state_from_json(object[m_fields.state], where + "." + m_fields.state);
+      // Its integers wider than 64 bits are in the parsed value as doubles: the state is read
+      // from the line's own text then, as written (State::json keeps their digits).
+      if (item.state && object[m_fields.state].is_structured() && has_wide_integer(line)) {
+        if (auto text = member_text(line, m_fields.state)) item.state = State::json(*text);
+      }
       return item;
     }
     return std::nullopt;

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,16 @@ CLEF_API Result<nlohmann::ordered_json> parse_json(std::string_view text, std::s
 /// string holding invalid UTF-8 (a server's, a file's) has each bad byte replaced with U+FFFD.
 /// For values of bounded depth (everything parse_json returns).
 CLEF_API std::string dump_json(const nlohmann::ordered_json& value, int indent = -1);
+
+/// Whether the valid JSON `text` (one parse_json accepted) holds an integer outside
+/// [-2^63, 2^64 - 1]: one a parsed value keeps only as a double, its last digits lost. Read the
+/// text itself then (member_text, State::json) where the digits matter.
+CLEF_API bool has_wide_integer(std::string_view text);
+
+/// The exact text of member `key` of the JSON object `object_text` (valid JSON), the last one
+/// when the key repeats, as parse_json keeps it; nullopt when there is none.
+CLEF_API std::optional<std::string_view> member_text(std::string_view object_text,
+                                                     std::string_view key);
 
 /// One line of a line-oriented input (JSONL, CSV, text) as read_line left it.
 struct Line {

@@ -21,7 +21,10 @@ class CLEF_API State {
  public:
   /// A plain-text state, sent as a JSON string.
   static State text(std::string text);
-  /// A JSON object or array given as text; fails on invalid JSON, scalars and null.
+  /// A JSON object or array given as text; fails on invalid JSON, scalars and null. Sent as
+  /// its parsed value is written, except that a state holding an integer wider than 64 bits
+  /// (which a parsed value keeps only as a double) is sent as written, made compact: its digits
+  /// reach the model whole.
   static Result<State> json(std::string_view json_text);
   /// A JSON object or array; key order as in the ordered_json value.
   static Result<State> from_json_value(const nlohmann::ordered_json& value);

@@ -23,6 +23,10 @@ Result<State> State::json(std::string_view json_text) {
     error.where = "state, " + error.where;
     return error;
   }
+  // An integer wider than 64 bits lives in the parsed value as a double: its text is sent as
+  // written instead (made compact), so a 30-digit account number reaches the model whole.
+  if (parsed->is_structured() && detail::has_wide_integer(json_text))
+    return State(detail::compact_json(json_text), false, parsed->empty());
   return State::from_json_value(parsed.value());
 }
 

@@ -206,6 +206,58 @@ std::optional<std::string_view> member_text(std::string_view text, std::string_v
   return found;
 }
 
+bool has_wide_integer(std::string_view text) {
+  // The bounds nlohmann reads exactly: int64 below zero, uint64 above it.
+  constexpr std::string_view most_negative = "9223372036854775808";
+  constexpr std::string_view most_positive = "18446744073709551615";
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"') {
+      i = skip_string(text, i);
+      continue;
+    }
+    if (c != '-' && (c < '0' || c > '9')) {
+      ++i;
+      continue;
+    }
+    const bool negative = c == '-';
+    const std::size_t digits_start = negative ? i + 1 : i;
+    std::size_t end = digits_start;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    const bool integer =
+        end >= text.size() || (text[end] != '.' && text[end] != 'e' && text[end] != 'E');
+    std::size_t next = end;
+    while (next < text.size() &&
+           std::string_view("0123456789+-.eE").find(text[next]) != std::string_view::npos)
+      ++next;
+    if (integer) {
+      const std::string_view digits = text.substr(digits_start, end - digits_start);
+      const std::string_view bound = negative ? most_negative : most_positive;
+      if (digits.size() > bound.size() || (digits.size() == bound.size() && digits > bound))
+        return true;
+    }
+    i = next;
+  }
+  return false;
+}
+
+std::string compact_json(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"') {
+      const std::size_t end = skip_string(text, i);
+      out.append(text.substr(i, end - i));
+      i = end;
+      continue;
+    }
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') out += c;
+    ++i;
+  }
+  return out;
+}
+
 std::string string_field(const Json& object, std::string_view key) {
   if (!object.is_object()) return {};
   auto it = object.find(key);
@@ -245,6 +297,14 @@ Result<nlohmann::ordered_json> parse_json(std::string_view text, std::string_vie
     message += " (it ends too early: truncated?)";
   }
   return make_error(kind, message, "byte " + std::to_string(std::min(offset, text.size())));
+}
+
+bool has_wide_integer(std::string_view text) {
+  return detail::has_wide_integer(text);
+}
+
+std::optional<std::string_view> member_text(std::string_view object_text, std::string_view key) {
+  return detail::member_text(object_text, key);
 }
 
 std::string dump_json(const nlohmann::ordered_json& value, int indent) {

@@ -26,6 +26,13 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
 CLEF_API std::optional<std::string_view> member_text(std::string_view object_text,
                                                      std::string_view key);
 
+/// Whether the valid JSON `text` holds an integer outside [-2^63, 2^64 - 1]: one a parsed value
+/// keeps only as a double, its last digits lost (an account number, a 30-digit id).
+bool has_wide_integer(std::string_view text);
+
+/// The valid JSON `text` with the white space between its tokens taken out, every token as written.
+std::string compact_json(std::string_view text);
+
 /// The number at `object[key]`, or nullopt when it is missing or not a number (never throws).
 inline std::optional<double> number_field(const Json& object, const char* key) {
   const auto it = object.find(key);
