@@ -157,7 +157,12 @@ struct Commands {
         "    --choice 'team: Which team? | billing=Payments | technical=Bugs | other=Anything "
         "else'\n"
         "  clef batch tickets.jsonl -q questions.json -o routed.jsonl -j 16\n"
-        "  clef batch --help\n");
+        "  clef batch --help\n"
+        "\n"
+        "Exit codes: 0 ok, 1 a gate failed, 2 usage or bad input, 3 credentials or a spent "
+        "budget, 4 server error, 5 transport, 6 some items failed, 7 output not written, 8 "
+        "abstained, 9 not recorded, 10 merge incomplete, 130 interrupted (man clef, EXIT "
+        "STATUS).\n");
     app.fallthrough();  // --color may come before or after the command
     app.add_option("--color", color,
                    "auto | always | never (auto: only on a terminal, not with TERM=dumb or "

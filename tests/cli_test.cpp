@@ -11,6 +11,7 @@
 
 #include "clef/version.hpp"
 #include "cli_runner.hpp"
+#include "common/exit_codes.hpp"
 #include "fake_server.hpp"
 #include "flags/gateway_flags.hpp"
 #include "wait_until.hpp"
@@ -625,6 +626,19 @@ TEST(CliAsk, EveryErrorClassHasItsExitCode) {
   EXPECT_EQ(run_clef({"ask", "x", "--no-such-flag"}).code, 2);
   EXPECT_EQ(run_clef({}).code, 2);
   EXPECT_EQ(run_clef({"--help"}).code, 0);
+}
+
+TEST(CliHelp, ListsEveryExitCode) {
+  // A CI job's author reads `clef --help`, not the man page: every code the table has is there.
+  const auto help = run_clef({"--help"});
+  ASSERT_EQ(help.code, 0);
+  const auto at = help.out.find("Exit codes: ");
+  ASSERT_NE(at, std::string::npos) << help.out;
+  const std::string line = help.out.substr(at, help.out.find('\n', at) - at);
+  for (const auto& exit : clef::cli::exit_code_meanings()) {
+    const std::string code = std::to_string(clef::cli::as_int(exit.code));
+    EXPECT_NE(line.find(" " + code + " "), std::string::npos) << code << " missing: " << line;
+  }
 }
 
 TEST(CliAsk, ARefusedCredentialNamesThatBackendsOwn) {

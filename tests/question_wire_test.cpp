@@ -212,3 +212,13 @@ TEST(QuestionMemo, EveryFieldThatChangesTheWireIsSeen) {
   EXPECT_FALSE(memo.prepare(invalid).ok());
   EXPECT_FALSE(memo.prepare(invalid).ok());
 }
+
+// A label that is not UTF-8 cannot be printed in the error: its place names it.
+TEST(QuestionWire, ALabelThatIsNotUtf8IsNamedByItsPlace) {
+  const std::vector<Question> questions = {
+      Question::choice("team", "Which team?", {{"billing", "Payments"}, {"oth\xff", "Other"}})};
+  std::string out;
+  const clef::Status status = clef::detail::append_questions(out, questions);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().where, "questions.team.criteria, option 2's label");
+}

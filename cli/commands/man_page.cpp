@@ -180,12 +180,14 @@ void write_commands(std::ostream& out, const CLI::App& root) {
   }
 }
 
-/// The footer --help prints ("Examples:" and indented command lines), as a literal block.
+/// The footer --help prints ("Examples:" and indented command lines), as a literal block; the
+/// footer's one-line list of exit codes is left to EXIT STATUS.
 void write_examples(std::ostream& out, const CLI::App& command) {
   std::istringstream footer(command.get_footer());
   std::string line;
   bool any = false;
   while (std::getline(footer, line)) {
+    if (line.rfind("Exit codes:", 0) == 0) break;  // the page's EXIT STATUS says them in full
     if (line.rfind("Examples:", 0) == 0 || line.empty()) continue;
     if (!any) out << ".SH EXAMPLES\n.nf\n";
     any = true;

@@ -26,7 +26,11 @@ Status append_choice_criteria(std::string& out, const Question& q, const std::st
   for (std::size_t i = 0; i < q.options.size(); ++i) {
     const auto& option = q.options[i];
     if (i) out += ',';
-    if (auto s = append_json_string(out, option.label, where + ".criteria"); !s) return s;
+    // A label that is not UTF-8 cannot be shown: it is named by its place.
+    if (auto s = append_json_string(
+            out, option.label, where + ".criteria, option " + std::to_string(i + 1) + "'s label");
+        !s)
+      return s;
     out += ':';
     if (!option.description) {
       out += "null";
