@@ -283,6 +283,27 @@ TEST(State, AnIntegerWiderThan64BitsIsSentAsWritten) {
   EXPECT_EQ(exact->wire_json(),
             R"({"top":18446744073709551615,"bottom":-9223372036854775808,"e":100.0})");
 
+  // As the parser reads it: a leading byte order mark dropped; a key given twice refused (sent
+  // as written, each server would pick its own); a NUL byte, which the parser took for the end
+  // of its input, refused wherever it is.
+  auto bom = clef::State::json("\xEF\xBB\xBF {\"w\": 123456789012345678901234567890}");
+  ASSERT_TRUE(bom.ok()) << bom.error().to_string();
+  EXPECT_EQ(bom->wire_json(), "{\"w\":123456789012345678901234567890}");
+  auto twice =
+      clef::State::json(R"({"a": 1, "b": {"a": 2, "\u0061": 123456789012345678901234567890}})");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().message.find("the key \"a\" twice"), std::string::npos)
+      << twice.error().message;
+  for (const std::string& text : {std::string("{\"w\":1}\0garbage", 15),
+                                  std::string("{\"w\":123456789012345678901234567890}\n\0", 38)}) {
+    auto nul = clef::State::json(text);
+    ASSERT_FALSE(nul.ok());
+    EXPECT_NE(nul.error().message.find("NUL byte"), std::string::npos) << nul.error().to_string();
+  }
+  // The member a parser reads under a key, however the key is spelled.
+  EXPECT_EQ(clef::member_text(R"({"state": {"a": 1}, "st\u0061te": {"b": 2}})", "state"),
+            std::optional<std::string_view>(R"({"b": 2})"));
+
   EXPECT_TRUE(clef::has_wide_integer("[18446744073709551616]"));
   EXPECT_TRUE(clef::has_wide_integer("{\"a\":-9223372036854775809}"));
   EXPECT_FALSE(clef::has_wide_integer("[18446744073709551615, -9223372036854775808, 1e999999]"));

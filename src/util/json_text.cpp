@@ -2,6 +2,8 @@
 #include "util/json_text.hpp"
 
 #include <nlohmann/detail/input/json_sax.hpp>
+#include <set>
+#include <vector>
 
 namespace clef::detail {
 namespace {
@@ -30,6 +32,9 @@ class RecordingDomParser : public nlohmann::detail::json_sax_dom_parser<Json> {
   std::size_t m_token_length = 0;
   bool m_number_overflow = false;
 };
+
+/// The UTF-8 byte order mark, which the parser skips at the start of a text.
+constexpr std::string_view utf8_bom = "\xEF\xBB\xBF";
 
 /// The offset of the first bracket that opens level max_json_depth + 1, or nullopt. A linear
 /// scan before parsing, so no deeper value is ever built.
@@ -125,6 +130,16 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
   return length;
 }
 
+/// Whether the key `quoted` (a string literal, quotes and all) is `key` once its escapes are
+/// read, as the parser reads it: "st\u0061te" is "state".
+bool same_key(std::string_view quoted, std::string_view key) {
+  if (quoted.size() < 2) return false;
+  const std::string_view raw = quoted.substr(1, quoted.size() - 2);
+  if (raw.find('\\') == std::string_view::npos) return raw == key;
+  auto decoded = clef::parse_json(quoted, "a key");
+  return decoded && decoded->is_string() && decoded->get_ref<const std::string&>() == key;
+}
+
 }  // namespace
 
 Status append_json_string(std::string& out, std::string_view text, std::string_view where) {
@@ -186,19 +201,19 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
 }
 
 std::optional<std::string_view> member_text(std::string_view text, std::string_view key) {
-  std::size_t i = skip_space(text, 0);
+  std::size_t i =
+      skip_space(text, text.substr(0, utf8_bom.size()) == utf8_bom ? utf8_bom.size() : 0);
   if (i >= text.size() || text[i] != '{') return std::nullopt;
   std::optional<std::string_view> found;
   i = skip_space(text, i + 1);
   while (i < text.size() && text[i] == '"') {
     const std::size_t key_end = skip_string(text, i);
-    // Keys with escapes are compared as written; a miss only means raw_json falls back to a dump.
-    const std::string_view name = text.substr(i + 1, key_end - i - 2);
+    const std::string_view quoted = text.substr(i, key_end - i);
     i = skip_space(text, key_end);
     if (i >= text.size() || text[i] != ':') return found;
     i = skip_space(text, i + 1);
     const std::size_t value_end = skip_value(text, i);
-    if (name == key) found = text.substr(i, value_end - i);
+    if (same_key(quoted, key)) found = text.substr(i, value_end - i);
     i = skip_space(text, value_end);
     if (i >= text.size() || text[i] != ',') break;
     i = skip_space(text, i + 1);
@@ -241,7 +256,55 @@ bool has_wide_integer(std::string_view text) {
   return false;
 }
 
+namespace {
+
+/// Reads a text's events and keeps, for each object open, the keys seen in it.
+class DuplicateKeyFinder final : public nlohmann::json_sax<Json> {
+ public:
+  std::optional<std::string> found;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    m_open.emplace_back();
+    return true;
+  }
+  bool key(string_t& name) override {
+    if (!m_open.back().insert(name).second) {
+      found = name;
+      return false;  // the first is enough
+    }
+    return true;
+  }
+  bool end_object() override {
+    m_open.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  std::vector<std::set<std::string>> m_open;
+};
+
+}  // namespace
+
+std::optional<std::string> duplicate_key(std::string_view text) {
+  DuplicateKeyFinder finder;
+  Json::sax_parse(text.begin(), text.end(), &finder);
+  return finder.found;
+}
+
 std::string compact_json(std::string_view text) {
+  if (text.substr(0, utf8_bom.size()) == utf8_bom) text.remove_prefix(utf8_bom.size());
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size();) {
@@ -273,6 +336,12 @@ Result<nlohmann::ordered_json> parse_json(std::string_view text, std::string_vie
   using detail::Json;
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return make_error(kind, std::string(what) + " is empty", "byte 0");
+  }
+  // The parser takes a NUL byte for the end of its input: what follows one would pass unread.
+  // No JSON text holds one (in a string it must be escaped).
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
+    return make_error(kind, std::string(what) + " is not valid JSON (a NUL byte)",
+                      "byte " + std::to_string(nul));
   }
   if (auto at = detail::too_deep_at(text)) {
     return make_error(

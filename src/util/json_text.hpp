@@ -21,8 +21,9 @@ using Json = nlohmann::ordered_json;
 Status append_json_string(std::string& out, std::string_view text, std::string_view where);
 
 /// The exact text of member `key` of the JSON object in `object_text` (the last one, as the
-/// parser keeps the last duplicate), or nullopt. `object_text` must be valid JSON; this is how
-/// raw_json fields keep the bytes the server sent instead of a re-dump.
+/// parser keeps the last duplicate; a key's escapes read as the parser reads them), or nullopt.
+/// `object_text` must be valid JSON; this is how raw_json fields keep the bytes the server sent
+/// instead of a re-dump.
 CLEF_API std::optional<std::string_view> member_text(std::string_view object_text,
                                                      std::string_view key);
 
@@ -30,7 +31,11 @@ CLEF_API std::optional<std::string_view> member_text(std::string_view object_tex
 /// keeps only as a double, its last digits lost (an account number, a 30-digit id).
 bool has_wide_integer(std::string_view text);
 
-/// The valid JSON `text` with the white space between its tokens taken out, every token as written.
+/// A key that one object of the valid JSON `text` holds twice (the first found), or nullopt.
+std::optional<std::string> duplicate_key(std::string_view text);
+
+/// The valid JSON `text` with the white space between its tokens (and a leading byte order mark)
+/// taken out, every token as written.
 std::string compact_json(std::string_view text);
 
 /// The number at `object[key]`, or nullopt when it is missing or not a number (never throws).
