@@ -98,6 +98,24 @@ TEST(CliBatch, AnIntegerWiderThan64BitsKeepsItsDigits) {
   EXPECT_EQ(server.requests().size(), 3u);
 }
 
+TEST(CliBatch, ATextLineThatIsNotUtf8IsNamedByItsLine) {
+  // Text input: the line is the state. One that is not UTF-8 fails with its line named (CSV
+  // says "line 3" too); the others are answered.
+  FakeServer server;
+  const std::string input =
+      write_temp_file("not_utf8.txt", "refund please\ncharged tw\xffice\nwhere is my order\n");
+  const std::string output = fresh_path("not_utf8_out.jsonl");
+  auto run = run_clef(batch_args(server.base_url(), input, output, {"--ordered"}));
+  EXPECT_EQ(run.code, 6) << run.err;
+  const auto lines = lines_of(read_file(output));
+  ASSERT_EQ(lines.size(), 3u) << read_file(output);
+  EXPECT_EQ(lines[1]["error"]["kind"], "invalid_input") << lines[1].dump();
+  EXPECT_EQ(lines[1]["error"]["where"], "line 2") << lines[1].dump();
+  EXPECT_EQ(lines[0]["answers"]["urgent"]["status"], "ok");
+  EXPECT_EQ(lines[2]["answers"]["urgent"]["status"], "ok");
+  EXPECT_EQ(server.request_count(), 2);
+}
+
 TEST(CliBatch, UnorderedStillWritesEachIdOnce) {
   FakeServer server;
   const std::string output = fresh_path("out_unordered.jsonl");

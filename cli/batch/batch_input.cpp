@@ -153,7 +153,18 @@ class TextReader final : public InputReader {
                          {},
                          {}};
       }
-      return InputItem{Json(m_line), State::text(line), m_line, {}, {}, {}};
+      State state = State::text(line);
+      if (!state.valid_utf8()) {
+        // Said here, with its line: the request's own check could only say "state".
+        return InputItem{Json(m_line),
+                         make_error(ErrorKind::invalid_input, "the line is not valid UTF-8",
+                                    "line " + std::to_string(m_line)),
+                         m_line,
+                         {},
+                         {},
+                         {}};
+      }
+      return InputItem{Json(m_line), std::move(state), m_line, {}, {}, {}};
     }
     return std::nullopt;
   }
