@@ -25,7 +25,7 @@ Result<State> State::json(std::string_view json_text) {
   }
   // An integer wider than 64 bits lives in the parsed value as a double: its text is sent as
   // written instead (made compact), so a 30-digit account number reaches the model whole.
-  if (parsed->is_structured() && detail::has_wide_integer(json_text)) {
+  if (parsed->is_structured() && clef::has_wide_integer(json_text)) {
     // Sent as written, a key given twice would be read by each server its own way.
     if (auto key = detail::duplicate_key(json_text)) {
       return make_error(ErrorKind::invalid_input,

@@ -221,41 +221,6 @@ std::optional<std::string_view> member_text(std::string_view text, std::string_v
   return found;
 }
 
-bool has_wide_integer(std::string_view text) {
-  // The bounds nlohmann reads exactly: int64 below zero, uint64 above it.
-  constexpr std::string_view most_negative = "9223372036854775808";
-  constexpr std::string_view most_positive = "18446744073709551615";
-  for (std::size_t i = 0; i < text.size();) {
-    const char c = text[i];
-    if (c == '"') {
-      i = skip_string(text, i);
-      continue;
-    }
-    if (c != '-' && (c < '0' || c > '9')) {
-      ++i;
-      continue;
-    }
-    const bool negative = c == '-';
-    const std::size_t digits_start = negative ? i + 1 : i;
-    std::size_t end = digits_start;
-    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
-    const bool integer =
-        end >= text.size() || (text[end] != '.' && text[end] != 'e' && text[end] != 'E');
-    std::size_t next = end;
-    while (next < text.size() &&
-           std::string_view("0123456789+-.eE").find(text[next]) != std::string_view::npos)
-      ++next;
-    if (integer) {
-      const std::string_view digits = text.substr(digits_start, end - digits_start);
-      const std::string_view bound = negative ? most_negative : most_positive;
-      if (digits.size() > bound.size() || (digits.size() == bound.size() && digits > bound))
-        return true;
-    }
-    i = next;
-  }
-  return false;
-}
-
 namespace {
 
 /// Reads a text's events and keeps, for each object open, the keys seen in it.
@@ -369,7 +334,38 @@ Result<nlohmann::ordered_json> parse_json(std::string_view text, std::string_vie
 }
 
 bool has_wide_integer(std::string_view text) {
-  return detail::has_wide_integer(text);
+  // The bounds nlohmann reads exactly: int64 below zero, uint64 above it.
+  constexpr std::string_view most_negative = "9223372036854775808";
+  constexpr std::string_view most_positive = "18446744073709551615";
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"') {
+      i = detail::skip_string(text, i);
+      continue;
+    }
+    if (c != '-' && (c < '0' || c > '9')) {
+      ++i;
+      continue;
+    }
+    const bool negative = c == '-';
+    const std::size_t digits_start = negative ? i + 1 : i;
+    std::size_t end = digits_start;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    const bool integer =
+        end >= text.size() || (text[end] != '.' && text[end] != 'e' && text[end] != 'E');
+    std::size_t next = end;
+    while (next < text.size() &&
+           std::string_view("0123456789+-.eE").find(text[next]) != std::string_view::npos)
+      ++next;
+    if (integer) {
+      const std::string_view digits = text.substr(digits_start, end - digits_start);
+      const std::string_view bound = negative ? most_negative : most_positive;
+      if (digits.size() > bound.size() || (digits.size() == bound.size() && digits > bound))
+        return true;
+    }
+    i = next;
+  }
+  return false;
 }
 
 std::optional<std::string_view> member_text(std::string_view object_text, std::string_view key) {

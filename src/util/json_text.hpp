@@ -27,10 +27,6 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
 CLEF_API std::optional<std::string_view> member_text(std::string_view object_text,
                                                      std::string_view key);
 
-/// Whether the valid JSON `text` holds an integer outside [-2^63, 2^64 - 1]: one a parsed value
-/// keeps only as a double, its last digits lost (an account number, a 30-digit id).
-bool has_wide_integer(std::string_view text);
-
 /// A key that one object of the valid JSON `text` holds twice (the first found), or nullopt.
 std::optional<std::string> duplicate_key(std::string_view text);
 

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "util/ascii.hpp"
+
 namespace clef::detail {
 
 const BackendWire& wire_of(Backend backend) {
@@ -18,6 +20,11 @@ const BackendWire& wire_of(Backend backend) {
       break;
   }
   return ollama_wire();
+}
+
+void BackendWire::read_environment(ClientOptions& options) const {
+  if (const char* variable = traits().token_variable)
+    options.api_token = std::string(trimmed_space(env(variable)));
 }
 
 std::string env(const char* name) {

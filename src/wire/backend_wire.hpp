@@ -50,8 +50,9 @@ class BackendWire {
   virtual const BackendTraits& traits() const = 0;
 
   // Options (options.cpp).
-  /// ClientOptions::from_environment's part: this backend's host, account and token variables.
-  virtual void read_environment(ClientOptions& options) const = 0;
+  /// ClientOptions::from_environment's part: the API token from traits().token_variable (trimmed),
+  /// unless the backend reads more (a host, an account).
+  virtual void read_environment(ClientOptions& options) const;
   /// The base URL requests go to, from the options (and the environment), or why there is none.
   virtual Result<std::string> base_url(const ClientOptions& options) const = 0;
   /// Whether requests go through Cloudflare AI Gateway (Workers AI only).

@@ -1,6 +1,5 @@
 // OpenAI's decisions as a backend: OPENAI_API_KEY, {base}/decisions, its own body and answers
 // (openai_dialect.hpp), images only, no keep_alive, and what its 401s, 403s and 404s mean.
-#include "util/ascii.hpp"
 #include "wire/backend_wire.hpp"
 #include "wire/http_errors.hpp"
 #include "wire/openai_dialect.hpp"
@@ -19,10 +18,6 @@ class OpenAiWire final : public BackendWire {
       return t;
     }();
     return traits;
-  }
-
-  void read_environment(ClientOptions& options) const override {
-    options.api_token = std::string(trimmed_space(env(traits().token_variable)));
   }
 
   Result<std::string> base_url(const ClientOptions& options) const override {

@@ -35,10 +35,6 @@ std::string first_set(std::initializer_list<const char*> names) {
   return {};
 }
 
-Result<std::string> base_for_backend(const ClientOptions& options) {
-  return detail::wire_of(options.backend).base_url(options);
-}
-
 }  // namespace
 
 ClientOptions ClientOptions::from_environment(Backend backend) {
@@ -107,7 +103,7 @@ Status check_api_token(const std::string& token) {
 
 Result<ApiRoot> checked_api_root(const ClientOptions& options) {
   if (auto gateway = check_gateway_options(options); !gateway) return gateway.error();
-  auto resolved = base_for_backend(options);
+  auto resolved = wire_of(options.backend).base_url(options);
   if (!resolved) return resolved.error();
   // Credentials leave the URL here, before any message can show it.
   const auto credentials = url_credentials(resolved.value());

@@ -144,10 +144,6 @@ Status check_attachments(const DecisionRequest& request, Backend backend,
   return check_media(request, wire, model);
 }
 
-Status check_body_size(std::size_t body_bytes, Backend backend, const std::string& model) {
-  return wire_of(backend).check_body_size(body_bytes, model);
-}
-
 Status check_workers_images(const DecisionRequest& request) {
   if (request.images.size() > workers_max_images) {
     return make_error(

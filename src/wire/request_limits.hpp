@@ -18,10 +18,6 @@ bool takes_audio_and_video(const std::string& model);
 /// pixels and totals.
 Status check_attachments(const DecisionRequest& request, Backend backend, const std::string& model);
 
-/// The serialized body against the backend's cap (Ollama 32 MiB, Workers AI 13 MiB except for
-/// clef-omni, whose clips alone may be larger).
-Status check_body_size(std::size_t body_bytes, Backend backend, const std::string& model);
-
 /// Workers AI's limits on images: 4 at most, 4 MiB and 16 megapixels each, 8 MiB in all.
 Status check_workers_images(const DecisionRequest& request);
 /// Ollama's cap on a request body: 32 MiB.

@@ -1,6 +1,5 @@
 // Any other System One server as a backend (TypeSafe's among them): a base URL it must be
 // given, CLEF_API_KEY, and TypeSafe's assets form with its box questions.
-#include "util/ascii.hpp"
 #include "wire/backend_wire.hpp"
 
 namespace clef::detail {
@@ -16,10 +15,6 @@ class SystemOneWire final : public BackendWire {
       return t;
     }();
     return traits;
-  }
-
-  void read_environment(ClientOptions& options) const override {
-    options.api_token = std::string(trimmed_space(env(traits().token_variable)));
   }
 
   Result<std::string> base_url(const ClientOptions& options) const override {

@@ -39,8 +39,8 @@ class WorkersAiWire final : public BackendWire {
   }
 
   void read_environment(ClientOptions& options) const override {
+    BackendWire::read_environment(options);  // the token
     options.account_id = env(workers_ai_account_variable);
-    options.api_token = std::string(trimmed_space(env(traits().token_variable)));
     options.gateway.token = std::string(trimmed_space(env(ai_gateway_token_variable)));
   }
 
