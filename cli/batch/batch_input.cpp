@@ -64,70 +64,74 @@ class JsonlReader final : public InputReader {
   JsonlReader(std::istream& in, InputFields fields) : m_in(in), m_fields(std::move(fields)) {}
   std::optional<InputItem> next() override {
     Line read;  // at most max_input_line bytes kept; the rest of a longer line is read past
-    const std::string& line = read.text;
-    while (read_line(m_in, read, max_input_line)) {
-      const bool too_long = read.too_long;
-      ++m_line;
-      InputItem item;
-      item.line = m_line;
-      const std::string where = "line " + std::to_string(m_line);
-      if (too_long) {
-        item.state = line_too_long(m_line);
-        return item;
-      }
-      // A blank line still gets its output line: every input line is accounted for.
-      if (line.find_first_not_of(" \t\r") == std::string::npos) {
-        item.state = make_error(ErrorKind::invalid_input, "the line is blank", where);
-        return item;
-      }
-      auto parsed = parse_json(line, "the line");
-      if (!parsed) {
-        Error error = parsed.error();
-        error.where = where + ", " + error.where;
-        // Text piped to `clef batch -` is read as JSONL: say how to read it as text instead.
-        if (line[line.find_first_not_of(" \t")] != '{')
-          error.message +=
-              " (a JSONL line is a JSON object; for plain text, one state per line, "
-              "add --input-format text)";
-        item.state = std::move(error);
-        return item;
-      }
-      Json object = std::move(parsed).value();
-      if (!object.is_object()) {
-        item.state = make_error(ErrorKind::invalid_input, "each line must be a JSON object", where);
-        return item;
-      }
-      if (!object.contains(m_fields.id) ||
-          !(object[m_fields.id].is_string() || object[m_fields.id].is_number())) {
-        item.state =
-            make_error(ErrorKind::invalid_input,
-                       "no string or number \"" + m_fields.id + "\" field (--id-field)", where);
-        return item;
-      }
-      if (auto refused = wide_id(object, line, m_fields.id, where)) {
-        item.state = std::move(*refused);
-        return item;
-      }
-      item.id = object[m_fields.id];
-      for (const auto& name : m_fields.extra) item.extra.push_back(field_text(object, name));
-      if (!m_fields.image.empty()) item.image = field_text(object, m_fields.image);
-      if (!object.contains(m_fields.state)) {
-        item.state = make_error(ErrorKind::invalid_input,
-                                "no \"" + m_fields.state + "\" field (--state-field)", where);
-        return item;
-      }
-      item.state = state_from_json(object[m_fields.state], where + "." + m_fields.state);
-      // Its integers wider than 64 bits are in the parsed value as doubles: the state is read
-      // from the line's own text then, as written (State::json keeps their digits).
-      if (item.state && object[m_fields.state].is_structured() && has_wide_integer(line)) {
-        if (auto text = member_text(line, m_fields.state)) item.state = State::json(*text);
-      }
-      return item;
-    }
-    return std::nullopt;
+    if (!read_line(m_in, read, max_input_line)) return std::nullopt;
+    ++m_line;
+    InputItem item;
+    item.line = m_line;
+    if (read.too_long)
+      item.state = line_too_long(m_line);
+    else
+      read_item(read.text, "line " + std::to_string(m_line), item);
+    return item;
   }
 
  private:
+  void read_item(const std::string& line, const std::string& where, InputItem& item) const {
+    // A blank line still gets its output line: every input line is accounted for.
+    if (line.find_first_not_of(" \t\r") == std::string::npos) {
+      item.state = make_error(ErrorKind::invalid_input, "the line is blank", where);
+      return;
+    }
+    auto parsed = parse_json(line, "the line");
+    if (!parsed) {
+      Error error = parsed.error();
+      error.where = where + ", " + error.where;
+      // Text piped to `clef batch -` is read as JSONL: say how to read it as text instead.
+      if (line[line.find_first_not_of(" \t")] != '{')
+        error.message +=
+            " (a JSONL line is a JSON object; for plain text, one state per line, "
+            "add --input-format text)";
+      item.state = std::move(error);
+      return;
+    }
+    const Json object = std::move(parsed).value();
+    if (!object.is_object()) {
+      item.state = make_error(ErrorKind::invalid_input, "each line must be a JSON object", where);
+      return;
+    }
+    read_fields(object, line, where, item);
+  }
+
+  void read_fields(const Json& object, const std::string& line, const std::string& where,
+                   InputItem& item) const {
+    const auto id = object.find(m_fields.id);
+    if (id == object.end() || !(id->is_string() || id->is_number())) {
+      item.state =
+          make_error(ErrorKind::invalid_input,
+                     "no string or number \"" + m_fields.id + "\" field (--id-field)", where);
+      return;
+    }
+    if (auto refused = wide_id(object, line, m_fields.id, where)) {
+      item.state = std::move(*refused);
+      return;
+    }
+    item.id = *id;
+    for (const auto& name : m_fields.extra) item.extra.push_back(field_text(object, name));
+    if (!m_fields.image.empty()) item.image = field_text(object, m_fields.image);
+    const auto state = object.find(m_fields.state);
+    if (state == object.end()) {
+      item.state = make_error(ErrorKind::invalid_input,
+                              "no \"" + m_fields.state + "\" field (--state-field)", where);
+      return;
+    }
+    item.state = state_from_json(*state, where + "." + m_fields.state);
+    // Its integers wider than 64 bits are in the parsed value as doubles: the state is read
+    // from the line's own text then, as written (State::json keeps their digits).
+    if (item.state && state->is_structured() && has_wide_integer(line)) {
+      if (auto text = member_text(line, m_fields.state)) item.state = State::json(*text);
+    }
+  }
+
   std::istream& m_in;
   InputFields m_fields;
   std::size_t m_line = 0;
