@@ -6,17 +6,12 @@
 
 #include "commands/command_outline.hpp"
 #include "common/exit_codes.hpp"
+#include "common/terminal_text.hpp"
 
 namespace clef::cli {
 namespace {
 
 using Value = FlagOutline::Value;
-
-std::string joined(const std::vector<std::string>& words, const std::string& separator = " ") {
-  std::string text;
-  for (const std::string& word : words) text += (text.empty() ? "" : separator) + word;
-  return text;
-}
 
 /// A command's flags and the global ones (--color works after the command too).
 std::vector<FlagOutline> flags_for(const CliOutline& outline, const CommandOutline& command) {
@@ -41,7 +36,7 @@ void bash_command(std::ostream& out, const CommandOutline& command,
     if (flag.value == Value::none) continue;
     out << "        " << joined(flag.names, "|") << ") ";
     if (flag.value == Value::choice)
-      out << "COMPREPLY=($(compgen -W \"" << joined(flag.choices) << "\" -- \"$cur\"))";
+      out << "COMPREPLY=($(compgen -W \"" << joined(flag.choices, " ") << "\" -- \"$cur\"))";
     else if (flag.value == Value::file)
       out << "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))";
     else
@@ -50,7 +45,7 @@ void bash_command(std::ostream& out, const CommandOutline& command,
   }
   out << "      esac\n";
   out << "      if [[ \"$cur\" == -* ]]; then\n"
-      << "        COMPREPLY=($(compgen -W \"" << joined(names) << "\" -- \"$cur\"))\n";
+      << "        COMPREPLY=($(compgen -W \"" << joined(names, " ") << "\" -- \"$cur\"))\n";
   if (command.file_arguments) {
     out << "      else\n"
         << "        compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))\n";
@@ -58,7 +53,7 @@ void bash_command(std::ostream& out, const CommandOutline& command,
     std::vector<std::string> arguments = command.argument_choices;
     if (command.name.empty()) arguments.push_back("$_clef_commands");
     out << "      else\n"
-        << "        COMPREPLY=($(compgen -W \"" << joined(arguments) << "\" -- \"$cur\"))\n";
+        << "        COMPREPLY=($(compgen -W \"" << joined(arguments, " ") << "\" -- \"$cur\"))\n";
   }
   out << "      fi\n"
       << "      return 0 ;;\n";
@@ -71,7 +66,7 @@ void bash_script(std::ostream& out, const CliOutline& outline) {
       << "# Load it with: source <(clef completion bash)\n"
       << "_clef() {\n"
       << "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"\" command=\"\" i\n"
-      << "  local _clef_commands=\"" << joined(names) << "\"\n"
+      << "  local _clef_commands=\"" << joined(names, " ") << "\"\n"
       << "  (( COMP_CWORD > 0 )) && prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
       << "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
       << "    case \"${COMP_WORDS[i]}\" in\n"
@@ -106,7 +101,7 @@ void zsh_flags(std::ostream& out, const std::vector<FlagOutline>& flags) {
   for (const FlagOutline& flag : flags) {
     for (const std::string& name : flag.names) {
       out << "      '" << name << "[" << zsh_quoted(flag.help) << "]";
-      if (flag.value == Value::choice) out << ":value:(" << joined(flag.choices) << ")";
+      if (flag.value == Value::choice) out << ":value:(" << joined(flag.choices, " ") << ")";
       if (flag.value == Value::file) out << ":file:_files";
       if (flag.value == Value::text) out << ":value: ";
       out << "' \\\n";
@@ -139,7 +134,7 @@ void zsh_script(std::ostream& out, const CliOutline& outline) {
     if (command.file_arguments)
       out << "      '*:file:_files' ;;\n";
     else if (!command.argument_choices.empty())
-      out << "      '1:value:(" << joined(command.argument_choices) << ")' ;;\n";
+      out << "      '1:value:(" << joined(command.argument_choices, " ") << ")' ;;\n";
     else
       out << "      '*: :' ;;\n";
   }
@@ -164,7 +159,7 @@ void fish_flag(std::ostream& out, const std::string& condition, const FlagOutlin
   out << "complete -c clef" << condition;
   for (const std::string& name : flag.names)
     out << (name.size() == 2 ? " -s " + name.substr(1) : " -l " + name.substr(2));
-  if (flag.value == Value::choice) out << " -x -a " << fish_quoted(joined(flag.choices));
+  if (flag.value == Value::choice) out << " -x -a " << fish_quoted(joined(flag.choices, " "));
   if (flag.value == Value::file) out << " -r -F";
   if (flag.value == Value::text) out << " -x";
   out << " -d " << fish_quoted(flag.help) << "\n";
@@ -184,7 +179,7 @@ void fish_script(std::ostream& out, const CliOutline& outline) {
     if (command.file_arguments) out << "complete -c clef" << condition << " -F\n";
     if (!command.argument_choices.empty()) {
       out << "complete -c clef" << condition << " -a "
-          << fish_quoted(joined(command.argument_choices)) << "\n";
+          << fish_quoted(joined(command.argument_choices, " ")) << "\n";
     }
   }
 }

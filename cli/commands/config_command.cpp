@@ -25,12 +25,6 @@ std::string masked(const std::string& secret) {
   return "******** (set, " + std::to_string(secret.size()) + " characters)";
 }
 
-std::string joined(const std::vector<std::string>& values) {
-  std::string out;
-  for (const auto& value : values) out += (out.empty() ? "" : ", ") + value;
-  return out;
-}
-
 Shown shown(const ConfigKey& key, const Config& config, const std::string& backend,
             const CLI::App& defaults) {
   const std::string variable = environment_override(key, backend);
@@ -40,7 +34,7 @@ Shown shown(const ConfigKey& key, const Config& config, const std::string& backe
     return {key.key, key.secret_file ? masked(value) : value, "environment", variable};
   }
   if (const ConfigValue* from_file = config.find(key.key)) {
-    return {key.key, joined(from_file->arguments),
+    return {key.key, joined(from_file->arguments, ", "),
             from_file->profile.empty() ? "file" : "profile " + from_file->profile,
             from_file->where};
   }

@@ -13,12 +13,6 @@
 namespace clef::cli {
 namespace {
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
 /// Ollama's API for these flags (always the Ollama backend, whatever --backend says).
 Result<OllamaApi> ollama_api(ConnectionFlags flags, const Context& context) {
   flags.backend = Backend::ollama;
@@ -114,7 +108,7 @@ int doctor_ollama(ConnectionFlags flags, const Context& context) {
     return check_line(
         context, false,
         "model " + flags.model +
-            " is not a decision model (capabilities: " + joined(model->capabilities) + ")",
+            " is not a decision model (capabilities: " + joined(model->capabilities, ", ") + ")",
         "use a decision model such as clef-flash (`clef models` lists them)", ExitCode::server);
   }
   if (!model->serves_systemone()) {
@@ -192,7 +186,7 @@ int run_models(const ModelsFlags& flags, const Context& context) {
     std::string padded = terminal_safe(listed.name);
     if (padded.size() < 30) padded.resize(30, ' ');
     context.out << padded << " " << (model->can_decide() ? "yes     " : "no      ") << "  "
-                << terminal_safe(joined(model->capabilities)) << "\n";
+                << terminal_safe(joined(model->capabilities, ", ")) << "\n";
   }
   if (flags.json)
     context.out << dump_json(json) << "\n";

@@ -5,6 +5,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "clef/digest.hpp"
@@ -74,6 +76,10 @@ Result<std::string> file_sha256(const std::string& path, const std::string& what
   }
   if (in.bad()) return make_error(ErrorKind::invalid_input, "cannot read " + what, path);
   return hasher.hex();
+}
+
+Error system_error(const std::string& what, const std::string& path) {
+  return make_error(ErrorKind::connection_failed, what + ": " + std::strerror(errno), path);
 }
 
 }  // namespace clef::cli

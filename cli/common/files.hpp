@@ -21,6 +21,9 @@ Result<std::string> read_file(const std::string& path, const std::string& what, 
 /// invalid_input error naming `what` when it cannot be opened or read.
 Result<std::string> file_sha256(const std::string& path, const std::string& what);
 
+/// A connection_failed error for what was being done to `path`, with errno's text.
+Error system_error(const std::string& what, const std::string& path);
+
 /// How many connections the open-file limit lets a run keep.
 struct OpenFiles {
   std::size_t connections = 0;  ///< As many as were asked for, or as many as the limit allows.

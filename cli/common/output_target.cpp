@@ -1,5 +1,6 @@
 // The implementation of output_target.hpp: where an output goes, and writers that honour stops.
 #include "common/output_target.hpp"
+#include "common/files.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,10 +15,6 @@
 
 namespace clef::cli {
 namespace {
-
-Error system_error(const std::string& what, const std::string& path) {
-  return make_error(ErrorKind::connection_failed, what + ": " + std::strerror(errno), path);
-}
 
 bool stopped(const std::atomic<bool>* stop) {
   return stop && stop->load();

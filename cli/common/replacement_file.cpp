@@ -1,5 +1,6 @@
 // The implementation of replacement_file.hpp: replacing a file whole.
 #include "common/replacement_file.hpp"
+#include "common/files.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,10 +14,6 @@
 
 namespace clef::cli {
 namespace {
-
-Error system_error(const std::string& what, const std::string& path) {
-  return make_error(ErrorKind::connection_failed, what + ": " + std::strerror(errno), path);
-}
 
 /// The process's umask, from /proc (umask(2) cannot read it without setting it, which would race
 /// with other threads creating files); 022 when /proc does not say.

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace clef::cli {
 
@@ -13,6 +14,9 @@ std::string terminal_safe(std::string_view text);
 
 /// `text` followed by spaces up to `width` characters (longer text is left as it is).
 std::string padded(const std::string& text, std::size_t width);
+
+/// `words` with `separator` between each two ("a, b, c").
+std::string joined(const std::vector<std::string>& words, std::string_view separator);
 
 /// The few ANSI styles clef uses, written only when Context::color says so.
 namespace ansi {

@@ -30,10 +30,6 @@
 namespace clef::cli {
 namespace {
 
-Error usage_error(const std::string& message, const std::string& where) {
-  return make_error(ErrorKind::invalid_input, message, where);
-}
-
 Status check_eval_flags(const EvalFlags& flags) {
   if (flags.run.input == "-") {
     return usage_error("clef eval reads DATA twice (gold labels, then states): give a file",

@@ -10,13 +10,11 @@
 #include "common/input_file.hpp"
 
 namespace clef::cli {
-namespace {
+namespace {}  // namespace
 
 Error usage_error(const std::string& message, const std::string& where) {
   return make_error(ErrorKind::invalid_input, message, where);
 }
-
-}  // namespace
 
 Result<std::vector<LabelFlag>> parse_labels(const std::vector<std::string>& flags) {
   std::vector<LabelFlag> out;

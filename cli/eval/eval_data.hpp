@@ -12,6 +12,9 @@
 
 namespace clef::cli {
 
+/// An invalid_input error about clef eval's flags or files (exit 2), naming `where`.
+Error usage_error(const std::string& message, const std::string& where);
+
 /// One --label QUESTION=FIELD.
 struct LabelFlag {
   std::string question;

@@ -47,15 +47,6 @@ std::string interval(const std::optional<metrics::Interval>& rate) {
          fixed(100 * rate->high, 1) + "]</small>";
 }
 
-std::string milliseconds(const std::optional<double>& value) {
-  return value ? fixed(*value, 1) + " ms" : std::string(undefined_text);
-}
-
-std::string ece_cell(const QuestionEvaluation& q) {
-  if (!q.ece) return undefined_text;
-  return fixed(q.ece, 3) + " (" + fixed(q.ece_noise_floor, 2) + ")";
-}
-
 std::string f1_bars(const std::map<std::string, metrics::ClassScores>& classes) {
   const int row = 22, label_width = 130, bar_width = 260;
   const int height = row * static_cast<int>(classes.size()) + 10;

@@ -43,15 +43,6 @@ std::string ece(const QuestionEvaluation& q, bool color) {
 }
 
 /// The Markdown table's "ECE (noise)" cell.
-std::string ece_cell(const QuestionEvaluation& q) {
-  if (!q.ece) return undefined_text;
-  return fixed(q.ece, 3) + " (" + fixed(q.ece_noise_floor, 2) + ")";
-}
-
-/// "0.5 ms", or "n/a" when no request was timed.
-std::string milliseconds(const std::optional<double>& value) {
-  return value ? fixed(*value, 1) + " ms" : std::string(undefined_text);
-}
 
 /// "-15.2 pts [-25.8, -4.5]": a comparison's accuracy difference.
 std::string points(const ModelComparison& c) {
@@ -156,6 +147,15 @@ void print_model(std::ostream& out, const EvalReport& report, const ModelEvaluat
 }
 
 }  // namespace
+
+std::string ece_cell(const QuestionEvaluation& q) {
+  if (!q.ece) return undefined_text;
+  return fixed(q.ece, 3) + " (" + fixed(q.ece_noise_floor, 2) + ")";
+}
+
+std::string milliseconds(const std::optional<double>& value) {
+  return value ? fixed(*value, 1) + " ms" : std::string(undefined_text);
+}
 
 std::string type_name(QuestionType type) {
   return type == QuestionType::yes_no ? "yes/no" : to_string(type);

@@ -36,6 +36,12 @@ std::string cost_summary(const ModelEvaluation& model);
 /// report.question_names: every rendering lists them the same way.
 std::vector<std::size_t> questions_by_name(const EvalReport& report);
 
+/// A question's ECE with its noise floor, "0.042 (0.03)", or "n/a".
+std::string ece_cell(const QuestionEvaluation& q);
+
+/// "0.5 ms", or "n/a" when no request was timed.
+std::string milliseconds(const std::optional<double>& value);
+
 /// A label's precision and recall as the report states them: Wilson intervals.
 std::optional<metrics::Interval> class_precision(const metrics::ClassScores& scores);
 std::optional<metrics::Interval> class_recall(const metrics::ClassScores& scores);

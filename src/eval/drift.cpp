@@ -11,7 +11,7 @@
 namespace clef {
 namespace {
 
-using Json = nlohmann::json;
+using SortedJson = nlohmann::json;
 using detail::holds;
 using detail::id_json;
 using detail::interval_json;
@@ -52,10 +52,10 @@ double half_kl_to_mean(const std::vector<double>& p, const std::vector<double>& 
   return sum / 2;
 }
 
-Json question_json(const QuestionDrift& q) {
-  Json winners = Json::object();
+SortedJson question_json(const QuestionDrift& q) {
+  SortedJson winners = SortedJson::object();
   for (const auto& [winner, count] : q.winners) winners[winner] = {{"a", count.a}, {"b", count.b}};
-  Json flips = Json::array();
+  SortedJson flips = SortedJson::array();
   for (const auto& flip : q.flips) {
     flips.push_back({{"id", id_json(flip.id)},
                      {"winner_a", flip.winner_a},
@@ -225,19 +225,19 @@ Result<std::vector<std::string>> failed_drift_requirements(
   return failures;
 }
 
-Json to_json(const RunDrift& drift) {
-  Json questions = Json::object();
-  Json order = Json::array();
+SortedJson to_json(const RunDrift& drift) {
+  SortedJson questions = SortedJson::object();
+  SortedJson order = SortedJson::array();
   for (const auto& q : drift.questions) {
     questions[q.question] = question_json(q);
     order.push_back(q.question);
   }
   const auto run = [](const std::string& name, const std::string& model, const std::string& version,
                       std::size_t items) {
-    return Json{{"name", name},
-                {"model", model},
-                {"model_version", version.empty() ? Json() : Json(version)},
-                {"items", items}};
+    return SortedJson{{"name", name},
+                      {"model", model},
+                      {"model_version", version.empty() ? SortedJson() : SortedJson(version)},
+                      {"items", items}};
   };
   return {{"schema", "clef-diff/1"},
           {"a", run(drift.name_a, drift.model_a, drift.model_version_a, drift.items_a)},

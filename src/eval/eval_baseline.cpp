@@ -11,7 +11,7 @@
 namespace clef {
 namespace {
 
-using Json = nlohmann::json;
+using SortedJson = nlohmann::json;
 using namespace detail;
 
 Error bad_baseline(const std::string& why) {
@@ -23,12 +23,12 @@ Error bad_baseline(const std::string& why) {
 namespace {
 
 /// Why a baseline metric is not a metric, or "" when it is one.
-std::string metric_shape_problem(const Json& value, bool interval) {
+std::string metric_shape_problem(const SortedJson& value, bool interval) {
   if (value.is_null()) return {};
   if (!interval) return value.is_number() ? std::string() : "is not a number or null";
   if (!value.is_object()) return "is not an interval {value, low, high} or null";
   for (const char* bound : {"value", "low", "high"}) {
-    const Json* part = member(value, bound);
+    const SortedJson* part = member(value, bound);
     if (!part || !part->is_number()) {
       return std::string("is an interval without a number \"") + bound + "\"";
     }
@@ -36,7 +36,7 @@ std::string metric_shape_problem(const Json& value, bool interval) {
   return {};
 }
 
-Status check_question(const Json& question, const std::string& where) {
+Status check_question(const SortedJson& question, const std::string& where) {
   if (!question.is_object()) return bad_baseline(where + " is not an object");
   const std::string type = text_of(question, "type");
   if (type != "choice" && type != "noul" && type != "score" && type != "box") {
@@ -44,7 +44,7 @@ Status check_question(const Json& question, const std::string& where) {
   }
   for (const auto& metric : compared_metrics) {
     if (!applies(metric, type)) continue;
-    const Json* value = member(question, metric.name);
+    const SortedJson* value = member(question, metric.name);
     if (!value) return bad_baseline(where + " has no \"" + metric.name + "\"");
     const std::string problem = metric_shape_problem(*value, metric.interval);
     if (!problem.empty()) return bad_baseline(where + "." + metric.name + " " + problem);
@@ -56,13 +56,13 @@ Status check_question(const Json& question, const std::string& where) {
 
 namespace {
 
-Status check_baseline(const Json& baseline, const std::string& dataset_sha256,
+Status check_baseline(const SortedJson& baseline, const std::string& dataset_sha256,
                       const std::string& questions_sha256) {
   if (!baseline.is_object() || text_of(baseline, "schema") != "clef-eval/1") {
     return bad_baseline("is not a clef-eval/1 report (its \"schema\" is not \"clef-eval/1\")");
   }
   auto same = [&](const char* hash, const std::string& expected, const char* what) -> Status {
-    const Json* value = member(baseline, hash);
+    const SortedJson* value = member(baseline, hash);
     if (!value || !value->is_string()) {
       return bad_baseline(std::string("has no \"") + hash + "\" string");
     }
@@ -76,13 +76,13 @@ Status check_baseline(const Json& baseline, const std::string& dataset_sha256,
   if (auto status = same("questions_sha256", questions_sha256, "other questions"); !status) {
     return status;
   }
-  const Json* models = member(baseline, "models");
+  const SortedJson* models = member(baseline, "models");
   if (!models || !models->is_object()) return bad_baseline("has no \"models\" object");
   if (models->empty()) return bad_baseline("has no model in \"models\"");
   for (const auto& [name, model] : models->items()) {
     const std::string where = "models." + name;
     if (!model.is_object()) return bad_baseline(where + " is not an object");
-    const Json* questions = member(model, "questions");
+    const SortedJson* questions = member(model, "questions");
     if (!questions || !questions->is_object()) {
       return bad_baseline(where + " has no \"questions\" object");
     }
@@ -107,8 +107,8 @@ double tolerance_of(const std::map<std::string, double>& tolerances, const std::
 
 /// The compared metrics of one question of one model, `then` in the baseline and `now` in this
 /// run (both of the same type), into `out`.
-void compare_question(const std::string& model_name, const Json& model, const std::string& question,
-                      const Json& then, const Json& now,
+void compare_question(const std::string& model_name, const SortedJson& model,
+                      const std::string& question, const SortedJson& then, const SortedJson& now,
                       const std::map<std::string, double>& tolerances, BaselineComparison& out) {
   const std::string type = text_of(now, "type");
   const std::string who = model_name + ": " + question;
@@ -147,37 +147,37 @@ Result<EvalBaseline> EvalBaseline::from_json(const nlohmann::ordered_json& docum
                                              const std::string& dataset_sha256,
                                              const std::string& questions_sha256) {
   // Sorted objects, as the report's own JSON form is: both sides are read the same way.
-  Json sorted(document);
+  SortedJson sorted(document);
   if (auto status = check_baseline(sorted, dataset_sha256, questions_sha256); !status) {
     return status.error();
   }
-  return EvalBaseline(std::make_shared<const Json>(std::move(sorted)));
+  return EvalBaseline(std::make_shared<const SortedJson>(std::move(sorted)));
 }
 
 Result<BaselineComparison> compare_to_baseline(const EvalReport& typed, const EvalBaseline& checked,
                                                const std::map<std::string, double>& tolerances) {
-  const Json report = to_json(typed);
-  const Json& baseline = checked.document();
+  const SortedJson report = to_json(typed);
+  const SortedJson& baseline = checked.document();
   if (auto status = check_baseline(baseline, text_of(report, "dataset_sha256"),
                                    text_of(report, "questions_sha256"));
       !status) {
     return status.error();
   }
   BaselineComparison out;
-  const Json& old_models = *member(baseline, "models");
-  const Json* models = member(report, "models");
+  const SortedJson& old_models = *member(baseline, "models");
+  const SortedJson* models = member(report, "models");
   if (!models || !models->is_object()) return bad_baseline("has nothing to compare with");
   for (const auto& [model_name, model] : models->items()) {
-    const Json* old_model = member(old_models, model_name);
+    const SortedJson* old_model = member(old_models, model_name);
     if (!old_model) {
       out.notes.push_back("model " + model_name + " is not in the baseline: not compared");
       continue;
     }
-    const Json& old_questions = *member(*old_model, "questions");
-    const Json* questions = member(model, "questions");
+    const SortedJson& old_questions = *member(*old_model, "questions");
+    const SortedJson* questions = member(model, "questions");
     if (!questions) continue;
     for (const auto& [question, now] : questions->items()) {
-      const Json* then = member(old_questions, question);
+      const SortedJson* then = member(old_questions, question);
       const std::string who = model_name + ": " + question;
       if (!then) {
         out.notes.push_back(who + " is not in the baseline: not compared");

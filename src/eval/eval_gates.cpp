@@ -15,7 +15,7 @@
 namespace clef {
 namespace {
 
-using Json = nlohmann::json;
+using SortedJson = nlohmann::json;
 using namespace detail;
 
 /// `text` for a message: long flags and hostile file names are cut, at a character boundary.
@@ -33,7 +33,7 @@ Error malformed(const std::string& text, const std::string& why) {
                     "--require");
 }
 
-std::string keys_of(const Json& object) {
+std::string keys_of(const SortedJson& object) {
   std::string out;
   for (const auto& item : object.items()) {
     if (!item.value().is_number() && !item.value().is_object() && !item.value().is_null()) continue;
@@ -44,18 +44,18 @@ std::string keys_of(const Json& object) {
 }
 
 /// The value a requirement reads in one model's report, or why it cannot be read.
-Result<const Json*> locate(const Requirement& r, const Json& model) {
-  const Json* scope = nullptr;
+Result<const SortedJson*> locate(const Requirement& r, const SortedJson& model) {
+  const SortedJson* scope = nullptr;
   if (r.question == "overall" || r.question == "latency_ms" || r.question == "cost") {
     scope = member(model, r.question);
   } else {
-    const Json* questions = member(model, "questions");
+    const SortedJson* questions = member(model, "questions");
     scope = questions ? member(*questions, r.question) : nullptr;
     if (!scope) {
       return malformed(r.text, "\"" + r.question + "\" is not a labelled question of the report");
     }
     if (!r.label.empty()) {
-      const Json* classes = member(*scope, "classes");
+      const SortedJson* classes = member(*scope, "classes");
       scope = classes ? member(*classes, r.label) : nullptr;
       if (!scope) {
         return malformed(r.text, r.question + " has no class \"" + r.label +
@@ -63,7 +63,7 @@ Result<const Json*> locate(const Requirement& r, const Json& model) {
       }
     }
   }
-  const Json* value = scope ? member(*scope, r.metric) : nullptr;
+  const SortedJson* value = scope ? member(*scope, r.metric) : nullptr;
   if (!value || value->is_array() || value->is_string() || r.metric == "classes" ||
       r.metric == "confusion" || r.metric == "failures") {
     // The probes' metrics exist only when the probe ran on that question: say which flag.
@@ -83,7 +83,7 @@ bool space(char c) {
   return std::isspace(static_cast<unsigned char>(c)) != 0;
 }
 
-std::string_view trimmed(std::string_view text) {
+std::string_view trimmed_view(std::string_view text) {
   while (!text.empty() && space(text.front())) text.remove_prefix(1);
   while (!text.empty() && space(text.back())) text.remove_suffix(1);
   return text;
@@ -120,14 +120,14 @@ Result<Requirement> parse_requirement(const std::string& text) {
       "'lower(team.precision[billing]) >= 0.95'";
   Requirement r;
   r.text = text;
-  const std::string_view all = trimmed(text);
+  const std::string_view all = trimmed_view(text);
   std::size_t at = 0;
   std::string_view path;
   if (all.substr(0, 6) == "lower(" || all.substr(0, 6) == "upper(") {
     r.bound = std::string(all.substr(0, 5));
     const auto close = all.find_first_of("()", 6);
     if (close == std::string_view::npos || all[close] != ')') return malformed(text, syntax);
-    path = trimmed(all.substr(6, close - 6));
+    path = trimmed_view(all.substr(6, close - 6));
     at = close + 1;
   } else {
     while (at < all.size() && !space(all[at]) &&
@@ -145,7 +145,7 @@ Result<Requirement> parse_requirement(const std::string& text) {
     }
   }
   if (r.op.empty()) return malformed(text, syntax);
-  const std::string_view limit = trimmed(all.substr(at + r.op.size()));
+  const std::string_view limit = trimmed_view(all.substr(at + r.op.size()));
   const auto value = detail::parse_decimal(limit);
   if (!value) {
     return malformed(text,
@@ -166,14 +166,14 @@ Result<std::vector<std::string>> failed_requirements(const std::vector<Requireme
                       "the report has no model to hold " + shown(requirements.front().text) + " to",
                       "--require");
   }
-  const Json report = to_json(typed);
-  const Json* models = member(report, "models");
+  const SortedJson report = to_json(typed);
+  const SortedJson* models = member(report, "models");
   if (!models) return failures;
   for (const auto& [model_name, model] : models->items()) {
     for (const auto& r : requirements) {
       auto found = locate(r, model);
       if (!found) return found.error();
-      const Json& value = *found.value();
+      const SortedJson& value = *found.value();
       const std::string who = model_name + ": " + r.text;
       std::optional<double> x;
       if (value.is_object()) {

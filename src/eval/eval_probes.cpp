@@ -6,7 +6,7 @@
 namespace clef::detail {
 namespace {
 
-using Json = nlohmann::json;
+using SortedJson = nlohmann::json;
 
 /// Item i's answer to `question` in one pass, or nullptr.
 const Answer* answer_in(const std::vector<std::optional<ItemResult>>& items, std::size_t i,
@@ -22,8 +22,8 @@ std::vector<const Answer*> pass_answers(const std::vector<std::optional<ItemResu
   return out;
 }
 
-Json flips_json(const std::vector<ProbeFlip>& flips) {
-  Json out = Json::array();
+SortedJson flips_json(const std::vector<ProbeFlip>& flips) {
+  SortedJson out = SortedJson::array();
   for (const auto& flip : flips)
     out.push_back({{"id", id_json(flip.id)}, {"winners", flip.winners}});
   return out;
@@ -58,7 +58,7 @@ void add_probes(const LabelledSet& set, const ModelResults& run, std::size_t q,
   }
 }
 
-void add_probe_json(const QuestionEvaluation& e, Json& out) {
+void add_probe_json(const QuestionEvaluation& e, SortedJson& out) {
   if (e.position) {
     out["position_orders"] = e.position->orders;
     out["position_compared"] = e.position->compared;

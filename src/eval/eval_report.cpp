@@ -13,7 +13,7 @@ namespace {
 using detail::interval_json;
 using detail::number_json;
 
-using Json = nlohmann::json;  // std::map objects: sorted keys
+using SortedJson = nlohmann::json;  // std::map objects: sorted keys
 
 constexpr const char* no_answer_key = "(no answer)";
 
@@ -161,7 +161,7 @@ ModelEvaluation evaluate_model(const LabelledSet& set, const ModelResults& run,
 
 // The JSON form.
 
-Json class_json(const metrics::ClassScores& scores) {
+SortedJson class_json(const metrics::ClassScores& scores) {
   return {{"precision", interval_json(metrics::wilson(scores.correct, scores.predicted))},
           {"recall", interval_json(metrics::wilson(scores.correct, scores.support))},
           {"f1", scores.f1},
@@ -169,8 +169,8 @@ Json class_json(const metrics::ClassScores& scores) {
           {"predicted", scores.predicted}};
 }
 
-Json reliability_json(const std::vector<metrics::CalibrationBin>& bins) {
-  Json out = Json::array();
+SortedJson reliability_json(const std::vector<metrics::CalibrationBin>& bins) {
+  SortedJson out = SortedJson::array();
   for (const auto& bin : bins) {
     out.push_back({{"low", bin.low},
                    {"high", bin.high},
@@ -182,14 +182,15 @@ Json reliability_json(const std::vector<metrics::CalibrationBin>& bins) {
 }
 
 /// The metrics only one question type has.
-void add_type_metrics(const QuestionEvaluation& e, Json& out) {
+void add_type_metrics(const QuestionEvaluation& e, SortedJson& out) {
   if (e.type == QuestionType::yes_no) {
     out["auroc"] = number_json(e.auroc);
     // "yes" neither gold nor answered: its F1 is 0/0 as well.
     const auto yes = e.classes.find("yes");
-    const Json positive = yes == e.classes.end()
-                              ? Json{{"precision", nullptr}, {"recall", nullptr}, {"f1", nullptr}}
-                              : class_json(yes->second);
+    const SortedJson positive =
+        yes == e.classes.end()
+            ? SortedJson{{"precision", nullptr}, {"recall", nullptr}, {"f1", nullptr}}
+            : class_json(yes->second);
     out["precision"] = positive["precision"];
     out["recall"] = positive["recall"];
     out["f1"] = positive["f1"];
@@ -205,8 +206,8 @@ void add_type_metrics(const QuestionEvaluation& e, Json& out) {
   }
 }
 
-Json question_json(const QuestionEvaluation& e) {
-  Json out;
+SortedJson question_json(const QuestionEvaluation& e) {
+  SortedJson out;
   out["type"] = to_string(e.type);
   out["n"] = e.n;
   out["skipped"] = e.skipped;
@@ -220,9 +221,9 @@ Json question_json(const QuestionEvaluation& e) {
   out["ece"] = number_json(e.ece);
   out["ece_noise_floor"] = number_json(e.ece_noise_floor);
   out["reliability"] = reliability_json(e.reliability);
-  out["classes"] = Json::object();
+  out["classes"] = SortedJson::object();
   for (const auto& [label, scores] : e.classes) out["classes"][label] = class_json(scores);
-  out["confusion"] = Json::object();
+  out["confusion"] = SortedJson::object();
   for (const auto& [gold, row] : e.confusion.counts()) {
     for (const auto& [predicted, count] : row) {
       out["confusion"][gold][predicted.empty() ? no_answer_key : predicted] = count;
@@ -233,7 +234,7 @@ Json question_json(const QuestionEvaluation& e) {
   return out;
 }
 
-Json threshold_json(const FittedThreshold& t) {
+SortedJson threshold_json(const FittedThreshold& t) {
   return {{"threshold", number_json(t.threshold)},
           {"fit",
            {{"n", t.fit_n},
@@ -246,8 +247,8 @@ Json threshold_json(const FittedThreshold& t) {
             {"coverage", number_json(t.check_coverage)}}}};
 }
 
-Json traffic_json(const ModelTraffic& t) {
-  Json failures = Json::object();
+SortedJson traffic_json(const ModelTraffic& t) {
+  SortedJson failures = SortedJson::object();
   for (const auto& [kind, count] : t.failures) {
     failures[kind] = {{"items", count.items}, {"message", count.message}};
   }
@@ -263,14 +264,14 @@ Json traffic_json(const ModelTraffic& t) {
           {"tokens", {{"input", t.input_tokens}, {"output", t.output_tokens}}}};
 }
 
-Json model_json(const EvalReport& report, const ModelEvaluation& model) {
-  Json out = traffic_json(model.traffic);
-  out["questions"] = Json::object();
+SortedJson model_json(const EvalReport& report, const ModelEvaluation& model) {
+  SortedJson out = traffic_json(model.traffic);
+  out["questions"] = SortedJson::object();
   for (std::size_t q = 0; q < model.questions.size(); ++q) {
     const std::string& name = model.questions[q].question;
     out["questions"][name] = question_json(model.questions[q]);
     if (q >= model.thresholds.size()) continue;
-    Json& entry = out["thresholds"]["questions"][name];
+    SortedJson& entry = out["thresholds"]["questions"][name];
     for (const auto& t : model.thresholds[q]) {
       if (t.label.empty())
         entry.update(threshold_json(t));
@@ -291,8 +292,8 @@ Json model_json(const EvalReport& report, const ModelEvaluation& model) {
   return out;
 }
 
-Json comparison_json(const EvalReport& report, const ModelPairComparison& pair) {
-  Json questions = Json::object();
+SortedJson comparison_json(const EvalReport& report, const ModelPairComparison& pair) {
+  SortedJson questions = SortedJson::object();
   for (std::size_t q = 0; q < pair.questions.size() && q < report.question_names.size(); ++q) {
     const ModelComparison& c = pair.questions[q];
     questions[report.question_names[q]] = {
@@ -335,18 +336,18 @@ EvalReport evaluate_models(const LabelledSet& set, const std::vector<ModelResult
   return report;
 }
 
-Json to_json(const EvalReport& report) {
-  Json out;
+SortedJson to_json(const EvalReport& report) {
+  SortedJson out;
   out["schema"] = "clef-eval/1";
   out["dataset_sha256"] = report.dataset_sha256;
   out["questions_sha256"] = report.questions_sha256;
   out["items"] = report.items;
-  out["models"] = Json::object();
-  out["model_order"] = Json::array();
+  out["models"] = SortedJson::object();
+  out["model_order"] = SortedJson::array();
   for (const auto& model : report.models) out["model_order"].push_back(model.model);
   for (const auto& model : report.models) out["models"][model.model] = model_json(report, model);
   if (!report.comparisons.empty()) {
-    out["comparison"] = Json::array();
+    out["comparison"] = SortedJson::array();
     for (const auto& pair : report.comparisons)
       out["comparison"].push_back(comparison_json(report, pair));
   }

@@ -5,7 +5,7 @@
 
 namespace clef::detail {
 
-using Json = nlohmann::json;
+using SortedJson = nlohmann::json;
 
 bool applies(const Compared& metric, const std::string& type) {
   return metric.type[0] == '\0' || type == metric.type;
@@ -13,26 +13,27 @@ bool applies(const Compared& metric, const std::string& type) {
 
 /// `object[key]`, or null when `object` is not an object or has no such key: reports are read
 /// from files, so nothing here may assume their shape.
-const Json* member(const Json& object, const std::string& key) {
+const SortedJson* member(const SortedJson& object, const std::string& key) {
   if (!object.is_object()) return nullptr;
   const auto it = object.find(key);
   return it == object.end() ? nullptr : &*it;
 }
 
-std::string text_of(const Json& object, const std::string& key) {
-  const Json* value = member(object, key);
+std::string text_of(const SortedJson& object, const std::string& key) {
+  const SortedJson* value = member(object, key);
   return value && value->is_string() ? value->get<std::string>() : std::string();
 }
 
-std::size_t count_of(const Json& object, const std::string& key) {
-  const Json* value = member(object, key);
+std::size_t count_of(const SortedJson& object, const std::string& key) {
+  const SortedJson* value = member(object, key);
   return value && value->is_number_unsigned() ? value->get<std::size_t>() : 0;
 }
 
 /// A metric's value: the number, or an interval's "value"; none when it is null (undefined).
-std::optional<double> number_of(const Json* value) {
+std::optional<double> number_of(const SortedJson* value) {
   if (!value) return std::nullopt;
-  if (const Json* inner = value->is_object() ? member(*value, "value") : nullptr) value = inner;
+  if (const SortedJson* inner = value->is_object() ? member(*value, "value") : nullptr)
+    value = inner;
   if (!value->is_number()) return std::nullopt;
   return value->get<double>();
 }
@@ -67,11 +68,11 @@ std::string number(double value) {
 }
 
 /// Why `metric` of `question` (of one model's report) is null: which denominator is zero.
-std::string undefined_reason(const Json& model, const std::string& question,
+std::string undefined_reason(const SortedJson& model, const std::string& question,
                              const std::string& metric, const std::string& label) {
   if (question == "latency_ms") return "no request was answered";
   if (question == "cost") {
-    const Json* cost = member(model, "cost");
+    const SortedJson* cost = member(model, "cost");
     if (!cost || count_of(*cost, "known") == 0)
       return "no decision's cost is known (give --price MODEL=INPUT for a model clef has no "
              "price for)";
@@ -82,8 +83,8 @@ std::string undefined_reason(const Json& model, const std::string& question,
     return metric == "all_correct" ? "no item has a gold answer"
                                    : "no question has an item with a gold answer";
   }
-  const Json* questions = member(model, "questions");
-  const Json* q = questions ? member(*questions, question) : nullptr;
+  const SortedJson* questions = member(model, "questions");
+  const SortedJson* q = questions ? member(*questions, question) : nullptr;
   if (!q) return "it is not defined for these items";
   if (count_of(*q, "n") == 0) return "no item has a gold answer for " + question;
   // The per-class rates: precision over the items answered L, recall over those whose gold is L.

@@ -20,16 +20,15 @@
 namespace clef::mock_detail {
 namespace {
 
-/// True when the request announces a body larger than `max_body_bytes` (or an unreadable
+/// True when the request announces a body larger than `body_limit` (or an unreadable
 /// length): it is then answered 413 and its connection closes.
-bool refuse_too_large(const httplib::Request& req, httplib::Response& res,
-                      std::size_t max_body_bytes) {
+bool refuse_too_large(const httplib::Request& req, httplib::Response& res, std::size_t body_limit) {
   const std::string length = req.get_header_value("Content-Length");
   if (length.empty()) return false;
   errno = 0;
   char* end = nullptr;
   const unsigned long long bytes = std::strtoull(length.c_str(), &end, 10);
-  if (errno == 0 && *end == '\0' && bytes <= max_body_bytes) return false;
+  if (errno == 0 && *end == '\0' && bytes <= body_limit) return false;
   res.status = 413;  // the error handler writes the profile's body
   close_after_answer();
   return true;
@@ -37,19 +36,19 @@ bool refuse_too_large(const httplib::Request& req, httplib::Response& res,
 
 }  // namespace
 
-BoundedHttpServer::BoundedHttpServer(std::size_t max_body_bytes)
-    : m_max_request_bytes(max_body_bytes + max_head_bytes) {
+BoundedHttpServer::BoundedHttpServer(std::size_t body_limit)
+    : m_max_request_bytes(body_limit + max_head_bytes) {
   new_task_queue = [this] { return new ConnectionThreads(m_max_connections); };
-  set_payload_max_length(max_body_bytes);
+  set_payload_max_length(body_limit);
   // A body announced larger than the cap is refused from its headers, before any of it is read
   // (cpp-httplib would read it all to skip it), and before "100 Continue" invites it.
   set_expect_100_continue_handler(
-      [max_body_bytes](const httplib::Request& req, httplib::Response& res) {
-        return refuse_too_large(req, res, max_body_bytes) ? 413 : 100;
+      [body_limit](const httplib::Request& req, httplib::Response& res) {
+        return refuse_too_large(req, res, body_limit) ? 413 : 100;
       });
-  set_pre_routing_handler([max_body_bytes](const httplib::Request& req, httplib::Response& res) {
-    return refuse_too_large(req, res, max_body_bytes) ? HandlerResponse::Handled
-                                                      : HandlerResponse::Unhandled;
+  set_pre_routing_handler([body_limit](const httplib::Request& req, httplib::Response& res) {
+    return refuse_too_large(req, res, body_limit) ? HandlerResponse::Handled
+                                                  : HandlerResponse::Unhandled;
   });
 }
 

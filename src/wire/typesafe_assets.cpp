@@ -14,9 +14,9 @@
 namespace clef::detail {
 namespace {
 
-constexpr std::size_t mib = 1024u * 1024u;
-constexpr std::size_t max_image_bytes = 16 * mib;
-constexpr std::size_t max_body_bytes = 32 * mib;
+constexpr std::size_t asset_mib = 1024u * 1024u;
+constexpr std::size_t max_image_bytes = 16 * asset_mib;
+constexpr std::size_t max_body_bytes = 32 * asset_mib;
 constexpr std::uint32_t min_side = 280;
 constexpr std::uint32_t max_side = 1568;
 constexpr std::size_t max_reference_length = 64;
@@ -105,7 +105,7 @@ bool well_formed(const std::string& reference) {
          });
 }
 
-Status check_image(const Image& image, std::size_t i) {
+Status check_asset_image(const Image& image, std::size_t i) {
   if (image.format() == ImageFormat::webp) {
     return refused("image is WebP; TypeSafe's assets take PNG or JPEG only", indexed(i));
   }
@@ -221,7 +221,7 @@ Status check_typesafe_form(const DecisionRequest& request, Backend backend,
   }
   if (!sends_assets(request, backend, model)) return {};
   for (std::size_t i = 0; i < request.images.size(); ++i) {
-    if (auto s = check_image(request.images[i], i); !s) return s;
+    if (auto s = check_asset_image(request.images[i], i); !s) return s;
   }
   return check_references(request);
 }
