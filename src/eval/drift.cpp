@@ -11,12 +11,12 @@
 namespace clef {
 namespace {
 
-using SortedJson = nlohmann::json;
 using detail::holds;
 using detail::id_json;
 using detail::interval_json;
 using detail::number_json;
 using detail::probability_of;
+using detail::SortedJson;
 
 /// Counts one item answered in both runs into `drift`; adds |Δp| to `delta_sum`.
 void count_pair(QuestionDrift& drift, const std::string& id, const Answer& a, const Answer& b,

@@ -11,7 +11,7 @@
 namespace clef {
 namespace {
 
-using SortedJson = nlohmann::json;
+using detail::SortedJson;
 using namespace detail;
 
 Error bad_baseline(const std::string& why) {

@@ -15,7 +15,7 @@
 namespace clef {
 namespace {
 
-using SortedJson = nlohmann::json;
+using detail::SortedJson;
 using namespace detail;
 
 /// `text` for a message: long flags and hostile file names are cut, at a character boundary.

@@ -6,8 +6,6 @@
 namespace clef::detail {
 namespace {
 
-using SortedJson = nlohmann::json;
-
 /// Item i's answer to `question` in one pass, or nullptr.
 const Answer* answer_in(const std::vector<std::optional<ItemResult>>& items, std::size_t i,
                         const std::string& question) {

@@ -13,7 +13,7 @@ namespace {
 using detail::interval_json;
 using detail::number_json;
 
-using SortedJson = nlohmann::json;  // std::map objects: sorted keys
+using detail::SortedJson;
 
 constexpr const char* no_answer_key = "(no answer)";
 

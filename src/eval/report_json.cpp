@@ -5,8 +5,6 @@
 
 namespace clef::detail {
 
-using SortedJson = nlohmann::json;
-
 bool applies(const Compared& metric, const std::string& type) {
   return metric.type[0] == '\0' || type == metric.type;
 }

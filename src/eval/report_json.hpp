@@ -11,6 +11,9 @@
 
 namespace clef::detail {
 
+/// The reports' JSON: nlohmann::json keeps an object's keys sorted, as the reports list them.
+using SortedJson = nlohmann::json;
+
 /// A metric --baseline compares: which way is worse, its shape in the report, and the question
 /// type that has it ("" for every type).
 struct Compared {

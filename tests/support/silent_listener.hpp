@@ -34,10 +34,12 @@ class SilentListener {
   }
   int port() const { return m_port; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
-  /// Accepts the first connection (within 10 s); false if none came.
+  /// Accepts the next connection (within 10 s), closing the one accepted before; false if none
+  /// came.
   bool accept_one() {
     pollfd ready{m_fd, POLLIN, 0};
     if (::poll(&ready, 1, 10'000) != 1) return false;
+    if (m_accepted >= 0) ::close(m_accepted);
     m_accepted = ::accept4(m_fd, nullptr, nullptr, SOCK_CLOEXEC);
     return m_accepted >= 0;
   }
