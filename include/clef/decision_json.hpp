@@ -2,6 +2,7 @@
 // `clef batch` line holds — and read back from it.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -23,6 +24,12 @@ CLEF_API nlohmann::ordered_json to_json(const Answer& answer);
 /// line adds "latency_ms" itself). With <nlohmann/json.hpp>: `std::string line =
 /// clef::dump_json(clef::to_json(decision));`
 CLEF_API nlohmann::ordered_json to_json(const Decision& decision);
+
+/// The members of to_json(decision), written as dump_json writes them but without the braces
+/// (`"model":…,"cost":{…}`) and without building the JSON value: for a program that writes a
+/// line per decision with members of its own around them, as clef batch adds "id" and
+/// "latency_ms". Byte for byte what dump_json(to_json(decision)) holds between its braces.
+CLEF_API void append_json_members(std::string& out, const Decision& decision);
 
 /// {"kind", "status", "message", and "server_message", "server_code", "request_id", "where",
 /// "host" when known}. The proxy and Retry-After are not part of it.

@@ -31,6 +31,12 @@ CLEF_API Result<nlohmann::ordered_json> parse_json(std::string_view text, std::s
 /// For values of bounded depth (everything parse_json returns).
 CLEF_API std::string dump_json(const nlohmann::ordered_json& value, int indent = -1);
 
+/// Appends `value` as dump_json writes a number: nlohmann's shortest form that reads back as the
+/// same double ("0.25", "1e-05", "2.0"); null when it is not finite. With append_json_text, for
+/// writing JSON lines without building a JSON value first (clef batch writes its lines so).
+CLEF_API void append_json_number(std::string& out, double value);
+/// Appends `text` as dump_json writes a string: quoted and escaped, invalid UTF-8 replaced.
+CLEF_API void append_json_text(std::string& out, std::string_view text);
 /// Whether the valid JSON `text` (one parse_json accepted) holds an integer outside
 /// [-2^63, 2^64 - 1]: one a parsed value keeps only as a double, its last digits lost. Read the
 /// text itself then (member_text, State::json) where the digits matter.

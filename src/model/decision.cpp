@@ -71,7 +71,12 @@ double Answer::winner_probability() const noexcept {
         return std::max(n->p_true, 1.0 - n->p_true);
     }
   }
-  if (auto* s = score()) return s->probabilities[static_cast<std::size_t>(s->most_likely_level)];
+  if (auto* s = score()) {
+    // A ScoreAnswer made by hand may name a level it has no probability for: 0, not a crash.
+    const auto level = static_cast<std::size_t>(s->most_likely_level);
+    return s->most_likely_level >= 0 && level < s->probabilities.size() ? s->probabilities[level]
+                                                                        : 0.0;
+  }
   if (auto* b = box()) return b->confidence;
   return 0;
 }

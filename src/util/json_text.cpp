@@ -1,6 +1,8 @@
 // The implementation of json_text.hpp: JSON text helpers shared by the serializer and the parsers.
 #include "util/json_text.hpp"
 
+#include <array>
+#include <cmath>
 #include <nlohmann/detail/input/json_sax.hpp>
 #include <set>
 #include <vector>
@@ -374,6 +376,25 @@ std::optional<std::string_view> member_text(std::string_view object_text, std::s
 
 std::string dump_json(const nlohmann::ordered_json& value, int indent) {
   return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+void append_json_number(std::string& out, double value) {
+  if (!std::isfinite(value)) {
+    out += "null";
+    return;
+  }
+  // The serializer's own routine (Grisu2, its exponent rules, ".0" on whole numbers), as
+  // nlohmann's dump() calls it for a double.
+  std::array<char, 64> digits{};
+  const char* end =
+      ::nlohmann::detail::to_chars(digits.data(), digits.data() + digits.size(), value);
+  out.append(digits.data(), static_cast<std::size_t>(end - digits.data()));
+}
+
+void append_json_text(std::string& out, std::string_view text) {
+  if (detail::append_json_string(out, text, "")) return;
+  out += dump_json(
+      nlohmann::ordered_json(std::string(text)));  // invalid UTF-8: the replacing writer's form
 }
 
 }  // namespace clef
