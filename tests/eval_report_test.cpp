@@ -186,4 +186,63 @@ TEST(EvalGates, BaselineIsCheckedOnceAndComparedWithTheTypedReport) {
   EXPECT_TRUE(tolerated->drops.empty());
 }
 
+TEST(EvalGates, EachRequirementReadsWhatTheReportStatesOrSaysWhyNot) {
+  const clef::EvalReport report = clef::evaluate_models(four_items(), two_models(), {});
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"nosuch.accuracy >= 0.5",
+       "error: malformed requirement \"nosuch.accuracy >= 0.5\": \"nosuch\" is not a labelled "
+       "question of the report"},
+      {"refund.nosuch >= 0.5",
+       "error: malformed requirement \"refund.nosuch >= 0.5\": there is no \"nosuch\" there; there "
+       "is accuracy, accuracy_answered, answered, auroc, brier, coverage, ece, ece_noise_floor, "
+       "f1, log_loss, macro_f1, n, precision, recall, skipped"},
+      {"refund.position_flip_rate >= 0",
+       "error: malformed requirement \"refund.position_flip_rate >= 0\": there is no "
+       "\"position_flip_rate\" there (--permute N measures position_flip_rate, on choice and score "
+       "questions); there is accuracy, accuracy_answered, answered, auroc, brier, coverage, ece, "
+       "ece_noise_floor, f1, log_loss, macro_f1, n, precision, recall, skipped"},
+      {"refund.repeat_mean_spread <= 1",
+       "error: malformed requirement \"refund.repeat_mean_spread <= 1\": there is no "
+       "\"repeat_mean_spread\" there (--repeat K measures repeat_mean_spread); there is accuracy, "
+       "accuracy_answered, answered, auroc, brier, coverage, ece, ece_noise_floor, f1, log_loss, "
+       "macro_f1, n, precision, recall, skipped"},
+      {"lower(refund.n) >= 1",
+       "error: malformed requirement \"lower(refund.n) >= 1\": n has no interval, so lower() "
+       "cannot read it"},
+      {"refund.precision[maybe] >= 0",
+       "error: malformed requirement \"refund.precision[maybe] >= 0\": refund has no class "
+       "\"maybe\" in the report (no item has it as gold or answer)"},
+      {"lower(refund.accuracy) >= 0.1", ""},
+      {"upper(refund.brier) <= 0.01",
+       "A: upper(refund.brier) <= 0.01 (it is 0.04)\nB: upper(refund.brier) <= 0.01 (it is "
+       "0.49)\n"},
+      {"overall.mean_accuracy >= 0.99",
+       "A: overall.mean_accuracy >= 0.99 (it is 0.6667)\nB: overall.mean_accuracy >= 0.99 (it is "
+       "0.6667)\n"},
+      {"cost.per_item <= 1",
+       "A: cost.per_item <= 1 (cost.per_item is undefined: no decision's cost is known (give "
+       "--price MODEL=INPUT for a model clef has no price for))\nB: cost.per_item <= 1 "
+       "(cost.per_item is undefined: no decision's cost is known (give --price MODEL=INPUT for a "
+       "model clef has no price for))\n"},
+      {"refund.recall[yes] >= 0.9",
+       "A: refund.recall[yes] >= 0.9 (it is 0.5)\nB: refund.recall[yes] >= 0.9 (it is 0.5)\n"},
+      {"refund.f1[no] > 0.99", "B: refund.f1[no] > 0.99 (it is 0.6667)\n"},
+      {"latency_ms.p95 < 0",
+       "A: latency_ms.p95 < 0 (it is 19.5)\nB: latency_ms.p95 < 0 (it is 5)\n"},
+      {"overall.items == 4", ""},
+  };
+  for (const auto& [text, expected] : cases) {
+    const auto gate = clef::parse_requirement(text);
+    ASSERT_TRUE(gate) << text;
+    const auto failures = clef::failed_requirements({gate.value()}, report);
+    std::string said;
+    if (!failures) {
+      said = "error: " + failures.error().message;
+    } else {
+      for (const auto& failure : failures.value()) said += failure + "\n";
+    }
+    EXPECT_EQ(said, expected) << text;
+  }
+}
+
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "clef/eval_gates.hpp"
+#include "eval/metric_table.hpp"
 #include "eval/report_json.hpp"
 
 namespace clef {
@@ -105,17 +106,16 @@ double tolerance_of(const std::map<std::string, double>& tolerances, const std::
   return it == tolerances.end() ? 0.0 : it->second;
 }
 
-/// The compared metrics of one question of one model, `then` in the baseline and `now` in this
+/// The compared metrics of one question of `model`, `then` in the baseline and `now` in this
 /// run (both of the same type), into `out`.
-void compare_question(const std::string& model_name, const SortedJson& model,
-                      const std::string& question, const SortedJson& then, const SortedJson& now,
+void compare_question(const ModelMetrics& model, const std::string& question,
+                      const MetricScope& then, const MetricScope& now,
                       const std::map<std::string, double>& tolerances, BaselineComparison& out) {
-  const std::string type = text_of(now, "type");
-  const std::string who = model_name + ": " + question;
+  const std::string who = model.model + ": " + question;
   for (const auto& metric : compared_metrics) {
-    if (!applies(metric, type)) continue;
-    const auto a = number_of(member(then, metric.name));
-    const auto b = number_of(member(now, metric.name));
+    if (!applies(metric, now.type)) continue;
+    const std::optional<double> a = then.value(metric.name);
+    const std::optional<double> b = now.value(metric.name);
     const std::string name = who + "." + metric.name;
     if (!a && !b) {
       out.notes.push_back(name + " is undefined in both reports: not compared");
@@ -141,6 +141,13 @@ void compare_question(const std::string& model_name, const SortedJson& model,
   }
 }
 
+const ModelMetrics* model_named(const std::vector<ModelMetrics>& table, const std::string& name) {
+  for (const auto& model : table) {
+    if (model.model == name) return &model;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Result<EvalBaseline> EvalBaseline::from_json(const nlohmann::ordered_json& document,
@@ -164,32 +171,29 @@ Result<BaselineComparison> compare_to_baseline(const EvalReport& typed, const Ev
     return status.error();
   }
   BaselineComparison out;
-  const SortedJson& old_models = *member(baseline, "models");
+  const std::vector<ModelMetrics> then_table = metric_table(baseline);
   const SortedJson* models = member(report, "models");
   if (!models || !models->is_object()) return bad_baseline("has nothing to compare with");
-  for (const auto& [model_name, model] : models->items()) {
-    const SortedJson* old_model = member(old_models, model_name);
+  const std::vector<ModelMetrics> now_table = metric_table(report);
+  for (const ModelMetrics& model : now_table) {
+    const ModelMetrics* old_model = model_named(then_table, model.model);
     if (!old_model) {
-      out.notes.push_back("model " + model_name + " is not in the baseline: not compared");
+      out.notes.push_back("model " + model.model + " is not in the baseline: not compared");
       continue;
     }
-    const SortedJson& old_questions = *member(*old_model, "questions");
-    const SortedJson* questions = member(model, "questions");
-    if (!questions) continue;
-    for (const auto& [question, now] : questions->items()) {
-      const SortedJson* then = member(old_questions, question);
-      const std::string who = model_name + ": " + question;
-      if (!then) {
+    for (const auto& [question, now] : model.questions) {
+      const auto then = old_model->questions.find(question);
+      const std::string who = model.model + ": " + question;
+      if (then == old_model->questions.end()) {
         out.notes.push_back(who + " is not in the baseline: not compared");
         continue;
       }
-      const std::string type = text_of(now, "type");
-      if (text_of(*then, "type") != type) {
-        return bad_baseline("has " + question + " as a " + text_of(*then, "type") +
-                            " question, this run as a " + type + " (models." + model_name +
+      if (then->second.type != now.type) {
+        return bad_baseline("has " + question + " as a " + then->second.type +
+                            " question, this run as a " + now.type + " (models." + model.model +
                             ".questions." + question + ".type)");
       }
-      compare_question(model_name, model, question, *then, now, tolerances, out);
+      compare_question(model, question, then->second, now, tolerances, out);
     }
   }
   if (out.compared == 0) {

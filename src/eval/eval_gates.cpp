@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 
+#include "eval/metric_table.hpp"
 #include "eval/report_json.hpp"
 #include "util/decimal_text.hpp"
 
@@ -33,50 +34,49 @@ Error malformed(const std::string& text, const std::string& why) {
                     "--require");
 }
 
-std::string keys_of(const SortedJson& object) {
+std::string keys_of(const MetricScope& scope) {
   std::string out;
-  for (const auto& item : object.items()) {
-    if (!item.value().is_number() && !item.value().is_object() && !item.value().is_null()) continue;
-    if (item.key() == "classes" || item.key() == "confusion" || item.key() == "failures") continue;
-    out += (out.empty() ? "" : ", ") + item.key();
-  }
+  for (const auto& [name, metric] : scope.metrics) out += (out.empty() ? "" : ", ") + name;
   return out;
 }
 
-/// The value a requirement reads in one model's report, or why it cannot be read.
-Result<const SortedJson*> locate(const Requirement& r, const SortedJson& model) {
-  const SortedJson* scope = nullptr;
-  if (r.question == "overall" || r.question == "latency_ms" || r.question == "cost") {
-    scope = member(model, r.question);
-  } else {
-    const SortedJson* questions = member(model, "questions");
-    scope = questions ? member(*questions, r.question) : nullptr;
-    if (!scope) {
-      return malformed(r.text, "\"" + r.question + "\" is not a labelled question of the report");
-    }
-    if (!r.label.empty()) {
-      const SortedJson* classes = member(*scope, "classes");
-      scope = classes ? member(*classes, r.label) : nullptr;
-      if (!scope) {
-        return malformed(r.text, r.question + " has no class \"" + r.label +
-                                     "\" in the report (no item has it as gold or answer)");
-      }
-    }
+/// The metric a requirement reads in one model's report, or why it cannot be read.
+Result<const Metric*> locate(const Requirement& r, const ModelMetrics& model) {
+  const MetricScope* scope = model.scope(r.question);
+  if (!scope) {
+    return malformed(r.text, "\"" + r.question + "\" is not a labelled question of the report");
   }
-  const SortedJson* value = scope ? member(*scope, r.metric) : nullptr;
-  if (!value || value->is_array() || value->is_string() || r.metric == "classes" ||
-      r.metric == "confusion" || r.metric == "failures") {
-    // The probes' metrics exist only when the probe ran on that question: say which flag.
-    const bool position = r.metric.rfind("position_", 0) == 0;
-    const bool repeat = r.metric == "self_agreement" || r.metric.rfind("repeat", 0) == 0;
-    const std::string hint =
-        position ? " (--permute N measures " + r.metric + ", on choice and score questions)"
-        : repeat ? " (--repeat K measures " + r.metric + ")"
-                 : std::string();
-    return malformed(r.text, "there is no \"" + r.metric + "\" there" + hint + "; there is " +
-                                 (scope ? keys_of(*scope) : std::string("nothing")));
+  const bool named_scope =
+      r.question == "overall" || r.question == "latency_ms" || r.question == "cost";
+  if (!named_scope && !r.label.empty()) {
+    const auto label = scope->classes.find(r.label);
+    if (label == scope->classes.end()) {
+      return malformed(r.text, r.question + " has no class \"" + r.label +
+                                   "\" in the report (no item has it as gold or answer)");
+    }
+    scope = &label->second;
   }
-  return value;
+  if (const Metric* metric = scope->metric(r.metric)) return metric;
+  // The probes' metrics exist only when the probe ran on that question: say which flag.
+  const bool position = r.metric.rfind("position_", 0) == 0;
+  const bool repeat = r.metric == "self_agreement" || r.metric.rfind("repeat", 0) == 0;
+  const std::string hint =
+      position ? " (--permute N measures " + r.metric + ", on choice and score questions)"
+      : repeat ? " (--repeat K measures " + r.metric + ")"
+               : std::string();
+  const std::string there = keys_of(*scope);
+  return malformed(r.text, "there is no \"" + r.metric + "\" there" + hint + "; there is " +
+                               (there.empty() ? std::string("nothing") : there));
+}
+
+/// What a requirement reads of `metric`: its value, or a bound of its interval.
+Result<std::optional<double>> read(const Requirement& r, const Metric& metric) {
+  if (!metric.value) return std::optional<double>();  // undefined
+  if (r.bound.empty()) return metric.value;
+  if (!metric.interval) {
+    return malformed(r.text, r.metric + " has no interval, so " + r.bound + "() cannot read it");
+  }
+  return r.bound == "lower" ? metric.low : metric.high;
 }
 
 bool space(char c) {
@@ -166,35 +166,22 @@ Result<std::vector<std::string>> failed_requirements(const std::vector<Requireme
                       "the report has no model to hold " + shown(requirements.front().text) + " to",
                       "--require");
   }
-  const SortedJson report = to_json(typed);
-  const SortedJson* models = member(report, "models");
-  if (!models) return failures;
-  for (const auto& [model_name, model] : models->items()) {
+  for (const ModelMetrics& model : metric_table(to_json(typed))) {
     for (const auto& r : requirements) {
       auto found = locate(r, model);
       if (!found) return found.error();
-      const SortedJson& value = *found.value();
-      const std::string who = model_name + ": " + r.text;
-      std::optional<double> x;
-      if (value.is_object()) {
-        x = number_of(
-            member(value, r.bound.empty() ? "value" : (r.bound == "lower" ? "low" : "high")));
-      } else if (!r.bound.empty() && !value.is_null()) {
-        return malformed(r.text,
-                         r.metric + " has no interval, so " + r.bound + "() cannot read it");
-      } else if (!value.is_null()) {
-        x = number_of(&value);
-        if (!x) return malformed(r.text, r.metric + " is not a number in the report");
-      }
-      if (!x) {
+      auto x = read(r, *found.value());
+      if (!x) return x.error();
+      const std::string who = model.model + ": " + r.text;
+      if (!x.value()) {
         const std::string path =
             r.question + "." + r.metric + (r.label.empty() ? "" : "[" + r.label + "]");
         failures.push_back(who + " (" + path + " is undefined: " +
                            undefined_reason(model, r.question, r.metric, r.label) + ")");
         continue;
       }
-      if (!holds(*x, r.op, r.limit)) {
-        failures.push_back(who + " (it is " + number(*x) + ")");
+      if (!holds(*x.value(), r.op, r.limit)) {
+        failures.push_back(who + " (it is " + number(*x.value()) + ")");
       }
     }
   }

@@ -66,37 +66,4 @@ std::string number(double value) {
 }
 
 /// Why `metric` of `question` (of one model's report) is null: which denominator is zero.
-std::string undefined_reason(const SortedJson& model, const std::string& question,
-                             const std::string& metric, const std::string& label) {
-  if (question == "latency_ms") return "no request was answered";
-  if (question == "cost") {
-    const SortedJson* cost = member(model, "cost");
-    if (!cost || count_of(*cost, "known") == 0)
-      return "no decision's cost is known (give --price MODEL=INPUT for a model clef has no "
-             "price for)";
-    return metric == "per_correct" ? "some decision's cost is unknown, or no item is all right"
-                                   : "it is not defined for these items";
-  }
-  if (question == "overall") {
-    return metric == "all_correct" ? "no item has a gold answer"
-                                   : "no question has an item with a gold answer";
-  }
-  const SortedJson* questions = member(model, "questions");
-  const SortedJson* q = questions ? member(*questions, question) : nullptr;
-  if (!q) return "it is not defined for these items";
-  if (count_of(*q, "n") == 0) return "no item has a gold answer for " + question;
-  // The per-class rates: precision over the items answered L, recall over those whose gold is L.
-  const std::string of_class = label.empty() && text_of(*q, "type") == "noul" ? "yes" : label;
-  if (!of_class.empty() && metric == "precision") return "no item was answered " + of_class;
-  if (!of_class.empty() && metric == "recall") {
-    return "no item has " + of_class + " as its gold answer";
-  }
-  if (!of_class.empty() && metric == "f1") {
-    return "no item has " + of_class + " as its gold answer or was answered it";
-  }
-  if (count_of(*q, "answered") == 0) return "no item was answered";
-  if (metric == "auroc") return "the answered items' gold answers are all one class";
-  return "it is not defined for these items";
-}
-
 }  // namespace clef::detail

@@ -61,8 +61,4 @@ nlohmann::json number_json(const std::optional<double>& value);
 /// itself when it is not JSON.
 nlohmann::json id_json(const std::string& id);
 
-/// Why `metric` of `question` (of one model's report) is null: which denominator is zero.
-std::string undefined_reason(const nlohmann::json& model, const std::string& question,
-                             const std::string& metric, const std::string& label);
-
 }  // namespace clef::detail
