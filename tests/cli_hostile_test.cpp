@@ -347,7 +347,7 @@ TEST(CliHostile, AnEchoedTokenReachesNeitherStderrNorTheOutputFile) {
         return Scripted{500,
                         R"({"error":{"message":")" + auth + R"(","code":")" + auth + R"("}})",
                         "application/json",
-                        {{"X-Request-Id", auth}}};
+                        {{"X-Request-Id", auth}, {"cf-ai-req-id", auth}, {"cf-aig-log-id", auth}}};
       });
   const std::string output = fresh_path("echo_out.jsonl");
   auto r = run_clef({"batch", write_temp_file("echo.jsonl", jsonl_tickets(3)), "-o", output,
@@ -355,6 +355,8 @@ TEST(CliHostile, AnEchoedTokenReachesNeitherStderrNorTheOutputFile) {
                      write_temp_file("echo_tok", token + "\n"), "--yes-no", "u: U?", "--retries",
                      "0", "-v"});
   EXPECT_EQ(r.code, 6) << r.err;
+  // -v prints cf-ai-req-id and cf-aig-log-id from each response: scrubbed there too.
+  EXPECT_NE(r.err.find("cf-ai-req-id Bearer <redacted>"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find(token.substr(10)), std::string::npos) << r.err;
   const std::string written = read_file(output);
   EXPECT_EQ(written.find(token.substr(10)), std::string::npos) << written;

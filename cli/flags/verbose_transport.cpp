@@ -3,7 +3,8 @@
 
 #include <chrono>
 #include <mutex>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include "clef/backend.hpp"
 #include "common/context.hpp"
@@ -23,14 +24,22 @@ bool is_credential(const std::string& name) {
   return name == "Authorization" || name == "Proxy-Authorization" || name == "cf-aig-authorization";
 }
 
-/// `value` from the server with each credential `request` sent (without its scheme) replaced:
-/// a server may echo a token into a header that -v prints.
-std::string without_credentials(std::string value, const HttpRequest& request) {
+/// The secrets `request` sends (each credential header's value without its scheme): what a line
+/// of -v must never show, even when a server echoes one back.
+std::vector<std::string> secrets_of(const HttpRequest& request) {
+  std::vector<std::string> secrets;
   for (const auto& [name, sent] : request.headers) {
     if (!is_credential(name)) continue;
     const auto space = sent.find(' ');
-    const std::string secret = space == std::string::npos ? sent : sent.substr(space + 1);
-    if (secret.empty()) continue;
+    std::string secret = space == std::string::npos ? sent : sent.substr(space + 1);
+    if (!secret.empty()) secrets.push_back(std::move(secret));
+  }
+  return secrets;
+}
+
+/// `value` from the server with each of `secrets` replaced.
+std::string without_credentials(std::string value, const std::vector<std::string>& secrets) {
+  for (const auto& secret : secrets) {
     for (auto at = value.find(secret); at != std::string::npos; at = value.find(secret, at + 10)) {
       value.replace(at, secret.size(), "<redacted>");
     }
@@ -39,44 +48,44 @@ std::string without_credentials(std::string value, const HttpRequest& request) {
 }
 
 /// "clef: > POST URL (N bytes)" and the headers, credentials shown by their scheme only.
+/// Written with appends, not a string stream: -v prints two of these per decision.
 std::string request_text(const HttpRequest& request) {
-  std::ostringstream out;
-  out << "clef: > " << request.method << " " << request.url << " (" << request.body.size()
-      << " bytes)\n";
+  std::string out = "clef: > " + request.method + " " + request.url + " (" +
+                    std::to_string(request.body.size()) + " bytes)\n";
   for (const auto& [name, value] : request.headers) {
+    out += "clef: >   " + name + ": ";
     // Only the scheme of a credential is shown ("Bearer", "Basic"), never the value.
-    const bool secret = is_credential(name);
-    out << "clef: >   " << name << ": "
-        << (secret ? value.substr(0, value.find(' ')) + " <redacted>" : value) << "\n";
+    out += is_credential(name) ? value.substr(0, value.find(' ')) + " <redacted>" : value;
+    out += '\n';
   }
   if (const auto proxy = proxy_route(request)) {
-    out << "clef: >   through the proxy " << url_without_credentials(proxy->url) << " (from "
-        << proxy->source << ")\n";
+    out += "clef: >   through the proxy " + url_without_credentials(proxy->url) + " (from " +
+           proxy->source + ")\n";
   }
-  return out.str();
+  return out;
 }
 
 /// "clef: < HTTP 200, N bytes, 12 ms" with the ids a support ticket needs, or the failure.
-std::string response_text(const HttpRequest& request, const Result<HttpResponse>& response,
+std::string response_text(const std::vector<std::string>& secrets,
+                          const Result<HttpResponse>& response,
                           std::chrono::steady_clock::time_point started) {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - started)
-                      .count();
-  std::ostringstream back;
-  if (response) {
-    back << "clef: < HTTP " << response->status << ", " << response->body.size() << " bytes, " << ms
-         << " ms";
-    for (const char* name : {"cf-ai-req-id", "cf-aig-cache-status", "cf-aig-log-id"}) {
-      const std::string value = response->header(name);
-      if (!value.empty()) {
-        back << ", " << name << " " << terminal_safe(without_credentials(value, request));
-      }
-    }
-    back << "\n";
-  } else {
-    back << "clef: < failed after " << ms << " ms: " << response.error().to_string() << "\n";
+  const std::string ms = std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::steady_clock::now() - started)
+                                            .count());
+  if (!response) {
+    return "clef: < failed after " + ms + " ms: " + response.error().to_string() + "\n";
   }
-  return back.str();
+  std::string back = "clef: < HTTP " + std::to_string(response->status) + ", " +
+                     std::to_string(response->body.size()) + " bytes, " + ms + " ms";
+  for (const char* name : {"cf-ai-req-id", "cf-aig-cache-status", "cf-aig-log-id"}) {
+    const std::string value = response->header(name);
+    if (!value.empty()) {
+      back += ", ";
+      back += name;
+      back += " " + terminal_safe(without_credentials(value, secrets));
+    }
+  }
+  return back + "\n";
 }
 
 void print(std::ostream& log, const std::string& text) {
@@ -93,7 +102,7 @@ class VerboseTransport : public Transport {
     print(m_log, request_text(request));
     const auto started = std::chrono::steady_clock::now();
     auto response = m_inner->send(request);
-    print(m_log, response_text(request, response, started));
+    print(m_log, response_text(secrets_of(request), response, started));
     return response;
   }
 
@@ -111,16 +120,15 @@ class VerboseLoop final : public AsyncTransport {
   void start(HttpRequest request, ResponseHandler done) override {
     print(m_log, request_text(request));
     const auto started = std::chrono::steady_clock::now();
-    // The outcome's line names the request's credentials to scrub: a copy of its headers and
-    // URL only, not of its body.
-    auto shown = std::make_shared<HttpRequest>();
-    shown->url = request.url;
-    shown->headers = request.headers;
-    m_inner->start(std::move(request), [log = &m_log, shown, started, done = std::move(done)](
-                                           Result<HttpResponse> response) mutable {
-      print(*log, response_text(*shown, response, started));
-      done(std::move(response));
-    });
+    // The outcome's line scrubs the request's secrets: those alone are kept for it (none for a
+    // server without credentials), not a copy of the request.
+    std::vector<std::string> secrets = secrets_of(request);
+    m_inner->start(std::move(request),
+                   [log = &m_log, secrets = std::move(secrets), started,
+                    done = std::move(done)](Result<HttpResponse> response) mutable {
+                     print(*log, response_text(secrets, response, started));
+                     done(std::move(response));
+                   });
   }
   void after(std::chrono::milliseconds delay,
              std::function<void(bool shutting_down)> task) override {
