@@ -211,7 +211,7 @@ TEST(EvalGates, EachRequirementReadsWhatTheReportStatesOrSaysWhyNot) {
        "cannot read it"},
       {"refund.precision[maybe] >= 0",
        "error: malformed requirement \"refund.precision[maybe] >= 0\": refund has no class "
-       "\"maybe\" in the report (no item has it as gold or answer)"},
+       "\"maybe\" in the report (no item has it as gold, and no model answered it)"},
       {"lower(refund.accuracy) >= 0.1", ""},
       {"upper(refund.brier) <= 0.01",
        "A: upper(refund.brier) <= 0.01 (it is 0.04)\nB: upper(refund.brier) <= 0.01 (it is "
@@ -243,6 +243,39 @@ TEST(EvalGates, EachRequirementReadsWhatTheReportStatesOrSaysWhyNot) {
     }
     EXPECT_EQ(said, expected) << text;
   }
+}
+
+TEST(EvalGates, AClassOnlyOneModelAnsweredIsUndefinedForTheOther) {
+  // Gold is yes on a, b and c: "no" is a class only where a model answered it. A answers b no;
+  // B answers every item yes. A requirement on "no" holds A to its precision and fails B's as
+  // undefined, instead of refusing the requirement for a class "the report" lacks.
+  clef::LabelledSet set = four_items();
+  for (auto& item : set.items) item.gold = {"yes"};
+  const std::vector<clef::ModelResults> runs = {
+      {"A", {answered(0.9, 1), answered(0.2, 1), answered(0.8, 1), answered(0.9, 1)}},
+      {"B", {answered(0.9, 1), answered(0.8, 1), answered(0.7, 1), answered(0.6, 1)}}};
+  const clef::EvalReport report = clef::evaluate_models(set, runs, {});
+  auto failures =
+      clef::failed_requirements({clef::parse_requirement("refund.precision[no] >= 0.5").value(),
+                                 clef::parse_requirement("refund.predicted[no] >= 1").value()},
+                                report);
+  ASSERT_TRUE(failures) << failures.error().message;
+  EXPECT_EQ(failures.value(),
+            (std::vector<std::string>{
+                "A: refund.precision[no] >= 0.5 (it is 0)",
+                "B: refund.precision[no] >= 0.5 (refund.precision[no] is undefined: no item was "
+                "answered no)",
+                "B: refund.predicted[no] >= 1 (it is 0)"}));
+  // With no gold answer at all no class is scored: undefined for every model, never an error.
+  for (auto& item : set.items) item.gold = {""};
+  const clef::EvalReport unscored = clef::evaluate_models(set, runs, {});
+  auto undefined = clef::failed_requirements(
+      {clef::parse_requirement("refund.precision[yes] >= 0").value()}, unscored);
+  ASSERT_TRUE(undefined) << undefined.error().message;
+  ASSERT_EQ(undefined->size(), 2u);
+  EXPECT_EQ(undefined->at(0),
+            "A: refund.precision[yes] >= 0 (refund.precision[yes] is undefined: no item has a "
+            "gold answer for refund)");
 }
 
 }  // namespace

@@ -50,11 +50,16 @@ Result<const Metric*> locate(const Requirement& r, const ModelMetrics& model) {
       r.question == "overall" || r.question == "latency_ms" || r.question == "cost";
   if (!named_scope && !r.label.empty()) {
     const auto label = scope->classes.find(r.label);
-    if (label == scope->classes.end()) {
+    if (label == scope->classes.end() && scope->count("n") == 0) {
+      // No item has a gold answer: no class is scored, and every metric of one is undefined.
+      scope = &unscored_class();
+    } else if (label == scope->classes.end()) {
       return malformed(r.text, r.question + " has no class \"" + r.label +
-                                   "\" in the report (no item has it as gold or answer)");
+                                   "\" in the report (no item has it as gold, and no model "
+                                   "answered it)");
+    } else {
+      scope = &label->second;
     }
-    scope = &label->second;
   }
   if (const Metric* metric = scope->metric(r.metric)) return metric;
   // The probes' metrics exist only when the probe ran on that question: say which flag.

@@ -35,6 +35,26 @@ MetricScope scope_of(const SortedJson* object) {
   return scope;
 }
 
+/// A class one model has and another does not: the other never answered it and no item has it
+/// as gold (gold is the same for every model), so its rates are 0/0 and its counts 0 — written
+/// in so that a requirement on that class reads as undefined for that model, not as unknown.
+void add_absent_classes(std::vector<ModelMetrics>& table) {
+  std::map<std::string, std::vector<std::string>> labels;  // question -> every model's classes
+  for (const auto& model : table) {
+    for (const auto& [question, scope] : model.questions) {
+      for (const auto& [label, scores] : scope.classes) labels[question].push_back(label);
+    }
+  }
+  MetricScope absent = unscored_class();
+  absent.metrics["support"].value = 0.0;
+  absent.metrics["predicted"].value = 0.0;
+  for (auto& model : table) {
+    for (auto& [question, scope] : model.questions) {
+      for (const auto& label : labels[question]) scope.classes.emplace(label, absent);
+    }
+  }
+}
+
 }  // namespace
 
 const Metric* MetricScope::metric(const std::string& name) const {
@@ -59,6 +79,21 @@ const MetricScope* ModelMetrics::scope(const std::string& name) const {
   return it == questions.end() ? nullptr : &it->second;
 }
 
+const MetricScope& unscored_class() {
+  static const MetricScope unscored = [] {
+    Metric rate;
+    rate.interval = true;
+    MetricScope scope;
+    scope.metrics = {{"precision", rate},
+                     {"recall", rate},
+                     {"f1", Metric{}},
+                     {"support", Metric{}},
+                     {"predicted", Metric{}}};
+    return scope;
+  }();
+  return unscored;
+}
+
 std::vector<ModelMetrics> metric_table(const SortedJson& report) {
   std::vector<ModelMetrics> table;
   const SortedJson* models = member(report, "models");
@@ -76,6 +111,7 @@ std::vector<ModelMetrics> metric_table(const SortedJson& report) {
     row.cost = scope_of(member(model, "cost"));
     table.push_back(std::move(row));
   }
+  add_absent_classes(table);
   return table;
 }
 

@@ -46,6 +46,9 @@ struct ModelMetrics {
   const MetricScope* scope(const std::string& name) const;
 };
 
+/// A class's metrics where none could be scored (no item has a gold answer): every one undefined.
+const MetricScope& unscored_class();
+
 /// Each model's metrics in a clef-eval/1 document (to_json(EvalReport)), in the document's
 /// order: the numbers its file shows, read once. What is not a metric (confusion, reliability,
 /// the probes' flips, failures' messages) is not in it.
