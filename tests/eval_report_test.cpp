@@ -278,4 +278,29 @@ TEST(EvalGates, AClassOnlyOneModelAnsweredIsUndefinedForTheOther) {
             "gold answer for refund)");
 }
 
+TEST(EvalGates, WhatAMessageEchoesOfARequirementIsCut) {
+  // A requirement naming a 100,000-byte metric, class or question: each message stays a line.
+  const clef::EvalReport report = clef::evaluate_models(four_items(), two_models(), {});
+  const std::string long_name(100000, 'a');
+  for (const std::string& text :
+       {"refund." + long_name + " >= 0", "refund.precision[" + long_name + "] >= 0",
+        long_name + ".accuracy >= 0", "refund.accuracy >= 0." + std::string(100000, '9')}) {
+    auto said = clef::failed_requirements({clef::parse_requirement(text).value()}, report);
+    const std::string message = said ? (said->empty() ? "" : said->front()) : said.error().message;
+    EXPECT_LT(message.size(), 700u) << message.substr(0, 300);
+    EXPECT_NE(message.find("bytes)"), std::string::npos) << message.substr(0, 300);
+  }
+}
+
+TEST(EvalGates, AListInTheReportIsSaidToBeOneNotMissing) {
+  clef::EvalReport report = clef::evaluate_models(four_items(), two_models(), {});
+  for (auto& model : report.models) model.questions[0].position = clef::PositionProbe{};
+  auto said = clef::failed_requirements(
+      {clef::parse_requirement("refund.position_flips <= 1").value()}, report);
+  ASSERT_FALSE(said);
+  EXPECT_EQ(said.error().message,
+            "malformed requirement \"refund.position_flips <= 1\": position_flips is a list in the "
+            "report, not a number a requirement can read");
+}
+
 }  // namespace

@@ -19,14 +19,27 @@ namespace {
 using detail::SortedJson;
 using namespace detail;
 
-/// `text` for a message: long flags and hostile file names are cut, at a character boundary.
+/// Where `text` is cut for a message: at `limit` bytes, back to a character boundary.
+std::size_t cut_at(std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) return text.size();
+  std::size_t at = limit;
+  while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+  return at;
+}
+
+/// `text` for a message, cut (long flags and hostile names must not fill a log line), its
+/// length said when it was: "team.aaaa… (100010 bytes)".
+std::string cut(std::string_view text, std::size_t limit = 120) {
+  const std::size_t at = cut_at(text, limit);
+  if (at == text.size()) return std::string(text);
+  return std::string(text.substr(0, at)) + "… (" + std::to_string(text.size()) + " bytes)";
+}
+
+/// `text` quoted for a message, cut as cut() does: "\"team.aaaa…\" (100010 bytes)".
 std::string shown(std::string_view text) {
-  constexpr std::size_t limit = 120;
-  if (text.size() <= limit) return "\"" + std::string(text) + "\"";
-  std::size_t cut = limit;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return "\"" + std::string(text.substr(0, cut)) + "…\" (" + std::to_string(text.size()) +
-         " bytes)";
+  const std::size_t at = cut_at(text, 120);
+  if (at == text.size()) return "\"" + std::string(text) + "\"";
+  return "\"" + std::string(text.substr(0, at)) + "…\" (" + std::to_string(text.size()) + " bytes)";
 }
 
 Error malformed(const std::string& text, const std::string& why) {
@@ -44,7 +57,7 @@ std::string keys_of(const MetricScope& scope) {
 Result<const Metric*> locate(const Requirement& r, const ModelMetrics& model) {
   const MetricScope* scope = model.scope(r.question);
   if (!scope) {
-    return malformed(r.text, "\"" + r.question + "\" is not a labelled question of the report");
+    return malformed(r.text, shown(r.question) + " is not a labelled question of the report");
   }
   const bool named_scope =
       r.question == "overall" || r.question == "latency_ms" || r.question == "cost";
@@ -54,23 +67,30 @@ Result<const Metric*> locate(const Requirement& r, const ModelMetrics& model) {
       // No item has a gold answer: no class is scored, and every metric of one is undefined.
       scope = &unscored_class();
     } else if (label == scope->classes.end()) {
-      return malformed(r.text, r.question + " has no class \"" + r.label +
-                                   "\" in the report (no item has it as gold, and no model "
+      return malformed(r.text, cut(r.question) + " has no class " + shown(r.label) +
+                                   " in the report (no item has it as gold, and no model "
                                    "answered it)");
     } else {
       scope = &label->second;
     }
   }
   if (const Metric* metric = scope->metric(r.metric)) return metric;
+  for (const auto& list : scope->lists) {
+    if (list == r.metric) {
+      return malformed(r.text, r.metric +
+                                   " is a list in the report, not a number a requirement "
+                                   "can read");
+    }
+  }
   // The probes' metrics exist only when the probe ran on that question: say which flag.
   const bool position = r.metric.rfind("position_", 0) == 0;
   const bool repeat = r.metric == "self_agreement" || r.metric.rfind("repeat", 0) == 0;
   const std::string hint =
-      position ? " (--permute N measures " + r.metric + ", on choice and score questions)"
-      : repeat ? " (--repeat K measures " + r.metric + ")"
+      position ? " (--permute N measures " + cut(r.metric) + ", on choice and score questions)"
+      : repeat ? " (--repeat K measures " + cut(r.metric) + ")"
                : std::string();
   const std::string there = keys_of(*scope);
-  return malformed(r.text, "there is no \"" + r.metric + "\" there" + hint + "; there is " +
+  return malformed(r.text, "there is no " + shown(r.metric) + " there" + hint + "; there is " +
                                (there.empty() ? std::string("nothing") : there));
 }
 
@@ -177,12 +197,12 @@ Result<std::vector<std::string>> failed_requirements(const std::vector<Requireme
       if (!found) return found.error();
       auto x = read(r, *found.value());
       if (!x) return x.error();
-      const std::string who = model.model + ": " + r.text;
+      const std::string who = model.model + ": " + cut(r.text);
       if (!x.value()) {
         const std::string path =
-            r.question + "." + r.metric + (r.label.empty() ? "" : "[" + r.label + "]");
+            cut(r.question + "." + r.metric + (r.label.empty() ? "" : "[" + r.label + "]"));
         failures.push_back(who + " (" + path + " is undefined: " +
-                           undefined_reason(model, r.question, r.metric, r.label) + ")");
+                           cut(undefined_reason(model, r.question, r.metric, r.label), 300) + ")");
         continue;
       }
       if (!holds(*x.value(), r.op, r.limit)) {

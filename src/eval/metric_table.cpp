@@ -30,7 +30,10 @@ MetricScope scope_of(const SortedJson* object) {
       for (const auto& [label, scores] : value.items()) scope.classes[label] = scope_of(&scores);
       continue;
     }
-    if (auto metric = metric_of(value)) scope.metrics[name] = *metric;
+    if (auto metric = metric_of(value))
+      scope.metrics[name] = *metric;
+    else if (value.is_array())
+      scope.lists.push_back(name);
   }
   return scope;
 }

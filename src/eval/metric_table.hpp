@@ -26,6 +26,8 @@ struct MetricScope {
   std::string type;                            ///< A question's type ("choice", "noul"...).
   std::map<std::string, Metric> metrics;       ///< By name, as the report spells them.
   std::map<std::string, MetricScope> classes;  ///< A question's, by label.
+  /// Members that are lists, not numbers (the probes' flips, winner shares, reliability).
+  std::vector<std::string> lists;
 
   const Metric* metric(const std::string& name) const;
   /// A metric's value; nullopt when there is no such metric or it is undefined.
