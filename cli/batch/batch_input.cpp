@@ -39,9 +39,9 @@ Result<State> state_from_json(const Json& value, const std::string& where) {
 
 /// A number id wider than 64 bits would be written back with its last digits changed: refused,
 /// saying how to keep it.
-std::optional<Error> wide_id(const Json& object, std::string_view line, const std::string& field,
+std::optional<Error> wide_id(const Json& id, std::string_view line, const std::string& field,
                              const std::string& where) {
-  if (!object[field].is_number_float()) return std::nullopt;
+  if (!id.is_number_float()) return std::nullopt;
   const std::string text(member_text(line, field).value_or(""));
   if (!has_wide_integer(text)) return std::nullopt;
   return make_error(ErrorKind::invalid_input,
@@ -111,7 +111,7 @@ class JsonlReader final : public InputReader {
                      "no string or number \"" + m_fields.id + "\" field (--id-field)", where);
       return;
     }
-    if (auto refused = wide_id(object, line, m_fields.id, where)) {
+    if (auto refused = wide_id(*id, line, m_fields.id, where)) {
       item.state = std::move(*refused);
       return;
     }

@@ -2,6 +2,7 @@
 // (eval_baseline.cpp compares with a baseline).
 #include "clef/eval_gates.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <memory>
@@ -75,12 +76,10 @@ Result<const Metric*> locate(const Requirement& r, const ModelMetrics& model) {
     }
   }
   if (const Metric* metric = scope->metric(r.metric)) return metric;
-  for (const auto& list : scope->lists) {
-    if (list == r.metric) {
-      return malformed(r.text, r.metric +
-                                   " is a list in the report, not a number a requirement "
-                                   "can read");
-    }
+  if (std::find(scope->lists.begin(), scope->lists.end(), r.metric) != scope->lists.end()) {
+    return malformed(r.text, r.metric +
+                                 " is a list in the report, not a number a requirement "
+                                 "can read");
   }
   // The probes' metrics exist only when the probe ran on that question: say which flag.
   const bool position = r.metric.rfind("position_", 0) == 0;

@@ -2,6 +2,7 @@
 #include "clef/decision_json.hpp"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "clef/json.hpp"
 #include "util/json_text.hpp"
@@ -28,6 +29,13 @@ void append_member(std::string& out, const char* key, std::int64_t value) {
   out += std::to_string(value);
 }
 
+void append_number_or_null(std::string& out, const std::optional<double>& value) {
+  if (value)
+    append_json_number(out, *value);
+  else
+    out += "null";
+}
+
 void append_text_or_null(std::string& out, const std::string& text) {
   if (text.empty())
     out += "null";
@@ -35,13 +43,14 @@ void append_text_or_null(std::string& out, const std::string& text) {
     append_json_text(out, text);
 }
 
-/// True when two of `names` are the same: a JSON object would keep one of them, so the value's
-/// own writer decides (no answer clef makes has that; a hand-made Decision may).
-template <typename Names>
-bool repeats_a_name(const Names& names) {
-  for (std::size_t i = 0; i < names.size(); ++i) {
+/// True when two of `items` have the same `name_of`: a JSON object would keep one of them, so
+/// the value's own writer decides (no answer clef makes has that; a hand-made Decision may).
+/// Compared in place: this runs for every decision clef batch writes.
+template <typename Items, typename NameOf>
+bool repeats_a_name(const Items& items, NameOf name_of) {
+  for (std::size_t i = 0; i < items.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
-      if (names[i] == names[j]) return true;
+      if (name_of(items[i]) == name_of(items[j])) return true;
     }
   }
   return false;
@@ -92,10 +101,10 @@ void append_value(std::string& out, const Answer& answer) {
 
 bool has_repeated_label(const Answer& answer) {
   const auto* c = answer.choice();
-  if (!c) return false;
-  std::vector<std::string_view> labels;
-  for (const auto& option : c->probabilities) labels.push_back(option.label);
-  return repeats_a_name(labels);
+  return c && repeats_a_name(c->probabilities,
+                             [](const OptionProbability& option) -> const std::string& {
+                               return option.label;
+                             });
 }
 
 void append_answer(std::string& out, const Answer& answer) {
@@ -115,10 +124,7 @@ void append_answer(std::string& out, const Answer& answer) {
   }
   if (answer.status == AnswerStatus::abstained) {
     out += ",\"threshold\":";
-    if (answer.threshold)
-      append_json_number(out, *answer.threshold);
-    else
-      out += "null";
+    append_number_or_null(out, answer.threshold);
   }
   out += ",\"winner\":";
   append_json_text(out, answer.winner());
@@ -131,10 +137,7 @@ void append_answer(std::string& out, const Answer& answer) {
 
 void append_cost(std::string& out, const Cost& cost) {
   out += ",\"cost\":{\"usd\":";
-  if (cost.usd)
-    append_json_number(out, *cost.usd);
-  else
-    out += "null";
+  append_number_or_null(out, cost.usd);
   out += ",\"source\":";
   append_json_text(out, to_string(cost.source));
   if (cost.neurons) append_member(out, "neurons", *cost.neurons);
@@ -152,9 +155,8 @@ using detail::append_text_or_null;
 using detail::repeats_a_name;
 
 void append_json_members(std::string& out, const Decision& decision) {
-  std::vector<std::string_view> questions;
-  for (const auto& answer : decision.answers) questions.push_back(answer.question);
-  if (repeats_a_name(questions)) {
+  if (repeats_a_name(decision.answers,
+                     [](const Answer& answer) -> const std::string& { return answer.question; })) {
     const std::string whole = dump_json(to_json(decision));
     out.append(whole, 1, whole.size() - 2);
     return;
