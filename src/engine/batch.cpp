@@ -115,10 +115,14 @@ void BatchRun::wake_reader() {
     m_room.notify_one();
 }
 
-/// Items read (and those the caller is preparing), prepared, in flight or waiting to be sent
-/// again.
+/// Items read and not yet delivered: read (and those the caller is preparing), prepared, in
+/// flight, waiting to be sent again, or back and waiting for the sink (or in it). Results that
+/// wait count too: else a sink slower than the loop (a FIFO, a busy caller) would let the reader
+/// run ahead by as many items as wait, past the bound --jobs sets (and clef's
+/// clef_decisions_pending states).
 std::size_t BatchRun::held() const {
-  return m_read.size() + m_with_caller + m_prepared.size() + m_in_flight + m_waiting.size();
+  return m_read.size() + m_with_caller + m_prepared.size() + m_in_flight + m_waiting.size() +
+         m_finished.size() + m_delivering;
 }
 
 /// Ordered: the reader may not run further ahead of the next item to deliver than the window.
@@ -226,6 +230,7 @@ bool BatchRun::exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool st
   std::unique_lock<std::mutex> lock(m_mutex);
   for (auto& flight : prepared) m_prepared.push_back(std::move(flight));
   m_with_caller = 0;  // what this thread took last time is prepared (or delivered) now
+  m_delivering = 0;
   if (m_source_threw) {
     // Nothing more starts; the exception goes to run_batch's caller once those in flight land.
     out.source_threw = m_source_threw;
@@ -259,6 +264,7 @@ bool BatchRun::exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool st
   out.read.assign(std::make_move_iterator(m_read.begin()), std::make_move_iterator(m_read.end()));
   m_read.clear();
   m_with_caller = out.read.size();
+  m_delivering = out.finished.size();
   return over && out.finished.empty() && out.pauses.empty() && out.refusals.empty() &&
          out.read.empty();
 }

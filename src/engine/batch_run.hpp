@@ -133,6 +133,7 @@ class BatchRun {
   BatchSummary m_tally;  ///< Its throttled, stopped, quota_exhausted and unreachable.
   std::deque<Result<DecisionRequest>> m_read;  ///< Read, for the caller to prepare.
   std::size_t m_with_caller = 0;      ///< Taken from m_read, being prepared on the caller's thread.
+  std::size_t m_delivering = 0;       ///< Taken from m_finished, being delivered by the caller.
   std::size_t m_read_count = 0;       ///< Items the source gave, in all.
   std::size_t m_next_to_deliver = 0;  ///< The caller's, for the ordered window.
   bool m_source_ended = false;
