@@ -1,6 +1,7 @@
 // decide_all / run_batch against a real local server with injected faults.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -205,6 +206,45 @@ TEST(Batch, AnItemFromAStreamIsSentBeforeTheNextOneArrives) {
       [&](std::size_t, clef::Result<clef::Decision>&&) { ++delivered; }, options);
   EXPECT_FALSE(waited_in_vain) << "an item read was held back waiting for the next";
   EXPECT_EQ(delivered, 3u);
+}
+
+TEST(Batch, AfterDeliveryFollowsEachGroupOfResultsAndNothingElse) {
+  // 16 in flight answered together: results come back in groups, each followed by one
+  // after_delivery (a sink that buffers writes there); repeats (dedupe) and unreadable items
+  // (delivered as they are prepared) count as delivered.
+  FakeServer server;
+  server.set_latency(30ms);
+  const auto requests = tickets(96, 48);
+  std::size_t next = 0;
+  std::string events;  // S: the sink, D: on_duplicate, A: after_delivery (one thread calls all)
+  clef::BatchOptions options;
+  options.concurrency = 16;
+  options.dedupe = true;
+  options.on_duplicate = [&](std::size_t, std::size_t) { events += 'D'; };
+  options.after_delivery = [&] { events += 'A'; };
+  const auto summary = clef::run_batch(
+      client_for(server),
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        if (next == requests.size() + 1) return std::nullopt;
+        if (next++ == 40)
+          return clef::Result<clef::DecisionRequest>(
+              clef::make_error(clef::ErrorKind::invalid_input, "bad line"));
+        return clef::Result<clef::DecisionRequest>(requests[next - 1 - (next > 41 ? 1 : 0)]);
+      },
+      [&](std::size_t, clef::Result<clef::Decision>&&) { events += 'S'; },
+      options);
+  EXPECT_EQ(summary.succeeded, 48u);
+  EXPECT_EQ(summary.failed, 1u);
+  EXPECT_EQ(summary.deduplicated, 48u);
+  const auto delivered = static_cast<std::size_t>(std::count(events.begin(), events.end(), 'S') +
+                                                  std::count(events.begin(), events.end(), 'D'));
+  const auto groups = static_cast<std::size_t>(std::count(events.begin(), events.end(), 'A'));
+  EXPECT_EQ(delivered, 97u);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back(), 'A') << "the last results were never followed by after_delivery";
+  EXPECT_EQ(events.find("AA"), std::string::npos) << "called with nothing delivered: " << events;
+  EXPECT_EQ(events.front(), 'S');
+  EXPECT_LE(groups * 4, delivered) << "results were not grouped: " << events;
 }
 
 /// The curl loop, telling when a response's handler (the batch's settling) has returned.

@@ -163,6 +163,7 @@ BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags
   options.should_stop = [&] { return job.should_stop(); };
   options.stop_when_unreachable = true;  // a batch against no server stops instead of failing all
   options.on_duplicate = [&](std::size_t index, std::size_t first) { job.duplicate(index, first); };
+  options.after_delivery = [&] { job.write_group(); };
   options.on_pause = [&](std::chrono::system_clock::time_point until, const Error& why) {
     job.paused(until, why);
   };

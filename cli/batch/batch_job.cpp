@@ -83,13 +83,12 @@ void BatchJob::deliver(std::size_t index, Result<Decision>&& result) {
   const std::string line =
       m_table ? m_table->row(pending.fields, result) : json_line(pending, result);
   const bool ok = result && all_answered(result.value());
-  if (!write(index, pending.id, line, ok)) return;
-  if (m_observer) m_observer->result(pending.id, result);
-  m_progress.finished(ok, result ? &result.value() : nullptr, result ? nullptr : &result.error());
+  add_to_group(Unwritten{index, pending.id, line.size(), ok, std::move(result), {}}, line);
 }
 
 void BatchJob::duplicate(std::size_t index, std::size_t first) {
   std::lock_guard<std::mutex> lock(m_mutex);
+  write_group_locked();  // the first's line may be in the group: read back from the file
   const Pending pending = take(index);
   Json line = Json::object();
   line["id"] = pending.id;
@@ -118,10 +117,14 @@ void BatchJob::duplicate(std::size_t index, std::size_t first) {
       line["cost"] = to_json(Cost{0.0, CostSource::cached, std::nullopt, std::nullopt});
     ok = is_kept_result(line);
   }
-  if (!write(index, pending.id, dump_json(line), ok)) return;
-  if (m_observer) m_observer->duplicate(pending.id, line["duplicate_of"]);
-  m_progress.finished(ok, nullptr);
-  m_progress.deduplicated();
+  const std::string text = dump_json(line);
+  add_to_group(Unwritten{index, pending.id, text.size(), ok, std::nullopt, line["duplicate_of"]},
+               text);
+}
+
+void BatchJob::write_group() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  write_group_locked();
 }
 
 void BatchJob::paused(std::chrono::system_clock::time_point until, const Error& why) {
@@ -190,6 +193,7 @@ std::optional<BatchEnd> BatchJob::cost_stop(const BatchSummary& summary) const {
 }
 
 BatchEnd BatchJob::finish(const BatchSummary& summary) {
+  write_group();  // the engine calls it after every group; a caller that did not is covered
   m_progress.finish(summary);
   if (m_duplicate_ids) {
     m_context.err << "clef: warning: " << m_duplicate_ids
@@ -253,27 +257,57 @@ BatchJob::Pending BatchJob::take(std::size_t index) {
   return pending;
 }
 
-bool BatchJob::write(std::size_t index, const Json& id, const std::string& line, bool ok) {
+void BatchJob::add_to_group(Unwritten&& item, const std::string& line) {
   // Once a write failed, later results are not tried (each would be cut back again): they are
   // not done, counted as such, and --resume sends them.
-  const auto offset = m_write_failed ? std::nullopt
-                      : m_output     ? m_output->write_line(line)
-                                     : std::optional<std::uint64_t>(0);
-  if (!offset) {
-    if (!m_write_failed) m_write_errno = errno;
-    m_write_failed = true;
+  if (m_write_failed) {
     m_progress.not_done();
-    return false;
+    return;
   }
-  if (!m_flags.dedupe) return true;
+  if (!m_group_items.empty()) m_group += '\n';
+  m_group += line;
+  m_group_items.push_back(std::move(item));
+}
+
+void BatchJob::write_group_locked() {
+  if (m_group_items.empty()) return;
+  std::vector<Unwritten> items = std::move(m_group_items);
+  m_group_items.clear();
+  // One write for the group's lines: whole lines or none (write_line cuts a short write back).
+  const auto offset = m_output ? m_output->write_line(m_group) : std::optional<std::uint64_t>(0);
+  m_group.clear();
+  if (!offset) {
+    m_write_errno = errno;
+    m_write_failed = true;
+    for (std::size_t i = 0; i < items.size(); ++i) m_progress.not_done();
+    return;
+  }
+  std::uint64_t at = *offset;
+  for (Unwritten& item : items) {
+    remember_written(item, at);
+    at += item.bytes + 1;
+    if (item.result) {
+      if (m_observer) m_observer->result(item.id, *item.result);
+      const Result<Decision>& result = *item.result;
+      m_progress.finished(item.ok, result ? &result.value() : nullptr,
+                          result ? nullptr : &result.error());
+    } else {
+      if (m_observer) m_observer->duplicate(item.id, item.duplicate_of);
+      m_progress.finished(item.ok, nullptr);
+      m_progress.deduplicated();
+    }
+  }
+}
+
+void BatchJob::remember_written(const Unwritten& item, std::uint64_t offset) {
+  if (!m_flags.dedupe) return;
   if (!m_output || m_output->is_stream()) {
-    if (m_firsts.size() <= index) m_firsts.resize(index + 1);
-    m_firsts[index] = {id, ok, true};
+    if (m_firsts.size() <= item.index) m_firsts.resize(item.index + 1);
+    m_firsts[item.index] = {item.id, item.ok, true};
   } else {
-    if (m_offsets.size() <= index) m_offsets.resize(index + 1, not_written);
-    m_offsets[index] = *offset;
+    if (m_offsets.size() <= item.index) m_offsets.resize(item.index + 1, not_written);
+    m_offsets[item.index] = offset;
   }
-  return true;
 }
 
 int BatchJob::report_write_failure() const {

@@ -61,6 +61,11 @@ class BatchJob {
   /// Item `index` asked what item `first` asked: copy first's line under this item's id.
   void duplicate(std::size_t index, std::size_t first);
 
+  /// Writes the lines of the results delivered since the last call, in one write (the engine
+  /// calls it after each group of results: BatchOptions::after_delivery). A line counts as
+  /// written, on the progress line and in the metrics, once this wrote it.
+  void write_group();
+
   /// The batch pauses for a 429/503 until `until`.
   void paused(std::chrono::system_clock::time_point until, const Error& why);
   /// A 429/503 from `host`.
@@ -100,8 +105,22 @@ class BatchJob {
 
   Pending take(std::size_t index);
 
-  /// Writes the line (nothing without OUTPUT); false when the write failed.
-  bool write(std::size_t index, const nlohmann::ordered_json& id, const std::string& line, bool ok);
+  /// A line waiting for write_group(), with what its result means for the progress line and
+  /// the observer once it is written.
+  struct Unwritten {
+    std::size_t index = 0;
+    nlohmann::ordered_json id;
+    std::size_t bytes = 0;  ///< The line's length, without its newline.
+    bool ok = false;
+    std::optional<Result<Decision>> result;  ///< deliver()'s; none for a duplicate.
+    nlohmann::ordered_json duplicate_of;     ///< duplicate()'s.
+  };
+  /// Adds `line` to the group write_group() writes (nothing once a write failed: not done).
+  void add_to_group(Unwritten&& item, const std::string& line);
+  /// write_group() under m_mutex.
+  void write_group_locked();
+  /// Where item `index`'s line went, for --dedupe's copies.
+  void remember_written(const Unwritten& item, std::uint64_t offset);
 
   int report_write_failure() const;
 
@@ -131,6 +150,8 @@ class BatchJob {
     bool written = false;
   };
   std::vector<WrittenLine> m_firsts;
+  std::string m_group;                 ///< The lines write_group() writes, joined by newlines.
+  std::vector<Unwritten> m_group_items;
   std::size_t m_not_recorded = 0;  ///< --replay: items the cassette has no recording of.
   bool m_write_failed = false;
   bool m_interrupt_said = false;

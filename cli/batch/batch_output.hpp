@@ -52,9 +52,9 @@ bool is_kept_result(const nlohmann::ordered_json& line);
 /// --policy threshold).
 bool all_answered(const Decision& decision);
 
-/// Writes one complete line per write(2) to an O_APPEND file it holds an exclusive flock on
-/// for its whole life, so a killed run never leaves a half line and a second writer is refused;
-/// "-" writes to `stdout_stream`, flushed after every line.
+/// Writes complete lines, each call's in one write(2), to an O_APPEND file it holds an exclusive
+/// flock on for its whole life, so a killed run never leaves a half line and a second writer is
+/// refused; "-" writes to `stdout_stream`, flushed after every call.
 class OutputFile {
  public:
   /// Opens and locks `path`. With resume, checks the run record, keeps the lines that hold a
@@ -72,8 +72,9 @@ class OutputFile {
   bool is_stdout() const noexcept { return m_stream != nullptr; }
   /// Written lines cannot be read back: stdout, or a FIFO, pipe or device (-o /dev/stdout).
   bool is_stream() const noexcept { return m_stream != nullptr || !m_regular; }
-  /// Writes `line` and a newline in one call; the line's offset in the file (0 for stdout), or
-  /// nullopt if the write failed.
+  /// Writes `line` (one line, or several joined by newlines) and a newline in one call; the
+  /// offset of its first byte in the file (0 for stdout), or nullopt if the write failed (a
+  /// short write is cut back: all of it or none).
   std::optional<std::uint64_t> write_line(const std::string& line);
   /// The line written at `offset` (without its newline), for copying a deduplicated result.
   std::optional<std::string> read_line(std::uint64_t offset) const;

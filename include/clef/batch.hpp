@@ -58,6 +58,13 @@ struct BatchOptions {
   /// RetryPolicy::max_retry_after or the client's backoff; once paced, the refused item alone
   /// waits out its Retry-After.
   std::chrono::milliseconds throttle_budget{600'000};
+  /// Called on the calling thread after each group of results handed to the sink (and to
+  /// on_duplicate), before that thread waits again or run_batch returns: a sink that buffers
+  /// what it writes writes it here, once per group rather than once per result (clef batch
+  /// writes a group's lines in one write). A group is what came back while the calling thread
+  /// was busy or asleep, at most about concurrency results. Not called when nothing was handed
+  /// over; not called after a source or sink that threw.
+  std::function<void()> after_delivery;
   /// Told when a 429/503 pauses the batch and until when (called like the sink).
   std::function<void(std::chrono::system_clock::time_point until, const Error& why)> on_pause;
   /// Told of each 429/503 as it is counted in BatchSummary::throttled, with the base URL of the

@@ -161,14 +161,18 @@ BatchSummary BatchRun::drive() {
   for (;;) {
     const bool stop_asked = asked_to_stop();
     Outbox out;
-    const bool done = exchange(prepare(read), stop_asked, out);
+    auto prepared = prepare(read);
+    m_delivery.after_delivery();  // what prepare() delivered (bad items, repeats) before a wait
+    const bool done = exchange(std::move(prepared), stop_asked, out);
     if (out.source_threw) std::rethrow_exception(out.source_threw);
     send_all(out.sends);
     deliver(out);
+    m_delivery.after_delivery();
     read = std::move(out.read);
     if (done) break;
   }
   finish_reading();
+  m_delivery.after_delivery();
   std::lock_guard<std::mutex> lock(m_mutex);
   m_summary.throttled = m_tally.throttled;
   m_summary.stopped = m_tally.stopped;

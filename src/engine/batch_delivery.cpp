@@ -27,7 +27,14 @@ void BatchDelivery::finish(std::size_t index, const std::optional<Sha256>& key,
   }
 }
 
+void BatchDelivery::after_delivery() {
+  if (!m_handed_over) return;
+  m_handed_over = false;
+  if (m_options.after_delivery) m_options.after_delivery();
+}
+
 void BatchDelivery::hand_over(std::size_t index, Held&& held) {
+  m_handed_over = true;
   if (auto* first = std::get_if<std::size_t>(&held))
     m_options.on_duplicate(index, *first);
   else

@@ -37,6 +37,10 @@ class BatchDelivery {
   /// The next index ordered delivery waits for: items past it are held back.
   std::size_t next_to_deliver() const { return m_next_to_deliver; }
 
+  /// BatchOptions::after_delivery, when anything went to the sink or on_duplicate since it was
+  /// last called.
+  void after_delivery();
+
  private:
   /// A result held back for ordered delivery: a result, or "same as item N".
   using Held = std::variant<Result<Decision>, std::size_t>;
@@ -54,6 +58,7 @@ class BatchDelivery {
   const BatchOptions& m_options;
   BatchSummary& m_summary;
   std::size_t m_next_to_deliver = 0;
+  bool m_handed_over = false;  ///< Since after_delivery() was last called.
   std::map<std::size_t, Held> m_held;
   std::unordered_map<Sha256, FirstSeen, Sha256Hash> m_first_seen;
   /// Repeats of first items still in flight, by the first item's index.
