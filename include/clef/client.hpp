@@ -20,6 +20,7 @@ namespace clef {
 
 namespace detail {
 struct Submission;
+class BatchRun;
 }
 
 /// A System One client. Cheap to share across threads; decide() may be called concurrently.
@@ -103,8 +104,9 @@ class CLEF_API Client {
 
  private:
   friend struct detail::Submission;
+  friend class detail::BatchRun;  // sends the request it keeps for a resend, without a copy
   struct Impl;
-  void start_submission(DecisionRequest request, const RetryPolicy& retry,
+  void start_submission(std::shared_ptr<const DecisionRequest> request, const RetryPolicy& retry,
                         std::function<void(Result<Decision>)> done, const std::atomic<bool>* flag,
                         CancelToken token) const;
   /// start_submission() with no flag, its result delivered to a future.

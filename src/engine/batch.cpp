@@ -213,9 +213,9 @@ std::unique_ptr<Flight> BatchRun::flight_for(std::size_t index, Result<DecisionR
   }
   auto flight = std::make_unique<Flight>();
   flight->index = index;
-  flight->request = std::move(item.value());
+  flight->request = std::make_shared<const DecisionRequest>(std::move(item.value()));
   if (m_dedupe) {
-    auto body = m_first.request_body(flight->request);
+    auto body = m_first.request_body(*flight->request);
     if (!body) {
       m_delivery.deliver(index, body.error());
       return nullptr;
@@ -328,10 +328,10 @@ bool BatchRun::caller_needed() const {
 void BatchRun::send_all(std::vector<std::unique_ptr<Flight>>& sends) {
   for (std::unique_ptr<Flight>& owned : sends) {
     Flight* flight = owned.release();
-    // The request is copied, not moved: a 429 sends it again.
-    m_hosts[flight->host].client.submit(
+    // The request is shared, not moved: a 429 sends it again.
+    m_hosts[flight->host].client.start_submission(
         flight->request, m_retry,
-        [this, flight](Result<Decision> result) { landed(flight, std::move(result)); },
+        [this, flight](Result<Decision> result) { landed(flight, std::move(result)); }, nullptr,
         m_options.cancel);
   }
 }

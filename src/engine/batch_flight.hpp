@@ -18,7 +18,9 @@ namespace clef::detail {
 struct Flight {
   using Clock = std::chrono::steady_clock;
   std::size_t index = 0;
-  DecisionRequest request;
+  /// Shared with the client's submission, which reads it when the answer comes: a resend after a
+  /// 429 sends it again, and a copy per send would copy its images too.
+  std::shared_ptr<const DecisionRequest> request;
   std::optional<Sha256> key;  ///< With dedupe: its body's digest.
   Clock::time_point first_sent{};
   Clock::time_point last_sent{};        ///< Of its latest attempt, for the adaptive limit.

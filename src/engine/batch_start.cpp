@@ -102,7 +102,7 @@ BatchRun::Clock::duration BatchRun::rate_interval() const {
 /// With state affinity over several hosts: the key that picks the item's own host.
 std::optional<std::string_view> BatchRun::affinity(const Flight& flight) const {
   if (!m_several || !m_options.state_affinity) return std::nullopt;
-  return flight.request.state.wire_json();
+  return flight.request->state.wire_json();
 }
 
 }  // namespace clef::detail

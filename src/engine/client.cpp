@@ -164,7 +164,8 @@ struct Waiting {
 struct Submission {
   std::shared_ptr<const Client::Impl> impl;
   std::shared_ptr<AsyncTransport> transport;
-  DecisionRequest request;
+  /// Shared, not copied: a batch keeps the same request to send again after a 429.
+  std::shared_ptr<const DecisionRequest> request;
   HttpRequest http;  ///< Its cancel flag and cancel_token are the submission's.
   RetryPolicy policy;
   std::function<void(Result<Decision>)> done;
@@ -222,7 +223,7 @@ void Submission::send_attempt(const std::shared_ptr<Submission>& submission) {
   submission->transport->start(submission->http, [submission](Result<HttpResponse> response) {
     Submission& s = *submission;
     if (s.settled.load()) return;  // cancelled meanwhile: already delivered
-    auto result = s.impl->outcome(std::move(response), s.http, s.request);
+    auto result = s.impl->outcome(std::move(response), s.http, *s.request);
     if (result) {
       result.value().latency = std::chrono::duration_cast<std::chrono::microseconds>(
           std::chrono::steady_clock::now() - s.started);
@@ -356,30 +357,30 @@ Result<Decision> Client::decide(const DecisionRequest& request, const RetryPolic
 
 void Client::submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
                     const std::atomic<bool>* cancel) const {
-  start_submission(std::move(request), m_impl->options.retry, std::move(done), cancel, {});
+  start_submission(std::make_shared<const DecisionRequest>(std::move(request)), m_impl->options.retry, std::move(done), cancel, {});
 }
 
 void Client::submit(DecisionRequest request, const RetryPolicy& retry,
                     std::function<void(Result<Decision>)> done,
                     const std::atomic<bool>* cancel) const {
-  start_submission(std::move(request), retry, std::move(done), cancel, {});
+  start_submission(std::make_shared<const DecisionRequest>(std::move(request)), retry, std::move(done), cancel, {});
 }
 
 void Client::submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
                     CancelToken cancel) const {
-  start_submission(std::move(request), m_impl->options.retry, std::move(done), nullptr,
+  start_submission(std::make_shared<const DecisionRequest>(std::move(request)), m_impl->options.retry, std::move(done), nullptr,
                    std::move(cancel));
 }
 
 void Client::submit(DecisionRequest request, const RetryPolicy& retry,
                     std::function<void(Result<Decision>)> done, CancelToken cancel) const {
-  start_submission(std::move(request), retry, std::move(done), nullptr, std::move(cancel));
+  start_submission(std::make_shared<const DecisionRequest>(std::move(request)), retry, std::move(done), nullptr, std::move(cancel));
 }
 
-void Client::start_submission(DecisionRequest request, const RetryPolicy& retry,
-                              std::function<void(Result<Decision>)> done,
+void Client::start_submission(std::shared_ptr<const DecisionRequest> request,
+                              const RetryPolicy& retry, std::function<void(Result<Decision>)> done,
                               const std::atomic<bool>* flag, CancelToken token) const {
-  auto body = request_body(request);
+  auto body = request_body(*request);
   if (!body) {
     // Refused before anything was sent: still reported through `done`, once.
     auto transport = m_impl->async_transport();
@@ -392,7 +393,7 @@ void Client::start_submission(DecisionRequest request, const RetryPolicy& retry,
   auto submission = std::make_shared<detail::Submission>();
   submission->impl = m_impl;
   submission->transport = m_impl->async_transport();
-  submission->http = m_impl->http_request(endpoint(request), std::move(body).value(), request);
+  submission->http = m_impl->http_request(endpoint(*request), std::move(body).value(), *request);
   if (flag) submission->http.cancel = flag;
   submission->http.cancel_token = std::move(token);
   submission->request = std::move(request);
@@ -415,7 +416,7 @@ std::future<Result<Decision>> Client::promised(DecisionRequest request, const Re
   auto promise = std::make_shared<std::promise<Result<Decision>>>();
   auto future = promise->get_future();
   start_submission(
-      std::move(request), retry,
+      std::make_shared<const DecisionRequest>(std::move(request)), retry,
       [promise](Result<Decision> result) { promise->set_value(std::move(result)); }, nullptr,
       std::move(cancel));
   return future;
