@@ -24,6 +24,7 @@
 #include "clef/cassette.hpp"
 #include "clef/json.hpp"
 #include "cli_runner.hpp"
+#include "common/interruptible_stderr.hpp"
 #include "fake_server.hpp"
 #include "instrumented.hpp"
 #include "wait_until.hpp"
@@ -56,6 +57,38 @@ std::string fresh_fifo(const std::string& name) {
   std::remove(path.c_str());
   EXPECT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
   return path;
+}
+
+/// What is in the pipe now, without waiting.
+std::string drained(int fd) {
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, n);
+  return text;
+}
+
+TEST(CliStreams, KeptVerboseLinesAreWrittenTogetherAndNeverOvertaken) {
+  // -v's lines from the loop are kept and written once per loop turn: nothing written to
+  // stderr after them may come out before them, and none is lost at the end.
+  int ends[2];
+  ASSERT_EQ(::pipe2(ends, O_NONBLOCK | O_CLOEXEC), 0);
+  {
+    std::atomic<bool> stop{false};
+    clef::cli::InterruptibleStderr stderr_buffer(ends[1], &stop);
+    std::ostream err(&stderr_buffer);
+    stderr_buffer.defer("> POST 1\n");
+    stderr_buffer.defer("> POST 2\n");
+    EXPECT_EQ(drained(ends[0]), "") << "kept lines were written before their turn ended";
+    stderr_buffer.write_deferred();
+    EXPECT_EQ(drained(ends[0]), "> POST 1\n> POST 2\n");
+    stderr_buffer.defer("< HTTP 500\n");
+    err << "clef: error: " << 500 << '\n';
+    EXPECT_EQ(drained(ends[0]), "< HTTP 500\nclef: error: 500\n");
+    stderr_buffer.defer("< HTTP 200\n");
+  }
+  EXPECT_EQ(drained(ends[0]), "< HTTP 200\n") << "kept lines were lost at the end";
+  ::close(ends[0]);
+  ::close(ends[1]);
 }
 
 bool is_fifo(const std::string& path) {

@@ -19,13 +19,38 @@ constexpr int look_every_ms = 50;
 
 }  // namespace
 
+InterruptibleStderr::~InterruptibleStderr() {
+  write_deferred();
+}
+
+void InterruptibleStderr::defer(std::string_view text) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  m_kept.append(text);
+}
+
+void InterruptibleStderr::write_deferred() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  write_kept();
+}
+
+void InterruptibleStderr::write_kept() {
+  if (m_kept.empty()) return;
+  // A failed write loses these lines only: what is written next is tried on its own.
+  write_out(m_kept.data(), m_kept.size());
+  m_kept.clear();
+}
+
 InterruptibleStderr::int_type InterruptibleStderr::overflow(int_type c) {
   if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
   const char one = traits_type::to_char_type(c);
+  std::lock_guard<std::mutex> lock(m_mutex);
+  write_kept();
   return write_out(&one, 1) ? c : traits_type::eof();
 }
 
 std::streamsize InterruptibleStderr::xsputn(const char* text, std::streamsize size) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  write_kept();
   return write_out(text, static_cast<std::size_t>(size)) ? size : 0;
 }
 

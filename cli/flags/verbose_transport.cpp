@@ -1,13 +1,16 @@
 // The implementation of verbose_transport.hpp: --verbose.
 #include "flags/verbose_transport.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "clef/backend.hpp"
 #include "common/context.hpp"
+#include "common/interruptible_stderr.hpp"
 #include "common/terminal_text.hpp"
 
 namespace clef::cli {
@@ -111,22 +114,50 @@ class VerboseTransport : public Transport {
   std::ostream& m_log;
 };
 
+/// Where a loop's -v lines go: to clef's stderr, kept and written once per loop turn (two
+/// writes per request were most of what -v cost a batch), or straight to any other stream.
+class VerboseLines : public std::enable_shared_from_this<VerboseLines> {
+ public:
+  VerboseLines(std::ostream& log, const std::shared_ptr<AsyncTransport>& loop)
+      : m_log(log), m_stderr(dynamic_cast<InterruptibleStderr*>(log.rdbuf())), m_loop(loop) {}
+
+  void print(const std::string& text) {
+    auto loop = m_loop.lock();
+    if (!m_stderr || !loop) return cli::print(m_log, text);
+    m_stderr->defer(text);
+    // One write per turn: the first line kept asks the loop to write them at its next turn
+    // (after(0) runs there before it waits, or as it shuts down); anything written to stderr
+    // meanwhile goes after them.
+    if (m_write_asked.exchange(true)) return;
+    loop->after(std::chrono::milliseconds(0), [lines = shared_from_this()](bool) {
+      lines->m_write_asked = false;
+      lines->m_stderr->write_deferred();
+    });
+  }
+
+ private:
+  std::ostream& m_log;
+  InterruptibleStderr* m_stderr;  ///< Null when `log` is not clef's stderr.
+  std::weak_ptr<AsyncTransport> m_loop;  ///< Weak: the loop holds this in the task it runs.
+  std::atomic<bool> m_write_asked{false};
+};
+
 /// The same lines from a loop: the request's as it starts, the outcome's on the loop thread.
 class VerboseLoop final : public AsyncTransport {
  public:
   VerboseLoop(std::shared_ptr<AsyncTransport> inner, std::ostream& log)
-      : m_inner(std::move(inner)), m_log(log) {}
+      : m_inner(std::move(inner)), m_lines(std::make_shared<VerboseLines>(log, m_inner)) {}
 
   void start(HttpRequest request, ResponseHandler done) override {
-    print(m_log, request_text(request));
+    m_lines->print(request_text(request));
     const auto started = std::chrono::steady_clock::now();
     // The outcome's line scrubs the request's secrets: those alone are kept for it (none for a
     // server without credentials), not a copy of the request.
     std::vector<std::string> secrets = secrets_of(request);
     m_inner->start(std::move(request),
-                   [log = &m_log, secrets = std::move(secrets), started,
+                   [lines = m_lines, secrets = std::move(secrets), started,
                     done = std::move(done)](Result<HttpResponse> response) mutable {
-                     print(*log, response_text(secrets, response, started));
+                     lines->print(response_text(secrets, response, started));
                      done(std::move(response));
                    });
   }
@@ -138,7 +169,7 @@ class VerboseLoop final : public AsyncTransport {
 
  private:
   std::shared_ptr<AsyncTransport> m_inner;
-  std::ostream& m_log;
+  std::shared_ptr<VerboseLines> m_lines;
 };
 
 }  // namespace
