@@ -231,8 +231,7 @@ TEST(Batch, AfterDeliveryFollowsEachGroupOfResultsAndNothingElse) {
               clef::make_error(clef::ErrorKind::invalid_input, "bad line"));
         return clef::Result<clef::DecisionRequest>(requests[next - 1 - (next > 41 ? 1 : 0)]);
       },
-      [&](std::size_t, clef::Result<clef::Decision>&&) { events += 'S'; },
-      options);
+      [&](std::size_t, clef::Result<clef::Decision>&&) { events += 'S'; }, options);
   EXPECT_EQ(summary.succeeded, 48u);
   EXPECT_EQ(summary.failed, 1u);
   EXPECT_EQ(summary.deduplicated, 48u);

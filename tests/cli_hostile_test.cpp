@@ -326,6 +326,41 @@ TEST(CliHostile, WriteFailuresHaveTheirOwnExitCode) {
   EXPECT_GE(written + not_done, decisions) << err;
 }
 
+TEST(CliHostile, StdoutUnderAFileSizeLimitSaysHowManyWholeLinesItHolds) {
+  // -o - into a file a size limit stops: what stderr says was written is exactly the whole lines
+  // the file holds (stdout cannot be cut back: a torn last line may stay, and is not counted).
+  FakeServer server;
+  const std::string output = fresh_path("fsize_stdout.jsonl");
+  const std::string err_path = fresh_path("fsize_stdout_err.txt");
+  const std::string input = write_temp_file("fsize_stdout_in.jsonl", jsonl_tickets(300));
+  const pid_t child = fork();
+  if (child == 0) {
+    rlimit limit{20480, 20480};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    const int null_fd = ::open("/dev/null", O_RDWR);
+    const int out_fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(null_fd, 0);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    execl(CLEF_EXE, CLEF_EXE, "batch", input.c_str(), "-o", "-", "-j", "16", "--host",
+          server.base_url().c_str(), "--yes-no", "u: U?", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  const std::string text = read_file(output);
+  const auto whole = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  const std::string err = read_file(err_path);
+  const auto said = err.find(" were written before it");
+  ASSERT_NE(said, std::string::npos) << err;
+  const std::size_t written = std::stoul(err.substr(err.rfind("; ", said) + 2));
+  EXPECT_GT(whole, 0u) << err;
+  EXPECT_EQ(written, whole) << err;
+}
+
 TEST(CliHostile, ServerTextCannotDriveTheTerminal) {
   FakeServer server;
   server.set_script([](const auto&, int) -> std::optional<Scripted> {

@@ -3,6 +3,7 @@
 // counted in /proc/PID/task of the running process — and every id comes back once.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -164,17 +165,23 @@ TEST(CliPipelineSignals, AStderrNobodyReadsDoesNotHoldASignalledRun) {
   const pid_t child =
       spawn_clef(batch_args(server.base_url(), input, output, {"-j", "64", "-v"}), "", fifo);
   ASSERT_GT(child, 0);
-  int unread = 0;
+  // Full as the kernel counts it: no page of the pipe free, so clef's next write waits (how many
+  // bytes that is depends on the sizes of the writes: -v writes a loop turn's lines at once).
+  const int probe = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(probe, 0);
   ASSERT_TRUE(clef::testing::wait_until(
       [&] {
+        int unread = 0;
         ::ioctl(reader, FIONREAD, &unread);
-        return unread >= 48 * 1024;  // of its 64 KiB: small writes fill it to some 60 KB
+        pollfd room{probe, POLLOUT, 0};
+        return unread > 0 && ::poll(&room, 1, 0) == 0;
       },
       "the pipe full of -v lines"));
   const auto signalled = std::chrono::steady_clock::now();
   ::kill(child, SIGINT);
   const int code = wait_for_exit(child, 30s);
   const auto took = std::chrono::steady_clock::now() - signalled;
+  ::close(probe);
   ::close(reader);
   EXPECT_EQ(code, 130);
   EXPECT_LT(took, 3s) << "the run waited for a reader that never read";

@@ -166,6 +166,21 @@ TEST(CliStreams, ADirectoryWhereAFileBelongsIsRefusedWithTheSystemsReasonNeverAn
   EXPECT_TRUE(as_file.bad());
 }
 
+TEST(CliStreams, ResumeIntoAFifoIsRefusedWithoutWaitingForAReader) {
+  // --resume reads OUTPUT back, which a FIFO cannot give: refused at once, not once a reader
+  // opens the FIFO (no reader ever does here).
+  FakeServer server;
+  const std::string fifo = fresh_fifo("resume_out.fifo");
+  const auto run = run_clef_child(
+      batch_args(server.base_url(), write_temp_file("resume_fifo_in.jsonl", jsonl_tickets(3)), fifo,
+                 {"--resume"}),
+      10s);
+  ASSERT_TRUE(run.finished) << "it waited for the FIFO's reader";
+  EXPECT_EQ(run.code, 2) << run.err;
+  EXPECT_NE(run.err.find("--resume reads OUTPUT back"), std::string::npos) << run.err;
+  EXPECT_EQ(server.request_count(), 0);
+}
+
 TEST(CliStreams, AFifoInputIsReadOnceWholeAndNeverSharded) {
   FakeServer server;
   const int n = 3000;  // far more than one pipe buffer: a count or a hash first would take lines

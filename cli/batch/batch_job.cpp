@@ -83,7 +83,7 @@ void BatchJob::deliver(std::size_t index, Result<Decision>&& result) {
   const std::string line =
       m_table ? m_table->row(pending.fields, result) : json_line(pending, result);
   const bool ok = result && all_answered(result.value());
-  add_to_group(Unwritten{index, pending.id, line.size(), ok, std::move(result), {}}, line);
+  add_to_group(Unwritten{index, pending.id, line, ok, std::move(result), {}});
 }
 
 void BatchJob::duplicate(std::size_t index, std::size_t first) {
@@ -117,9 +117,8 @@ void BatchJob::duplicate(std::size_t index, std::size_t first) {
       line["cost"] = to_json(Cost{0.0, CostSource::cached, std::nullopt, std::nullopt});
     ok = is_kept_result(line);
   }
-  const std::string text = dump_json(line);
-  add_to_group(Unwritten{index, pending.id, text.size(), ok, std::nullopt, line["duplicate_of"]},
-               text);
+  add_to_group(
+      Unwritten{index, pending.id, dump_json(line), ok, std::nullopt, line["duplicate_of"]});
 }
 
 void BatchJob::write_group() {
@@ -257,45 +256,68 @@ BatchJob::Pending BatchJob::take(std::size_t index) {
   return pending;
 }
 
-void BatchJob::add_to_group(Unwritten&& item, const std::string& line) {
+void BatchJob::add_to_group(Unwritten&& item) {
   // Once a write failed, later results are not tried (each would be cut back again): they are
   // not done, counted as such, and --resume sends them.
   if (m_write_failed) {
     m_progress.not_done();
     return;
   }
-  if (!m_group_items.empty()) m_group += '\n';
-  m_group += line;
-  m_group_items.push_back(std::move(item));
+  m_group.push_back(std::move(item));
 }
 
 void BatchJob::write_group_locked() {
-  if (m_group_items.empty()) return;
-  std::vector<Unwritten> items = std::move(m_group_items);
-  m_group_items.clear();
-  // One write for the group's lines: whole lines or none (write_line cuts a short write back).
-  const auto offset = m_output ? m_output->write_line(m_group) : std::optional<std::uint64_t>(0);
+  if (m_group.empty()) return;
+  const std::vector<Unwritten> items = std::move(m_group);
   m_group.clear();
-  if (!offset) {
-    m_write_errno = errno;
-    m_write_failed = true;
-    for (std::size_t i = 0; i < items.size(); ++i) m_progress.not_done();
-    return;
+  std::size_t written = 0;
+  const auto offset = write_lines(items, written);
+  const int write_errno = errno;
+  std::uint64_t at = offset.value_or(0);
+  for (std::size_t i = 0; i < written; ++i) {
+    count_written(items[i], at);
+    at += items[i].line.size() + 1;
   }
-  std::uint64_t at = *offset;
-  for (Unwritten& item : items) {
-    remember_written(item, at);
-    at += item.bytes + 1;
-    if (item.result) {
-      if (m_observer) m_observer->result(item.id, *item.result);
-      const Result<Decision>& result = *item.result;
-      m_progress.finished(item.ok, result ? &result.value() : nullptr,
-                          result ? nullptr : &result.error());
-    } else {
-      if (m_observer) m_observer->duplicate(item.id, item.duplicate_of);
-      m_progress.finished(item.ok, nullptr);
-      m_progress.deduplicated();
+  if (offset) return;
+  m_write_errno = write_errno;
+  m_write_failed = true;
+  for (std::size_t i = written; i < items.size(); ++i) m_progress.not_done();
+}
+
+std::optional<std::uint64_t> BatchJob::write_lines(const std::vector<Unwritten>& items,
+                                                   std::size_t& written) {
+  if (!m_output) {
+    written = items.size();
+    return 0;
+  }
+  if (m_output->is_stream()) {
+    for (const Unwritten& item : items) {
+      if (!m_output->write_line(item.line)) return std::nullopt;
+      ++written;
     }
+    return 0;
+  }
+  std::string lines;
+  for (const Unwritten& item : items) {
+    if (!lines.empty()) lines += '\n';
+    lines += item.line;
+  }
+  const auto offset = m_output->write_line(lines);
+  if (offset) written = items.size();
+  return offset;
+}
+
+void BatchJob::count_written(const Unwritten& item, std::uint64_t offset) {
+  remember_written(item, offset);
+  if (item.result) {
+    if (m_observer) m_observer->result(item.id, *item.result);
+    const Result<Decision>& result = *item.result;
+    m_progress.finished(item.ok, result ? &result.value() : nullptr,
+                        result ? nullptr : &result.error());
+  } else {
+    if (m_observer) m_observer->duplicate(item.id, item.duplicate_of);
+    m_progress.finished(item.ok, nullptr);
+    m_progress.deduplicated();
   }
 }
 
@@ -333,7 +355,10 @@ int BatchJob::report_write_failure() const {
                     "; the results written so far are intact",
                 m_output->is_stream() ? "a FIFO, pipe or device cannot be resumed: write to a "
                                         "file with -o FILE to keep every result"
-                                      : "free space or fix the path, then run again with --resume");
+                : m_write_errno == EFBIG
+                    ? "a file-size limit stopped it (ulimit -f): raise it, then run again with "
+                      "--resume"
+                    : "free space or fix the path, then run again with --resume");
   }
   return as_int(ExitCode::output);
 }

@@ -110,15 +110,24 @@ class BatchJob {
   struct Unwritten {
     std::size_t index = 0;
     nlohmann::ordered_json id;
-    std::size_t bytes = 0;  ///< The line's length, without its newline.
+    std::string line;  ///< Without its newline.
     bool ok = false;
     std::optional<Result<Decision>> result;  ///< deliver()'s; none for a duplicate.
     nlohmann::ordered_json duplicate_of;     ///< duplicate()'s.
   };
-  /// Adds `line` to the group write_group() writes (nothing once a write failed: not done).
-  void add_to_group(Unwritten&& item, const std::string& line);
+  /// Adds the item's line to the group write_group() writes (nothing once a write failed: not
+  /// done).
+  void add_to_group(Unwritten&& item);
   /// write_group() under m_mutex.
   void write_group_locked();
+  /// Where the group's lines start in OUTPUT, or nullopt when the write failed: to a file in
+  /// one write, cut back whole on failure; to a stream (stdout, a pipe, a FIFO), which cannot
+  /// be cut back, a line per write, so that what failed is exactly the lines not written
+  /// (`written` counts those that were).
+  std::optional<std::uint64_t> write_lines(const std::vector<Unwritten>& items,
+                                           std::size_t& written);
+  /// A written line's progress, observer and --dedupe bookkeeping.
+  void count_written(const Unwritten& item, std::uint64_t offset);
   /// Where item `index`'s line went, for --dedupe's copies.
   void remember_written(const Unwritten& item, std::uint64_t offset);
 
@@ -150,8 +159,7 @@ class BatchJob {
     bool written = false;
   };
   std::vector<WrittenLine> m_firsts;
-  std::string m_group;                 ///< The lines write_group() writes, joined by newlines.
-  std::vector<Unwritten> m_group_items;
+  std::vector<Unwritten> m_group;  ///< The lines write_group() writes.
   std::size_t m_not_recorded = 0;  ///< --replay: items the cassette has no recording of.
   bool m_write_failed = false;
   bool m_interrupt_said = false;

@@ -21,6 +21,14 @@
 namespace clef::cli {
 namespace {
 
+/// --resume with OUTPUT a stream: refused, as early as it is known.
+Error resume_refused(const std::string& path) {
+  return make_error(ErrorKind::invalid_input,
+                    "--resume reads OUTPUT back, and a FIFO, pipe, device or the shell's own "
+                    "descriptor cannot be",
+                    path);
+}
+
 using Json = nlohmann::ordered_json;
 
 /// A failure of the system (disk, permissions), told apart from refusals by its kind: the
@@ -218,6 +226,8 @@ Result<OutputFile> OutputFile::open_any(const std::string& path, const OutputOpt
     return open_stream(OutputFile(copy, 0), path, options, false);
   }
   if (output_path(path).kind == PathKind::stream) {
+    // Refused before the open, which waits for a FIFO's reader.
+    if (options.resume) return resume_refused(path);
     auto fd = open_in_place(path, options.stop);
     if (!fd) return fd.error();
     return open_stream(OutputFile(fd.value(), 0), path, options, true);
@@ -272,12 +282,7 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
 
 Result<OutputFile> OutputFile::open_stream(OutputFile file, const std::string& path,
                                            const OutputOptions& options, bool own_description) {
-  if (options.resume) {
-    return make_error(ErrorKind::invalid_input,
-                      "--resume reads OUTPUT back, and a FIFO, pipe, device or the shell's own "
-                      "descriptor cannot be",
-                      path);
-  }
+  if (options.resume) return resume_refused(path);
   // An open of our own never waits in write(2), deaf to signals: write_line polls and watches
   // the stop flag. A descriptor the shell shares is left blocking, as stdout is: O_NONBLOCK
   // would outlive clef in the processes that share it.
@@ -305,7 +310,8 @@ OutputFile::~OutputFile() {
 
 std::optional<std::uint64_t> OutputFile::write_line(const std::string& line) {
   if (m_stream) {
-    if (!(*m_stream << line << '\n' << std::flush)) return std::nullopt;
+    // One piece: a line longer than the stream's buffer and its newline still go in one write.
+    if (!(*m_stream << line + '\n' << std::flush)) return std::nullopt;
     return 0;
   }
   if (!m_regular) {

@@ -184,9 +184,11 @@ void RunMetrics::write_items(Exposition& out, double elapsed) const {
           static_cast<double>(m_not_done));
   counter("clef_requests_refused_total", "429 and 503 answers (each item refused was sent again).",
           static_cast<double>(m_refused));
-  out.family("clef_decisions_pending", "gauge",
-             "Items read and not yet written: in flight, waiting to be sent again, or read ahead "
-             "(at most twice -j).");
+  out.family(
+      "clef_decisions_pending", "gauge",
+      "Items read and not yet written: in flight, waiting to be sent again, or read ahead "
+      "(at most twice -j; with --ordered, answers held back for an earlier item too: about 8 x -j "
+      "at most).");
   const std::size_t settled = m_ok + m_failed + m_not_done;
   out.sample("clef_decisions_pending", "",
              static_cast<double>(m_read > settled && !m_finished ? m_read - settled : 0));

@@ -91,6 +91,9 @@ const std::vector<Described>& environment() {
       {"NOMAD_ALLOC_INDEX",
        "clef batch --shard auto refuses it: a rescheduled Nomad allocation can repeat an index "
        "(give --shard K/N from the job's meta)."},
+      {"MALLOC_CONF",
+       "Read by jemalloc, clef's allocator (not clef's own): its options, as jemalloc documents "
+       "them. Leave it unset."},
   };
   return variables;
 }

@@ -137,7 +137,7 @@ class VerboseLines : public std::enable_shared_from_this<VerboseLines> {
 
  private:
   std::ostream& m_log;
-  InterruptibleStderr* m_stderr;  ///< Null when `log` is not clef's stderr.
+  InterruptibleStderr* m_stderr;         ///< Null when `log` is not clef's stderr.
   std::weak_ptr<AsyncTransport> m_loop;  ///< Weak: the loop holds this in the task it runs.
   std::atomic<bool> m_write_asked{false};
 };
