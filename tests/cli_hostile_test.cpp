@@ -276,6 +276,32 @@ TEST(CliHostile, DuplicateIdsAreReportedAndDedupeCopiesTheFirstAnswer) {
   }
 }
 
+/// The wait status of `clef ARGS…` under a file-size limit of `bytes` (clef ignores SIGXFSZ, so
+/// a write past it fails with EFBIG): stdin /dev/null, stdout and stderr to these files ("" is
+/// /dev/null).
+int status_under_file_size_limit(rlim_t bytes, const std::vector<std::string>& args,
+                                 const std::string& stdout_path, const std::string& stderr_path) {
+  // Everything the child needs is made before fork(): this process has threads (the server's).
+  std::vector<char*> argv{const_cast<char*>(CLEF_EXE)};
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const std::string out = stdout_path.empty() ? "/dev/null" : stdout_path;
+  const std::string err = stderr_path.empty() ? "/dev/null" : stderr_path;
+  const pid_t child = fork();
+  if (child == 0) {
+    rlimit limit{bytes, bytes};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    dup2(::open("/dev/null", O_RDONLY), 0);
+    dup2(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 1);
+    dup2(::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
+    execv(CLEF_EXE, argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return status;
+}
+
 TEST(CliHostile, WriteFailuresHaveTheirOwnExitCode) {
   FakeServer server;
   auto full =
@@ -290,21 +316,9 @@ TEST(CliHostile, WriteFailuresHaveTheirOwnExitCode) {
   const std::string output = fresh_path("fsize_out.jsonl");
   const std::string err_path = fresh_path("fsize_err.txt");
   const std::string input = write_temp_file("fsize.jsonl", jsonl_tickets(200));
-  const pid_t child = fork();
-  if (child == 0) {
-    rlimit limit{4096, 4096};
-    setrlimit(RLIMIT_FSIZE, &limit);
-    const int null_fd = ::open("/dev/null", O_RDWR);
-    const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(null_fd, 0);
-    dup2(null_fd, 1);
-    dup2(err_fd, 2);
-    execl(CLEF_EXE, CLEF_EXE, "batch", input.c_str(), "-o", output.c_str(), "--host",
-          sized.base_url().c_str(), "--yes-no", "u: U?", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
+  const int status = status_under_file_size_limit(
+      4096, {"batch", input, "-o", output, "--host", sized.base_url(), "--yes-no", "u: U?"}, "",
+      err_path);
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 7);
   const std::string text = read_file(output);
@@ -333,22 +347,10 @@ TEST(CliHostile, StdoutUnderAFileSizeLimitSaysHowManyWholeLinesItHolds) {
   const std::string output = fresh_path("fsize_stdout.jsonl");
   const std::string err_path = fresh_path("fsize_stdout_err.txt");
   const std::string input = write_temp_file("fsize_stdout_in.jsonl", jsonl_tickets(300));
-  const pid_t child = fork();
-  if (child == 0) {
-    rlimit limit{20480, 20480};
-    setrlimit(RLIMIT_FSIZE, &limit);
-    const int null_fd = ::open("/dev/null", O_RDWR);
-    const int out_fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(null_fd, 0);
-    dup2(out_fd, 1);
-    dup2(err_fd, 2);
-    execl(CLEF_EXE, CLEF_EXE, "batch", input.c_str(), "-o", "-", "-j", "16", "--host",
-          server.base_url().c_str(), "--yes-no", "u: U?", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
+  const int status = status_under_file_size_limit(
+      20480,
+      {"batch", input, "-o", "-", "-j", "16", "--host", server.base_url(), "--yes-no", "u: U?"},
+      output, err_path);
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 7);
   const std::string text = read_file(output);
