@@ -59,6 +59,12 @@ std::string fresh_fifo(const std::string& name) {
   return path;
 }
 
+/// A stop flag that outlives every stream of a test.
+const std::atomic<bool>& stop_flag() {
+  static const std::atomic<bool> stop{false};
+  return stop;
+}
+
 /// What is in the pipe now, without waiting.
 std::string drained(int fd) {
   std::string text;
@@ -72,21 +78,26 @@ TEST(CliStreams, KeptVerboseLinesAreWrittenTogetherAndNeverOvertaken) {
   // stderr after them may come out before them, and none is lost at the end.
   int ends[2];
   ASSERT_EQ(::pipe2(ends, O_NONBLOCK | O_CLOEXEC), 0);
+  std::shared_ptr<clef::cli::KeptLines> kept;
   {
-    std::atomic<bool> stop{false};
-    clef::cli::InterruptibleStderr stderr_buffer(ends[1], &stop);
+    clef::cli::InterruptibleStderr stderr_buffer(ends[1], &stop_flag());
     std::ostream err(&stderr_buffer);
-    stderr_buffer.defer("> POST 1\n");
-    stderr_buffer.defer("> POST 2\n");
+    kept = stderr_buffer.kept_lines();
+    kept->keep("> POST 1\n");
+    kept->keep("> POST 2\n");
     EXPECT_EQ(drained(ends[0]), "") << "kept lines were written before their turn ended";
-    stderr_buffer.write_deferred();
+    kept->write_kept();
     EXPECT_EQ(drained(ends[0]), "> POST 1\n> POST 2\n");
-    stderr_buffer.defer("< HTTP 500\n");
+    kept->keep("< HTTP 500\n");
     err << "clef: error: " << 500 << '\n';
     EXPECT_EQ(drained(ends[0]), "< HTTP 500\nclef: error: 500\n");
-    stderr_buffer.defer("< HTTP 200\n");
+    kept->keep("< HTTP 200\n");
   }
   EXPECT_EQ(drained(ends[0]), "< HTTP 200\n") << "kept lines were lost at the end";
+  // The loop's thread may write (or keep) after the stream is gone: nothing, and no crash.
+  kept->keep("< late\n");
+  kept->write_kept();
+  EXPECT_EQ(drained(ends[0]), "");
   ::close(ends[0]);
   ::close(ends[1]);
 }

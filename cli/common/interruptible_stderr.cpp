@@ -19,42 +19,50 @@ constexpr int look_every_ms = 50;
 
 }  // namespace
 
-InterruptibleStderr::~InterruptibleStderr() {
-  write_deferred();
-}
-
-void InterruptibleStderr::defer(std::string_view text) {
+void KeptLines::keep(std::string_view text) {
   std::lock_guard<std::mutex> lock(m_mutex);
-  m_kept.append(text);
+  if (!m_closed) m_kept.append(text);
 }
 
-void InterruptibleStderr::write_deferred() {
+void KeptLines::write_kept() {
   std::lock_guard<std::mutex> lock(m_mutex);
-  write_kept();
+  write_kept_locked();
 }
 
-void InterruptibleStderr::write_kept() {
-  if (m_kept.empty()) return;
+bool KeptLines::write_now(const char* text, std::size_t size) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  write_kept_locked();
+  return write_out(text, size);
+}
+
+void KeptLines::close() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  write_kept_locked();
+  m_closed = true;
+}
+
+void KeptLines::write_kept_locked() {
+  if (m_closed || m_kept.empty()) return;
   // A failed write loses these lines only: what is written next is tried on its own.
   write_out(m_kept.data(), m_kept.size());
   m_kept.clear();
 }
 
+InterruptibleStderr::~InterruptibleStderr() {
+  m_lines->close();
+}
+
 InterruptibleStderr::int_type InterruptibleStderr::overflow(int_type c) {
   if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
   const char one = traits_type::to_char_type(c);
-  std::lock_guard<std::mutex> lock(m_mutex);
-  write_kept();
-  return write_out(&one, 1) ? c : traits_type::eof();
+  return m_lines->write_now(&one, 1) ? c : traits_type::eof();
 }
 
 std::streamsize InterruptibleStderr::xsputn(const char* text, std::streamsize size) {
-  std::lock_guard<std::mutex> lock(m_mutex);
-  write_kept();
-  return write_out(text, static_cast<std::size_t>(size)) ? size : 0;
+  return m_lines->write_now(text, static_cast<std::size_t>(size)) ? size : 0;
 }
 
-bool InterruptibleStderr::write_out(const char* text, std::size_t size) {
+bool KeptLines::write_out(const char* text, std::size_t size) {
   while (size > 0) {
     // After a signal nothing waits: a line that does not fit at once is dropped.
     const bool stopping = m_stop && m_stop->load();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <streambuf>
 #include <string>
@@ -11,38 +12,55 @@
 
 namespace clef::cli {
 
+/// The descriptor's writer, and the lines kept to write later in one write (-v's from the event
+/// loop, once per loop turn rather than once each). Shared with whoever keeps lines: a loop's
+/// task may run after the stream is gone (its thread can outlive main), and then writes nothing.
+class KeptLines {
+ public:
+  KeptLines(int fd, const std::atomic<bool>* stop) : m_fd(fd), m_stop(stop) {}
+  /// Keeps `text` to write with whatever else is kept: at write_kept(), or before anything
+  /// written through the stream after it (which never overtakes it). Any thread.
+  void keep(std::string_view text);
+  /// Writes what keep() kept; nothing once the stream is gone.
+  void write_kept();
+
+ private:
+  friend class InterruptibleStderr;
+  /// What the stream writes: what is kept first, then `text`.
+  bool write_now(const char* text, std::size_t size);
+  /// The stream is gone: what is kept is written, and nothing more after.
+  void close();
+  /// Under m_mutex: the kept lines, written now.
+  void write_kept_locked();
+  /// Writes all of it unless a signal came while waiting for room; false on a write error.
+  bool write_out(const char* text, std::size_t size);
+
+  int m_fd;
+  const std::atomic<bool>* m_stop;
+  std::mutex m_mutex;  ///< Over m_kept and every write: nothing overtakes what was kept.
+  std::string m_kept;
+  bool m_closed = false;
+};
+
 class InterruptibleStderr final : public std::streambuf {
  public:
   /// Writes to `fd`; after `stop` turns true, waits for room no longer.
-  InterruptibleStderr(int fd, const std::atomic<bool>* stop) : m_fd(fd), m_stop(stop) {}
-  /// Writes what is still deferred.
+  InterruptibleStderr(int fd, const std::atomic<bool>* stop)
+      : m_lines(std::make_shared<KeptLines>(fd, stop)) {}
+  /// Writes what is still kept; kept lines held elsewhere write nothing from now on.
   ~InterruptibleStderr() override;
   InterruptibleStderr(const InterruptibleStderr&) = delete;
   InterruptibleStderr& operator=(const InterruptibleStderr&) = delete;
 
-  /// Keeps `text` to write later, with whatever else is kept, in one write: at
-  /// write_deferred(), or before anything written through the stream after it (which never
-  /// overtakes it). -v's lines from the event loop go this way, written once per loop turn
-  /// rather than once each. Any thread.
-  void defer(std::string_view text);
-  /// Writes what defer() kept.
-  void write_deferred();
+  /// Where to keep lines for a later write.
+  std::shared_ptr<KeptLines> kept_lines() const { return m_lines; }
 
  protected:
   int_type overflow(int_type c) override;
   std::streamsize xsputn(const char* text, std::streamsize size) override;
 
  private:
-  /// Writes all of it unless a signal came while waiting for room; false on a write error.
-  bool write_out(const char* text, std::size_t size);
-
-  /// Under m_mutex: what defer() kept, written now.
-  void write_kept();
-
-  int m_fd;
-  const std::atomic<bool>* m_stop;
-  std::mutex m_mutex;  ///< Over m_kept and every write: nothing overtakes what was kept.
-  std::string m_kept;
+  std::shared_ptr<KeptLines> m_lines;
 };
 
 }  // namespace clef::cli

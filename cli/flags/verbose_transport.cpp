@@ -116,30 +116,34 @@ class VerboseTransport : public Transport {
 
 /// Where a loop's -v lines go: to clef's stderr, kept and written once per loop turn (two
 /// writes per request were most of what -v cost a batch), or straight to any other stream.
-class VerboseLines : public std::enable_shared_from_this<VerboseLines> {
+class VerboseLines {
  public:
-  VerboseLines(std::ostream& log, const std::shared_ptr<AsyncTransport>& loop)
-      : m_log(log), m_stderr(dynamic_cast<InterruptibleStderr*>(log.rdbuf())), m_loop(loop) {}
+  VerboseLines(std::ostream& log, const std::shared_ptr<AsyncTransport>& loop) : m_log(log) {
+    if (auto* stderr_buffer = dynamic_cast<InterruptibleStderr*>(log.rdbuf()))
+      m_kept = stderr_buffer->kept_lines();
+    m_loop = loop;
+  }
 
   void print(const std::string& text) {
     auto loop = m_loop.lock();
-    if (!m_stderr || !loop) return cli::print(m_log, text);
-    m_stderr->defer(text);
+    if (!m_kept || !loop) return cli::print(m_log, text);
+    m_kept->keep(text);
     // One write per turn: the first line kept asks the loop to write them at its next turn
     // (after(0) runs there before it waits, or as it shuts down); anything written to stderr
-    // meanwhile goes after them.
-    if (m_write_asked.exchange(true)) return;
-    loop->after(std::chrono::milliseconds(0), [lines = shared_from_this()](bool) {
-      lines->m_write_asked = false;
-      lines->m_stderr->write_deferred();
+    // meanwhile goes after them. The task holds what it writes to, not this or the stream: the
+    // loop's thread may run it after main has returned (it then writes nothing).
+    if (m_write_asked->exchange(true)) return;
+    loop->after(std::chrono::milliseconds(0), [kept = m_kept, asked = m_write_asked](bool) {
+      asked->store(false);
+      kept->write_kept();
     });
   }
 
  private:
   std::ostream& m_log;
-  InterruptibleStderr* m_stderr;         ///< Null when `log` is not clef's stderr.
-  std::weak_ptr<AsyncTransport> m_loop;  ///< Weak: the loop holds this in the task it runs.
-  std::atomic<bool> m_write_asked{false};
+  std::shared_ptr<KeptLines> m_kept;     ///< Null when `log` is not clef's stderr.
+  std::weak_ptr<AsyncTransport> m_loop;  ///< Weak: the loop holds this stage's tasks.
+  std::shared_ptr<std::atomic<bool>> m_write_asked = std::make_shared<std::atomic<bool>>(false);
 };
 
 /// The same lines from a loop: the request's as it starts, the outcome's on the loop thread.
