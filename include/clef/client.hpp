@@ -21,7 +21,7 @@ namespace clef {
 namespace detail {
 struct Submission;
 class BatchRun;
-}
+}  // namespace detail
 
 /// A System One client. Cheap to share across threads; decide() may be called concurrently.
 ///

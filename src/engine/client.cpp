@@ -357,24 +357,27 @@ Result<Decision> Client::decide(const DecisionRequest& request, const RetryPolic
 
 void Client::submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
                     const std::atomic<bool>* cancel) const {
-  start_submission(std::make_shared<const DecisionRequest>(std::move(request)), m_impl->options.retry, std::move(done), cancel, {});
+  start_submission(std::make_shared<const DecisionRequest>(std::move(request)),
+                   m_impl->options.retry, std::move(done), cancel, {});
 }
 
 void Client::submit(DecisionRequest request, const RetryPolicy& retry,
                     std::function<void(Result<Decision>)> done,
                     const std::atomic<bool>* cancel) const {
-  start_submission(std::make_shared<const DecisionRequest>(std::move(request)), retry, std::move(done), cancel, {});
+  start_submission(std::make_shared<const DecisionRequest>(std::move(request)), retry,
+                   std::move(done), cancel, {});
 }
 
 void Client::submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
                     CancelToken cancel) const {
-  start_submission(std::make_shared<const DecisionRequest>(std::move(request)), m_impl->options.retry, std::move(done), nullptr,
-                   std::move(cancel));
+  start_submission(std::make_shared<const DecisionRequest>(std::move(request)),
+                   m_impl->options.retry, std::move(done), nullptr, std::move(cancel));
 }
 
 void Client::submit(DecisionRequest request, const RetryPolicy& retry,
                     std::function<void(Result<Decision>)> done, CancelToken cancel) const {
-  start_submission(std::make_shared<const DecisionRequest>(std::move(request)), retry, std::move(done), nullptr, std::move(cancel));
+  start_submission(std::make_shared<const DecisionRequest>(std::move(request)), retry,
+                   std::move(done), nullptr, std::move(cancel));
 }
 
 void Client::start_submission(std::shared_ptr<const DecisionRequest> request,
