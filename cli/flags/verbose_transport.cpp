@@ -114,15 +114,18 @@ class VerboseTransport : public Transport {
   std::ostream& m_log;
 };
 
+/// Where clef's stderr keeps lines, or null when `log` is another stream.
+std::shared_ptr<KeptLines> kept_lines_of(const std::ostream& log) {
+  const auto* stderr_buffer = dynamic_cast<const InterruptibleStderr*>(log.rdbuf());
+  return stderr_buffer ? stderr_buffer->kept_lines() : nullptr;
+}
+
 /// Where a loop's -v lines go: to clef's stderr, kept and written once per loop turn (two
 /// writes per request were most of what -v cost a batch), or straight to any other stream.
 class VerboseLines {
  public:
-  VerboseLines(std::ostream& log, const std::shared_ptr<AsyncTransport>& loop) : m_log(log) {
-    if (auto* stderr_buffer = dynamic_cast<InterruptibleStderr*>(log.rdbuf()))
-      m_kept = stderr_buffer->kept_lines();
-    m_loop = loop;
-  }
+  VerboseLines(std::ostream& log, const std::shared_ptr<AsyncTransport>& loop)
+      : m_log(log), m_kept(kept_lines_of(log)), m_loop(loop) {}
 
   void print(const std::string& text) {
     auto loop = m_loop.lock();

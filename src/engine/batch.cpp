@@ -167,6 +167,8 @@ BatchSummary BatchRun::drive() {
     if (out.source_threw) std::rethrow_exception(out.source_threw);
     send_all(out.sends);
     deliver(out);
+    // Now, not after the next prepare(): should_stop, asked first, may read what the sink's
+    // write of this group did (clef batch stops on a failed write).
     m_delivery.after_delivery();
     read = std::move(out.read);
     if (done) break;
