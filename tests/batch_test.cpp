@@ -506,6 +506,106 @@ TEST(Batch, RunsOnTheLoopWithNoWorkerThreads) {
   EXPECT_EQ(server.request_count(), 450);
 }
 
+TEST(Batch, ASourceThatNeverWaitsIsReadOnTheCallingThreadWithinTheReadersBound) {
+  // source_never_waits: the source is called on run_batch's own thread (no reader thread
+  // joins the loop's), never more than concurrency items ahead of those in flight; a bad item,
+  // every index once and (ordered) the input's order hold as with a reader.
+  FakeServer server;
+  server.set_latency(2ms);
+  const auto requests = tickets(200);
+  auto client = client_for(server);
+  EXPECT_EQ(clef::decide_all(client, tickets(6), {6}).size(), 6u);  // connections opened
+  const int before = clef::testing::client_threads();
+  const auto caller = std::this_thread::get_id();
+  for (const bool ordered : {false, true}) {
+    clef::BatchOptions options;
+    options.concurrency = 6;
+    options.ordered = ordered;
+    options.source_never_waits = true;
+    std::size_t next = 0;
+    std::size_t delivered = 0;
+    std::size_t most_ahead = 0;
+    int most_threads = 0;
+    std::vector<std::size_t> order;
+    auto summary = clef::run_batch(
+        client,
+        [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+          EXPECT_EQ(std::this_thread::get_id(), caller);
+          most_threads = std::max(most_threads, clef::testing::client_threads());
+          if (next == requests.size()) return std::nullopt;
+          most_ahead = std::max(most_ahead, next + 1 - delivered);
+          if (next == 70) {
+            ++next;
+            return clef::Result<clef::DecisionRequest>(
+                clef::make_error(clef::ErrorKind::invalid_input, "bad line"));
+          }
+          return clef::Result<clef::DecisionRequest>(requests[next++]);
+        },
+        [&](std::size_t index, clef::Result<clef::Decision>&& result) {
+          order.push_back(index);
+          ++delivered;
+          EXPECT_EQ(result.ok(), index != 70) << index;
+        },
+        options);
+    EXPECT_EQ(summary.succeeded, 199u);
+    EXPECT_EQ(summary.failed, 1u);
+    ASSERT_EQ(order.size(), requests.size());
+    std::vector<std::size_t> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 0; i < order.size(); ++i) EXPECT_EQ(sorted[i], i);
+    EXPECT_EQ(most_threads, before) << "a thread besides the caller's and the loop's";
+    if (ordered) {
+      EXPECT_EQ(order, sorted);
+      // Results held back for an earlier one count against the window, not the read-ahead.
+      EXPECT_LE(most_ahead, 8 * options.concurrency);
+    } else {
+      // Read but not delivered: in flight (6) and read ahead for the loop to start (6), as a
+      // reader's thread keeps to.
+      EXPECT_LE(most_ahead, 2 * options.concurrency);
+      EXPECT_GE(most_ahead, options.concurrency) << "the loop was kept waiting for items";
+    }
+  }
+}
+
+TEST(Batch, ASourceThatNeverWaitsStopsAndThrowsAsOneOnItsOwnThreadWould) {
+  FakeServer server;
+  server.set_latency(5ms);
+  auto client = client_for(server);
+  clef::BatchOptions options;
+  options.concurrency = 2;
+  options.source_never_waits = true;
+  std::atomic<bool> stop{false};
+  options.should_stop = [&] { return stop.load(); };
+  std::size_t delivered = 0;
+  std::size_t pulled = 0;
+  auto summary = clef::run_batch(
+      client,
+      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+        if (++pulled == 10) stop = true;
+        return clef::Result<clef::DecisionRequest>(tickets(1)[0]);
+      },
+      [&](std::size_t, clef::Result<clef::Decision>&&) { ++delivered; }, options);
+  EXPECT_TRUE(summary.stopped);
+  EXPECT_EQ(delivered, summary.started);
+  EXPECT_LE(summary.started, 10u + 2 * options.concurrency);
+
+  // A source that throws: the exception reaches run_batch's caller once what is in flight is
+  // back (the server has seen each item sent).
+  options.should_stop = nullptr;
+  const int seen_before = server.request_count();
+  pulled = 0;
+  EXPECT_THROW(clef::run_batch(
+                   client,
+                   [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
+                     if (++pulled == 5) throw std::runtime_error("the input went away");
+                     return clef::Result<clef::DecisionRequest>(tickets(1)[0]);
+                   },
+                   [&](std::size_t, clef::Result<clef::Decision>&&) {}, options),
+               std::runtime_error);
+  EXPECT_EQ(pulled, 5u);
+  EXPECT_LE(server.request_count() - seen_before, 4);
+}
+
 TEST(Batch, ASinkThatThrowsLetsTheTransfersInFlightFinishFirst) {
   // The sink throws at the first result while nine more are at the server: run_batch passes the
   // exception on only once their callbacks have run, which write into the batch's own state

@@ -171,6 +171,8 @@ BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags
   // A run that ends early (the cost cap, a spent quota, no server) while a pipe's writer is
   // slow ends now, not when the next line comes.
   options.interrupt_source = [&] { input.interrupt(); };
+  // A regular file's next line is there: read on this thread, no reader thread to hand it over.
+  options.source_never_waits = input.is_regular();
   adapt_batch_options(flags.connection, clients.front(), options);
   return run_batch(
       clients, [&] { return job.next(); },

@@ -69,7 +69,8 @@ std::vector<Result<ModelVersion>> versions_of(const std::string& model,
     options.connect_timeout = std::min<std::chrono::milliseconds>(options.connect_timeout, timeout);
     options.retry.max_attempts = 1;
     if (context.stop) options.cancel = context.stop;
-    asked.push_back(std::async(std::launch::async,
+    // Hosts are asked side by side; one host, on this thread (a thread would only cost one).
+    asked.push_back(std::async(clients.size() > 1 ? std::launch::async : std::launch::deferred,
                                [options, model] { return resolve_model_version(options, model); }));
   }
   std::vector<Result<ModelVersion>> versions;
@@ -177,8 +178,9 @@ Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Con
                       flags.record.empty() ? "--replay" : "--record");
   }
   std::vector<Client> clients;
-  // One event loop sends to every host: its thread and its connection pool serve them all.
-  const auto network = make_curl_loop();
+  // One event loop sends to every host: its thread and its connection pool serve them all. A
+  // replay sends nothing: its cassette brings a loop of its own (and takes one host).
+  const auto network = flags.replay.empty() ? make_curl_loop() : nullptr;
   ConnectionFlags one = flags;
   one.hosts_file.clear();
   for (std::size_t i = 0; i < std::max<std::size_t>(hosts->size(), 1); ++i) {

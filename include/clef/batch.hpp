@@ -83,6 +83,12 @@ struct BatchOptions {
   /// the caller's; without this, a source that waits holds the end of the run (not its results)
   /// until its input comes. May be called while the source runs on another thread.
   std::function<void()> interrupt_source;
+  /// The source answers without waiting for input (items in memory, a regular file): run_batch
+  /// calls it on the calling thread, between groups of results, instead of on a reader thread
+  /// of its own, which saves a thread and a hand-off per item. Leave it false for a source that
+  /// may wait (a pipe, a FIFO, a socket): while the calling thread waited in it, no result would
+  /// be delivered and should_stop would not be asked.
+  bool source_never_waits = false;
   /// Ends the run from any thread: no new item starts, and every item in flight or waiting out
   /// a pause ends at once with ErrorKind::cancelled, delivered to the sink like any result;
   /// BatchSummary::stopped is true. (should_stop is asked; this is heard.)
@@ -142,7 +148,8 @@ struct HostSummary {
 /// Pulls the next request; std::nullopt ends the input. An item that is already known to be bad
 /// (an unparsable input line) is yielded as an Error and delivered in sequence like any result.
 /// run_batch calls it on a thread of its own, one call at a time, while the sink may be running
-/// on the calling thread: what the two share needs a lock.
+/// on the calling thread: what the two share needs a lock (unless
+/// BatchOptions::source_never_waits puts it on the calling thread).
 using RequestSource = std::function<std::optional<Result<DecisionRequest>>()>;
 /// Receives each result with its input index (0-based). Called from one thread at a time,
 /// never concurrently, so it may write to a file without locking.
@@ -181,7 +188,9 @@ struct BatchSummary {
 /// thread, one at a time. The source is called on a reader thread of the run's own, so a source
 /// that waits for input (a pipe, a FIFO) holds back neither the results already answered nor a
 /// stop: it reads up to `concurrency` items ahead of those in flight, and each item it reads is
-/// sent as soon as there is room, without waiting for the next. The client's event loop settles
+/// sent as soon as there is room, without waiting for the next (with
+/// BatchOptions::source_never_waits, on the calling thread instead, as many at a time as there
+/// is room for). The client's event loop settles
 /// each result and starts the next item itself; the calling thread is woken for items read and for
 /// a batch of results (about half of `concurrency` at a time), not for each one. When the run stops
 /// early (should_stop, cancel, a spent quota, an unreachable server, the cost cap), the items read

@@ -33,6 +33,7 @@ BatchRun::BatchRun(const std::vector<Client>& hosts, const RequestSource& source
       m_window(m_limit * 8),
       m_ahead(m_limit),
       m_batch(std::max<std::size_t>(m_limit / 2, 1)),
+      m_source_on_caller(options.source_never_waits),
       m_retry(engine_retry(m_first.options().retry, m_several)),
       m_hosts(hosts, m_limit, options.per_host, options.max_ejected_share),
       m_spent(options.already_spent.usd),
@@ -55,7 +56,7 @@ BatchSummary BatchRun::run() {
     m_arrived.notify_one();
   });
   try {
-    m_reader = std::thread([this] { read_source(); });
+    if (!m_source_on_caller) m_reader = std::thread([this] { read_source(); });
     BatchSummary summary = drive();
     m_options.cancel.forget(registration);
     return summary;
@@ -160,6 +161,7 @@ BatchSummary BatchRun::drive() {
   std::vector<Result<DecisionRequest>> read;
   for (;;) {
     const bool stop_asked = asked_to_stop();
+    if (m_source_on_caller && !stop_asked) read_on_caller(read);
     Outbox out;
     auto prepared = prepare(read);
     m_delivery.after_delivery();  // what prepare() delivered (bad items, repeats) before a wait
@@ -191,6 +193,50 @@ BatchSummary BatchRun::drive() {
 /// BatchOptions::should_stop, asked on this thread only (it may read what the sink wrote).
 bool BatchRun::asked_to_stop() {
   return m_options.should_stop && m_options.should_stop();
+}
+
+/// BatchOptions::source_never_waits: the items there is room for, read on this thread (their
+/// count, the source's end or its exception reach the run at the next exchange).
+void BatchRun::read_on_caller(std::vector<Result<DecisionRequest>>& read) {
+  CallerReads& reads = m_caller_reads;
+  for (; reads.room > 0 && !reads.ended && !reads.threw; --reads.room) {
+    try {
+      std::optional<Result<DecisionRequest>> item = m_source();
+      if (!item) {
+        reads.ended = true;
+        return;
+      }
+      read.push_back(std::move(*item));
+      ++reads.count;
+    } catch (...) {
+      reads.threw = std::current_exception();  // rethrown as the reader's would be
+    }
+  }
+}
+
+/// Under the lock: what the caller's thread read since it last came (source_never_waits), as
+/// the reader's thread would have told it item by item.
+void BatchRun::take_caller_reads() {
+  CallerReads& reads = m_caller_reads;
+  m_read_count += reads.count;
+  reads.count = 0;
+  reads.room = 0;
+  if (reads.ended) m_source_ended = true;
+  if (reads.threw && !m_source_threw) m_source_threw = reads.threw;
+}
+
+/// Under the lock: how many items the caller's thread may read (source_never_waits) within the
+/// bound the reader keeps to (may_read). The results it is delivering are not counted: they are
+/// delivered before it reads.
+std::size_t BatchRun::room_to_read() const {
+  if (m_source_ended || m_stopping || m_source_threw) return 0;
+  const std::size_t held_then = held() - m_delivering;
+  std::size_t room = held_then < m_limit + m_ahead ? m_limit + m_ahead - held_then : 0;
+  if (m_options.ordered) {
+    const std::size_t window_end = m_next_to_deliver + m_window;
+    room = std::min(room, window_end > m_read_count ? window_end - m_read_count : 0);
+  }
+  return room;
 }
 
 /// The items the reader handed over, numbered in the order read and made ready to send: a bad
@@ -237,6 +283,7 @@ bool BatchRun::exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool st
   for (auto& flight : prepared) m_prepared.push_back(std::move(flight));
   m_with_caller = 0;  // what this thread took last time is prepared (or delivered) now
   m_delivering = 0;
+  if (m_source_on_caller) take_caller_reads();
   if (m_source_threw) {
     // Nothing more starts; the exception goes to run_batch's caller once those in flight land.
     out.source_threw = m_source_threw;
@@ -252,8 +299,12 @@ bool BatchRun::exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool st
   wake_reader();
   const bool over = m_in_flight == 0 && m_waiting.empty() && m_prepared.empty() && m_read.empty() &&
                     (m_exhausted || m_stopping);
+  // Reading on this thread: back for more once half the read-ahead is free (as the reader is
+  // woken), or at once when the loop has nothing prepared to start.
+  const std::size_t room = m_source_on_caller ? room_to_read() : 0;
+  const bool read_more = room > 0 && (room >= m_ahead / 2 || m_prepared.empty());
   const bool busy = !out.sends.empty() || !m_finished.empty() || !m_pauses.empty() ||
-                    !m_read.empty() || m_source_threw || over;
+                    !m_read.empty() || m_source_threw || over || read_more;
   if (!busy) {
     // Nothing to do here until items are read, a batch of results, a start that is due, or a
     // cancel; and while items are in flight, a look at should_stop now and then.
@@ -271,6 +322,7 @@ bool BatchRun::exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool st
   m_read.clear();
   m_with_caller = out.read.size();
   m_delivering = out.finished.size();
+  if (m_source_on_caller) m_caller_reads.room = room_to_read();
   return over && out.finished.empty() && out.pauses.empty() && out.refusals.empty() &&
          out.read.empty();
 }

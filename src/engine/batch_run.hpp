@@ -1,7 +1,8 @@
 // Internal: the batch engine (clef/batch.hpp's run_batch) split across its three threads. A
 // reader thread of the run's own pulls items from the source, so a source that waits (a pipe, a
-// FIFO) never holds back results or stops; the caller's thread turns what was read into
-// prepared items and delivers results to the sink; the loop thread, in each transfer's
+// FIFO) never holds back results or stops (a source that never waits is read on the caller's
+// thread, as many items at a time as there is room for); the caller's thread turns what was read
+// into prepared items and delivers results to the sink; the loop thread, in each transfer's
 // callback, settles what came back (batch_settle.cpp) and starts the next prepared item at once.
 // They meet under one lock, and each is woken for a batch of work (results to deliver, room for
 // items), not for every decision: handing each decision from one thread to the other cost more
@@ -64,6 +65,15 @@ class BatchRun {
     std::exception_ptr source_threw;
   };
 
+  /// The source on the caller's own thread (BatchOptions::source_never_waits): what it may read
+  /// and what it read since it last took the lock.
+  struct CallerReads {
+    std::size_t room = 0;  ///< Items it may read before it takes the lock again.
+    std::size_t count = 0;
+    bool ended = false;
+    std::exception_ptr threw;
+  };
+
   // The reader's thread (batch.cpp).
   void read_source();
   bool may_read() const;
@@ -73,6 +83,9 @@ class BatchRun {
   // The caller's thread (batch.cpp).
   BatchSummary drive();
   bool asked_to_stop();
+  void read_on_caller(std::vector<Result<DecisionRequest>>& read);
+  void take_caller_reads();
+  std::size_t room_to_read() const;
   std::vector<std::unique_ptr<Flight>> prepare(std::vector<Result<DecisionRequest>>& read);
   std::unique_ptr<Flight> flight_for(std::size_t index, Result<DecisionRequest>&& item);
   bool exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool stop_asked, Outbox& out);
@@ -113,17 +126,19 @@ class BatchRun {
   const ResultSink& m_sink;
   const BatchOptions& m_options;
   const bool m_dedupe;
-  const bool m_several;        ///< More than one host.
-  const std::size_t m_limit;   ///< -j: the most in flight, ever.
-  const std::size_t m_window;  ///< Ordered: how far past the next to deliver items start.
-  const std::size_t m_ahead;   ///< Items read beyond those in flight, for the loop to start.
-  const std::size_t m_batch;   ///< Results the caller is woken for at once.
+  const bool m_several;           ///< More than one host.
+  const std::size_t m_limit;      ///< -j: the most in flight, ever.
+  const std::size_t m_window;     ///< Ordered: how far past the next to deliver items start.
+  const std::size_t m_ahead;      ///< Items read beyond those in flight, for the loop to start.
+  const std::size_t m_batch;      ///< Results the caller is woken for at once.
+  const bool m_source_on_caller;  ///< BatchOptions::source_never_waits: no reader thread.
   const RetryPolicy m_retry;
 
   // The caller's thread only.
   BatchSummary m_summary;  ///< Its started, succeeded, failed and deduplicated.
   BatchDelivery m_delivery{m_sink, m_options, m_summary};
   std::thread m_reader;  ///< Runs read_source() from run() until finish_reading().
+  CallerReads m_caller_reads;
 
   // Under m_mutex.
   std::mutex m_mutex;

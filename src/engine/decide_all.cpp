@@ -22,6 +22,7 @@ std::vector<Result<Decision>> decide_all(const Client& client,
     slots[index].emplace(std::move(result));
   };
   options.on_duplicate = [&](std::size_t index, std::size_t first) { slots[index] = slots[first]; };
+  options.source_never_waits = true;  // a vector in memory
   run_batch(client, source, sink, options);
   std::vector<Result<Decision>> results;
   results.reserve(requests.size());
