@@ -344,6 +344,44 @@ TEST(Cache, AStateThatNamesImagesIsStillCachedWhenItCarriesNone) {
   EXPECT_EQ(inner->sent.load(), 1);
 }
 
+TEST(Cache, EachAnswerIsCheckedAgainstItsOwnRequestsQuestions) {
+  // The cache keeps the last question set it read: requests that alternate between two sets
+  // must each be checked against their own. The answer names "refund" only, so it answers the
+  // first set and not the second ("urgent"), whose answers are never stored.
+  auto inner = std::make_shared<EchoTransport>();
+  clef::CacheOptions options;
+  options.directory = fresh_directory("cache_alternating_questions");
+  auto cache = caching(inner, options);
+  auto urgent_request = [](const std::string& state) {
+    clef::HttpRequest request = request_for(state);
+    request.body = R"({"model":"clef-flash","state":)" + nlohmann::json(state).dump() +
+                   R"(,"questions":{"urgent":{"type":"noul","instructions":"Urgent?"}}})";
+    return request;
+  };
+  for (int round = 0; round < 3; ++round) {
+    const std::string state = "ticket " + std::to_string(round);
+    (void)cache->send(request_for(state));
+    (void)cache->send(urgent_request(state));
+  }
+  for (int round = 0; round < 3; ++round) {
+    const std::string state = "ticket " + std::to_string(round);
+    EXPECT_TRUE(cache->send(request_for(state))->from_cache) << round;
+    EXPECT_FALSE(cache->send(urgent_request(state))->from_cache) << round;
+  }
+  EXPECT_EQ(inner->sent.load(), 9);  // 3 + 3 first, then the 3 "urgent" ones again
+
+  // An empty attachment list carries nothing: cached like no list at all; a list with an image
+  // is not (include_images is off).
+  clef::HttpRequest empty = request_for("no pictures");
+  empty.body.insert(empty.body.size() - 1, R"(,"images": [ ],"audio":[])");
+  (void)cache->send(empty);
+  EXPECT_TRUE(cache->send(empty)->from_cache);
+  clef::HttpRequest pictured = request_for("a picture");
+  pictured.body.insert(pictured.body.size() - 1, R"(,"images": [ "iVBORw0KGgo=" ])");
+  (void)cache->send(pictured);
+  EXPECT_FALSE(cache->send(pictured)->from_cache);
+}
+
 TEST(Cache, TheSizeCapCountsDiskBlocks) {
   auto inner = std::make_shared<EchoTransport>();
   clef::CacheOptions options;

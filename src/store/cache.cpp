@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -84,28 +85,50 @@ bool may_carry_media(std::string_view body) {
 
 /// What a request asks, read back from its body: what an answer must answer to be stored.
 struct Asked {
-  std::vector<Question> questions;
+  std::shared_ptr<const std::vector<Question>> questions;
   std::string model;    ///< The body's "model": an answer from another is not stored.
   bool images = false;  ///< images, audio or video: held to CacheOptions::include_images
 };
 
+/// The questions of the last request body read back, kept: a batch asks every item the same
+/// ones, and reading them again for each answer cost more than the rest of a miss. Thread-safe.
+class LastQuestions {
+ public:
+  /// The questions `text` holds; null when it holds none clef can read.
+  std::shared_ptr<const std::vector<Question>> of(std::string_view text) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_questions && text == m_text) return m_questions;
+    auto questions = parse_questions(text);
+    if (!questions) return nullptr;
+    m_text.assign(text);
+    m_questions = std::make_shared<const std::vector<Question>>(std::move(questions).value());
+    return m_questions;
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::string m_text;
+  std::shared_ptr<const std::vector<Question>> m_questions;
+};
+
 /// Nothing when the body is not a decision request clef can read back: such a request is sent,
-/// never cached, since no answer to it could be checked.
-std::optional<Asked> read_asked(const std::string& body) {
-  auto parsed = clef::parse_json(body, "the request");
-  if (!parsed || !parsed->is_object()) return std::nullopt;
-  const auto text = detail::member_text(body, "questions");
-  if (!text) return std::nullopt;
-  auto questions = parse_questions(*text);
+/// never cached, since no answer to it could be checked. Read member by member, not parsed
+/// whole: the state, most of the body, is not needed (the key covers it).
+std::optional<Asked> read_asked(std::string_view body, LastQuestions& last) {
+  const auto questions = detail::member_text(body, "questions");
   if (!questions) return std::nullopt;
   Asked asked;
-  asked.questions = std::move(questions).value();
-  asked.model = detail::string_field(parsed.value(), "model");
+  asked.questions = last.of(*questions);
+  if (!asked.questions) return std::nullopt;
+  if (const auto model = detail::member_text(body, "model")) {
+    auto name = clef::parse_json(*model, "the model");
+    if (!name || !name->is_string()) return std::nullopt;
+    asked.model = name->get<std::string>();
+  }
+  if (!may_carry_media(body)) return asked;
   for (const char* field : {"images", "audio", "videos"}) {
-    const auto attachments = parsed->find(field);
-    if (attachments != parsed->end() && !(attachments->is_array() && attachments->empty())) {
-      asked.images = true;
-    }
+    const auto attachments = detail::member_text(body, field);
+    if (attachments && detail::compact_json(*attachments) != "[]") asked.images = true;
   }
   return asked;
 }
@@ -143,7 +166,7 @@ class CacheStage final : public detail::Stage {
  private:
   /// What `request` asks, when its answer may be cached (images only when told so).
   std::optional<Asked> cacheable(const HttpRequest& request) const {
-    auto asked = read_asked(request.body);
+    auto asked = read_asked(request.body, m_last_questions);
     if (!asked || (asked->images && !m_options.include_images)) return std::nullopt;
     return asked;
   }
@@ -152,7 +175,7 @@ class CacheStage final : public detail::Stage {
   bool answers(const HttpResponse& response, const Asked& asked) const {
     if (response.status < 200 || response.status > 299) return false;
     auto decision =
-        detail::read_decision(m_backend, response, asked.questions, m_options.validation, {});
+        detail::read_decision(m_backend, response, *asked.questions, m_options.validation, {});
     if (decision && m_options.validation.require_asked_model)
       detail::mark_other_model(decision.value(), asked.model, traits_of(m_backend).tagged_models);
     return decision && decision->all_ok();
@@ -344,6 +367,7 @@ class CacheStage final : public detail::Stage {
   std::string m_tag;
   Fd m_top;  ///< The cache directory, opened and checked once: every path is relative to it.
   detail::OpenShards m_shards;
+  mutable LastQuestions m_last_questions;
   const uid_t m_user = ::geteuid();  ///< Entries are this user's own, or not entries.
   std::mutex m_evicting;             ///< Guards the three counts below, and a scan.
   unsigned m_writes;

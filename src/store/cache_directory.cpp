@@ -20,9 +20,11 @@ std::string octal_mode(mode_t mode) {
 
 /// Why a directory may not hold answers (another user could write what clef reads), or empty.
 std::string unsafe_directory(const struct stat& info) {
+  // Asked once: a shard is looked at on every lookup and store, and clef never changes user.
+  static const uid_t user = ::geteuid();
   if (!S_ISDIR(info.st_mode)) return "it is not a directory";
-  if (info.st_uid != ::geteuid()) {
-    return "it is not owned by you (uid " + std::to_string(::geteuid()) + ") but by uid " +
+  if (info.st_uid != user) {
+    return "it is not owned by you (uid " + std::to_string(user) + ") but by uid " +
            std::to_string(info.st_uid) + ", who could plant answers in it";
   }
   if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
