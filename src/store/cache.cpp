@@ -23,6 +23,7 @@
 
 #include "clef/digest.hpp"
 #include "store/cache_directory.hpp"
+#include "store/cache_request.hpp"
 #include "store/stage.hpp"
 #include "util/json_text.hpp"
 #include "util/redact.hpp"
@@ -33,9 +34,12 @@
 namespace clef {
 namespace {
 
+using detail::Asked;
 using detail::cache_error;
 using detail::CacheFile;
 using detail::Fd;
+using detail::LastQuestions;
+using detail::may_carry_media;
 using detail::open_checked;
 using detail::open_directory;
 using detail::open_shard;
@@ -74,65 +78,6 @@ std::string random_suffix() {
   return out;
 }
 
-/// False only when `body` cannot carry images, audio or video: none of their names is in it
-/// (a cheap test before the parse that says for sure).
-bool may_carry_media(std::string_view body) {
-  for (std::string_view field : {"\"images\"", "\"audio\"", "\"videos\""}) {
-    if (body.find(field) != std::string_view::npos) return true;
-  }
-  return false;
-}
-
-/// What a request asks, read back from its body: what an answer must answer to be stored.
-struct Asked {
-  std::shared_ptr<const std::vector<Question>> questions;
-  std::string model;    ///< The body's "model": an answer from another is not stored.
-  bool images = false;  ///< images, audio or video: held to CacheOptions::include_images
-};
-
-/// The questions of the last request body read back, kept: a batch asks every item the same
-/// ones, and reading them again for each answer cost more than the rest of a miss. Thread-safe.
-class LastQuestions {
- public:
-  /// The questions `text` holds; null when it holds none clef can read.
-  std::shared_ptr<const std::vector<Question>> of(std::string_view text) {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    if (m_questions && text == m_text) return m_questions;
-    auto questions = parse_questions(text);
-    if (!questions) return nullptr;
-    m_text.assign(text);
-    m_questions = std::make_shared<const std::vector<Question>>(std::move(questions).value());
-    return m_questions;
-  }
-
- private:
-  std::mutex m_mutex;
-  std::string m_text;
-  std::shared_ptr<const std::vector<Question>> m_questions;
-};
-
-/// Nothing when the body is not a decision request clef can read back: such a request is sent,
-/// never cached, since no answer to it could be checked. Read member by member, not parsed
-/// whole: the state, most of the body, is not needed (the key covers it).
-std::optional<Asked> read_asked(std::string_view body, LastQuestions& last) {
-  const auto questions = detail::member_text(body, "questions");
-  if (!questions) return std::nullopt;
-  Asked asked;
-  asked.questions = last.of(*questions);
-  if (!asked.questions) return std::nullopt;
-  if (const auto model = detail::member_text(body, "model")) {
-    auto name = clef::parse_json(*model, "the model");
-    if (!name || !name->is_string()) return std::nullopt;
-    asked.model = name->get<std::string>();
-  }
-  if (!may_carry_media(body)) return asked;
-  for (const char* field : {"images", "audio", "videos"}) {
-    const auto attachments = detail::member_text(body, field);
-    if (attachments && detail::compact_json(*attachments) != "[]") asked.images = true;
-  }
-  return asked;
-}
-
 /// The cache as a stage (stage.hpp): answered from a live entry, else sent, and a whole answer
 /// stored on its way back.
 class CacheStage final : public detail::Stage {
@@ -166,7 +111,7 @@ class CacheStage final : public detail::Stage {
  private:
   /// What `request` asks, when its answer may be cached (images only when told so).
   std::optional<Asked> cacheable(const HttpRequest& request) const {
-    auto asked = read_asked(request.body, m_last_questions);
+    auto asked = detail::read_asked(request.body, m_last_questions);
     if (!asked || (asked->images && !m_options.include_images)) return std::nullopt;
     return asked;
   }
