@@ -296,7 +296,8 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     auto active = std::make_unique<Active>();
     active->request = std::move(item.request);
     active->done = std::move(item.done);
-    active->transfer.prepare(handle, active->request);
+    // The loop ends a cancelled transfer itself (cancel_now, check_cancelled).
+    active->transfer.prepare(handle, active->request, detail::CurlTransfer::CancelledBy::caller);
     // curl closes the connections this handle opens through on_close, which takes the socket
     // out of the parked ones first: its number may be another thread's socket a moment later.
     curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, on_close);

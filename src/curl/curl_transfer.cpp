@@ -160,7 +160,7 @@ CurlTransfer::~CurlTransfer() {
   curl_slist_free_all(m_headers);
 }
 
-void CurlTransfer::prepare(CURL* handle, const HttpRequest& request) {
+void CurlTransfer::prepare(CURL* handle, const HttpRequest& request, CancelledBy cancelled_by) {
   m_request = &request;
   m_collected.max_bytes = request.max_response_bytes;
   m_collected.request = &request;
@@ -204,7 +204,8 @@ void CurlTransfer::prepare(CURL* handle, const HttpRequest& request) {
   curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(handle, CURLOPT_HEADERDATA, &m_collected);
   curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, m_detail);
-  if (request.cancel || request.cancel_token.can_be_cancelled()) {
+  if (cancelled_by == CancelledBy::curl &&
+      (request.cancel || request.cancel_token.can_be_cancelled())) {
     curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &m_collected);

@@ -23,10 +23,15 @@ class CurlTransfer {
   CurlTransfer& operator=(const CurlTransfer&) = delete;
   ~CurlTransfer();
 
+  /// Who ends the transfer when the request is cancelled: curl itself, asking at each progress
+  /// call (curl_easy_perform, which nothing else can interrupt), or the caller (an event loop
+  /// that removes the handle, and spares curl a callback per read).
+  enum class CancelledBy { curl, caller };
+
   /// Resets `handle` (its connection stays cached) and sets every option for `request`, which
   /// must outlive the transfer (curl reads the body from it). This object must not move until
   /// finish(): the callbacks write into it.
-  void prepare(CURL* handle, const HttpRequest& request);
+  void prepare(CURL* handle, const HttpRequest& request, CancelledBy cancelled_by);
   /// The response, or the error, once curl ended the transfer with `code`.
   Result<HttpResponse> finish(CURL* handle, CURLcode code);
 

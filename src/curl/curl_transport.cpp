@@ -19,7 +19,7 @@ class CurlTransport final : public Transport {
     CURL* handle = acquire();
     if (!handle) return make_error(ErrorKind::connection_failed, "cannot create a curl handle");
     detail::CurlTransfer transfer;
-    transfer.prepare(handle, request);
+    transfer.prepare(handle, request, detail::CurlTransfer::CancelledBy::curl);
     auto result = transfer.finish(handle, curl_easy_perform(handle));
     release(handle);
     return result;
