@@ -1,5 +1,6 @@
 // The library alone, for bench/wrk_bench.py: N decisions with a number in flight, no file I/O.
-// Prints "N ok" so the script can check nothing failed.
+// Prints "N ok WALL_S CPU_S" so the script can check nothing failed: the time of the decisions
+// alone (phase_clock.hpp), not of building the requests before them, which is the application's.
 //
 //   decide_all_bench URL N IN_FLIGHT [decide_all|submit]
 //
@@ -15,6 +16,8 @@
 #include <iostream>
 #include <mutex>
 #include <string>
+
+#include "phase_clock.hpp"
 
 namespace {
 
@@ -79,6 +82,7 @@ int main(int argc, char** argv) {
   const std::size_t n = std::strtoul(argv[2], nullptr, 10);
   const std::size_t in_flight = std::strtoul(argv[3], nullptr, 10);
   auto requests = tickets(n);
+  const bench::PhaseClock clock;
   std::size_t ok = 0;
   if (submit_mode) {
     ok = run_submit_chains(client.value(), requests, in_flight);
@@ -87,6 +91,6 @@ int main(int argc, char** argv) {
     batch.concurrency = in_flight;
     for (const auto& result : clef::decide_all(client.value(), requests, batch)) ok += result.ok();
   }
-  std::cout << ok << " ok\n";
+  clock.report(ok);
   return ok == n ? 0 : 1;
 }
