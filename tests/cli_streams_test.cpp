@@ -16,14 +16,17 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "batch/batch_input.hpp"
 #include "child_clef.hpp"
 #include "clef/cassette.hpp"
 #include "clef/json.hpp"
 #include "cli_runner.hpp"
+#include "common/input_file.hpp"
 #include "common/interruptible_stderr.hpp"
 #include "fake_server.hpp"
 #include "instrumented.hpp"
@@ -580,6 +583,51 @@ TEST(CliStreams, ASlowWriterHoldsBackNeitherResultsNorAStop) {
     EXPECT_EQ(ended.code, 5);
     EXPECT_LT(ended.elapsed, 10s);
   }
+}
+
+// A stop (SIGINT, or the run ending early) that comes while a line is being read: the part read
+// so far is not a line, and not an item. It once was, written out as a failed item ("the line is
+// not valid JSON (it ends too early: truncated?)") for a line the input never cut off, when the
+// signal came mid-line (long lines, a --resume skipping done ones); a CSV record whose quoted
+// field had not ended was taken as it was.
+TEST(CliStreams, AReadStoppedInsideALineGivesNeitherALineNorAnItem) {
+  const std::vector<std::pair<std::string, clef::cli::InputFormat>> cases = {
+      {R"({"id": "T0", "state": "whole"})"
+       "\n"
+       R"({"id": "T1", "state": {"ticket": "half of it)",
+       clef::cli::InputFormat::jsonl},
+      {"id,state\nT0,whole\nT1,\"a field that goes on\nto a next", clef::cli::InputFormat::csv},
+  };
+  for (const auto& [text, format] : cases) {
+    const std::string path = write_temp_file("stopped_inside_a_line.txt", text);
+    std::atomic<bool> stop{false};
+    std::istringstream unused;
+    auto input = clef::cli::InputFile::open(path, "the input", unused, &stop);
+    ASSERT_TRUE(input) << input.error().to_string();
+    auto reader = clef::cli::make_reader(input->stream(), format, {});
+    ASSERT_TRUE(reader) << reader.error().to_string();
+    auto first = (*reader)->next();
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->id, "T0");
+    stop = true;  // the rest is in the buffer already; the next read(2) would find the end
+    const auto second = (*reader)->next();
+    EXPECT_FALSE(second) << "a line cut off by the stop became item " << second->line;
+    const auto failure = input->failure();
+    ASSERT_TRUE(failure);
+    EXPECT_EQ(failure->kind, clef::ErrorKind::cancelled) << failure->to_string();
+  }
+  // Without a stop, a last line the file itself cuts off is still an item (a failed one).
+  const std::string cut = write_temp_file("cut_by_the_file.jsonl", R"({"id": "T0", "sta)");
+  std::istringstream unused;
+  std::atomic<bool> stop{false};
+  auto input = clef::cli::InputFile::open(cut, "the input", unused, &stop);
+  ASSERT_TRUE(input);
+  auto reader = clef::cli::make_reader(input->stream(), clef::cli::InputFormat::jsonl, {});
+  ASSERT_TRUE(reader);
+  const auto last = (*reader)->next();
+  ASSERT_TRUE(last);
+  EXPECT_FALSE(last->state.ok());
+  EXPECT_FALSE(input->failure());
 }
 
 TEST(CliStreams, TheMocksFilesAreFilesNotFifos) {

@@ -134,7 +134,10 @@ class DelimitedReader final : public InputReader {
         Line more;
         // An unterminated quote takes what there is. A record past the cap is still read to
         // its end, so the next record starts where it should, but its fields are dropped.
-        if (!read_line(m_in, more, max_input_line)) break;
+        if (!read_line(m_in, more, max_input_line)) {
+          if (m_in.bad()) return std::nullopt;  // cut off by a failed or interrupted read
+          break;
+        }
         ++m_line;
         record_bytes += more.text.size();
         m_record_too_long = m_record_too_long || more.too_long || record_bytes > max_input_line;

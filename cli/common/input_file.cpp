@@ -30,7 +30,9 @@ PathKind path_kind(const std::string& path) {
 
 /// read(2) under a std::streambuf. libstdc++'s file buffer retries a read interrupted by a
 /// signal, so a FIFO without a writer would hold clef past SIGINT; this one waits in poll(2)
-/// a tenth of a second at a time and gives up once the stop flag is set. It never throws.
+/// a tenth of a second at a time and gives up once the stop flag is set: it throws then, as
+/// libstdc++'s own buffer does when read(2) fails, so that a line cut off by the stop is never
+/// taken for one the input cut off.
 class InputFile::Buffer final : public std::streambuf {
  public:
   Buffer(int fd, bool owned, bool waits, const std::atomic<bool>* stop)
@@ -51,8 +53,11 @@ class InputFile::Buffer final : public std::streambuf {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
     for (;;) {
       if ((m_stop && m_stop->load()) || m_interrupt_asked.load()) {
+        // A failure, not an end: the line read so far was cut off by the interruption, not by
+        // the input, and must not become an item ("truncated?"). read_line and the stream's own
+        // functions catch this and set badbit; failure() then says the reading was interrupted.
         m_interrupted = true;
-        return traits_type::eof();
+        throw std::ios_base::failure("the reading was interrupted");
       }
       if (m_waits && !ready()) continue;
       const ssize_t n = ::read(m_fd, m_bytes.data(), m_bytes.size());

@@ -30,8 +30,9 @@ class InputFile {
  public:
   /// Opens `path` for reading ("-": `standard_input`). `what` names it in errors ("the input").
   /// Refused with the system's reason: a path that cannot be opened, a directory. A FIFO with
-  /// no writer yet opens at once; reads wait for it. While `stop` (may be null) is set, a read
-  /// that would wait ends the stream instead, and failure() says the reading was interrupted.
+  /// no writer yet opens at once; reads wait for it. Once `stop` (may be null) is set, the next
+  /// read fails the stream (badbit: clef::read_line gives no line, not even the part of one read
+  /// before), and failure() says the reading was interrupted.
   static Result<InputFile> open(const std::string& path, const std::string& what,
                                 std::istream& standard_input, const std::atomic<bool>* stop);
   InputFile(InputFile&& other) noexcept;
