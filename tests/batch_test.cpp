@@ -31,6 +31,17 @@ std::vector<clef::DecisionRequest> tickets(int n, int distinct = 0) {
   return requests;
 }
 
+/// The next of `requests` from `next` on, with an invalid_input error in place of item `bad`
+/// (an unparsable input line); nullopt at the end.
+std::optional<clef::Result<clef::DecisionRequest>> next_with_a_bad_item(
+    const std::vector<clef::DecisionRequest>& requests, std::size_t& next, std::size_t bad) {
+  if (next == requests.size()) return std::nullopt;
+  if (next++ == bad)
+    return clef::Result<clef::DecisionRequest>(
+        clef::make_error(clef::ErrorKind::invalid_input, "bad line"));
+  return clef::Result<clef::DecisionRequest>(requests[next - 1]);
+}
+
 clef::Client client_for(const FakeServer& server) {
   clef::ClientOptions options;
   options.base_url = server.base_url();
@@ -125,16 +136,7 @@ TEST(Batch, OrderedDeliveryAndStreaming) {
   options.concurrency = 6;
   options.ordered = true;
   auto summary = clef::run_batch(
-      client_for(server),
-      [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
-        if (next == requests.size()) return std::nullopt;
-        if (next == 30) {
-          ++next;
-          return clef::Result<clef::DecisionRequest>(
-              clef::make_error(clef::ErrorKind::invalid_input, "bad line"));
-        }
-        return clef::Result<clef::DecisionRequest>(requests[next++]);
-      },
+      client_for(server), [&] { return next_with_a_bad_item(requests, next, 30); },
       [&](std::size_t index, clef::Result<clef::Decision>&& result) {
         order.push_back(index);
         EXPECT_EQ(result.ok(), index != 30);
@@ -534,12 +536,7 @@ TEST(Batch, ASourceThatNeverWaitsIsReadOnTheCallingThreadWithinTheReadersBound) 
           most_threads = std::max(most_threads, clef::testing::client_threads());
           if (next == requests.size()) return std::nullopt;
           most_ahead = std::max(most_ahead, next + 1 - delivered);
-          if (next == 70) {
-            ++next;
-            return clef::Result<clef::DecisionRequest>(
-                clef::make_error(clef::ErrorKind::invalid_input, "bad line"));
-          }
-          return clef::Result<clef::DecisionRequest>(requests[next++]);
+          return next_with_a_bad_item(requests, next, 70);
         },
         [&](std::size_t index, clef::Result<clef::Decision>&& result) {
           order.push_back(index);
