@@ -630,6 +630,36 @@ TEST(CliStreams, AReadStoppedInsideALineGivesNeitherALineNorAnItem) {
   EXPECT_FALSE(input->failure());
 }
 
+// SIGINT while the last answers are in flight: they are waited for and written, and the end
+// says there is nothing left to resume (it used to say "run again with --resume to finish the
+// rest" after every line was written). A run stopped with items left still says to resume.
+TEST(CliStreams, ASignalAfterTheLastItemWasSentSaysNothingIsLeft) {
+  FakeServer server;
+  server.set_latency(600ms);
+  for (const bool all_sent : {true, false}) {
+    const int count = all_sent ? 3 : 40;
+    const std::string input = write_temp_file("signal_at_the_end.jsonl", jsonl_tickets(count));
+    const std::string out = fresh_path("signal_at_the_end.out.jsonl");
+    const std::string err = fresh_path("signal_at_the_end.err");
+    const int before = server.request_count();
+    const pid_t child = spawn_clef(batch_args(server.base_url(), input, out, {"-j", "4"}), "", err);
+    ASSERT_GT(child, 0);
+    EXPECT_TRUE(wait_until([&] { return server.request_count() - before >= std::min(count, 4); },
+                           "the first requests at the server", 30s));
+    ::kill(child, SIGINT);
+    const auto ended = wait_for_child(child, 30s);
+    EXPECT_TRUE(ended.finished);
+    EXPECT_EQ(ended.code, 130);
+    const std::string said = read_file(err);
+    const bool nothing_left = said.find("nothing is left for --resume") != std::string::npos;
+    EXPECT_EQ(nothing_left, all_sent) << said;
+    EXPECT_EQ(said.find("run again with --resume") != std::string::npos, !all_sent) << said;
+    if (all_sent) {
+      EXPECT_EQ(lines_of(read_file(out)).size(), 3u);
+    }
+  }
+}
+
 TEST(CliStreams, TheMocksFilesAreFilesNotFifos) {
   const std::string fifo = fresh_fifo("mock_files.fifo");
   for (const char* flag : {"--rules", "--cassette", "--log"}) {

@@ -345,8 +345,9 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
                      shard.value() ? std::to_string(shard.value()->index) : "");
   std::optional<MetricsExport> exporter;
   export_metrics(flags, metrics, progress, job, exporter);
-  BatchEnd end =
-      job.finish(run_job(clients.value(), flags, shard.value(), concurrency, job, input.value()));
+  const BatchSummary summary =
+      run_job(clients.value(), flags, shard.value(), concurrency, job, input.value());
+  BatchEnd end = job.finish(summary, !input->failure());
   if (exporter) exporter->finish();
   if (auto failure = input->failure(); failure && end.completed) {
     // The input broke off (an I/O error, a line that never ends): what was read is written,

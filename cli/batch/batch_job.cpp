@@ -24,7 +24,10 @@ constexpr std::uint64_t not_written = std::numeric_limits<std::uint64_t>::max();
 std::optional<Result<DecisionRequest>> BatchJob::next() {
   for (;;) {
     auto item = m_reader.next();  // may wait for a pipe: not under the lock
-    if (!item) return std::nullopt;
+    if (!item) {
+      m_input_ended = true;  // at its end, or its reading failed: finish() is told which
+      return std::nullopt;
+    }
     if (m_shard && !in_shard(*m_shard, item->id)) continue;  // another shard's
     const bool readable = item->state.ok();
     if (readable) {
@@ -191,7 +194,7 @@ std::optional<BatchEnd> BatchJob::cost_stop(const BatchSummary& summary) const {
   return BatchEnd{as_int(ExitCode::authentication)};
 }
 
-BatchEnd BatchJob::finish(const BatchSummary& summary) {
+BatchEnd BatchJob::finish(const BatchSummary& summary, bool input_read_whole) {
   write_group();  // the engine calls it after every group; a caller that did not is covered
   m_progress.finish(summary);
   if (m_duplicate_ids) {
@@ -211,7 +214,15 @@ BatchEnd BatchJob::finish(const BatchSummary& summary) {
   // The server is not there at all: the run stopped instead of failing every item.
   if (summary.unreachable) return {report(m_context, *summary.unreachable, m_flags.connection)};
   if (m_context.stop && m_context.stop->load()) {
-    m_context.err << "clef: interrupted; run again with --resume to finish the rest\n";
+    // A signal while the last answers were coming: they were waited for and written, and a
+    // --resume would find nothing to do (it redoes failed items: none).
+    if (input_read_whole && m_input_ended && m_progress.left_undone() == 0 &&
+        m_progress.failures() == 0) {
+      m_context.err << "clef: interrupted after every item was decided and written: nothing is "
+                       "left for --resume\n";
+    } else {
+      m_context.err << "clef: interrupted; run again with --resume to finish the rest\n";
+    }
     return {as_int(ExitCode::interrupted)};
   }
   if (m_not_recorded) {

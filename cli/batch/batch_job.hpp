@@ -79,8 +79,9 @@ class BatchJob {
   /// in flight can be as long as the server takes).
   bool should_stop();
 
-  /// What the run's end prints, and its exit code.
-  BatchEnd finish(const BatchSummary& summary);
+  /// What the run's end prints, and its exit code; `input_read_whole`: the input was read to
+  /// its end, not cut off by a failure or a stop.
+  BatchEnd finish(const BatchSummary& summary, bool input_read_whole);
 
   /// --max-cost: the run's cap (each of N shards takes cap/N) and what the kept lines cost; a
   /// refusal (exit 2, nothing sent) when a kept line's cost is unknown and the cap could not hold.
@@ -162,6 +163,7 @@ class BatchJob {
   std::vector<Unwritten> m_group;  ///< The lines write_group() writes.
   std::size_t m_not_recorded = 0;  ///< --replay: items the cassette has no recording of.
   bool m_write_failed = false;
+  bool m_input_ended = false;  ///< next() found no more items.
   bool m_interrupt_said = false;
   int m_write_errno = 0;
   std::optional<Error> m_quota;

@@ -49,6 +49,8 @@ class Progress {
   /// the decisions cost, and with several hosts a line per host.
   void finish(const BatchSummary& summary);
   std::size_t failures() const { return m_failed; }
+  /// Items read and not done (a stop, a spent quota, a failed write): --resume sends them.
+  std::size_t left_undone() const { return m_not_done; }
 
  private:
   void draw(bool force);
