@@ -357,8 +357,7 @@ Result<Decision> Client::decide(const DecisionRequest& request, const RetryPolic
 
 void Client::submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
                     const std::atomic<bool>* cancel) const {
-  start_submission(std::make_shared<const DecisionRequest>(std::move(request)),
-                   m_impl->options.retry, std::move(done), cancel, {});
+  submit(std::move(request), m_impl->options.retry, std::move(done), cancel);
 }
 
 void Client::submit(DecisionRequest request, const RetryPolicy& retry,
@@ -370,8 +369,7 @@ void Client::submit(DecisionRequest request, const RetryPolicy& retry,
 
 void Client::submit(DecisionRequest request, std::function<void(Result<Decision>)> done,
                     CancelToken cancel) const {
-  start_submission(std::make_shared<const DecisionRequest>(std::move(request)),
-                   m_impl->options.retry, std::move(done), nullptr, std::move(cancel));
+  submit(std::move(request), m_impl->options.retry, std::move(done), std::move(cancel));
 }
 
 void Client::submit(DecisionRequest request, const RetryPolicy& retry,
