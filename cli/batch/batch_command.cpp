@@ -22,6 +22,7 @@
 #include "batch/estimate_command.hpp"
 #include "batch/item_images.hpp"
 #include "batch/redis_rate.hpp"
+#include "clef/async_transport.hpp"
 #include "clef/batch.hpp"
 #include "clef/decision_json.hpp"
 #include "clef/digest.hpp"
@@ -31,6 +32,7 @@
 #include "common/file_roles.hpp"
 #include "common/files.hpp"
 #include "common/input_file.hpp"
+#include "common/output_target.hpp"
 #include "common/terminal_text.hpp"
 #include "flags/hosts.hpp"
 #include "flags/policy_flag.hpp"
@@ -145,9 +147,18 @@ void set_rate(BatchOptions& options, const BatchFlags& flags, const std::optiona
       std::chrono::duration<double>(static_cast<double>(shard->index) / flags.rate_total));
 }
 
+/// Whether the run may turn its event loop on this thread (BatchOptions::drive_loop): the input
+/// is a file, so reading never waits, and so is the output (-o FILE), so a write never waits for
+/// a reader while transfers are in flight, unturned.
+bool runs_on_one_thread(const BatchFlags& flags, const InputFile& input) {
+  if (!input.is_regular()) return false;
+  if (flags.output == "-" || descriptor_named(flags.output)) return false;
+  return output_path(flags.output).kind != PathKind::stream;  // missing: made a file
+}
+
 BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags,
                      const std::optional<Shard>& shard, std::size_t concurrency, BatchJob& job,
-                     InputFile& input) {
+                     InputFile& input, std::shared_ptr<DrivenCurlLoop> driven) {
   BatchOptions options;
   options.concurrency = concurrency;
   options.max_cost_usd = job.cost_cap();
@@ -173,6 +184,7 @@ BatchSummary run_job(const std::vector<Client>& clients, const BatchFlags& flags
   options.interrupt_source = [&] { input.interrupt(); };
   // A regular file's next line is there: read on this thread, no reader thread to hand it over.
   options.source_never_waits = input.is_regular();
+  options.drive_loop = std::move(driven);  // and the loop's work too: one thread in all
   adapt_batch_options(flags.connection, clients.front(), options);
   return run_batch(
       clients, [&] { return job.next(); },
@@ -316,7 +328,8 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   auto policy = load_policy(flags.policy, questions, flags.connection.model, context);
   if (!policy) return refuse(policy.error());
   const std::size_t concurrency = concurrency_within_open_files(flags.concurrency, context);
-  auto clients = make_clients(flags.connection, context);
+  const auto driven = runs_on_one_thread(flags, input.value()) ? make_driven_curl_loop() : nullptr;
+  auto clients = make_clients(flags.connection, context, driven);
   if (!clients) return refuse(clients.error());
   auto record =
       describe_run(flags, format, clients.value(), prototype.value(), shard.value(), context);
@@ -346,7 +359,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   std::optional<MetricsExport> exporter;
   export_metrics(flags, metrics, progress, job, exporter);
   const BatchSummary summary =
-      run_job(clients.value(), flags, shard.value(), concurrency, job, input.value());
+      run_job(clients.value(), flags, shard.value(), concurrency, job, input.value(), driven);
   BatchEnd end = job.finish(summary, !input->failure());
   if (exporter) exporter->finish();
   if (auto failure = input->failure(); failure && end.completed) {

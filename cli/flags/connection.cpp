@@ -312,10 +312,11 @@ Result<Client> make_client(const ConnectionFlags& flags, const Context& context,
 
 namespace {
 
-/// The decisions' pipeline on the event loop, from the inside out: the cassette (--replay) or
-/// `network`, shown with -v, answered from the cache, recorded with --record (outermost, so what
-/// the cache answers is recorded too and the replay has every answer the run gave). Each is a
-/// stage on the loop: no flag costs a batch a thread per request.
+/// The decisions' pipeline on the event loop, from the inside out: the cassette (--replay,
+/// delivered on `network` when one is given) or `network`, shown with -v, answered from the
+/// cache, recorded with --record (outermost, so what the cache answers is recorded too and the
+/// replay has every answer the run gave). Each is a stage on the loop: no flag costs a batch a
+/// thread per request.
 Result<std::shared_ptr<AsyncTransport>> decision_loop(const ConnectionFlags& flags,
                                                       const Context& context,
                                                       const ClientOptions& options,
@@ -324,7 +325,8 @@ Result<std::shared_ptr<AsyncTransport>> decision_loop(const ConnectionFlags& fla
                                                       bool offline) {
   std::shared_ptr<AsyncTransport> loop;
   if (replay)
-    loop = make_async_replay(std::move(replay));
+    loop = network ? make_async_replay(std::move(replay), std::move(network))
+                   : make_async_replay(std::move(replay));
   else
     loop = network ? std::move(network) : make_curl_loop();
   if (flags.verbose) loop = make_verbose_transport(std::move(loop), context.err);

@@ -169,7 +169,8 @@ Result<std::vector<std::string>> all_hosts(const ConnectionFlags& flags) {
   return hosts;
 }
 
-Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Context& context) {
+Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Context& context,
+                                         std::shared_ptr<DrivenCurlLoop> driven) {
   auto hosts = all_hosts(flags);
   if (!hosts) return hosts.error();
   if (hosts->size() > 1 && (!flags.record.empty() || !flags.replay.empty())) {
@@ -179,8 +180,10 @@ Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Con
   }
   std::vector<Client> clients;
   // One event loop sends to every host: its thread and its connection pool serve them all. A
-  // replay sends nothing: its cassette brings a loop of its own (and takes one host).
-  const auto network = flags.replay.empty() ? make_curl_loop() : nullptr;
+  // replay sends nothing: its cassette brings a loop of its own (and takes one host), unless the
+  // caller turns one.
+  std::shared_ptr<AsyncTransport> network = driven;
+  if (!network && flags.replay.empty()) network = make_curl_loop();
   ConnectionFlags one = flags;
   one.hosts_file.clear();
   for (std::size_t i = 0; i < std::max<std::size_t>(hosts->size(), 1); ++i) {

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "clef/async_transport.hpp"
 #include "clef/client.hpp"
 #include "common/context.hpp"
 #include "flags/connection.hpp"
@@ -29,8 +31,10 @@ Result<std::vector<std::string>> all_hosts(const ConnectionFlags& flags);
 /// Ollama hosts, each host's /api/tags must list the model with one digest: a host that lists
 /// another digest, or not the model at all, is refused unless --mixed-fleet; a host that cannot
 /// be reached is only warned about (the batch sets it aside and probes it again). --record and
-/// --replay take one host.
-Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Context& context);
+/// --replay take one host. Their decisions run on `driven` when given (the caller turns it:
+/// BatchOptions::drive_loop), else on one loop thread of clef's own.
+Result<std::vector<Client>> make_clients(const ConnectionFlags& flags, const Context& context,
+                                         std::shared_ptr<DrivenCurlLoop> driven = nullptr);
 
 /// The version of the model the hosts serve, as a run records it: each Ollama host's
 /// "NAME@DIGEST" from /api/tags (asked at once, at most 10 s each, one attempt), the distinct

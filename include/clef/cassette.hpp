@@ -84,5 +84,9 @@ CLEF_API Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const st
 /// looked up on the thread that starts the request and delivered on one loop thread made for
 /// it, which opens no connection.
 CLEF_API std::shared_ptr<AsyncTransport> make_async_replay(std::shared_ptr<ReplayTransport> replay);
+/// The same, delivered on `loop` instead (make_driven_curl_loop(), which the application turns),
+/// which it sends nothing through.
+CLEF_API std::shared_ptr<AsyncTransport> make_async_replay(std::shared_ptr<ReplayTransport> replay,
+                                                           std::shared_ptr<AsyncTransport> loop);
 
 }  // namespace clef

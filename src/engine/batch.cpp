@@ -1,13 +1,17 @@
 // The implementation of clef/batch.hpp, its engine (batch_run.hpp): the caller's thread feeding
 // prepared items and delivering results, the loop thread settling and starting. What a result
 // means is batch_settle.cpp; what may start and when, batch_start.cpp; delivery in order and
-// --dedupe's repeats, batch_delivery.cpp; decide_all.cpp the calls over it.
+// --dedupe's repeats, batch_delivery.cpp; the reader's thread, batch_reader.cpp; decide_all.cpp
+// the calls over it.
 #include "clef/batch.hpp"
+
+#include <poll.h>
 
 #include <algorithm>
 #include <iterator>
 #include <stdexcept>
 
+#include "clef/async_transport.hpp"
 #include "engine/batch_run.hpp"
 #include "util/sha256_bytes.hpp"
 
@@ -53,7 +57,7 @@ BatchSummary BatchRun::run() {
   const std::uint64_t registration = m_options.cancel.on_cancel([this] {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_cancel_heard = true;
-    m_arrived.notify_one();
+    wake_caller();
   });
   try {
     if (!m_source_on_caller) m_reader = std::thread([this] { read_source(); });
@@ -65,94 +69,6 @@ BatchSummary BatchRun::run() {
     abandon();
     throw;
   }
-}
-
-// ---- The reader's thread -------------------------------------------------------------------
-
-/// Items from the source while there is room for them (those read, prepared, in flight and
-/// waiting to be sent again stay within -j plus the read-ahead; ordered, within the window),
-/// each handed to the caller as soon as it is read: a live stream's item must not wait for the
-/// one after it. Ends at the source's end, at a stop, or when the run is over.
-void BatchRun::read_source() {
-  std::unique_lock<std::mutex> lock(m_mutex);
-  for (;;) {
-    m_reader_waiting = true;
-    m_room.wait(lock, [&] { return m_reader_quit || m_stopping || may_read(); });
-    m_reader_waiting = false;
-    if (m_reader_quit || m_stopping) return;
-    m_reading = true;
-    lock.unlock();
-    std::optional<Result<DecisionRequest>> item;
-    std::exception_ptr threw;
-    try {
-      item = m_source();
-    } catch (...) {
-      threw = std::current_exception();  // rethrown on the caller's thread
-    }
-    lock.lock();
-    m_reading = false;
-    m_source_threw = threw;
-    if (item) {
-      m_read.push_back(std::move(*item));
-      ++m_read_count;
-    } else {
-      m_source_ended = true;
-    }
-    if (m_caller_waiting && caller_needed()) m_arrived.notify_one();
-    if (!item) return;
-  }
-}
-
-/// Under the lock: whether the reader may take another item now.
-bool BatchRun::may_read() const {
-  return !m_source_ended && held() < m_limit + m_ahead && !window_full();
-}
-
-/// Under the lock: the reader, asleep for want of room, woken once half the read-ahead is free
-/// (not for every item that lands), or to end.
-void BatchRun::wake_reader() {
-  if (!m_reader_waiting) return;
-  if (m_reader_quit || m_stopping || (may_read() && held() + m_ahead / 2 < m_limit + m_ahead))
-    m_room.notify_one();
-}
-
-/// Items read and not yet delivered: read (and those the caller is preparing), prepared, in
-/// flight, waiting to be sent again, or back and waiting for the sink (or in it). Results that
-/// wait count too: else a sink slower than the loop (a FIFO, a busy caller) would let the reader
-/// run ahead by as many items as wait, past the bound --jobs sets (and clef's
-/// clef_decisions_pending states).
-std::size_t BatchRun::held() const {
-  return m_read.size() + m_with_caller + m_prepared.size() + m_in_flight + m_waiting.size() +
-         m_finished.size() + m_delivering;
-}
-
-/// Ordered: the reader may not run further ahead of the next item to deliver than the window.
-bool BatchRun::window_full() const {
-  return m_options.ordered && !m_source_ended && m_read_count >= m_next_to_deliver + m_window;
-}
-
-/// The run is over: the reader stops. A source still waiting for input (the run ended early)
-/// is asked to return through BatchOptions::interrupt_source, and waited for: the source is the
-/// caller's, and must not be called once run_batch has returned. What it read meanwhile was never
-/// sent and is delivered as not done.
-void BatchRun::finish_reading() {
-  bool reading = false;
-  {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    m_reader_quit = true;
-    reading = m_reading;
-    m_room.notify_one();
-  }
-  if (reading && m_options.interrupt_source) m_options.interrupt_source();
-  if (m_reader.joinable()) m_reader.join();
-  std::deque<Result<DecisionRequest>> left;
-  {
-    std::lock_guard<std::mutex> lock(m_mutex);
-    left.swap(m_read);
-  }
-  for (std::size_t i = 0; i < left.size(); ++i)
-    m_delivery.deliver(m_summary.started++,
-                       make_error(ErrorKind::cancelled, "the batch was stopped"));
 }
 
 // ---- The caller's thread -------------------------------------------------------------------
@@ -310,7 +226,7 @@ bool BatchRun::exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool st
     // cancel; and while items are in flight, a look at should_stop now and then.
     m_caller_wakes = std::min(wake, Clock::now() + kCallerLooks);
     m_caller_waiting = true;
-    m_arrived.wait_until(lock, m_caller_wakes, [&] { return caller_needed(); });
+    wait_here(lock, m_caller_wakes, [&] { return caller_needed(); });
     m_caller_waiting = false;
     m_cancel_heard = false;  // heard: check_stop() sees the token itself from now on
     m_next_wake = Clock::time_point::max();
@@ -325,6 +241,31 @@ bool BatchRun::exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool st
   if (m_source_on_caller) m_caller_reads.room = room_to_read();
   return over && out.finished.empty() && out.pauses.empty() && out.refusals.empty() &&
          out.read.empty();
+}
+
+/// Under the lock: until `ready()` or `until`, asleep until another thread wakes this one — or,
+/// with BatchOptions::drive_loop, turning that loop here, so that its handlers (landed() among
+/// them) run on this thread between looks at `ready()`.
+template <class Ready>
+void BatchRun::wait_here(std::unique_lock<std::mutex>& lock, Clock::time_point until, Ready ready) {
+  DrivenCurlLoop* loop = m_options.drive_loop.get();
+  if (!loop) {
+    if (until == Clock::time_point::max())
+      m_arrived.wait(lock, ready);
+    else
+      m_arrived.wait_until(lock, until, ready);
+    return;
+  }
+  while (!ready()) {
+    const Clock::time_point now = Clock::now();
+    if (now >= until) return;
+    lock.unlock();
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
+    pollfd work{loop->descriptor(), POLLIN, 0};
+    ::poll(&work, 1, static_cast<int>(std::min(loop->timeout(), left).count()));
+    loop->run_once();
+    lock.lock();
+  }
 }
 
 /// On the caller's thread: results to the sink (in order when asked), pauses to on_pause.
@@ -343,12 +284,19 @@ void BatchRun::abandon() {
     std::unique_lock<std::mutex> lock(m_mutex);
     stop(true);
     m_caller_waiting = true;
-    m_arrived.wait(lock, [&] { return m_in_flight == 0; });
+    wait_here(lock, Clock::time_point::max(), [&] { return m_in_flight == 0; });
   }
   finish_reading();
 }
 
 // ---- Either thread, under the lock ---------------------------------------------------------
+
+/// The caller's thread, asleep in wait_here(), woken from another thread (the reader's, a
+/// cancel's): the loop it may be turning is woken by a task that does nothing.
+void BatchRun::wake_caller() {
+  m_arrived.notify_one();
+  if (m_options.drive_loop) m_options.drive_loop->after(std::chrono::milliseconds(0), [](bool) {});
+}
 
 /// A transfer's callback, on the loop's thread: the result settled, the next items started at
 /// once from those prepared, and the caller's thread woken only when it has a batch to do.

@@ -1,4 +1,6 @@
-// Internal: the batch engine (clef/batch.hpp's run_batch) split across its three threads. A
+// Internal: the batch engine (clef/batch.hpp's run_batch) split across its three threads.
+// (With BatchOptions::drive_loop the loop's work is done on the caller's thread, and with
+// source_never_waits the reader's too: the same parts, turned by one thread.) A
 // reader thread of the run's own pulls items from the source, so a source that waits (a pipe, a
 // FIFO) never holds back results or stops (a source that never waits is read on the caller's
 // thread, as many items at a time as there is room for); the caller's thread turns what was read
@@ -89,10 +91,13 @@ class BatchRun {
   std::vector<std::unique_ptr<Flight>> prepare(std::vector<Result<DecisionRequest>>& read);
   std::unique_ptr<Flight> flight_for(std::size_t index, Result<DecisionRequest>&& item);
   bool exchange(std::vector<std::unique_ptr<Flight>>&& prepared, bool stop_asked, Outbox& out);
+  template <class Ready>
+  void wait_here(std::unique_lock<std::mutex>& lock, Clock::time_point until, Ready ready);
   void deliver(Outbox& out);
   void abandon();
 
   // Either thread, under m_mutex (batch.cpp).
+  void wake_caller();
   void landed(Flight* flight, Result<Decision>&& result);
   void send_all(std::vector<std::unique_ptr<Flight>>& sends);
   Clock::time_point start_what_may_start(std::vector<std::unique_ptr<Flight>>& sends);

@@ -338,7 +338,12 @@ Result<std::shared_ptr<AsyncRecordingTransport>> make_recording_transport(
 }
 
 std::shared_ptr<AsyncTransport> make_async_replay(std::shared_ptr<ReplayTransport> replay) {
-  return detail::staged_loop(std::make_shared<ReplayStage>(std::move(replay)), make_curl_loop());
+  return make_async_replay(std::move(replay), make_curl_loop());
+}
+
+std::shared_ptr<AsyncTransport> make_async_replay(std::shared_ptr<ReplayTransport> replay,
+                                                  std::shared_ptr<AsyncTransport> loop) {
+  return detail::staged_loop(std::make_shared<ReplayStage>(std::move(replay)), std::move(loop));
 }
 
 Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string& path,
