@@ -16,6 +16,7 @@
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
 #include "thread_count.hpp"
+#include "ticket.hpp"
 #include "wait_until.hpp"
 
 namespace {
@@ -23,15 +24,9 @@ namespace {
 using clef::ErrorKind;
 using clef::testing::FakeServer;
 using clef::testing::Scripted;
+using clef::testing::ticket;
 using clef::testing::wait_until;
 using namespace std::chrono_literals;
-
-clef::DecisionRequest ticket(int n) {
-  clef::DecisionRequest request;
-  request.state = clef::State::text("ticket " + std::to_string(n));
-  request.questions = {clef::Question::yes_no("urgent", "Is it urgent?")};
-  return request;
-}
 
 clef::Client client_for(const FakeServer& server, int attempts = 1) {
   clef::ClientOptions options;

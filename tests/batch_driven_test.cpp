@@ -14,20 +14,15 @@
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
 #include "thread_count.hpp"
+#include "ticket.hpp"
 #include "wait_until.hpp"
 
 namespace {
 
 using clef::ErrorKind;
 using clef::testing::FakeServer;
+using clef::testing::ticket;
 using namespace std::chrono_literals;
-
-clef::DecisionRequest ticket(int i) {
-  clef::DecisionRequest request;
-  request.state = clef::State::text("ticket " + std::to_string(i));
-  request.questions = {clef::Question::yes_no("urgent", "Is it urgent?")};
-  return request;
-}
 
 clef::Client client_on(const std::shared_ptr<clef::DrivenCurlLoop>& loop,
                        const FakeServer& server) {

@@ -16,6 +16,7 @@
 #include "fake_server.hpp"
 #include "instrumented.hpp"
 #include "silent_listener.hpp"
+#include "ticket.hpp"
 #include "wait_until.hpp"
 
 namespace {
@@ -24,16 +25,10 @@ using clef::ErrorKind;
 using clef::testing::FakeServer;
 using clef::testing::Scripted;
 using clef::testing::SilentListener;
+using clef::testing::ticket;
 using clef::testing::wait_until;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-clef::DecisionRequest ticket(int n) {
-  clef::DecisionRequest request;
-  request.state = clef::State::text("ticket " + std::to_string(n));
-  request.questions = {clef::Question::yes_no("urgent", "Is it urgent?")};
-  return request;
-}
 
 clef::Client client_at(const std::string& base_url, int attempts = 1) {
   clef::ClientOptions options;
