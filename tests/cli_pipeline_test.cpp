@@ -252,6 +252,51 @@ TEST(CliPipelineStreams, AStdoutNobodyReadsForLongerThanTheTimeoutCostsNoAnswer)
       << "an answer waited for past its timeout was sent again";
 }
 
+TEST(CliPipelineStreams, AStderrNobodyReadsForLongerThanTheTimeoutCostsNoAnswer) {
+  // -v into a pipe whose reader stays away for longer than --timeout (a paused pager): the
+  // lines wait in memory, the loop goes on, and no answer is lost to a timeout that was the
+  // reader's (nor sent again for one).
+  FakeServer server;
+  server.set_latency(20ms);
+  constexpr int count = 400;
+  const std::string fifo = fresh_path("pipeline_stalled_verbose.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  const std::string input =
+      write_temp_file("pipeline_stalled_verbose_in.jsonl", jsonl_tickets(count));
+  const std::string output = fresh_path("pipeline_stalled_verbose_out.jsonl");
+  const pid_t child = spawn_clef(
+      batch_args(server.base_url(), input, output, {"-j", "16", "-v", "--timeout", "1"}), "", fifo);
+  ASSERT_GT(child, 0);
+  const int probe = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(probe, 0);
+  ASSERT_TRUE(clef::testing::wait_until(
+      [&] {
+        pollfd room{probe, POLLOUT, 0};
+        return ::poll(&room, 1, 0) == 0;
+      },
+      "the pipe full of -v lines"));
+  ::close(probe);
+  // The scenario itself, not a wait for a condition: the reader away for 1.5 timeouts.
+  std::this_thread::sleep_for(1500ms);
+  std::string log;
+  char buffer[65536];
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    pollfd ready{reader, POLLIN, 0};
+    ::poll(&ready, 1, 100);
+    const ssize_t got = ::read(reader, buffer, sizeof buffer);
+    if (got > 0) log.append(buffer, static_cast<std::size_t>(got));
+    if (got == 0 || std::chrono::steady_clock::now() > deadline) break;
+  }
+  ::close(reader);
+  EXPECT_EQ(wait_for_exit(child, 30s), 0) << log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
+  expect_every_id_once(output, count);
+  EXPECT_EQ(server.request_count(), count);
+  EXPECT_EQ(log.find("timed out"), std::string::npos) << "a -v line tells of a timeout";
+}
+
 TEST(CliPipelineLimits, AnOpenFileLimitTooLowForJIsSaidAndHonoured) {
   // -j 1000 under a hard limit of 300 open files: the connections past the limit used to fail at
   // once as "cannot connect", as if the server were down (most of the items, exit 6). clef says

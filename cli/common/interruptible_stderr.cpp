@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <string>
 
 namespace clef::cli {
 namespace {
@@ -21,12 +22,36 @@ constexpr int look_every_ms = 50;
 
 void KeptLines::keep(std::string_view text) {
   std::lock_guard<std::mutex> lock(m_mutex);
-  if (!m_closed) m_kept.append(text);
+  if (m_closed) return;
+  if (m_kept.size() + text.size() > kMostKept) {
+    ++m_left_out;
+    return;
+  }
+  if (m_left_out > 0) {
+    m_kept += "clef: -v: " + std::to_string(m_left_out) +
+              " messages left out here: stderr was not being read\n";
+    m_left_out = 0;
+  }
+  m_kept.append(text);
 }
 
 void KeptLines::write_kept() {
   std::lock_guard<std::mutex> lock(m_mutex);
-  write_kept_locked();
+  if (m_closed) return;
+  std::size_t written = 0;
+  while (written < m_kept.size()) {
+    pollfd room{m_fd, POLLOUT, 0};
+    if (::poll(&room, 1, 0) <= 0 || (room.revents & POLLOUT) == 0) break;
+    const ssize_t wrote =
+        ::write(m_fd, m_kept.data() + written, std::min(m_kept.size() - written, chunk_bytes));
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) {
+      written = m_kept.size();  // a failed write loses these lines only
+      break;
+    }
+    written += static_cast<std::size_t>(wrote);
+  }
+  m_kept.erase(0, written);
 }
 
 bool KeptLines::write_now(const char* text, std::size_t size) {

@@ -19,10 +19,16 @@ class KeptLines {
  public:
   KeptLines(int fd, const std::atomic<bool>* stop) : m_fd(fd), m_stop(stop) {}
   /// Keeps `text` to write with whatever else is kept: at write_kept(), or before anything
-  /// written through the stream after it (which never overtakes it). Any thread.
+  /// written through the stream after it (which never overtakes it). Any thread. Past
+  /// kMostKept bytes waiting (a reader that stopped reading), `text` is left out, and how many
+  /// were is said in the kept text once there is room again.
   void keep(std::string_view text);
-  /// Writes what keep() kept; nothing once the stream is gone.
+  /// Writes what keep() kept as far as the descriptor takes it without waiting: a loop's turn
+  /// must not wait for stderr's reader while the timeouts of the transfers it holds run on. The
+  /// rest waits for the next call, or for the stream's next write. Nothing once the stream is
+  /// gone.
   void write_kept();
+  static constexpr std::size_t kMostKept = 16u << 20;
 
  private:
   friend class InterruptibleStderr;
@@ -39,6 +45,7 @@ class KeptLines {
   const std::atomic<bool>* m_stop;
   std::mutex m_mutex;  ///< Over m_kept and every write: nothing overtakes what was kept.
   std::string m_kept;
+  std::size_t m_left_out = 0;  ///< Texts keep() left out since it last kept one.
   bool m_closed = false;
 };
 

@@ -121,7 +121,9 @@ std::shared_ptr<KeptLines> kept_lines_of(const std::ostream& log) {
 }
 
 /// Where a loop's -v lines go: to clef's stderr, kept and written once per loop turn (two
-/// writes per request were most of what -v cost a batch), or straight to any other stream.
+/// writes per request were most of what -v cost a batch) as far as stderr takes them without
+/// waiting (a stderr nobody reads must not hold the transfers in flight past their timeout), or
+/// straight to any other stream.
 class VerboseLines {
  public:
   VerboseLines(std::ostream& log, const std::shared_ptr<AsyncTransport>& loop)
