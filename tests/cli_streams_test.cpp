@@ -105,6 +105,49 @@ TEST(CliStreams, KeptVerboseLinesAreWrittenTogetherAndNeverOvertaken) {
   ::close(ends[1]);
 }
 
+TEST(CliStreams, KeptVerboseLinesWaitForAFullPipeInMemoryWithinABound) {
+  // A stderr nobody reads: write_kept() (the loop's) writes what fits and returns, never
+  // waiting; the rest comes out later, in order. Past KeptLines::kMostKept waiting, lines are
+  // left out and how many is said where they would have been.
+  int ends[2];
+  ASSERT_EQ(::pipe2(ends, O_CLOEXEC), 0);  // the writer's end blocks, as stderr does
+  ASSERT_EQ(::fcntl(ends[0], F_SETFL, O_NONBLOCK), 0);
+  ASSERT_GT(::fcntl(ends[1], F_SETPIPE_SZ, 4096), 0);
+  const std::size_t pipe_size = static_cast<std::size_t>(::fcntl(ends[1], F_GETPIPE_SZ));
+  {
+    clef::cli::InterruptibleStderr stderr_buffer(ends[1], &stop_flag());
+    const auto kept = stderr_buffer.kept_lines();
+    std::string expected;
+    for (int i = 0; i < 400; ++i) expected += "> POST " + std::to_string(i) + "\n";
+    kept->keep(expected);
+    kept->write_kept();  // returns: a blocking write of all of it would hang here
+    std::string out = drained(ends[0]);
+    EXPECT_LE(out.size(), pipe_size);
+    EXPECT_GT(out.size(), 0u);
+    for (int turns = 0; out.size() < expected.size() && turns < 1000; ++turns) {
+      kept->write_kept();
+      out += drained(ends[0]);
+    }
+    EXPECT_EQ(out, expected);
+
+    const std::string big(clef::cli::KeptLines::kMostKept - 4, '.');
+    kept->keep(big);
+    for (int i = 0; i < 3; ++i) kept->keep("left out\n");
+    std::string flood;
+    for (int turns = 0; flood.size() < big.size() && turns < 100000; ++turns) {
+      kept->write_kept();
+      flood += drained(ends[0]);
+    }
+    EXPECT_EQ(flood.size(), big.size());
+    kept->keep("> after\n");
+    kept->write_kept();
+    EXPECT_EQ(drained(ends[0]),
+              "clef: -v: 3 messages left out here: stderr was not being read\n> after\n");
+  }
+  ::close(ends[0]);
+  ::close(ends[1]);
+}
+
 bool is_fifo(const std::string& path) {
   struct stat info {};
   return ::lstat(path.c_str(), &info) == 0 && S_ISFIFO(info.st_mode);
@@ -414,6 +457,33 @@ TEST(CliStreams, AFifoWhoseReaderLeavesEndsTheBatchAndDescriptorsKeepTheirPlace)
   EXPECT_EQ(run_clef(merge_args(shards, link)).code, 0);
   EXPECT_TRUE(std::filesystem::is_symlink(link));
   EXPECT_EQ(lines_of(read_file(target)).size(), 10u);
+}
+
+TEST(CliStreams, ARunThroughALinkKeepsItsRecordBesideTheFileSoEitherNameResumes) {
+  // -o LINK writes the file the link names, and its run record goes beside that file: a
+  // --resume under the file's own name finds it (it used to sit beside the link, and the resume
+  // was refused as a file "not written by this version of clef batch").
+  FakeServer server;
+  const std::string input = write_temp_file("record_link_in.jsonl", jsonl_tickets(20));
+  const std::string target = fresh_path("record_link_target.jsonl");
+  const std::string link = fresh_path("record_link.jsonl");
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  auto first = run_clef(batch_args(server.base_url(), input, link));
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_TRUE(std::filesystem::exists(target + ".clef-run.json"));
+  EXPECT_FALSE(std::filesystem::exists(link + ".clef-run.json"));
+  // Cut back to its first 5 lines, as a run stopped early leaves it.
+  const std::string written = read_file(target);
+  ASSERT_EQ(lines_of(written).size(), 20u);
+  std::size_t end = 0;
+  for (int i = 0; i < 5; ++i) end = written.find('\n', end) + 1;
+  std::ofstream(target, std::ios::trunc) << written.substr(0, end);
+  const int sent = server.request_count();
+  auto resumed = run_clef(batch_args(server.base_url(), input, target, {"--resume"}));
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(lines_of(read_file(target)).size(), 20u);
+  EXPECT_EQ(server.request_count() - sent, 15) << "the 5 kept lines were asked again";
 }
 
 TEST(CliStreams, MergeRefusesRepeatedIdsAndSaysWhatItLeftOut) {

@@ -174,8 +174,10 @@ Json RunRecord::to_json() const {
   return out;
 }
 
-std::string run_record_path(const std::string& output_path) {
-  return output_path + ".clef-run.json";
+std::string run_record_path(const std::string& output) {
+  // Beside the file the output's links lead to (the file a run writes): one record, whichever
+  // name a run or its --resume gave.
+  return output_path(output).path + ".clef-run.json";
 }
 
 bool all_answered(const Decision& decision) {

@@ -28,8 +28,8 @@ struct RunRecord {
   nlohmann::ordered_json to_json() const;
 };
 
-/// The sidecar file that holds OUT's RunRecord.
-std::string run_record_path(const std::string& output_path);
+/// The sidecar file that holds OUT's RunRecord: beside the file OUT's links lead to.
+std::string run_record_path(const std::string& output);
 
 struct OutputOptions {
   bool resume = false;
