@@ -2,9 +2,11 @@
 // Prints "N ok WALL_S CPU_S" so the script can check nothing failed: the time of the decisions
 // alone (phase_clock.hpp), not of building the requests before them, which is the application's.
 //
-//   decide_all_bench URL N IN_FLIGHT [decide_all|submit]
+//   decide_all_bench URL N IN_FLIGHT [decide_all|driven|submit]
 //
 // decide_all: the batch engine (the calling thread feeds the loop and collects the results).
+// driven: the same on a loop with no thread (make_driven_curl_loop), which decide_all turns on
+// the calling thread (BatchOptions::drive_loop): one thread in all.
 // submit: IN_FLIGHT chains of Client::submit, each callback starting the next decision on the
 // loop thread, so no other thread takes part: what the asynchronous API costs by itself.
 #include <clef/clef.hpp>
@@ -12,7 +14,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <string>
@@ -65,15 +66,16 @@ std::size_t run_submit_chains(const clef::Client& client, std::vector<clef::Deci
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool submit_mode = argc == 5 && std::strcmp(argv[4], "submit") == 0;
-  if ((argc != 4 && argc != 5) ||
-      (argc == 5 && !submit_mode && std::strcmp(argv[4], "decide_all"))) {
-    std::cerr << "usage: decide_all_bench URL N IN_FLIGHT [decide_all|submit]\n";
+  const std::string mode = argc == 5 ? argv[4] : "decide_all";
+  if ((argc != 4 && argc != 5) || (mode != "decide_all" && mode != "driven" && mode != "submit")) {
+    std::cerr << "usage: decide_all_bench URL N IN_FLIGHT [decide_all|driven|submit]\n";
     return 2;
   }
   clef::ClientOptions options;
   options.backend = clef::Backend::ollama;
   options.base_url = argv[1];
+  std::shared_ptr<clef::DrivenCurlLoop> driven;
+  if (mode == "driven") options.async_transport = driven = clef::make_driven_curl_loop();
   auto client = clef::Client::create(options);
   if (!client) {
     std::cerr << client.error().to_string() << "\n";
@@ -84,11 +86,12 @@ int main(int argc, char** argv) {
   auto requests = tickets(n);
   const bench::PhaseClock clock;
   std::size_t ok = 0;
-  if (submit_mode) {
+  if (mode == "submit") {
     ok = run_submit_chains(client.value(), requests, in_flight);
   } else {
     clef::BatchOptions batch;
     batch.concurrency = in_flight;
+    batch.drive_loop = driven;
     for (const auto& result : clef::decide_all(client.value(), requests, batch)) ok += result.ok();
   }
   clock.report(ok);

@@ -7,7 +7,8 @@
    a few seconds; libcurl alone posting the same body (libcurl_floor: the floor under any libcurl
    client); `clef batch -j 16` over 40,000 tickets, plain, with --cache (every lookup a miss) and
    with -v (stderr discarded), its threads counted; the library alone (decide_all_bench: decide_all
-   with 16 in flight, and 16 chains of submit, no file I/O). Throughput and client CPU per
+   with 16 in flight, on clef's loop thread and on a driven loop it turns itself, and 16 chains of
+   submit, no file I/O). Throughput and client CPU per
    request, as ratios to wrk's, and the CPU the mock itself used per request under wrk, which
    bounds what any client can reach on the same machine.
 2. 2,000 in flight against a server that takes 1 s: `clef batch -j 2000`, plain, with --cache
@@ -174,6 +175,7 @@ def section_zero_latency(args, work):
             rows.append((name, n / wall, cpu / n))
             threads[name] = peak[0]
         for mode, name in (("decide_all", "library: decide_all, 16 in flight"),
+                           ("driven", "library: decide_all, drive_loop"),
                            ("submit", "library: submit, 16 chains")):
             wall, cpu = phase(run([os.path.join(bench, "decide_all_bench"), url, str(n), "16",
                                    mode])[3], n)

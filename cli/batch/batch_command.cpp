@@ -152,6 +152,7 @@ void set_rate(BatchOptions& options, const BatchFlags& flags, const std::optiona
 /// a reader while transfers are in flight, unturned.
 bool runs_on_one_thread(const BatchFlags& flags, const InputFile& input) {
   if (!input.is_regular()) return false;
+  if (flags.output.empty()) return true;  // no output file: results stay in memory (eval)
   if (flags.output == "-" || descriptor_named(flags.output)) return false;
   return output_path(flags.output).kind != PathKind::stream;  // missing: made a file
 }
