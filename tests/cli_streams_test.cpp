@@ -3,6 +3,7 @@
 // system's reason, written in place, or ended by SIGINT — never an abort, a hang or a loss.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -132,7 +133,9 @@ TEST(CliStreams, KeptVerboseLinesWaitForAFullPipeInMemoryWithinABound) {
 
     const std::string big(clef::cli::KeptLines::kMostKept - 4, '.');
     kept->keep(big);
-    for (int i = 0; i < 3; ++i) kept->keep("left out\n");
+    kept->keep("left out\n");
+    kept->keep("s\n");  // would fit, but nothing more is kept until half is written
+    kept->keep("left out\n");
     std::string flood;
     for (int turns = 0; flood.size() < big.size() && turns < 100000; ++turns) {
       kept->write_kept();
@@ -143,6 +146,28 @@ TEST(CliStreams, KeptVerboseLinesWaitForAFullPipeInMemoryWithinABound) {
     kept->write_kept();
     EXPECT_EQ(drained(ends[0]),
               "clef: -v: 3 messages left out here: stderr was not being read\n> after\n");
+
+    // The run's last messages left out: said before what the stream writes next (the summary).
+    kept->keep(big);
+    kept->keep("left out\n");
+    std::string tail;
+    std::thread reader([&] {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (std::chrono::steady_clock::now() < deadline &&
+             tail.find("clef: summary\n") == std::string::npos) {
+        pollfd ready{ends[0], POLLIN, 0};
+        ::poll(&ready, 1, 100);
+        tail += drained(ends[0]);
+        if (tail.size() > 4096) tail.erase(0, tail.size() - 4096);
+      }
+    });
+    std::ostream err(&stderr_buffer);
+    err << "clef: summary\n" << std::flush;
+    reader.join();
+    const std::string expected_tail =
+        "clef: -v: 1 messages left out here: stderr was not being read\nclef: summary\n";
+    ASSERT_GE(tail.size(), expected_tail.size());
+    EXPECT_EQ(tail.substr(tail.size() - expected_tail.size()), expected_tail);
   }
   ::close(ends[0]);
   ::close(ends[1]);
@@ -461,8 +486,9 @@ TEST(CliStreams, AFifoWhoseReaderLeavesEndsTheBatchAndDescriptorsKeepTheirPlace)
 
 TEST(CliStreams, ARunThroughALinkKeepsItsRecordBesideTheFileSoEitherNameResumes) {
   // -o LINK writes the file the link names, and its run record goes beside that file: a
-  // --resume under the file's own name finds it (it used to sit beside the link, and the resume
-  // was refused as a file "not written by this version of clef batch").
+  // --resume under either name finds it (it used to sit beside the link), and a --resume
+  // through the link rewrites the file, not the link (it used to put a file where the link was
+  // and leave the one it named behind, stale and unlocked).
   FakeServer server;
   const std::string input = write_temp_file("record_link_in.jsonl", jsonl_tickets(20));
   const std::string target = fresh_path("record_link_target.jsonl");
@@ -470,20 +496,22 @@ TEST(CliStreams, ARunThroughALinkKeepsItsRecordBesideTheFileSoEitherNameResumes)
   ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
   auto first = run_clef(batch_args(server.base_url(), input, link));
   ASSERT_EQ(first.code, 0) << first.err;
-  EXPECT_TRUE(std::filesystem::is_symlink(link));
   EXPECT_TRUE(std::filesystem::exists(target + ".clef-run.json"));
   EXPECT_FALSE(std::filesystem::exists(link + ".clef-run.json"));
-  // Cut back to its first 5 lines, as a run stopped early leaves it.
   const std::string written = read_file(target);
   ASSERT_EQ(lines_of(written).size(), 20u);
   std::size_t end = 0;
   for (int i = 0; i < 5; ++i) end = written.find('\n', end) + 1;
-  std::ofstream(target, std::ios::trunc) << written.substr(0, end);
-  const int sent = server.request_count();
-  auto resumed = run_clef(batch_args(server.base_url(), input, target, {"--resume"}));
-  EXPECT_EQ(resumed.code, 0) << resumed.err;
-  EXPECT_EQ(lines_of(read_file(target)).size(), 20u);
-  EXPECT_EQ(server.request_count() - sent, 15) << "the 5 kept lines were asked again";
+  for (const std::string& name : {link, target}) {
+    // Cut back to its first 5 lines, as a run stopped early leaves it.
+    std::ofstream(target, std::ios::trunc) << written.substr(0, end);
+    const int sent = server.request_count();
+    auto resumed = run_clef(batch_args(server.base_url(), input, name, {"--resume"}));
+    EXPECT_EQ(resumed.code, 0) << name << ": " << resumed.err;
+    EXPECT_TRUE(std::filesystem::is_symlink(link)) << name;
+    EXPECT_EQ(lines_of(read_file(target)).size(), 20u) << name;
+    EXPECT_EQ(server.request_count() - sent, 15) << name << ": the 5 kept lines were asked again";
+  }
 }
 
 TEST(CliStreams, MergeRefusesRepeatedIdsAndSaysWhatItLeftOut) {

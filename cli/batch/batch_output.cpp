@@ -234,7 +234,10 @@ Result<OutputFile> OutputFile::open_any(const std::string& path, const OutputOpt
     if (!fd) return fd.error();
     return open_stream(OutputFile(fd.value(), 0), path, options, true);
   }
-  return open_file(path, options, record, done);
+  // Through links, the file they name: a --resume rewrites it whole (keep_results), and a
+  // rewrite at the link's own path would put a file where the link was and leave the file it
+  // named behind, unlocked.
+  return open_file(output_path(path).path, options, record, done);
 }
 
 Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOptions& options,

@@ -23,16 +23,25 @@ constexpr int look_every_ms = 50;
 void KeptLines::keep(std::string_view text) {
   std::lock_guard<std::mutex> lock(m_mutex);
   if (m_closed) return;
+  // Once full, nothing more until half is written: else the short messages that still fit
+  // would come out between gaps, their requests' lines left out.
+  if (m_left_out > 0 && m_kept.size() > kMostKept / 2) {
+    ++m_left_out;
+    return;
+  }
   if (m_kept.size() + text.size() > kMostKept) {
     ++m_left_out;
     return;
   }
-  if (m_left_out > 0) {
-    m_kept += "clef: -v: " + std::to_string(m_left_out) +
-              " messages left out here: stderr was not being read\n";
-    m_left_out = 0;
-  }
+  tell_left_out_locked();
   m_kept.append(text);
+}
+
+void KeptLines::tell_left_out_locked() {
+  if (m_left_out == 0) return;
+  m_kept += "clef: -v: " + std::to_string(m_left_out) +
+            " messages left out here: stderr was not being read\n";
+  m_left_out = 0;
 }
 
 void KeptLines::write_kept() {
@@ -67,7 +76,9 @@ void KeptLines::close() {
 }
 
 void KeptLines::write_kept_locked() {
-  if (m_closed || m_kept.empty()) return;
+  if (m_closed) return;
+  tell_left_out_locked();  // the run's last messages may be the ones left out
+  if (m_kept.empty()) return;
   // A failed write loses these lines only: what is written next is tried on its own.
   write_out(m_kept.data(), m_kept.size());
   m_kept.clear();

@@ -20,8 +20,8 @@ class KeptLines {
   KeptLines(int fd, const std::atomic<bool>* stop) : m_fd(fd), m_stop(stop) {}
   /// Keeps `text` to write with whatever else is kept: at write_kept(), or before anything
   /// written through the stream after it (which never overtakes it). Any thread. Past
-  /// kMostKept bytes waiting (a reader that stopped reading), `text` is left out, and how many
-  /// were is said in the kept text once there is room again.
+  /// kMostKept bytes waiting (a reader that stopped reading), texts are left out until half of
+  /// it is written, and how many were is said where they would have been.
   void keep(std::string_view text);
   /// Writes what keep() kept as far as the descriptor takes it without waiting: a loop's turn
   /// must not wait for stderr's reader while the timeouts of the transfers it holds run on. The
@@ -38,6 +38,8 @@ class KeptLines {
   void close();
   /// Under m_mutex: the kept lines, written now.
   void write_kept_locked();
+  /// Under m_mutex: how many messages keep() left out, said where they would have been.
+  void tell_left_out_locked();
   /// Writes all of it unless a signal came while waiting for room; false on a write error.
   bool write_out(const char* text, std::size_t size);
 
