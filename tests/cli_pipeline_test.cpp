@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -299,6 +300,44 @@ TEST(CliPipelineStreams, AStderrNobodyReadsForLongerThanTheTimeoutCostsNoAnswer)
   EXPECT_EQ(wait_for_exit(child, 30s), 0) << log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
   expect_every_id_once(output, count);
   EXPECT_EQ(server.request_count(), count);
+  EXPECT_EQ(log.find("timed out"), std::string::npos) << "a -v line tells of a timeout";
+}
+
+TEST(CliPipelineStreams, ATerminalNobodyReadsForLongerThanTheTimeoutCostsNoAnswer) {
+  // stderr a terminal that stops being read (Ctrl-S, a pty nobody reads): a terminal says it has
+  // room, then waits in the write anyway. Neither -v's lines nor the progress line's redraws may
+  // wait there while the transfers in flight run out their --timeout.
+  FakeServer server;
+  server.set_latency(20ms);
+  constexpr int count = 1000;
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(::grantpt(master), 0);
+  ASSERT_EQ(::unlockpt(master), 0);
+  const std::string terminal = ::ptsname(master);
+  const std::string input = write_temp_file("pipeline_stalled_tty_in.jsonl", jsonl_tickets(count));
+  const std::string output = fresh_path("pipeline_stalled_tty_out.jsonl");
+  const pid_t child =
+      spawn_clef(batch_args(server.base_url(), input, output, {"-j", "16", "-v", "--timeout", "1"}),
+                 "", terminal);
+  ASSERT_GT(child, 0);
+  // The scenario itself, not a wait for a condition: the terminal unread for 2 s, in which the
+  // run's 200 KB of -v fill it many times over.
+  std::this_thread::sleep_for(2s);
+  std::string log;
+  char buffer[65536];
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd ready{master, POLLIN, 0};
+    if (::poll(&ready, 1, 100) <= 0) continue;
+    const ssize_t got = ::read(master, buffer, sizeof buffer);
+    if (got <= 0) break;  // EIO: every end of the terminal's other side is closed
+    log.append(buffer, static_cast<std::size_t>(got));
+  }
+  ::close(master);
+  EXPECT_EQ(wait_for_exit(child, 30s), 0) << log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
+  expect_every_id_once(output, count);
+  EXPECT_EQ(server.request_count(), count) << "an answer was waited for past its timeout";
   EXPECT_EQ(log.find("timed out"), std::string::npos) << "a -v line tells of a timeout";
 }
 

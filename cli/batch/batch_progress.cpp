@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "common/interruptible_stderr.hpp"
 #include "common/terminal_text.hpp"
 
 namespace clef::cli {
@@ -95,7 +96,12 @@ void Progress::draw(bool force) {
     line += "  paused until " + clock_time(m_paused_until) + " (" + m_pause_reason + ")";
   }
   line += "   ";
-  m_err << line << std::flush;
+  // A redraw the next one replaces: dropped rather than waited for when stderr has no room (a
+  // terminal stopped with Ctrl-S), since this thread may be the one turning the event loop.
+  if (auto kept = kept_lines_of(m_err))
+    kept->write_if_room(line);
+  else
+    m_err << line << std::flush;
 }
 
 void Progress::finish(const BatchSummary& summary) {

@@ -1,7 +1,9 @@
 // The implementation of interruptible_stderr.hpp.
 #include "common/interruptible_stderr.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,7 +20,27 @@ constexpr std::size_t chunk_bytes = 4096;
 /// How often a wait for room looks at the signal flag.
 constexpr int look_every_ms = 50;
 
+/// A non-blocking description of its own of what `fd` names, when writing to it may wait.
+int open_unwaiting(int fd) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !(S_ISCHR(info.st_mode) || S_ISFIFO(info.st_mode))) return -1;
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  return ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+}
+
 }  // namespace
+
+KeptLines::KeptLines(int fd, const std::atomic<bool>* stop)
+    : m_fd(fd), m_unwaiting(open_unwaiting(fd)), m_stop(stop) {}
+
+KeptLines::~KeptLines() {
+  if (m_unwaiting >= 0) ::close(m_unwaiting);
+}
+
+std::shared_ptr<KeptLines> kept_lines_of(const std::ostream& stream) {
+  const auto* buffer = dynamic_cast<const InterruptibleStderr*>(stream.rdbuf());
+  return buffer ? buffer->kept_lines() : nullptr;
+}
 
 void KeptLines::keep(std::string_view text) {
   std::lock_guard<std::mutex> lock(m_mutex);
@@ -47,20 +69,32 @@ void KeptLines::tell_left_out_locked() {
 void KeptLines::write_kept() {
   std::lock_guard<std::mutex> lock(m_mutex);
   if (m_closed) return;
+  m_kept.erase(0, write_without_waiting(m_kept.data(), m_kept.size()));
+}
+
+bool KeptLines::write_if_room(std::string_view text) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  if (m_closed) return false;
+  m_kept.erase(0, write_without_waiting(m_kept.data(), m_kept.size()));
+  if (!m_kept.empty()) return false;
+  return write_without_waiting(text.data(), text.size()) == text.size();
+}
+
+std::size_t KeptLines::write_without_waiting(const char* text, std::size_t size) {
   std::size_t written = 0;
-  while (written < m_kept.size()) {
-    pollfd room{m_fd, POLLOUT, 0};
-    if (::poll(&room, 1, 0) <= 0 || (room.revents & POLLOUT) == 0) break;
-    const ssize_t wrote =
-        ::write(m_fd, m_kept.data() + written, std::min(m_kept.size() - written, chunk_bytes));
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) {
-      written = m_kept.size();  // a failed write loses these lines only
-      break;
+  while (written < size) {
+    const int fd = m_unwaiting >= 0 ? m_unwaiting : m_fd;
+    if (m_unwaiting < 0) {
+      pollfd room{m_fd, POLLOUT, 0};
+      if (::poll(&room, 1, 0) <= 0 || (room.revents & POLLOUT) == 0) break;
     }
+    const ssize_t wrote = ::write(fd, text + written, std::min(size - written, chunk_bytes));
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote < 0 && errno == EAGAIN) break;
+    if (wrote <= 0) return size;  // a failed write loses these lines only
     written += static_cast<std::size_t>(wrote);
   }
-  m_kept.erase(0, written);
+  return written;
 }
 
 bool KeptLines::write_now(const char* text, std::size_t size) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <streambuf>
 #include <string>
 #include <string_view>
@@ -17,7 +18,10 @@ namespace clef::cli {
 /// task may run after the stream is gone (its thread can outlive main), and then writes nothing.
 class KeptLines {
  public:
-  KeptLines(int fd, const std::atomic<bool>* stop) : m_fd(fd), m_stop(stop) {}
+  KeptLines(int fd, const std::atomic<bool>* stop);
+  ~KeptLines();
+  KeptLines(const KeptLines&) = delete;
+  KeptLines& operator=(const KeptLines&) = delete;
   /// Keeps `text` to write with whatever else is kept: at write_kept(), or before anything
   /// written through the stream after it (which never overtakes it). Any thread. Past
   /// kMostKept bytes waiting (a reader that stopped reading), texts are left out until half of
@@ -28,6 +32,9 @@ class KeptLines {
   /// rest waits for the next call, or for the stream's next write. Nothing once the stream is
   /// gone.
   void write_kept();
+  /// For a text the next one replaces (a progress line's redraw): written only when what is kept
+  /// is out and it goes without waiting, else dropped (false). Any thread.
+  bool write_if_room(std::string_view text);
   static constexpr std::size_t kMostKept = 16u << 20;
 
  private:
@@ -42,14 +49,24 @@ class KeptLines {
   void tell_left_out_locked();
   /// Writes all of it unless a signal came while waiting for room; false on a write error.
   bool write_out(const char* text, std::size_t size);
+  /// Under m_mutex: as much of `text` as the descriptor takes now (a failed write: all of it,
+  /// lost).
+  std::size_t write_without_waiting(const char* text, std::size_t size);
 
   int m_fd;
+  /// A description of its own of what m_fd names, made O_NONBLOCK (the shell's stays as it is),
+  /// when that may wait: a terminal, a pipe, a FIFO. A terminal says it has room and then
+  /// waits in a write anyway; this one says EAGAIN instead. -1: poll m_fd before each write.
+  int m_unwaiting;
   const std::atomic<bool>* m_stop;
   std::mutex m_mutex;  ///< Over m_kept and every write: nothing overtakes what was kept.
   std::string m_kept;
   std::size_t m_left_out = 0;  ///< Texts keep() left out since it last kept one.
   bool m_closed = false;
 };
+
+/// Where clef's stderr keeps lines, or null when `stream` writes elsewhere (a test's stream).
+std::shared_ptr<KeptLines> kept_lines_of(const std::ostream& stream);
 
 class InterruptibleStderr final : public std::streambuf {
  public:

@@ -114,12 +114,6 @@ class VerboseTransport : public Transport {
   std::ostream& m_log;
 };
 
-/// Where clef's stderr keeps lines, or null when `log` is another stream.
-std::shared_ptr<KeptLines> kept_lines_of(const std::ostream& log) {
-  const auto* stderr_buffer = dynamic_cast<const InterruptibleStderr*>(log.rdbuf());
-  return stderr_buffer ? stderr_buffer->kept_lines() : nullptr;
-}
-
 /// Where a loop's -v lines go: to clef's stderr, kept and written once per loop turn (two
 /// writes per request were most of what -v cost a batch) as far as stderr takes them without
 /// waiting (a stderr nobody reads must not hold the transfers in flight past their timeout), or
