@@ -234,7 +234,7 @@ TEST(CliBatch, AProvidersBudgetStopsTheRunAtOnce) {
       if (call >= 10) return refusal;
       return std::nullopt;
     });
-    const std::string output = fresh_path("budget.jsonl");
+    const std::string output = fresh_path("provider_budget_out.jsonl");
     auto r = run_clef(batch_args(server.base_url(),
                                  write_temp_file("t_budget.jsonl", jsonl_tickets(200)), output,
                                  {"-j", "4"}));

@@ -93,9 +93,10 @@ TEST(CliConfig, AListOfHostsGoesWholeToABatchAndItsFirstToAnAsk) {
   ASSERT_EQ(asked.code, 0) << asked.err;
   EXPECT_EQ(sent_to(first), 1u);
   EXPECT_EQ(sent_to(second), 0u);
-  const std::string input = write_temp_file("hosts_in.jsonl", jsonl_tickets(20));
-  auto batch = run_clef({"batch", input, "--config", config, "-o", fresh_path("hosts_out.jsonl"),
-                         "--yes-no", "urgent: Is it urgent?"});
+  const std::string input = write_temp_file("config_hosts_in.jsonl", jsonl_tickets(20));
+  auto batch =
+      run_clef({"batch", input, "--config", config, "-o", fresh_path("config_hosts_out.jsonl"),
+                "--yes-no", "urgent: Is it urgent?"});
   ASSERT_EQ(batch.code, 0) << batch.err;
   EXPECT_EQ(sent_to(first) + sent_to(second), 21u);
   EXPECT_GT(sent_to(second), 0u) << "the batch sent to both";
