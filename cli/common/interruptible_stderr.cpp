@@ -47,11 +47,8 @@ void KeptLines::keep(std::string_view text) {
   if (m_closed) return;
   // Once full, nothing more until half is written: else the short messages that still fit
   // would come out between gaps, their requests' lines left out.
-  if (m_left_out > 0 && m_kept.size() > kMostKept / 2) {
-    ++m_left_out;
-    return;
-  }
-  if (m_kept.size() + text.size() > kMostKept) {
+  const bool still_full = m_left_out > 0 && m_kept.size() > kMostKept / 2;
+  if (still_full || m_kept.size() + text.size() > kMostKept) {
     ++m_left_out;
     return;
   }
@@ -81,9 +78,9 @@ bool KeptLines::write_if_room(std::string_view text) {
 }
 
 std::size_t KeptLines::write_without_waiting(const char* text, std::size_t size) {
+  const int fd = m_unwaiting >= 0 ? m_unwaiting : m_fd;
   std::size_t written = 0;
   while (written < size) {
-    const int fd = m_unwaiting >= 0 ? m_unwaiting : m_fd;
     if (m_unwaiting < 0) {
       pollfd room{m_fd, POLLOUT, 0};
       if (::poll(&room, 1, 0) <= 0 || (room.revents & POLLOUT) == 0) break;
