@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -207,6 +208,24 @@ TEST(CliPipelineSignals, AStderrNobodyReadsDoesNotHoldASignalledRun) {
   EXPECT_GT(lines.size(), 0u);
 }
 
+/// Everything written to `fd` (non-blocking) until its writers are gone — end of file for a
+/// pipe, EIO for a terminal's master — within a minute.
+std::string read_until_the_writers_close(int fd) {
+  std::string text;
+  char buffer[65536];
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd ready{fd, POLLIN, 0};
+    ::poll(&ready, 1, 100);
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got > 0)
+      text.append(buffer, static_cast<std::size_t>(got));
+    else if (got == 0 || (errno != EAGAIN && errno != EINTR))
+      break;
+  }
+  return text;
+}
+
 /// A FIFO whose reader is open but away: a child's stdout or stderr that fills and stays full
 /// until the test reads it all.
 class AwayReader {
@@ -239,18 +258,7 @@ class AwayReader {
   }
 
   /// Everything written, once the writer has closed its end (within a minute).
-  std::string read_to_the_end() {
-    std::string text;
-    char buffer[65536];
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    for (;;) {
-      pollfd ready{m_reader, POLLIN, 0};
-      ::poll(&ready, 1, 100);
-      const ssize_t got = ::read(m_reader, buffer, sizeof buffer);
-      if (got > 0) text.append(buffer, static_cast<std::size_t>(got));
-      if (got == 0 || std::chrono::steady_clock::now() > deadline) return text;
-    }
-  }
+  std::string read_to_the_end() { return read_until_the_writers_close(m_reader); }
 
   const std::string path;
 
@@ -312,6 +320,7 @@ TEST(CliPipelineStreams, ATerminalNobodyReadsForLongerThanTheTimeoutCostsNoAnswe
   constexpr int count = 1000;
   const int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
   ASSERT_GE(master, 0);
+  ASSERT_EQ(::fcntl(master, F_SETFL, O_NONBLOCK), 0);
   ASSERT_EQ(::grantpt(master), 0);
   ASSERT_EQ(::unlockpt(master), 0);
   const std::string terminal = ::ptsname(master);
@@ -324,16 +333,7 @@ TEST(CliPipelineStreams, ATerminalNobodyReadsForLongerThanTheTimeoutCostsNoAnswe
   // The scenario itself, not a wait for a condition: the terminal unread for 2 s, in which the
   // run's 200 KB of -v fill it many times over.
   std::this_thread::sleep_for(2s);
-  std::string log;
-  char buffer[65536];
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd ready{master, POLLIN, 0};
-    if (::poll(&ready, 1, 100) <= 0) continue;
-    const ssize_t got = ::read(master, buffer, sizeof buffer);
-    if (got <= 0) break;  // EIO: every end of the terminal's other side is closed
-    log.append(buffer, static_cast<std::size_t>(got));
-  }
+  const std::string log = read_until_the_writers_close(master);
   ::close(master);
   EXPECT_EQ(wait_for_exit(child, 30s), 0) << log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
   expect_every_id_once(output, count);
