@@ -7,33 +7,10 @@
 #include <set>
 #include <vector>
 
+#include "util/json_builder.hpp"
+
 namespace clef::detail {
 namespace {
-
-/// The DOM builder nlohmann::json::parse uses, told to record the fault instead of throwing.
-/// (Its range error for `1e400` is an out_of_range, which a catch of parse_error misses.)
-class RecordingDomParser : public nlohmann::detail::json_sax_dom_parser<Json> {
- public:
-  explicit RecordingDomParser(Json& target) : json_sax_dom_parser(target, false) {}
-
-  template <class Exception>
-  bool parse_error(std::size_t position, const std::string& last_token, const Exception& ex) {
-    json_sax_dom_parser::parse_error(position, last_token, ex);
-    m_position = position;
-    m_token_length = last_token.size();
-    m_number_overflow = ex.id == 406;
-    return false;
-  }
-
-  std::size_t position() const { return m_position; }
-  std::size_t token_length() const { return m_token_length; }
-  bool number_overflow() const { return m_number_overflow; }
-
- private:
-  std::size_t m_position = 0;
-  std::size_t m_token_length = 0;
-  bool m_number_overflow = false;
-};
 
 /// The UTF-8 byte order mark, which the parser skips at the start of a text.
 constexpr std::string_view utf8_bom = "\xEF\xBB\xBF";
@@ -317,7 +294,7 @@ Result<nlohmann::ordered_json> parse_json(std::string_view text, std::string_vie
         "byte " + std::to_string(*at));
   }
   Json root;
-  detail::RecordingDomParser parser(root);
+  detail::JsonBuilder parser(root);
   if (Json::sax_parse(text.begin(), text.end(), &parser)) return root;
   // nlohmann counts bytes read, 1-based, one past the token: report the 0-based offset of the
   // byte at fault (for an overflowing number, its first digit).
