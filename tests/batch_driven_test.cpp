@@ -3,12 +3,15 @@
 // all — and everything the threaded engine promises still holds: every index once, order, a bad
 // item, the read-ahead bound, a cancel or a reader heard from another thread, a sink that throws.
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "clef/clef.hpp"
@@ -215,6 +218,61 @@ TEST(BatchDriven, ASinkThatThrowsLetsTheTransfersInFlightFinishFirst) {
                    options),
                std::runtime_error);
   EXPECT_EQ(server.request_count(), 10);
+}
+
+// Waiting where no one else will turn the loop is refused at once; it used to wait for ever.
+TEST(BatchDriven, WaitingOnTheThreadThatTurnsTheLoopIsRefusedNotAHang) {
+  FakeServer server;
+  Driven driven(server);
+  driven.loop->run_once();  // this thread turns the loop from now on
+  const auto decided = driven.client.decide(ticket(0));
+  ASSERT_FALSE(decided.ok());
+  EXPECT_EQ(decided.error().kind, ErrorKind::invalid_input);
+  EXPECT_NE(decided.error().message.find("turns its loop"), std::string::npos)
+      << decided.error().message;
+  EXPECT_THROW((void)clef::decide_all(driven.client, {ticket(1)}, clef::BatchOptions{}),
+               std::logic_error);
+  EXPECT_EQ(server.request_count(), 0);
+  // Given the loop to turn, the batch turns it here.
+  const auto results = clef::decide_all(driven.client, {ticket(2)}, driven.batch);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].ok());
+  // Another thread may wait while this one turns the loop.
+  std::atomic<bool> answered{false};
+  std::optional<clef::Result<clef::Decision>> from_there;
+  std::thread other([&] {
+    from_there = driven.client.decide(ticket(3));
+    answered = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (!answered && std::chrono::steady_clock::now() < deadline) {
+    pollfd work{driven.loop->descriptor(), POLLIN, 0};
+    ::poll(&work, 1, static_cast<int>(driven.loop->timeout().count()));
+    driven.loop->run_once();
+  }
+  other.join();
+  ASSERT_TRUE(from_there.has_value());
+  EXPECT_TRUE(from_there->ok()) << from_there->error().to_string();
+}
+
+TEST(BatchDriven, ABatchStartedInOneOfItsOwnCallbacksIsRefusedNotAHang) {
+  FakeServer server;
+  clef::ClientOptions options;
+  options.base_url = server.base_url();
+  options.async_transport = clef::make_curl_loop();
+  const clef::Client client = clef::Client::create(options).value();
+  std::promise<std::string> what;
+  client.submit(ticket(0), [&](clef::Result<clef::Decision>) {
+    try {
+      (void)clef::decide_all(client, {ticket(1)});
+      what.set_value("decide_all returned");
+    } catch (const std::logic_error& refused) {
+      what.set_value(refused.what());
+    }
+  });
+  auto future = what.get_future();
+  ASSERT_EQ(future.wait_for(60s), std::future_status::ready) << "decide_all waited for itself";
+  EXPECT_NE(future.get().find("own callbacks"), std::string::npos);
 }
 
 }  // namespace

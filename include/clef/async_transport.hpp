@@ -46,9 +46,10 @@ class CLEF_API AsyncTransport {
   virtual void after(std::chrono::milliseconds delay,
                      std::function<void(bool shutting_down)> task) = 0;
   /// True on a thread whose waiting would stop this transport's work: a curl loop's own thread,
-  /// or inside a driven loop's run_once(). Waiting there for the transport's own work waits for
-  /// ever, so Client::decide() refuses instead. (A pool has other threads: false there.) A
-  /// transport that wraps another says what the inner one says.
+  /// or a driven loop's owner (the thread that last called its run_once(), inside it or not).
+  /// Waiting there for the transport's own work waits for ever, so Client::decide() refuses
+  /// instead, and run_batch throws. (A pool has other threads: false there.) A transport that
+  /// wraps another says what the inner one says.
   virtual bool running_here() const { return false; }
 };
 

@@ -208,6 +208,9 @@ struct BatchSummary {
 /// delivered exactly once (see BatchOptions::interrupt_source for a source that waits). An
 /// exception from the source, the sink or a callback ends the run and is rethrown here once the
 /// requests in flight have come back.
+/// Throws std::logic_error, before anything starts, where it would wait for ever: in one of the
+/// client's own callbacks, or on the thread that turns its driven loop (make_driven_curl_loop)
+/// unless that loop is BatchOptions::drive_loop.
 CLEF_API BatchSummary run_batch(const Client& client, const RequestSource& source,
                                 const ResultSink& sink, const BatchOptions& options = {});
 
@@ -224,7 +227,8 @@ CLEF_API BatchSummary run_batch(const Client& client, const RequestSource& sourc
 CLEF_API BatchSummary run_batch(const std::vector<Client>& hosts, const RequestSource& source,
                                 const ResultSink& sink, const BatchOptions& options = {});
 
-/// One result per request, in the same order (duplicates, with dedupe, get copies).
+/// One result per request, in the same order (duplicates, with dedupe, get copies). run_batch
+/// underneath: it throws where run_batch throws.
 ///
 ///     clef::BatchOptions options;
 ///     options.concurrency = 8;

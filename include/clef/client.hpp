@@ -37,8 +37,9 @@ class CLEF_API Client {
   static Result<Client> create(ClientOptions options);
 
   /// Validates, serializes and sends `request`, retrying as the policy allows, and parses and
-  /// validates the answers. Called from one of this client's own callbacks, on the loop it
-  /// would wait for, it returns invalid_input at once instead of waiting for ever.
+  /// validates the answers. Called where it would wait for ever — from one of this client's own
+  /// callbacks, or on the thread that turns its driven loop (make_driven_curl_loop), which
+  /// would never turn it again — it returns invalid_input at once instead.
   Result<Decision> decide(const DecisionRequest& request) const;
   /// decide() with `retry` instead of the options' retry policy.
   Result<Decision> decide(const DecisionRequest& request, const RetryPolicy& retry) const;
@@ -106,6 +107,9 @@ class CLEF_API Client {
   friend struct detail::Submission;
   friend class detail::BatchRun;  // sends the request it keeps for a resend, without a copy
   struct Impl;
+  /// True on a thread whose waiting for this client's answers would wait for ever: inside one of
+  /// its transport's handlers, or the owner of a driven loop (AsyncTransport::running_here).
+  bool waits_for_itself() const;
   void start_submission(std::shared_ptr<const DecisionRequest> request, const RetryPolicy& retry,
                         std::function<void(Result<Decision>)> done, const std::atomic<bool>* flag,
                         CancelToken token) const;

@@ -88,12 +88,22 @@ class DrivenLoop final : public DrivenCurlLoop {
   }
   int descriptor() const override { return m_loop->descriptor(); }
   std::chrono::milliseconds timeout() const override { return m_loop->timeout(); }
-  void run_once() override { m_loop->run_once(); }
+  void run_once() override {
+    m_owner.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    m_loop->run_once();
+  }
   void stop() override { m_loop->stop_here(); }
-  bool running_here() const override { return m_loop->running_here(); }
+  // Its owner waiting outside run_once() waits as surely for itself as a handler would: no other
+  // thread turns this loop.
+  bool running_here() const override {
+    return m_loop->running_here() ||
+           m_owner.load(std::memory_order_relaxed) == std::this_thread::get_id();
+  }
 
  private:
   std::shared_ptr<detail::LoopCore> m_loop;
+  /// The thread that last called run_once(): none until one has.
+  std::atomic<std::thread::id> m_owner{};
 };
 
 }  // namespace

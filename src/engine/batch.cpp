@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "clef/async_transport.hpp"
+#include "curl/curl_loop.hpp"
 #include "engine/batch_run.hpp"
 #include "util/sha256_bytes.hpp"
 
@@ -370,16 +371,33 @@ void BatchRun::finish(const Flight& flight, Result<Decision>&& result) {
   m_finished.push_back(Finished{flight.index, flight.key, std::move(result)});
 }
 
+void BatchRun::refuse_waiting_for_itself(const std::vector<Client>& hosts,
+                                         const BatchOptions& options) {
+  const bool in_a_handler = RunningLoop::current() != nullptr;
+  for (const Client& host : hosts) {
+    if (!host.waits_for_itself()) continue;
+    if (options.drive_loop && !in_a_handler) continue;  // its owner turning it: the way to wait
+    throw std::logic_error(
+        in_a_handler ? "run_batch was called from one of its clients' own callbacks, where it "
+                       "would wait for itself for ever: submit() the items there"
+                     : "run_batch was called on the thread that turns its clients' loop, where it "
+                       "would wait for ever: give that loop as BatchOptions::drive_loop");
+  }
+}
+
 }  // namespace detail
 
 BatchSummary run_batch(const Client& client, const RequestSource& source, const ResultSink& sink,
                        const BatchOptions& options) {
-  return detail::BatchRun({client}, source, sink, options).run();
+  const std::vector<Client> hosts{client};
+  detail::BatchRun::refuse_waiting_for_itself(hosts, options);
+  return detail::BatchRun(hosts, source, sink, options).run();
 }
 
 BatchSummary run_batch(const std::vector<Client>& hosts, const RequestSource& source,
                        const ResultSink& sink, const BatchOptions& options) {
   if (hosts.empty()) throw std::invalid_argument("run_batch: no host");
+  detail::BatchRun::refuse_waiting_for_itself(hosts, options);
   return detail::BatchRun(hosts, source, sink, options).run();
 }
 

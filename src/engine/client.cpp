@@ -339,16 +339,21 @@ Cost Client::cost_if_sent(const Decision& decision) const {
                             options.prices);
 }
 
+bool Client::waits_for_itself() const {
+  return m_impl->async_transport()->running_here();
+}
+
 Result<Decision> Client::decide(const DecisionRequest& request) const {
   return decide(request, m_impl->options.retry);
 }
 
 Result<Decision> Client::decide(const DecisionRequest& request, const RetryPolicy& policy) const {
   // On the loop's own thread the wait below would wait for itself: refused, not a hang.
-  if (m_impl->async_transport()->running_here()) {
+  if (waits_for_itself()) {
     return make_error(ErrorKind::invalid_input,
-                      "decide() was called from one of this client's own callbacks, where it "
-                      "would wait for itself for ever: call submit() there",
+                      "decide() was called where it would wait for itself for ever (in one of "
+                      "this client's own callbacks, or on the thread that turns its loop): call "
+                      "submit() there",
                       "decide");
   }
   // The one pipeline: the same stages, retries and timers as submit(), waited for here.
