@@ -276,6 +276,40 @@ TEST(CliHostile, DuplicateIdsAreReportedAndDedupeCopiesTheFirstAnswer) {
   }
 }
 
+// Input lines that repeat an id each get an answer; a resume cannot tell which line an answer
+// under that id is for. It used to keep one of them and drop the rest, and send none again.
+TEST(CliHostile, ResumeNeverDropsTheAnswersOfARepeatedId) {
+  FakeServer server;
+  std::string input;
+  for (const char* text : {"refund me", "the app crashes", "hello"})
+    input += Json({{"id", "x"}, {"state", text}}).dump() + "\n";
+  const std::string in = write_temp_file("repeated_id.jsonl", input);
+  const std::string output = fresh_path("repeated_id_out.jsonl");
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), in, output)).code, 0);
+  const std::string written = read_file(output);
+  ASSERT_EQ(lines_of(written).size(), 3u);
+  auto r = run_clef(batch_args(server.base_url(), in, output, {"--resume"}));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("is on more than one result line"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(output), written);
+  // Killed after one answer under x: the lines that repeat x are not sent, and say why.
+  {
+    std::ofstream(output, std::ios::binary | std::ios::trunc)
+        << written.substr(0, written.find('\n') + 1);
+  }
+  const int before = server.request_count();
+  r = run_clef(batch_args(server.base_url(), in, output, {"--resume"}));
+  EXPECT_EQ(r.code, 6) << r.err;
+  EXPECT_EQ(server.request_count(), before);
+  const auto lines = lines_of(read_file(output));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].dump(), lines_of(written)[0].dump());
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i]["id"], "x");
+    EXPECT_NE(lines[i].dump().find("cannot tell which line"), std::string::npos) << lines[i].dump();
+  }
+}
+
 /// The wait status of `clef ARGS…` under a file-size limit of `bytes` (clef ignores SIGXFSZ, so
 /// a write past it fails with EFBIG): stdin /dev/null, stdout and stderr to these files ("" is
 /// /dev/null).

@@ -33,9 +33,20 @@ std::optional<Result<DecisionRequest>> BatchJob::next() {
     if (readable) {
       const std::string key = id_key(item->id);
       if (m_done.count(key)) {
-        std::lock_guard<std::mutex> lock(m_mutex);
-        m_progress.skipped();
-        continue;
+        if (m_done_read.insert(key).second) {
+          std::lock_guard<std::mutex> lock(m_mutex);
+          m_progress.skipped();
+          continue;
+        }
+        // OUT answers this id once, and the input has it again: which of its lines that answer
+        // was for cannot be told. Not sent, and said, rather than skipped as if answered.
+        item->state = make_error(ErrorKind::invalid_input,
+                                 "id " + key +
+                                     " repeats an earlier input line's, and the output already "
+                                     "answers it: --resume cannot tell which line that answer "
+                                     "was for, so this one was not sent (give every line its own "
+                                     "id)",
+                                 "line " + std::to_string(item->line));
       }
       // A 64-bit hash per id, not the id: a collision (odds ~1e-8 at a million ids) could
       // only add a false count to the warning, never change a result.
@@ -200,7 +211,8 @@ BatchEnd BatchJob::finish(const BatchSummary& summary, bool input_read_whole) {
   if (m_duplicate_ids) {
     m_context.err << "clef: warning: " << m_duplicate_ids
                   << " input line(s) repeat an earlier id (first: " << m_first_duplicate
-                  << "); each has its own output line, and --resume treats them as one id\n";
+                  << "); each has its own output line, but --resume cannot tell them apart: it "
+                     "refuses to continue a file that answers one id twice\n";
   }
   if (m_write_failed) return {report_write_failure()};
   if (m_quota) {

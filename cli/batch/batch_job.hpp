@@ -150,6 +150,8 @@ class BatchJob {
   std::unordered_map<std::size_t, Pending> m_pending;  ///< Only the items in flight.
   std::size_t m_next_index = 0;
   std::unordered_set<std::size_t> m_seen_ids;  ///< Hashes of the ids read, for the warning.
+  /// The ids of m_done this run has read (and skipped): one read again is a repeat, not sent.
+  std::unordered_set<std::string> m_done_read;
   std::size_t m_duplicate_ids = 0;
   std::string m_first_duplicate;
   std::vector<std::uint64_t> m_offsets;  ///< --dedupe to a file: where each item's line is.

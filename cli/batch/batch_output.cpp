@@ -148,7 +148,16 @@ Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std
     if (!line.has_newline || line.too_long) continue;  // a torn last line, or no result
     auto json = parse_json(line.text, "line");
     if (!json || !is_kept_result(json.value())) continue;
-    if (!done.insert(id_key((*json)["id"])).second) continue;
+    // Two answers under one id came from input lines that repeat it: which line each answers
+    // cannot be told, so no line can be kept or redone safely, and dropping one loses a result.
+    if (const std::string id = id_key((*json)["id"]); !done.insert(id).second) {
+      return make_error(ErrorKind::invalid_input,
+                        "--resume cannot continue this file: id " + id +
+                            " is on more than one result line (input lines repeat it), so which "
+                            "line each answers cannot be told; give every input line its own id "
+                            "(--id-field), or run again with --overwrite",
+                        path);
+    }
     if (on_kept) on_kept(json.value());
     kept += line.text;
     kept += '\n';
