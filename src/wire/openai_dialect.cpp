@@ -6,6 +6,11 @@
 // {"type": "refusal", "name"} with no reason.
 #include "wire/openai_dialect.hpp"
 
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
 #include "clef/json.hpp"
 
 namespace clef::detail {
@@ -105,6 +110,35 @@ const Json* entry_value(const Json& entry, std::string& problem) {
   return &*value;
 }
 
+/// {key: value} built in one pass however many keys come (an ordered_json object finds a key by
+/// looking at each member: a server's 450,000 entries took minutes). A key set again keeps its
+/// first place and takes the last value, as assigning to the object would.
+class KeyedValues {
+ public:
+  /// False when `key` was set before: its value is replaced.
+  bool set(std::string key, const Json& value) {
+    const auto [at, added] = m_at.emplace(key, m_members.size());
+    if (!added) {
+      m_members[at->second].second = value;
+      return false;
+    }
+    m_members.emplace_back(std::move(key), value);
+    return true;
+  }
+
+  Json object() && {
+    Json out(Json::value_t::object);
+    auto& members = out.get_ref<Json::object_t&>();
+    members.reserve(m_members.size());
+    for (auto& [key, value] : m_members) members.emplace_back(std::move(key), std::move(value));
+    return out;
+  }
+
+ private:
+  std::unordered_map<std::string, std::size_t> m_at;
+  std::vector<std::pair<std::string, Json>> m_members;
+};
+
 /// A choice's [{value, probability}] as {label: probability}. A boolean value, an entry that
 /// is not an option's text, or a value given twice is a problem: nothing is dropped unsaid.
 Json choice_answer(const Json& answer, std::string& problem) {
@@ -122,7 +156,7 @@ Json choice_answer(const Json& answer, std::string& problem) {
   }
   const auto probabilities = answer.find("probabilities");
   if (probabilities == answer.end() || !probabilities->is_array()) return out;
-  Json map = Json::object();
+  KeyedValues map;
   for (const auto& entry : *probabilities) {
     const Json* value = entry_value(entry, problem);
     if (!value) continue;
@@ -136,10 +170,10 @@ Json choice_answer(const Json& answer, std::string& problem) {
       continue;
     }
     const std::string label = value->get<std::string>();
-    if (map.contains(label)) note(problem, "\"" + label + "\" has two probabilities");
-    map[label] = entry["probability"];
+    if (!map.set(label, entry["probability"]))
+      note(problem, "\"" + label + "\" has two probabilities");
   }
-  out["probabilities"] = std::move(map);
+  out["probabilities"] = std::move(map).object();
   return out;
 }
 
@@ -155,7 +189,7 @@ Json score_answer(const Json& answer, const Question& q, std::string& problem) {
   }
   const auto probabilities = answer.find("probabilities");
   if (probabilities == answer.end() || !probabilities->is_array()) return out;
-  Json map = Json::object();
+  KeyedValues map;
   for (const auto& entry : *probabilities) {
     const Json* value = entry_value(entry, problem);
     if (!value) continue;
@@ -172,10 +206,10 @@ Json score_answer(const Json& answer, const Question& q, std::string& problem) {
                         label->get<std::string>() + "\", not \"" + q.levels[index] + "\"");
     }
     const std::string key = std::to_string(index);
-    if (map.contains(key)) note(problem, "level " + key + " has two probabilities");
-    map[key] = entry["probability"];
+    if (!map.set(key, entry["probability"]))
+      note(problem, "level " + key + " has two probabilities");
   }
-  out["probabilities"] = std::move(map);
+  out["probabilities"] = std::move(map).object();
   return out;
 }
 
