@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "model/question_wire.hpp"
 #include "util/json_text.hpp"
 
 namespace clef {
@@ -185,17 +186,25 @@ Status validate(const Question& q) {
   return question_error(q, "unknown question type");
 }
 
-Status validate(const std::vector<Question>& questions) {
-  if (questions.empty()) {
+namespace detail {
+
+Status check_question_count(std::size_t count) {
+  if (count == 0) {
     return make_error(ErrorKind::invalid_input, "a request needs at least one question",
                       "questions");
   }
-  if (questions.size() > QuestionLimits::max_questions) {
-    return make_error(
-        ErrorKind::invalid_input,
-        "a request takes at most 64 questions, got " + std::to_string(questions.size()),
-        "questions");
+  if (count > QuestionLimits::max_questions) {
+    return make_error(ErrorKind::invalid_input,
+                      "a request takes at most 64 questions, got " + std::to_string(count),
+                      "questions");
   }
+  return {};
+}
+
+}  // namespace detail
+
+Status validate(const std::vector<Question>& questions) {
+  if (auto counted = detail::check_question_count(questions.size()); !counted) return counted;
   std::set<std::string> names;
   for (const auto& q : questions) {
     if (auto status = validate(q); !status) return status;

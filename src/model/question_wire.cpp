@@ -2,6 +2,7 @@
 // object of a request.
 #include "model/question_wire.hpp"
 
+#include <optional>
 #include <set>
 
 #include "clef/digest.hpp"
@@ -105,12 +106,24 @@ Status append_question(std::string& out, const Question& q) {
 
 // ---- reading ----------------------------------------------------------------------------------
 
-/// A JSON value together with the exact text it was parsed from, so an error can name the byte
-/// where the faulty field starts.
+/// A JSON value and where it was read, so an error can name the byte where the faulty field
+/// starts.
 struct Located {
   const Json& value;
-  std::string_view text;  ///< A view into the whole document (empty when it could not be found).
-  std::string path;       ///< "questions.team.criteria"
+  std::string path;           ///< "questions.team.criteria"
+  std::string_view document;  ///< The whole document, for the root; else empty.
+  const Located* parent = nullptr;
+  std::optional<std::string> key;  ///< Its key in the parent object (none: the parent's place).
+
+  /// The exact text the value was parsed from, a view into the document (empty when it cannot
+  /// be found). Looked for only when an error names it: a search of the parent's text for every
+  /// member read would cost n² over a large object.
+  std::string_view text() const {
+    if (!parent) return document;
+    const std::string_view outer = parent->text();
+    if (!key || outer.empty()) return outer;
+    return member_text(outer, *key).value_or(std::string_view());
+  }
 };
 
 class QuestionReader {
@@ -118,19 +131,19 @@ class QuestionReader {
   explicit QuestionReader(std::string_view document) : m_document(document) {}
 
   Located member(const Located& object, const std::string& key) const {
-    std::string_view text;
-    if (!object.text.empty()) {
-      if (auto found = member_text(object.text, key)) text = *found;
-    }
     static const Json absent;
     const auto it = object.value.is_object() ? object.value.find(key) : object.value.end();
-    return {it != object.value.end() ? *it : absent, text, object.path + "." + key};
+    return member(object, key, it != object.value.end() ? *it : absent);
+  }
+  /// Member `key` of `object` when its value is at hand (walking the members): no search.
+  static Located member(const Located& object, const std::string& key, const Json& value) {
+    return {value, object.path + "." + key, {}, &object, key};
   }
 
   Error error(const Located& at, const std::string& message) const {
     std::string where = at.path;
-    if (!at.text.empty()) {
-      where += ", byte " + std::to_string(at.text.data() - m_document.data());
+    if (const std::string_view text = at.text(); !text.empty()) {
+      where += ", byte " + std::to_string(text.data() - m_document.data());
     }
     return make_error(ErrorKind::invalid_input, message, where);
   }
@@ -147,7 +160,7 @@ class QuestionReader {
     if (!q.value.is_object()) return error(q, "a question must be an object");
     for (const auto& item : q.value.items()) {
       if (item.key() != "type" && item.key() != "instructions" && item.key() != "criteria") {
-        return error(member(q, item.key()),
+        return error(member(q, item.key(), item.value()),
                      "unknown field (a question has type, instructions and criteria only)");
       }
     }
@@ -185,8 +198,8 @@ class QuestionReader {
     if (!read) return read.error();
     if (auto status = validate(question); !status) {
       Error failed = status.error();
-      if (!q.text.empty()) {
-        failed.where += ", byte " + std::to_string(q.text.data() - m_document.data());
+      if (const std::string_view at = q.text(); !at.empty()) {
+        failed.where += ", byte " + std::to_string(at.data() - m_document.data());
       }
       return failed;
     }
@@ -198,8 +211,14 @@ class QuestionReader {
     if (!criteria.value.is_object()) {
       return error(criteria, "a choice needs an object of label: description");
     }
+    if (criteria.value.size() > QuestionLimits::max_options) {
+      // validate() refuses it by its count; its options are not read one by one.
+      for (const auto& item : criteria.value.items())
+        question.options.push_back({item.key(), std::nullopt});
+      return {};
+    }
     for (const auto& item : criteria.value.items()) {
-      const Located option = member(criteria, item.key());
+      const Located option = member(criteria, item.key(), item.value());
       if (option.value.is_null()) {
         question.options.push_back({item.key(), std::nullopt});
         continue;
@@ -217,7 +236,7 @@ class QuestionReader {
       return error(criteria, "must be an object with \"true\" and/or \"false\"");
     }
     for (const auto& item : criteria.value.items()) {
-      const Located side = member(criteria, item.key());
+      const Located side = member(criteria, item.key(), item.value());
       if (item.key() != "true" && item.key() != "false") {
         return error(side, "a noul question's criteria take only \"true\" and \"false\"");
       }
@@ -243,7 +262,7 @@ class QuestionReader {
         question.level_descriptions.emplace_back();
         continue;
       }
-      const Located level{value, criteria.text, criteria.path + "[" + std::to_string(i) + "]"};
+      const Located level{value, criteria.path + "[" + std::to_string(i) + "]", {}, &criteria, {}};
       auto description = guidance(level);
       if (!description) return description.error();
       question.levels.push_back(structured_level_label(value, i));
@@ -341,11 +360,14 @@ Result<std::vector<Question>> parse_questions(std::string_view json_text) {
   if (!parsed) return parsed.error();
   const detail::Json root = std::move(parsed).value();
   const detail::QuestionReader reader(json_text);
-  const detail::Located questions{root, json_text, "questions"};
+  const detail::Located questions{root, "questions", json_text, nullptr, std::nullopt};
   if (!root.is_object()) return reader.error(questions, "must be a JSON object of name: question");
+  // Refused by its count before any question is read: each is checked against the others.
+  if (root.size() > QuestionLimits::max_questions)
+    return detail::check_question_count(root.size()).error();
   std::vector<Question> out;
   for (const auto& item : root.items()) {
-    auto question = reader.question(item.key(), reader.member(questions, item.key()));
+    auto question = reader.question(item.key(), reader.member(questions, item.key(), item.value()));
     if (!question) return question.error();
     out.push_back(std::move(question).value());
   }

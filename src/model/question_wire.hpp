@@ -17,6 +17,11 @@ namespace clef::detail {
 /// text that is not valid UTF-8, naming the field.
 Status append_questions(std::string& out, const std::vector<Question>& questions);
 
+/// What validate() says of a request of `count` questions by their count alone: none, or more
+/// than QuestionLimits::max_questions, is refused. (A file's questions are counted before any
+/// is read.)
+Status check_question_count(std::size_t count);
+
 /// Whether two question sets are the same, field for field (what the wire would carry).
 bool same_questions(const std::vector<Question>& a, const std::vector<Question>& b);
 
