@@ -110,10 +110,10 @@ Status append_question(std::string& out, const Question& q) {
 /// starts.
 struct Located {
   const Json& value;
-  std::string path;           ///< "questions.team.criteria"
-  std::string_view document;  ///< The whole document, for the root; else empty.
-  const Located* parent = nullptr;
-  std::optional<std::string> key;  ///< Its key in the parent object (none: the parent's place).
+  std::string path;                 ///< "questions.team.criteria"
+  std::string_view document;        ///< The whole document, for the root; else empty.
+  const Located* parent = nullptr;  ///< Outlives it: each lives in a caller's frame.
+  std::optional<std::string> key;   ///< Its key in the parent object (none: the parent's place).
 
   /// The exact text the value was parsed from, a view into the document (empty when it cannot
   /// be found). Looked for only when an error names it: a search of the parent's text for every
