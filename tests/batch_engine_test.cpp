@@ -112,6 +112,22 @@ TEST(ModelMatch, TheFormsServersReportAreTheModelAskedForAndNoOtherIs) {
   EXPECT_FALSE(same_model("clef-flash:7b", "clef-flash:latest", true));
 }
 
+// A server's model name goes into every answer's problem: a name of megabytes is cut there, at
+// a character's boundary (it was copied whole into each: 16 MB x 64 answers, a gigabyte).
+TEST(BatchEngine, AnOtherModelsLongNameIsCutInEachAnswersProblem) {
+  clef::Decision decision;
+  decision.model = std::string(199, 'm') + "é" + std::string(1'000'000, 'n');
+  decision.answers.resize(64);
+  clef::detail::mark_other_model(decision, "clef-flash", true);
+  const std::string expected =
+      "answered by the model \"" + std::string(199, 'm') + "…\", not \"clef-flash\" as asked";
+  for (const auto& answer : decision.answers) {
+    EXPECT_EQ(answer.status, clef::AnswerStatus::invalid);
+    EXPECT_EQ(answer.problem, expected);
+  }
+  EXPECT_EQ(decision.model.size(), 199u + 2u + 1'000'000u) << "the model itself is kept whole";
+}
+
 TEST(BatchEngine, AnotherModelsAnswerIsInvalidAndItsHostIsWorkedAround) {
   FakeServer right, wrong;
   wrong.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {

@@ -39,6 +39,17 @@ bool is_version_of(const std::string& alias, const std::string& reported) {
          reported[family.size() + 1] <= '9';
 }
 
+/// `name` for a message: its first 200 bytes (on a character's boundary) and "…" when longer.
+/// A server's model name is copied into every answer's problem, and a name of 16 MB copied into
+/// 64 of them was a gigabyte.
+std::string name_for_message(std::string_view name) {
+  constexpr std::size_t most = 200;
+  if (name.size() <= most) return std::string(name);
+  std::size_t cut = most;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(name.substr(0, cut)) + "…";
+}
+
 }  // namespace
 
 bool same_model(std::string_view asked, std::string_view reported, bool tags_name_models) {
@@ -55,8 +66,8 @@ bool same_model(std::string_view asked, std::string_view reported, bool tags_nam
 
 void mark_other_model(Decision& decision, std::string_view asked, bool tags_name_models) {
   if (same_model(asked, decision.model, tags_name_models)) return;
-  const std::string problem = "answered by the model \"" + decision.model + "\", not \"" +
-                              std::string(asked) + "\" as asked";
+  const std::string problem = "answered by the model \"" + name_for_message(decision.model) +
+                              "\", not \"" + name_for_message(asked) + "\" as asked";
   for (auto& answer : decision.answers) {
     answer.status = AnswerStatus::invalid;
     answer.problem = problem;
