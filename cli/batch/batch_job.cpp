@@ -40,13 +40,14 @@ std::optional<Result<DecisionRequest>> BatchJob::next() {
         }
         // OUT answers this id once, and the input has it again: which of its lines that answer
         // was for cannot be told. Not sent, and said, rather than skipped as if answered.
-        item->state = make_error(ErrorKind::invalid_input,
-                                 "id " + key +
-                                     " repeats an earlier input line's, and the output already "
-                                     "answers it: --resume cannot tell which line that answer "
-                                     "was for, so this one was not sent (give every line its own "
-                                     "id)",
-                                 "line " + std::to_string(item->line));
+        item->state = make_error(
+            ErrorKind::invalid_input,
+            "id " + key +
+                " is on an earlier input line too, and the output answers it once: that answer "
+                "may be this line's or the earlier one's (--resume cannot tell which line it was "
+                "for), so this line was not sent; give every input line its own id and run again "
+                "with --overwrite",
+            "line " + std::to_string(item->line));
       }
       // A 64-bit hash per id, not the id: a collision (odds ~1e-8 at a million ids) could
       // only add a false count to the warning, never change a result.
