@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -729,6 +730,31 @@ TEST(CliBatchProcess, ResumeRetriesFailedIdsAndDropsATornLine) {
     EXPECT_FALSE(line.contains("error"));
   }
   EXPECT_EQ(count, (std::map<std::string, int>{{"T0", 1}, {"T1", 1}, {"T2", 1}}));
+}
+
+// A --resume killed in the middle of its rewrite leaves its temporary copy of OUT beside it; the
+// next run on OUT removes it (it stayed for ever), and never a file a live writer holds.
+TEST(CliBatchProcess, WhatAKilledRewriteLeftBesideTheOutputIsRemovedByTheNextRun) {
+  FakeServer server;
+  const std::string input = write_temp_file("abandoned.jsonl", jsonl_tickets(3));
+  const std::string output = fresh_path("abandoned_out.jsonl");
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), input, output)).code, 0);
+  const std::string abandoned = output + ".clef-Ab12Cd";
+  const std::string held = output + ".clef-Zz99Yy";
+  const std::string other = output + ".clef-notes";
+  for (const std::string& path : {abandoned, held, other}) std::ofstream(path) << "{}\n";
+  const int holder = ::open(held.c_str(), O_RDONLY);
+  ASSERT_GE(holder, 0);
+  ASSERT_EQ(::flock(holder, LOCK_EX | LOCK_NB), 0);  // as a live writer holds its own
+  auto r = run_clef(batch_args(server.base_url(), input, output, {"--resume"}));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(std::ifstream(abandoned).good()) << "the abandoned copy is still there";
+  EXPECT_TRUE(std::ifstream(held).good()) << "a live writer's file was removed";
+  EXPECT_TRUE(std::ifstream(other).good()) << "a file not of clef's naming was removed";
+  EXPECT_TRUE(std::ifstream(output + ".clef-run.json").good());
+  EXPECT_EQ(lines_of(read_file(output)).size(), 3u);
+  ::close(holder);
+  for (const std::string& path : {held, other}) std::remove(path.c_str());
 }
 
 }  // namespace

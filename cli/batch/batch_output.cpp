@@ -258,6 +258,8 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
   struct stat info {};
   if (::fstat(file.m_fd, &info) != 0) return io_error("cannot read", path);
   if (!S_ISREG(info.st_mode)) return open_stream(std::move(file), path, options, false);
+  // Ours now, with its lock: what a rewrite killed before ours left beside it goes.
+  ReplacementFile::remove_abandoned(path);
   const bool exists = info.st_size > 0;
   const std::string record_file = run_record_path(path);
   if (exists && !options.resume && !options.overwrite) {

@@ -2,10 +2,14 @@
 #include "common/replacement_file.hpp"
 #include "common/files.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -56,7 +60,38 @@ Result<ReplacementFile> ReplacementFile::create(const std::string& path) {
   name.push_back('\0');
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) return system_error("cannot create a temporary file beside it", path);
+  // Locked while this process lives: remove_abandoned() tells a dead writer's file by its lock.
+  ::flock(fd, LOCK_EX | LOCK_NB);
   return ReplacementFile(path, std::string(name.data()), fd);
+}
+
+std::size_t ReplacementFile::remove_abandoned(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  const std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string prefix =
+      (slash == std::string::npos ? path : path.substr(slash + 1)) + ".clef-";
+  DIR* listing = ::opendir(directory.c_str());
+  if (!listing) return 0;
+  std::size_t removed = 0;
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string name = entry->d_name;
+    // create()'s names only: the prefix and mkstemp's six letters and digits.
+    if (name.size() != prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0 ||
+        !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }))
+      continue;
+    const int fd =
+        ::openat(::dirfd(listing), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat info {};
+    // Only this user's regular files that no live writer holds.
+    if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::geteuid() &&
+        ::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::unlinkat(::dirfd(listing), name.c_str(), 0) == 0)
+      ++removed;
+    ::close(fd);
+  }
+  ::closedir(listing);
+  return removed;
 }
 
 ReplacementFile::ReplacementFile(ReplacementFile&& other) noexcept

@@ -3,6 +3,7 @@
 // renamed over the file once it is complete, or removed.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "clef/result.hpp"
@@ -11,9 +12,14 @@ namespace clef::cli {
 
 class ReplacementFile {
  public:
-  /// A new, empty temporary file in `path`'s directory, named after it. A system failure
-  /// (ErrorKind::connection_failed, with the system's reason) when it cannot be made.
+  /// A new, empty temporary file in `path`'s directory, named after it and locked (flock) while
+  /// this process lives. A system failure (ErrorKind::connection_failed, with the system's
+  /// reason) when it cannot be made.
   static Result<ReplacementFile> create(const std::string& path);
+  /// Removes the temporary files create() made for `path` whose writers died (a kill -9 in the
+  /// middle of a rewrite left one beside it): those no process holds locked. Returns how many.
+  /// Call it while holding the lock the writers of `path` take, so that none is starting one.
+  static std::size_t remove_abandoned(const std::string& path);
   ReplacementFile(ReplacementFile&& other) noexcept;
   ReplacementFile& operator=(ReplacementFile&&) = delete;
   /// Removes the temporary file unless commit() renamed it.
