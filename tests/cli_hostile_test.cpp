@@ -310,6 +310,31 @@ TEST(CliHostile, ResumeNeverDropsTheAnswersOfARepeatedId) {
   }
 }
 
+// Lines kept by a --resume whose ids the input no longer has (an input cut down, an edited
+// output) stay, and the run says so: the output has more lines than the input has items.
+TEST(CliHostile, ResumeSaysWhenKeptLinesAnswerIdsTheInputNoLongerHas) {
+  FakeServer server;
+  const std::string in = write_temp_file("strangers.jsonl", jsonl_tickets(3));
+  const std::string output = fresh_path("strangers_out.jsonl");
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), in, output)).code, 0);
+  Json stranger = lines_of(read_file(output))[0];
+  stranger["id"] = "zz";
+  { std::ofstream(output, std::ios::app) << stranger.dump() << "\n"; }
+  auto r = run_clef(batch_args(server.base_url(), in, output, {"--resume"}));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: 1 line(s) kept from the last run answer ids the input no "
+                       "longer has (first: \"zz\")"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(lines_of(read_file(output)).size(), 4u);
+  // Every kept id in the input: nothing said.
+  const std::string whole = fresh_path("strangers_none.jsonl");
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), in, whole)).code, 0);
+  r = run_clef(batch_args(server.base_url(), in, whole, {"--resume"}));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("no longer has"), std::string::npos) << r.err;
+}
+
 /// The wait status of `clef ARGS…` under a file-size limit of `bytes` (clef ignores SIGXFSZ, so
 /// a write past it fails with EFBIG): stdin /dev/null, stdout and stderr to these files ("" is
 /// /dev/null).

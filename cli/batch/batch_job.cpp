@@ -1,6 +1,7 @@
 // The implementation of batch_job.hpp: one `clef batch` run's items in, results out.
 #include "batch/batch_job.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -209,12 +210,7 @@ std::optional<BatchEnd> BatchJob::cost_stop(const BatchSummary& summary) const {
 BatchEnd BatchJob::finish(const BatchSummary& summary, bool input_read_whole) {
   write_group();  // the engine calls it after every group; a caller that did not is covered
   m_progress.finish(summary);
-  if (m_duplicate_ids) {
-    m_context.err << "clef: warning: " << m_duplicate_ids
-                  << " input line(s) repeat an earlier id (first: " << m_first_duplicate
-                  << "); each has its own output line, but --resume cannot tell them apart: it "
-                     "refuses to continue a file that answers one id twice\n";
-  }
+  warn_of_ids(input_read_whole && m_input_ended);
   if (m_write_failed) return {report_write_failure()};
   if (m_quota) {
     // The error names the budget (a daily allocation and when it renews, credit, a spend limit).
@@ -247,6 +243,24 @@ BatchEnd BatchJob::finish(const BatchSummary& summary, bool input_read_whole) {
     return {as_int(ExitCode::not_recorded)};
   }
   return {as_int(m_progress.failures() > 0 ? ExitCode::partial_failure : ExitCode::ok), true};
+}
+
+void BatchJob::warn_of_ids(bool input_read_whole) const {
+  if (m_duplicate_ids) {
+    m_context.err << "clef: warning: " << m_duplicate_ids
+                  << " input line(s) repeat an earlier id (first: " << m_first_duplicate
+                  << "); each has its own output line, but --resume cannot tell them apart: it "
+                     "refuses to continue a file that answers one id twice\n";
+  }
+  // Only a whole reading knows an id is not there; a shard skips other shards' ids unread, but
+  // its output holds none of them.
+  if (!input_read_whole || m_done_read.size() >= m_done.size()) return;
+  const auto stranger = std::find_if(m_done.begin(), m_done.end(), [&](const std::string& id) {
+    return m_done_read.count(id) == 0;
+  });
+  m_context.err << "clef: warning: " << m_done.size() - m_done_read.size()
+                << " line(s) kept from the last run answer ids the input no longer has (first: "
+                << *stranger << "); they are still in the output\n";
 }
 
 std::string BatchJob::json_line(const Pending& pending, const Result<Decision>& result) {

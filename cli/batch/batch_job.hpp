@@ -133,6 +133,9 @@ class BatchJob {
   void remember_written(const Unwritten& item, std::uint64_t offset);
 
   int report_write_failure() const;
+  /// Warnings about ids at the end of a run: input lines that repeat one, and (a --resume that
+  /// read its input whole) lines kept from the last run whose ids the input no longer has.
+  void warn_of_ids(bool input_read_whole) const;
 
   const BatchFlags& m_flags;
   const Context& m_context;
