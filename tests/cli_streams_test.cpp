@@ -24,6 +24,7 @@
 
 #include "batch/batch_input.hpp"
 #include "child_clef.hpp"
+#include "clef/batch.hpp"
 #include "clef/cassette.hpp"
 #include "clef/json.hpp"
 #include "cli_runner.hpp"
@@ -527,6 +528,13 @@ TEST(CliStreams, MergeRefusesRepeatedIdsAndSaysWhatItLeftOut) {
   EXPECT_EQ(merged.code, 2) << merged.err;
   EXPECT_NE(merged.err.find("more than one line for the id \"A\""), std::string::npos)
       << merged.err;
+  // Named by the shard that holds them, whichever is given first.
+  const std::string holder = dup_shards[clef::shard_of("\"A\"", 2)];
+  EXPECT_NE(merged.err.find(holder), std::string::npos) << merged.err;
+  auto reversed = run_clef(
+      merge_args({dup_shards[1], dup_shards[0]}, fresh_path("merge_repeated_reversed.jsonl")));
+  EXPECT_EQ(reversed.code, 2) << reversed.err;
+  EXPECT_NE(reversed.err.find(holder), std::string::npos) << reversed.err;
   // Lines that are no result lines are left out, and said to be.
   const auto shards =
       shards_of(server, write_temp_file("merge_junk.jsonl", jsonl_tickets(10)), 2, "merge_junk");

@@ -328,7 +328,7 @@ int run_merge(const MergeFlags& flags, const Context& context) {
     return fail(merge_error("the shards hold more than one line for the id " + *repeated +
                                 " (the input repeats it): merge puts lines back in input order by "
                                 "their ids, and cannot tell these apart; give each item its own id",
-                            runs.front().path));
+                            index.path_of(*repeated)));
   }
   auto merged = in_input_order(input, first, index, context);
   if (!merged) return fail(merged.error());

@@ -148,6 +148,13 @@ std::optional<std::string> ShardIndex::repeated_id() const {
   return std::nullopt;
 }
 
+const std::string& ShardIndex::path_of(const std::string& key) const {
+  static const std::string none;
+  const auto found = m_by_id.find(key);
+  return found == m_by_id.end() || found->second.empty() ? none
+                                                         : m_paths[found->second.front().shard];
+}
+
 std::optional<std::string> ShardIndex::first_left() const {
   if (m_by_id.empty()) return std::nullopt;
   return m_by_id.begin()->first;

@@ -49,6 +49,8 @@ class ShardIndex {
   /// An id with more than one line in the shards (the input repeats it: its lines cannot be
   /// told apart, so they cannot be put back in the input's order), or nullopt.
   std::optional<std::string> repeated_id() const;
+  /// The path of the shard that holds the lines of `key` (one shard holds every line of an id).
+  const std::string& path_of(const std::string& key) const;
   /// Lines that were not whole result lines (torn by a kill, or not clef's): left out.
   std::size_t left_out() const noexcept { return m_left_out; }
   /// What the shards' lines say their decisions cost, in dollars ("cost"), and how many lines
