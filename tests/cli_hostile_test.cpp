@@ -323,7 +323,7 @@ TEST(CliHostile, ResumeSaysWhenKeptLinesAnswerIdsTheInputNoLongerHas) {
   auto r = run_clef(batch_args(server.base_url(), in, output, {"--resume"}));
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("warning: 1 line(s) kept from the last run answer ids the input no "
-                       "longer has (first: \"zz\")"),
+                       "longer has (one: \"zz\")"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(lines_of(read_file(output)).size(), 4u);

@@ -259,7 +259,7 @@ void BatchJob::warn_of_ids(bool input_read_whole) const {
     return m_done_read.count(id) == 0;
   });
   m_context.err << "clef: warning: " << m_done.size() - m_done_read.size()
-                << " line(s) kept from the last run answer ids the input no longer has (first: "
+                << " line(s) kept from the last run answer ids the input no longer has (one: "
                 << *stranger << "); they are still in the output\n";
 }
 
