@@ -45,7 +45,9 @@ BatchRun::BatchRun(const std::vector<Client>& hosts, const RequestSource& source
       m_dearest(options.already_spent.decisions > 0
                     ? std::optional<double>(options.already_spent.dearest_usd)
                     : std::nullopt),
-      m_costs_known(options.already_spent.decisions) {}
+      m_costs_known(options.already_spent.decisions) {
+  refuse_waiting_for_itself(hosts, options);
+}
 
 BatchSummary BatchRun::run() {
   // A shard of a shared rate waits its place before its first start (--rate-total).
@@ -389,15 +391,12 @@ void BatchRun::refuse_waiting_for_itself(const std::vector<Client>& hosts,
 
 BatchSummary run_batch(const Client& client, const RequestSource& source, const ResultSink& sink,
                        const BatchOptions& options) {
-  const std::vector<Client> hosts{client};
-  detail::BatchRun::refuse_waiting_for_itself(hosts, options);
-  return detail::BatchRun(hosts, source, sink, options).run();
+  return detail::BatchRun({client}, source, sink, options).run();
 }
 
 BatchSummary run_batch(const std::vector<Client>& hosts, const RequestSource& source,
                        const ResultSink& sink, const BatchOptions& options) {
   if (hosts.empty()) throw std::invalid_argument("run_batch: no host");
-  detail::BatchRun::refuse_waiting_for_itself(hosts, options);
   return detail::BatchRun(hosts, source, sink, options).run();
 }
 

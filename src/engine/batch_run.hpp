@@ -40,12 +40,13 @@ class BatchRun {
 
   BatchSummary run();
 
+ private:
   /// Throws std::logic_error when waiting here for `hosts` would wait for ever: inside one of
   /// their loop's handlers, or on the thread that turns their loop without `options.drive_loop`.
+  /// Checked by the constructor, before anything starts.
   static void refuse_waiting_for_itself(const std::vector<Client>& hosts,
                                         const BatchOptions& options);
 
- private:
   /// A flight back from the loop with its result.
   struct Landed {
     std::unique_ptr<Flight> flight;
