@@ -14,10 +14,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <string_view>
 #include <vector>
 
 namespace clef::cli {
 namespace {
+
+/// What create() names a temporary file after its path: this, then mkstemp's six characters.
+constexpr std::string_view temporary_suffix = ".clef-";
+constexpr std::size_t random_characters = 6;
 
 /// The process's umask, from /proc (umask(2) cannot read it without setting it, which would race
 /// with other threads creating files); 022 when /proc does not say.
@@ -55,7 +60,7 @@ bool write_all(int fd, const std::string& data) {
 Result<ReplacementFile> ReplacementFile::create(const std::string& path) {
   // mkstemp's XXXXXX: six random characters, O_CREAT | O_EXCL (a planted file or link there
   // makes it try another name, never write through it).
-  std::string pattern = path + ".clef-XXXXXX";
+  std::string pattern = path + std::string(temporary_suffix) + std::string(random_characters, 'X');
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
@@ -69,14 +74,15 @@ std::size_t ReplacementFile::remove_abandoned(const std::string& path) {
   const std::size_t slash = path.rfind('/');
   const std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
   const std::string prefix =
-      (slash == std::string::npos ? path : path.substr(slash + 1)) + ".clef-";
+      (slash == std::string::npos ? path : path.substr(slash + 1)) + std::string(temporary_suffix);
   DIR* listing = ::opendir(directory.c_str());
   if (!listing) return 0;
   std::size_t removed = 0;
   while (const dirent* entry = ::readdir(listing)) {
     const std::string name = entry->d_name;
     // create()'s names only: the prefix and mkstemp's six letters and digits.
-    if (name.size() != prefix.size() + 6 || name.compare(0, prefix.size(), prefix) != 0 ||
+    if (name.size() != prefix.size() + random_characters ||
+        name.compare(0, prefix.size(), prefix) != 0 ||
         !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }))
       continue;
