@@ -16,6 +16,7 @@
 
 #include "clef/cache.hpp"
 #include "clef/mock.hpp"
+#include "support/cache_packs.hpp"
 
 namespace {
 
@@ -68,10 +69,32 @@ std::shared_ptr<clef::Transport> caching(std::shared_ptr<clef::Transport> inner,
   return cache ? cache.value() : nullptr;
 }
 
+/// Where clef before packs kept the entry for `request`: KEY.json in its shard (still read).
 std::string entry_path(const clef::CacheOptions& options, const clef::HttpRequest& request,
                        const char* tag = "ollama") {
   const std::string key = clef::cache_key(tag, request, options.model_version);
   return options.directory + "/" + key.substr(0, 2) + "/" + key + ".json";
+}
+
+/// Every byte the cache's files hold, whatever their layout.
+std::string everything_stored(const std::string& directory) {
+  std::string out;
+  for (const auto& item : std::filesystem::recursive_directory_iterator(directory)) {
+    if (item.is_regular_file()) out += clef::testing::file_text(item.path().string());
+  }
+  return out;
+}
+
+/// Plants `entry` (an entry's JSON, as a pack holds it) as KEY.json for `request`, the layout
+/// clef wrote before packs, and removes the packs: the cache must read such entries as it
+/// always did.
+void plant_file_entry(const clef::CacheOptions& options, const clef::HttpRequest& request,
+                      const std::string& entry) {
+  const std::string path = entry_path(options, request);
+  std::filesystem::remove_all(options.directory + "/packs");
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  ::chmod(std::filesystem::path(path).parent_path().c_str(), 0700);
+  std::ofstream(path, std::ios::binary) << entry;
 }
 
 /// What the cache's files take on disk, counted here independently of cache_stats.
@@ -129,9 +152,8 @@ TEST(Cache, AnEntryKeepsNoCredentialTheServerEchoed) {
   request.headers = {{"Authorization", "Bearer WKTOKEN-qq42"},
                      {"cf-aig-authorization", "Bearer GWTOKEN-zz91"}};
   ASSERT_TRUE(cache->send(request));
-  std::ifstream file(entry_path(options, request), std::ios::binary);
-  const std::string entry((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  ASSERT_FALSE(entry.empty());
+  const std::string entry = everything_stored(options.directory);
+  ASSERT_NE(entry.find("refund"), std::string::npos) << "not written at once: " << entry;
   EXPECT_EQ(entry.find("WKTOKEN-qq42"), std::string::npos) << entry;
   EXPECT_EQ(entry.find("GWTOKEN-zz91"), std::string::npos) << entry;
   auto again = cache->send(request);
@@ -169,20 +191,32 @@ TEST(Cache, MovingAliasesExpireAndTornEntriesAreMisses) {
   clef::CacheOptions options;
   options.directory = fresh_directory("cache_ttl");
   options.ttl = std::chrono::seconds(600);
-  auto cache = caching(inner, options, clef::Backend::workers_ai);
   const auto request = request_for("a");
-  (void)cache->send(request);
-  const std::string path = entry_path(options, request, "workers-ai");
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
-  auto entry = nlohmann::json::parse(in);
-  entry["created"] = entry["created"].get<long long>() - 601;  // written 10 minutes ago
-  std::ofstream(path) << entry.dump();
-  EXPECT_FALSE(cache->send(request)->from_cache) << "an alias older than its TTL is asked again";
-  EXPECT_TRUE(cache->send(request)->from_cache);
-  std::ofstream(path) << entry.dump().substr(0, 40);  // a torn entry
-  EXPECT_FALSE(cache->send(request)->from_cache);
+  // Each step its own cache, as each run is: an entry reaches its pack when the cache goes.
+  auto sent_from_cache = [&] {
+    auto response = caching(inner, options, clef::Backend::workers_ai)->send(request);
+    return response && response->from_cache;
+  };
+  EXPECT_FALSE(sent_from_cache());
+  clef::testing::edit_entries(options.directory, [](nlohmann::json& entry) {
+    entry["created"] = entry["created"].get<long long>() - 601;  // written 10 minutes ago
+  });
+  EXPECT_FALSE(sent_from_cache()) << "an alias older than its TTL is asked again";
+  EXPECT_TRUE(sent_from_cache());
+  for (const auto& path : clef::testing::pack_paths(options.directory)) {
+    auto entries = clef::testing::read_pack(path);
+    for (auto& entry : entries) entry.text = entry.text.substr(0, 40);  // a torn entry
+    clef::testing::replace_pack(path, clef::testing::pack_bytes(entries));
+  }
+  EXPECT_FALSE(sent_from_cache());
   EXPECT_EQ(inner->sent.load(), 3);
+  EXPECT_TRUE(sent_from_cache());
+  // The torn pack that was read is gone; the older one, whose entry the newer shadowed, is never
+  // read (it ages out).
+  std::size_t torn = 0;
+  for (const auto& entry : clef::testing::packed_entries(options.directory))
+    torn += entry.text.size() == 40u ? 1 : 0;
+  EXPECT_EQ(torn, 1u);
 }
 
 // Issue 15, item 7: only a 2xx the client reads as a valid answer to every question is stored,
@@ -191,23 +225,28 @@ TEST(Cache, OnlyValidAnswersAreStoredAndServed) {
   auto inner = std::make_shared<EchoTransport>();
   clef::CacheOptions options;
   options.directory = fresh_directory("cache_valid_only");
-  auto cache = caching(inner, options);
   const auto request = request_for("a");
-  const std::string path = entry_path(options, request);
+  auto sent_from_cache = [&] {
+    auto response = caching(inner, options)->send(request);
+    EXPECT_TRUE(response);
+    return response && response->from_cache;
+  };
   for (const std::string& bad :
        {std::string("<html>Sign in to the hotel Wi-Fi</html>"),
         std::string(R"({"model":"m","answers":{"refund":{"type":"noul","noul":1.7}}})"),
         std::string(R"({"model":"m","answers":{"refund":{"type":"refusal","refusal":"no"}}})"),
         std::string(R"({"model":"m","answers":{}})")}) {
     inner->body = bad;
-    (void)cache->send(request);
-    EXPECT_FALSE(std::ifstream(path).good()) << "stored: " << bad;
+    (void)sent_from_cache();
+    EXPECT_EQ(clef::cache_stats(options.directory)->entries, 0u) << "stored: " << bad;
   }
   inner->body.clear();
-  ASSERT_FALSE(cache->send(request)->from_cache);
-  ASSERT_TRUE(cache->send(request)->from_cache);
-  const auto entry = nlohmann::json::parse(std::ifstream(path));
-  const int sent = inner->sent.load();
+  ASSERT_FALSE(sent_from_cache());
+  ASSERT_TRUE(sent_from_cache());
+  const auto stored = clef::testing::packed_entries(options.directory);
+  ASSERT_EQ(stored.size(), 1u);
+  const auto entry = nlohmann::json::parse(stored[0].text);
+  int sent = inner->sent.load();
   for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
            {"status", 500},
            {"status", 99999999999LL},
@@ -215,16 +254,27 @@ TEST(Cache, OnlyValidAnswersAreStoredAndServed) {
            {"created", -9223372036854775807LL},
            {"body", R"({"model":"m","answers":{"refund":{"type":"noul","noul":1.7}}})"},
            {"key", "0000"}}) {
-    auto tampered = entry;
-    tampered[field] = value;
-    std::ofstream(path, std::ios::trunc) << tampered.dump();
-    auto response = cache->send(request);
-    ASSERT_TRUE(response);
-    EXPECT_FALSE(response->from_cache) << field << " = " << value.dump();
-    EXPECT_EQ(nlohmann::json::parse(std::ifstream(path))["status"], 200)
-        << "replaced by the live answer";
+    for (const bool in_a_pack : {true, false}) {
+      auto tampered = entry;
+      tampered[field] = value;
+      std::filesystem::remove_all(options.directory);
+      if (in_a_pack) {
+        std::filesystem::create_directories(options.directory + "/packs");
+        clef::testing::replace_pack(
+            options.directory + "/packs/00000000000000aa.pack",
+            clef::testing::pack_bytes({{stored[0].key, stored[0].created, tampered.dump()}}));
+      } else {
+        plant_file_entry(options, request, tampered.dump());
+      }
+      EXPECT_FALSE(sent_from_cache())
+          << field << " = " << value.dump() << " in a pack " << in_a_pack;
+      EXPECT_EQ(inner->sent.load(), ++sent);
+      EXPECT_TRUE(sent_from_cache()) << "not replaced by the live answer";
+      if (!in_a_pack) {
+        EXPECT_FALSE(std::filesystem::exists(entry_path(options, request))) << "still there";
+      }
+    }
   }
-  EXPECT_EQ(inner->sent.load(), sent + 6);
 }
 
 // Issue 15, item 10: an entry that is a FIFO, a symlink or a huge file is removed unread.
@@ -232,45 +282,77 @@ TEST(Cache, EntriesThatAreNotSmallRegularFilesAreRemovedUnread) {
   auto inner = std::make_shared<EchoTransport>();
   clef::CacheOptions options;
   options.directory = fresh_directory("cache_hostile_entries");
-  auto cache = caching(inner, options);
   const auto request = request_for("a");
-  ASSERT_TRUE(cache->send(request));
-  const std::string path = entry_path(options, request);
-  auto send_with_deadline = [&] {
-    auto pending = std::async(std::launch::async, [&] { return cache->send(request); });
+  ASSERT_TRUE(caching(inner, options)->send(request));
+  const auto stored = clef::testing::packed_entries(options.directory);
+  ASSERT_EQ(stored.size(), 1u);
+  // Each run its own cache (as each process is), with a deadline: a hang fails the test.
+  auto send_with_deadline = [&](const std::string& planted) {
+    auto pending =
+        std::async(std::launch::async, [&] { return caching(inner, options)->send(request); });
     if (pending.wait_for(20s) != std::future_status::ready) {
       ADD_FAILURE() << "the read hangs";
-      const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);  // release it
+      const int fd = ::open(planted.c_str(), O_WRONLY | O_NONBLOCK);  // release it
       if (fd >= 0) ::close(fd);
     }
     auto response = pending.get();
     EXPECT_TRUE(response);
     return response ? response->from_cache : true;
   };
-  struct stat info {};
-  ASSERT_EQ(std::remove(path.c_str()), 0);
-  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
-  EXPECT_FALSE(send_with_deadline());
-  ASSERT_EQ(::lstat(path.c_str(), &info), 0);
-  EXPECT_TRUE(S_ISREG(info.st_mode)) << "the FIFO was replaced by the live answer";
-
   const std::string outside = ::testing::TempDir() + "cache_hostile_outside.json";
-  std::ofstream(outside) << std::ifstream(path).rdbuf();  // a valid entry, outside the cache
-  for (const std::string& target : {std::string("/dev/zero"), outside}) {
-    ASSERT_EQ(std::remove(path.c_str()), 0);
-    ASSERT_EQ(::symlink(target.c_str(), path.c_str()), 0);
-    EXPECT_FALSE(send_with_deadline()) << "answered through a symlink to " << target;
-    ASSERT_EQ(::lstat(path.c_str(), &info), 0);
-    EXPECT_TRUE(S_ISREG(info.st_mode));
-  }
-  EXPECT_TRUE(std::ifstream(outside).good()) << "only the link is removed";
+  std::ofstream(outside) << stored[0].text;  // a valid entry, outside the cache
+  const std::string outside_pack = ::testing::TempDir() + "cache_hostile_outside.pack";
+  std::ofstream(outside_pack) << clef::testing::pack_bytes(stored);  // a valid pack, outside
 
-  ASSERT_EQ(std::remove(path.c_str()), 0);
-  std::ofstream(path).put('{');
-  ASSERT_EQ(::truncate(path.c_str(), 200L * 1024 * 1024), 0);  // sparse: no disk used
-  EXPECT_FALSE(send_with_deadline());
-  ASSERT_EQ(::lstat(path.c_str(), &info), 0);
-  EXPECT_LT(info.st_size, 100'000);
+  // In a file of its own (as clef wrote entries before packs), and as a pack.
+  for (const bool in_a_pack : {false, true}) {
+    SCOPED_TRACE(in_a_pack ? "a pack" : "a file entry");
+    std::filesystem::remove_all(options.directory);
+    std::string path;
+    if (in_a_pack) {
+      std::filesystem::create_directories(options.directory + "/packs");
+      path = options.directory + "/packs/00000000000000ab.pack";
+    } else {
+      plant_file_entry(options, request, stored[0].text);
+      path = entry_path(options, request);
+      ASSERT_EQ(std::remove(path.c_str()), 0);
+    }
+    ::chmod(options.directory.c_str(), 0700);
+    ::chmod((options.directory + "/packs").c_str(), 0700);
+    struct stat info {};
+    ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+    EXPECT_FALSE(send_with_deadline(path));
+    EXPECT_NE(::lstat(path.c_str(), &info) == 0 && S_ISFIFO(info.st_mode), true)
+        << "the FIFO is still there";
+    EXPECT_TRUE(send_with_deadline(path)) << "the live answer was not stored";
+
+    for (const std::string& target :
+         {std::string("/dev/zero"), in_a_pack ? outside_pack : outside}) {
+      std::filesystem::remove_all(options.directory + "/packs");
+      std::filesystem::create_directories(options.directory + "/packs");
+      ::chmod((options.directory + "/packs").c_str(), 0700);
+      std::remove(path.c_str());
+      ASSERT_EQ(::symlink(target.c_str(), path.c_str()), 0);
+      EXPECT_FALSE(send_with_deadline(path)) << "answered through a symlink to " << target;
+      EXPECT_NE(::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode), true)
+          << "the link is still there";
+    }
+    EXPECT_TRUE(std::ifstream(outside).good()) << "only the link is removed";
+    EXPECT_TRUE(std::ifstream(outside_pack).good()) << "only the link is removed";
+
+    std::filesystem::remove_all(options.directory + "/packs");
+    std::filesystem::create_directories(options.directory + "/packs");
+    ::chmod((options.directory + "/packs").c_str(), 0700);
+    std::remove(path.c_str());
+    // 200 MB, sparse (no disk used): a pack whose header is a valid one's.
+    std::ofstream(path) << (in_a_pack ? clef::testing::pack_bytes(stored) : std::string("{"));
+    ASSERT_EQ(::truncate(path.c_str(), 200L * 1024 * 1024), 0);
+    const bool answered = send_with_deadline(path);
+    if (!in_a_pack) {
+      EXPECT_FALSE(answered);
+      EXPECT_FALSE(std::filesystem::exists(path)) << "the huge entry was read";
+    }
+  }
 }
 
 // Issue 15, item 10: a directory another user can write to is refused, and so is a shard in it.
@@ -289,20 +371,21 @@ TEST(Cache, AnUnsafeDirectoryIsRefusedWithTheReason) {
   EXPECT_FALSE(clef::check_cache_directory(directory));
   ASSERT_EQ(::chmod(directory.c_str(), 0700), 0);
   EXPECT_TRUE(clef::check_cache_directory(directory));
-  // A shard others can write: never read from, never written to.
+  // The packs' directory, when others can write it: never read from, never written to.
   const auto request = request_for("a");
-  const std::string path = entry_path(options, request);
-  const std::string shard = std::filesystem::path(path).parent_path().string();
-  ASSERT_EQ(::mkdir(shard.c_str(), 0700), 0);
-  ASSERT_EQ(::chmod(shard.c_str(), 0777), 0);
+  const std::string packs = directory + "/packs";
+  ASSERT_EQ(::mkdir(packs.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(packs.c_str(), 0777), 0);
+  (void)caching(inner, options)->send(request);
+  EXPECT_TRUE(clef::testing::pack_paths(directory).empty()) << "written where others can write";
+  ASSERT_EQ(::chmod(packs.c_str(), 0700), 0);
+  (void)caching(inner, options)->send(request);
+  ASSERT_EQ(clef::testing::pack_paths(directory).size(), 1u);
   auto cache = caching(inner, options);
-  (void)cache->send(request);
-  EXPECT_FALSE(std::ifstream(path).good()) << "written into a shard others can write";
-  ASSERT_EQ(::chmod(shard.c_str(), 0700), 0);
-  (void)cache->send(request);
-  ASSERT_TRUE(std::ifstream(path).good());
-  ASSERT_EQ(::chmod(shard.c_str(), 0777), 0);  // a planted answer would be read from here now
-  EXPECT_FALSE(cache->send(request)->from_cache);
+  EXPECT_TRUE(cache->send(request)->from_cache);
+  ASSERT_EQ(::chmod(packs.c_str(), 0777), 0);  // a planted answer would be read from here now
+  EXPECT_FALSE(caching(inner, options)->send(request)->from_cache);
+  ASSERT_EQ(::chmod(packs.c_str(), 0700), 0);
 
   const std::string file = directory + "/not-a-directory";
   std::ofstream(file) << "x";
@@ -314,21 +397,24 @@ TEST(Cache, AnUnsafeDirectoryIsRefusedWithTheReason) {
 }
 
 // Issue 15, item 11: the cap counts disk blocks (a 300-byte entry takes a 4 KiB block).
-TEST(Cache, AShardRemovedWhileTheCacheIsOpenIsMadeAgain) {
-  // The cache keeps its shard directories open; one deleted from under it (rm -rf, a person
-  // tidying up) is a miss, and the answer is stored in a new shard, not lost into the old one.
+TEST(Cache, ThePacksDirectoryRemovedWhileTheCacheIsOpenIsMadeAgain) {
+  // The cache keeps its packs' directory open; one deleted from under it (rm -rf, a person
+  // tidying up) is a miss, and the answer is stored in a new one, not lost into the old one.
   auto inner = std::make_shared<EchoTransport>();
   clef::CacheOptions options;
   options.directory = fresh_directory("cache_shard_removed");
-  auto cache = caching(inner, options);
   const auto request = request_for("a");
-  const std::string path = entry_path(options, request);
-  ASSERT_FALSE(cache->send(request)->from_cache);
-  ASSERT_TRUE(cache->send(request)->from_cache);
-  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
-  EXPECT_FALSE(cache->send(request)->from_cache);
-  EXPECT_TRUE(std::ifstream(path).good()) << "not stored again after its shard went";
-  EXPECT_TRUE(cache->send(request)->from_cache);
+  {
+    auto cache = caching(inner, options);
+    ASSERT_FALSE(cache->send(request)->from_cache);
+    ASSERT_TRUE(cache->send(request)->from_cache);
+    std::filesystem::remove_all(options.directory + "/packs");
+    EXPECT_FALSE(cache->send(request)->from_cache);
+    EXPECT_TRUE(cache->send(request)->from_cache);
+  }
+  EXPECT_EQ(clef::testing::pack_paths(options.directory).size(), 1u)
+      << "not stored again after its directory went";
+  EXPECT_TRUE(caching(inner, options)->send(request)->from_cache);
   EXPECT_EQ(inner->sent.load(), 2);
 }
 
@@ -387,8 +473,12 @@ TEST(Cache, TheSizeCapCountsDiskBlocks) {
   clef::CacheOptions options;
   options.directory = fresh_directory("cache_cap");
   options.max_bytes = 40u * 4096u;
-  auto cache = caching(inner, options);
-  for (int i = 0; i < 299; ++i) (void)cache->send(request_for(std::to_string(i)));
+  {
+    auto cache = caching(inner, options);
+    for (int i = 0; i < 299; ++i) (void)cache->send(request_for(std::to_string(i)));
+  }
+  EXPECT_GT(clef::testing::pack_paths(options.directory).size(), 4u)
+      << "packs of a sixteenth of the cap: evicting one frees a small part";
   // The last entry must be the newest whatever the file system's timestamp granularity: the
   // others are dated an hour back rather than waited past the clock's tick.
   for (const auto& entry : std::filesystem::recursive_directory_iterator(options.directory)) {
@@ -396,13 +486,15 @@ TEST(Cache, TheSizeCapCountsDiskBlocks) {
       std::filesystem::last_write_time(entry.path(),
                                        std::filesystem::file_time_type::clock::now() - 1h);
   }
-  (void)cache->send(request_for("299"));
-  // Checked about every 64 writes: at most 63 entries (a block or two each) past the last check.
+  (void)caching(inner, options)->send(request_for("299"));
+  // Checked about every 64 entries: at most 63 entries (a pack of a sixteenth of the cap each,
+  // at most) past the last check.
   EXPECT_LE(disk_usage(options.directory), options.max_bytes + 63u * 8192u);
   auto stats = clef::cache_stats(options.directory);
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->bytes, disk_usage(options.directory));
-  EXPECT_TRUE(cache->send(request_for("299"))->from_cache) << "the most recent entry survives";
+  EXPECT_TRUE(caching(inner, options)->send(request_for("299"))->from_cache)
+      << "the most recent entry survives";
   auto cleared = clef::clear_cache(options.directory);
   ASSERT_TRUE(cleared);
   EXPECT_GT(cleared->entries, 0u);
@@ -415,14 +507,18 @@ TEST(Cache, OpeningACacheDoesNotScanIt) {
   auto inner = std::make_shared<EchoTransport>();
   clef::CacheOptions options;
   options.directory = fresh_directory("cache_no_start_scan");
-  auto filler = caching(inner, options);
-  for (int i = 0; i < 20; ++i) (void)filler->send(request_for(std::to_string(i)));
+  {
+    auto filler = caching(inner, options);
+    for (int i = 0; i < 20; ++i) (void)filler->send(request_for(std::to_string(i)));
+  }
   ASSERT_EQ(clef::cache_stats(options.directory)->entries, 20u);
   options.max_bytes = 4096;  // far over the cap now
-  auto reader = caching(inner, options);
-  EXPECT_TRUE(reader->send(request_for("0"))->from_cache);
-  EXPECT_EQ(clef::cache_stats(options.directory)->entries, 20u) << "evicted at start";
-  for (int i = 20; i < 20 + 64; ++i) (void)reader->send(request_for(std::to_string(i)));
+  {
+    auto reader = caching(inner, options);
+    EXPECT_TRUE(reader->send(request_for("0"))->from_cache);
+    EXPECT_EQ(clef::cache_stats(options.directory)->entries, 20u) << "evicted at start";
+    for (int i = 20; i < 20 + 64; ++i) (void)reader->send(request_for(std::to_string(i)));
+  }
   EXPECT_LT(clef::cache_stats(options.directory)->entries, 20u + 64u) << "never evicted";
 }
 
@@ -431,23 +527,36 @@ TEST(Cache, EvictionSweepsStaleTemporaryFiles) {
   auto inner = std::make_shared<EchoTransport>();
   clef::CacheOptions options;
   options.directory = fresh_directory("cache_stale_temp");
-  auto cache = caching(inner, options);
   // The leftovers are there before the first write: the first scan may come at any of the
-  // first 64 writes, the very first one included.
+  // first 64 entries, the very first one included. A pack's, and a file entry's (clef before
+  // packs).
   const std::string path = entry_path(options, request_for("a"));
   const std::string shard = std::filesystem::path(path).parent_path().string();
   const std::string key = std::filesystem::path(path).stem().string();
-  ASSERT_EQ(::mkdir(shard.c_str(), 0700), 0) << shard;
-  const std::string stale = shard + "/." + key + ".Ab3xYz";
-  const std::string fresh = shard + "/." + key + ".Zz9wQq";
-  std::ofstream(stale) << std::string(5000, 'x');
-  std::ofstream(fresh) << std::string(5000, 'x');  // a writer at work right now
+  std::filesystem::create_directories(shard);
+  std::filesystem::create_directories(options.directory + "/packs");
+  ::chmod(options.directory.c_str(), 0700);
+  ::chmod(shard.c_str(), 0700);
+  ::chmod((options.directory + "/packs").c_str(), 0700);
+  const std::vector<std::string> stale = {shard + "/." + key + ".Ab3xYz",
+                                          options.directory + "/packs/.0123456789abcdef.tmp"};
+  const std::vector<std::string> fresh = {shard + "/." + key + ".Zz9wQq",
+                                          options.directory + "/packs/.fedcba9876543210.tmp"};
   struct timespec old[2] = {{0, UTIME_OMIT}, {::time(nullptr) - 3600, 0}};
-  ASSERT_EQ(::utimensat(AT_FDCWD, stale.c_str(), old, 0), 0);
-  (void)cache->send(request_for("a"));
-  for (int i = 0; i < 64; ++i) (void)cache->send(request_for(std::to_string(i)));
-  EXPECT_FALSE(std::ifstream(stale).good()) << "a killed writer's file is never swept";
-  EXPECT_TRUE(std::ifstream(fresh).good()) << "a live writer's file was removed";
+  for (const auto& file : stale) {
+    std::ofstream(file) << std::string(5000, 'x');
+    ASSERT_EQ(::utimensat(AT_FDCWD, file.c_str(), old, 0), 0);
+  }
+  for (const auto& file : fresh) std::ofstream(file) << std::string(5000, 'x');  // at work now
+  {
+    auto cache = caching(inner, options);
+    (void)cache->send(request_for("a"));
+    for (int i = 0; i < 64; ++i) (void)cache->send(request_for(std::to_string(i)));
+  }
+  for (const auto& file : stale)
+    EXPECT_FALSE(std::ifstream(file).good()) << "a killed writer's file is never swept: " << file;
+  for (const auto& file : fresh)
+    EXPECT_TRUE(std::ifstream(file).good()) << "a live writer's file was removed: " << file;
 }
 
 TEST(Cache, StatsAndClearTouchOnlyTheCachesOwnEntries) {
@@ -509,6 +618,114 @@ TEST(Cache, ConcurrentWritersNeverCorruptAnEntry) {
   EXPECT_EQ(inner->sent.load(), before);
 }
 
+// Issue 30: a miss created a file per entry (~50 µs of system time each on ext4); entries now go
+// into packs of many, and every cache sees every pack.
+TEST(Cache, ABatchOfEntriesTakesAFewPacksAndAnotherCacheReadsThemAll) {
+  auto inner = std::make_shared<EchoTransport>();
+  clef::CacheOptions options;
+  options.directory = fresh_directory("cache_packs_many");
+  const auto started = std::chrono::steady_clock::now();
+  {
+    auto cache = caching(inner, options);
+    for (int i = 0; i < 1200; ++i) (void)cache->send(request_for(std::to_string(i)));
+  }
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started)
+          .count();
+  // 512 entries to a pack, or a second's worth: 1 + 3 + one a second at most.
+  EXPECT_LE(clef::testing::pack_paths(options.directory).size(),
+            static_cast<std::size_t>(5 + seconds));
+  EXPECT_EQ(clef::cache_stats(options.directory)->entries, 1200u);
+  EXPECT_EQ(clef::testing::packed_entries(options.directory).size(), 1200u);
+  const int sent = inner->sent.load();
+  auto reader = caching(inner, options);
+  for (int i = 0; i < 1200; ++i)
+    ASSERT_TRUE(reader->send(request_for(std::to_string(i)))->from_cache) << i;
+  EXPECT_EQ(inner->sent.load(), sent);
+}
+
+TEST(Cache, AnotherWritersPacksAreSeenWhileBothAreOpen) {
+  auto inner = std::make_shared<EchoTransport>();
+  clef::CacheOptions options;
+  options.directory = fresh_directory("cache_packs_live");
+  auto reader = caching(inner, options);
+  EXPECT_FALSE(reader->send(request_for("reader's own"))->from_cache);  // it has listed them
+  auto writer = caching(inner, options);
+  // The first entry is written at once; 512 more fill a pack (or a second passes).
+  for (int i = 0; i < 600; ++i) (void)writer->send(request_for(std::to_string(i)));
+  const int sent = inner->sent.load();
+  EXPECT_TRUE(reader->send(request_for("0"))->from_cache);
+  EXPECT_TRUE(reader->send(request_for("1"))->from_cache);
+  EXPECT_TRUE(reader->send(request_for("511"))->from_cache);
+  EXPECT_EQ(inner->sent.load(), sent);
+}
+
+// Issue 30: a pack is read by its header, whose every number is checked against the file before
+// a byte it points at is read; a pack that lies is removed, never an answer or a crash.
+TEST(Cache, PacksThatLieAreRemovedAndNeverRead) {
+  auto inner = std::make_shared<EchoTransport>();
+  clef::CacheOptions options;
+  options.directory = fresh_directory("cache_packs_lying");
+  const auto request = request_for("a");
+  ASSERT_FALSE(caching(inner, options)->send(request)->from_cache);
+  const auto good = clef::testing::packed_entries(options.directory);
+  ASSERT_EQ(good.size(), 1u);
+  const std::string key = good[0].key;
+  const std::string text = good[0].text;
+  const std::string length = std::to_string(text.size());
+  const std::string created = std::to_string(good[0].created);
+  auto pack = [&](const std::string& count, const std::string& line, const std::string& body) {
+    return "clef-cache-pack 1 " + count + "\n" + line + "\n" + body;
+  };
+  std::string upper = key;
+  upper[0] = 'A';
+  auto for_another_key_json = nlohmann::json::parse(text);
+  for_another_key_json["key"] = std::string(64, '0');
+  const std::string for_another_key = for_another_key_json.dump();
+  const std::vector<std::pair<std::string, std::string>> lies = {
+      {"no entries", pack("0", "", text + "\n")},
+      {"a count far past the lines", pack("4000", key + " 0 " + length + " " + created, text)},
+      {"a count with a leading zero", pack("01", key + " 0 " + length + " " + created, text)},
+      {"a count of 2^64", pack("18446744073709551616", key + " 0 " + length + " " + created, text)},
+      {"an offset past the end", pack("1", key + " 999999 " + length + " " + created, text)},
+      {"an offset of 2^64 - 1",
+       pack("1", key + " 18446744073709551615 " + length + " " + created, text)},
+      {"a length past the end", pack("1", key + " 0 99999999 " + created, text)},
+      {"a length of zero", pack("1", key + " 0 0 " + created, text)},
+      {"a negative offset", pack("1", key + " -1 " + length + " " + created, text)},
+      {"a key in capitals", pack("1", upper + " 0 " + length + " " + created, text)},
+      {"a short key", pack("1", key.substr(2) + " 0 " + length + " " + created, text)},
+      {"a header cut short", "clef-cache-pack 1 1\n" + key + " 0 "},
+      {"another format", "clef-cache-pack 2 1\n" + key + " 0 " + length + " " + created + "\n"},
+      {"an entry that is not JSON",
+       pack("1", key + " 0 " + length + " " + created, std::string(text.size(), '{'))},
+      {"an entry for another key",
+       pack("1", key + " 0 " + std::to_string(for_another_key.size()) + " " + created,
+            for_another_key)},
+      {"nothing at all", ""},
+  };
+  for (const auto& [what, bytes] : lies) {
+    SCOPED_TRACE(what);
+    std::filesystem::remove_all(options.directory + "/packs");
+    std::filesystem::create_directories(options.directory + "/packs");
+    ::chmod((options.directory + "/packs").c_str(), 0700);
+    const std::string path = options.directory + "/packs/00000000000000cd.pack";
+    clef::testing::replace_pack(path, bytes);
+    EXPECT_FALSE(caching(inner, options)->send(request)->from_cache);
+    EXPECT_FALSE(std::filesystem::exists(path)) << "the lying pack is still there";
+    EXPECT_TRUE(caching(inner, options)->send(request)->from_cache) << "the answer was not stored";
+  }
+  // The same pack, told the truth, answers.
+  std::filesystem::remove_all(options.directory + "/packs");
+  std::filesystem::create_directories(options.directory + "/packs");
+  ::chmod((options.directory + "/packs").c_str(), 0700);
+  clef::testing::replace_pack(options.directory + "/packs/00000000000000cd.pack",
+                              pack("1", key + " 0 " + length + " " + created, text + "\n"));
+  const int sent = inner->sent.load();
+  EXPECT_TRUE(caching(inner, options)->send(request)->from_cache);
+  EXPECT_EQ(inner->sent.load(), sent);
+}
+
 /// A directory outside the cache holding `name`, and the path of that file.
 std::string outside_file(const std::string& directory, const std::string& name) {
   ::mkdir(directory.c_str(), 0700);
@@ -529,6 +746,8 @@ TEST(Cache, ClearNeverFollowsSymlinksOutOfTheCache) {
   ASSERT_EQ(::symlink(outside.c_str(), (directory + "/ab").c_str()), 0);  // a shard
   ::mkdir((directory + "/cd").c_str(), 0700);
   ASSERT_EQ(::symlink(victim_b.c_str(), (directory + "/cd/" + key_b + ".json").c_str()), 0);
+  const std::string victim_pack = outside_file(outside, "0123456789abcdef.pack");
+  ASSERT_EQ(::symlink(outside.c_str(), (directory + "/packs").c_str()), 0);
   auto stats = clef::cache_stats(directory);
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->entries, 0u) << "a symlink is not an entry";
@@ -536,6 +755,7 @@ TEST(Cache, ClearNeverFollowsSymlinksOutOfTheCache) {
   ASSERT_TRUE(cleared) << cleared.error().to_string();
   EXPECT_TRUE(std::ifstream(victim_a).good()) << "clear followed a symlinked shard";
   EXPECT_TRUE(std::ifstream(victim_b).good()) << "clear followed a symlinked entry";
+  EXPECT_TRUE(std::ifstream(victim_pack).good()) << "clear followed a symlinked packs directory";
 }
 
 // Issue 15, item 11: a temporary file a killed writer left behind is swept by clear.
@@ -548,8 +768,12 @@ TEST(Cache, ClearSweepsAKilledWritersTemporaryFiles) {
   std::ofstream(temp) << std::string(5000, 'x');  // half an entry
   struct timespec old[2] = {{0, UTIME_OMIT}, {::time(nullptr) - 3600, 0}};
   ASSERT_EQ(::utimensat(AT_FDCWD, temp.c_str(), old, 0), 0);
+  ::mkdir((directory + "/packs").c_str(), 0700);
+  const std::string pack_temp = directory + "/packs/.0123456789abcdef.tmp";
+  std::ofstream(pack_temp) << std::string(5000, 'x');  // half a pack
   ASSERT_TRUE(clef::clear_cache(directory));
   EXPECT_FALSE(std::ifstream(temp).good()) << "the killed writer's temporary file is still there";
+  EXPECT_FALSE(std::ifstream(pack_temp).good()) << "the killed writer's half pack is still there";
 }
 
 // Issue 15, item 11: the cache counts what it takes on disk (blocks), not the files' sizes.

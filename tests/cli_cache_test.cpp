@@ -16,6 +16,7 @@
 #include "clef/cache.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
+#include "support/cache_packs.hpp"
 
 namespace {
 
@@ -51,17 +52,9 @@ std::string fresh_cache(const std::string& name) {
   return path;
 }
 
-/// The cache's entry files (KEY.json under a shard), as paths.
-std::vector<std::string> entry_paths(const std::string& directory) {
-  std::vector<std::string> out;
-  std::error_code ignored;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(directory, ignored)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() == 64 + 5 && name.compare(64, 5, ".json") == 0) {
-      out.push_back(entry.path().string());
-    }
-  }
-  return out;
+/// The entries the cache holds (in its packs).
+std::vector<clef::testing::PackedEntry> stored_entries(const std::string& directory) {
+  return clef::testing::packed_entries(directory);
 }
 
 /// Sets an environment variable for one scope, restoring what was there.
@@ -165,7 +158,7 @@ TEST(CliCache, OffWhenTheDigestCannotBeLearned) {
                      "--yes-no", "refund: Money back?", "x"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("the cache is off for this run"), std::string::npos) << r.err;
-  EXPECT_TRUE(entry_paths(cache).empty());
+  EXPECT_TRUE(stored_entries(cache).empty());
 }
 
 // Issue 15, item 7: a 2xx clef rejects is never stored, and an entry that is not a valid 2xx
@@ -187,34 +180,32 @@ TEST(CliCache, OnlyAnswersThatValidateAreCachedAndATamperedEntryIsAMiss) {
   const std::string cache = fresh_cache("cli_cache_rejected");
   auto portal = run_clef(ask_args(server.base_url(), cache));
   EXPECT_EQ(portal.code, 4) << portal.err;
-  EXPECT_TRUE(entry_paths(cache).empty()) << "an HTML page is not an answer";
+  EXPECT_TRUE(stored_entries(cache).empty()) << "an HTML page is not an answer";
   mode = 1;
   auto invalid = run_clef(ask_args(server.base_url(), cache));
   EXPECT_EQ(invalid.code, 4) << invalid.err;
-  EXPECT_TRUE(entry_paths(cache).empty()) << "an answer that fails validation is not cached";
+  EXPECT_TRUE(stored_entries(cache).empty()) << "an answer that fails validation is not cached";
   mode = 2;  // the server is fixed: the next run asks it, and is answered
   auto fixed = run_clef(ask_args(server.base_url(), cache));
   ASSERT_EQ(fixed.code, 0) << fixed.err;
   EXPECT_EQ(Json::parse(fixed.out).count("cached"), 0u);
   EXPECT_EQ(decisions_sent(server), 3);
-  auto entries = entry_paths(cache);
-  ASSERT_EQ(entries.size(), 1u);
+  ASSERT_EQ(stored_entries(cache).size(), 1u);
   EXPECT_EQ(Json::parse(run_clef(ask_args(server.base_url(), cache)).out)["cached"], true);
   EXPECT_EQ(decisions_sent(server), 3);
 
-  Json entry = Json::parse(read_file(entries[0]));
-  Json tampered = entry;
-  tampered["status"] = 500;
-  std::ofstream(entries[0], std::ios::trunc) << tampered.dump();
+  clef::testing::edit_entries(cache, [](nlohmann::json& entry) { entry["status"] = 500; });
   auto after_500 = run_clef(ask_args(server.base_url(), cache));
   ASSERT_EQ(after_500.code, 0) << after_500.err;
   EXPECT_EQ(Json::parse(after_500.out).count("cached"), 0u) << "a stored 500 is never served";
   EXPECT_EQ(decisions_sent(server), 4);
-  EXPECT_EQ(Json::parse(read_file(entries[0]))["status"], 200) << "replaced by the live answer";
+  const auto replaced = stored_entries(cache);
+  ASSERT_EQ(replaced.size(), 1u) << "the pack holding the 500 is still there";
+  EXPECT_EQ(Json::parse(replaced[0].text)["status"], 200) << "replaced by the live answer";
 
-  tampered = entry;
-  tampered["body"] = R"({"model":"clef-flash","answers":{"refund":{"type":"noul","noul":1.7}}})";
-  std::ofstream(entries[0], std::ios::trunc) << tampered.dump();
+  clef::testing::edit_entries(cache, [](nlohmann::json& entry) {
+    entry["body"] = R"({"model":"clef-flash","answers":{"refund":{"type":"noul","noul":1.7}}})";
+  });
   auto after_invalid = run_clef(ask_args(server.base_url(), cache));
   ASSERT_EQ(after_invalid.code, 0) << after_invalid.err;
   EXPECT_EQ(Json::parse(after_invalid.out).count("cached"), 0u);
@@ -245,7 +236,7 @@ TEST(CliCache, AReplayNeitherWritesNorReadsTheCache) {
         run_clef(ask_args(server.base_url(), "", {"--backend", "systemone", "--replay", cassette}));
     ASSERT_EQ(replayed.code, 0) << replayed.err;
     EXPECT_DOUBLE_EQ(Json::parse(replayed.out)["answers"]["refund"]["p_true"].get<double>(), 0.123);
-    EXPECT_TRUE(entry_paths(cache).empty()) << "the cassette's answer was cached";
+    EXPECT_TRUE(stored_entries(cache).empty()) << "the cassette's answer was cached";
     auto live = run_clef(ask_args(server.base_url(), "", {"--backend", "systemone"}));
     ASSERT_EQ(live.code, 0) << live.err;
     EXPECT_EQ(Json::parse(live.out).count("cached"), 0u) << live.out;
@@ -287,14 +278,19 @@ TEST(CliCache, AnEntryThatIsNotASmallRegularFileIsRefusedUnread) {
   FakeServer server;
   const std::string cache = fresh_cache("cli_cache_hostile");
   ASSERT_EQ(run_clef(ask_args(server.base_url(), cache)).code, 0);
-  const auto entries = entry_paths(cache);
-  ASSERT_EQ(entries.size(), 1u);
-  const std::string entry = entries[0];
+  const auto packs = clef::testing::pack_paths(cache);
+  ASSERT_EQ(packs.size(), 1u);
+  const std::string entry = packs[0];
   auto run = [&] {
     return run_clef_child(ask_args(server.base_url(), cache), std::chrono::seconds(20));
   };
+  auto only_packs_are_clefs = [&] {
+    std::filesystem::remove_all(cache + "/packs");
+    std::filesystem::create_directories(cache + "/packs");
+    ::chmod((cache + "/packs").c_str(), 0700);
+  };
 
-  ASSERT_EQ(std::remove(entry.c_str()), 0);
+  only_packs_are_clefs();
   ASSERT_EQ(::mkfifo(entry.c_str(), 0600), 0);
   auto fifo = run();
   if (!fifo.finished) {  // release the reader the old code left blocked
@@ -303,19 +299,20 @@ TEST(CliCache, AnEntryThatIsNotASmallRegularFileIsRefusedUnread) {
   }
   EXPECT_TRUE(fifo.finished) << "a FIFO entry hangs the run";
   EXPECT_EQ(fifo.code, 0) << fifo.err;
+  struct stat info {};
+  EXPECT_NE(::lstat(entry.c_str(), &info), 0) << "the FIFO is still there";
 
-  ASSERT_EQ(std::remove(entry.c_str()), 0);
+  only_packs_are_clefs();
   ASSERT_EQ(::symlink("/dev/zero", entry.c_str()), 0);
   auto zero = run();
   EXPECT_TRUE(zero.finished);
   EXPECT_EQ(zero.code, 0) << zero.err;
-  struct stat info {};
-  ASSERT_EQ(::lstat(entry.c_str(), &info), 0);
-  EXPECT_TRUE(S_ISREG(info.st_mode)) << "the symlink is replaced by a real entry";
+  EXPECT_NE(::lstat(entry.c_str(), &info), 0) << "the symlink is still there";
+  EXPECT_EQ(stored_entries(cache).size(), 1u) << "the live answer was not stored";
 
-  auto baseline = run();  // the same run over an ordinary entry: what a run takes anyway
+  auto baseline = run();  // the same run over an ordinary pack: what a run takes anyway
   ASSERT_TRUE(baseline.finished);
-  ASSERT_EQ(std::remove(entry.c_str()), 0);
+  only_packs_are_clefs();
   {
     std::ofstream(entry).put('{');
     ASSERT_EQ(::truncate(entry.c_str(), 200L * 1024 * 1024), 0);  // sparse: no disk used
@@ -324,9 +321,8 @@ TEST(CliCache, AnEntryThatIsNotASmallRegularFileIsRefusedUnread) {
   EXPECT_TRUE(huge.finished);
   EXPECT_EQ(huge.code, 0) << huge.err;
   EXPECT_LT(huge.max_rss_kb, baseline.max_rss_kb + 100 * 1024)
-      << "the 200 MB entry was read into memory";
-  ASSERT_EQ(::lstat(entry.c_str(), &info), 0);
-  EXPECT_LT(info.st_size, 100'000) << "the huge entry was replaced";
+      << "the 200 MB file was read into memory";
+  EXPECT_NE(::lstat(entry.c_str(), &info), 0) << "the huge file is still there";
 }
 
 // Issue 15, item 10: a cache directory another user can write to (or that another user owns)
@@ -340,24 +336,26 @@ TEST(CliCache, ADirectoryOthersCanWriteIsRefused) {
   EXPECT_EQ(shared.code, 0) << shared.err;
   EXPECT_NE(shared.err.find("the cache is off"), std::string::npos) << shared.err;
   EXPECT_NE(shared.err.find("writable by group or others"), std::string::npos) << shared.err;
-  EXPECT_TRUE(entry_paths(cache).empty());
+  EXPECT_TRUE(stored_entries(cache).empty());
   ASSERT_EQ(::chmod(cache.c_str(), 0700), 0);
   if (::geteuid() == 0) {  // only root can give a directory away
     ASSERT_EQ(::chown(cache.c_str(), 65534, 65534), 0);
     auto foreign = run_clef(ask_args(server.base_url(), cache));
     EXPECT_EQ(foreign.code, 0) << foreign.err;
     EXPECT_NE(foreign.err.find("not owned by you"), std::string::npos) << foreign.err;
-    EXPECT_TRUE(entry_paths(cache).empty());
+    EXPECT_TRUE(stored_entries(cache).empty());
     ASSERT_EQ(::chown(cache.c_str(), 0, 0), 0);
   }
   auto fine = run_clef(ask_args(server.base_url(), cache));
   EXPECT_EQ(fine.err.find("the cache is off"), std::string::npos) << fine.err;
-  EXPECT_EQ(entry_paths(cache).size(), 1u);
+  EXPECT_EQ(stored_entries(cache).size(), 1u);
   struct stat info {};
-  ASSERT_EQ(::stat(entry_paths(cache)[0].c_str(), &info), 0);
+  const auto packs = clef::testing::pack_paths(cache);
+  ASSERT_EQ(packs.size(), 1u);
+  ASSERT_EQ(::stat(packs[0].c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
-  ASSERT_EQ(::stat(std::filesystem::path(entry_paths(cache)[0]).parent_path().c_str(), &info), 0);
-  EXPECT_EQ(info.st_mode & 0777, 0700u) << "the shard";
+  ASSERT_EQ(::stat(std::filesystem::path(packs[0]).parent_path().c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0700u) << "the packs' directory";
 }
 
 // Issue 15, item 12: a --cache that cannot be a cache says so (and the run goes on without it);
@@ -399,14 +397,14 @@ TEST(CliCache, EnvironmentImagesAndExpiryAsTheReadmeSays) {
     EXPECT_EQ(Json::parse(hit.out)["cached"], true);
   }
   EXPECT_EQ(decisions_sent(server), 1);
-  EXPECT_EQ(entry_paths(cache).size(), 1u);
+  EXPECT_EQ(stored_entries(cache).size(), 1u);
 
   // clef recognises an image by its first bytes; the mock takes any raw base64.
   const std::string png =
       write_temp_file("cli_cache_pixel.png", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
   for (int i = 0; i < 2; ++i) run_clef(ask_args(server.base_url(), cache, {"--image", png}));
   EXPECT_EQ(decisions_sent(server), 3) << "an image request is sent each time";
-  EXPECT_EQ(entry_paths(cache).size(), 1u);
+  EXPECT_EQ(stored_entries(cache).size(), 1u);
   for (int i = 0; i < 2; ++i)
     run_clef(ask_args(server.base_url(), cache, {"--image", png, "--cache-images"}));
   EXPECT_EQ(decisions_sent(server), 4) << "with --cache-images the second is a hit";
@@ -420,11 +418,9 @@ TEST(CliCache, EnvironmentImagesAndExpiryAsTheReadmeSays) {
   server.set_models({"clef-flash", "clef-flash-latest", "clef-flash-9b"});
   ASSERT_EQ(ask_model("clef-flash-latest").code, 0);
   ASSERT_EQ(ask_model("clef-flash-9b").code, 0);
-  for (const auto& path : entry_paths(aged)) {
-    auto entry = Json::parse(read_file(path));
+  clef::testing::edit_entries(aged, [](nlohmann::json& entry) {
     entry["created"] = entry["created"].get<long long>() - 660;
-    std::ofstream(path, std::ios::trunc) << entry.dump();
-  }
+  });
   const int before = decisions_sent(server);
   EXPECT_EQ(Json::parse(ask_model("clef-flash-9b").out)["cached"], true) << "pinned: never expires";
   EXPECT_EQ(Json::parse(ask_model("clef-flash-latest").out).count("cached"), 0u)

@@ -26,8 +26,8 @@ namespace clef {
 
 struct CacheOptions {
   std::string directory;
-  /// The cap on the disk space entries take (their blocks, not their sizes: a 1 KB entry takes
-  /// a 4 KiB block). Past it the least recently used entries are removed, down to 90%.
+  /// The cap on the disk space the cache takes (its files' blocks, not their sizes). Past it the
+  /// least recently used packs are removed, down to 90%.
   std::uint64_t max_bytes = 256u * 1024u * 1024u;
   /// The model's resolved version (Ollama's digest, else the model name): part of the key, so a
   /// model that changes behind its name is never answered from the old one's entries.
@@ -91,17 +91,27 @@ CLEF_API Status check_cache_directory(const std::string& directory);
 /// read as `backend` sends it, is a decision with a valid answer (AnswerStatus::ok) to every
 /// question of the request, under `options.validation`. An HTML page from a captive portal, a
 /// refusal or an invalid answer is passed on and never stored. An entry is checked the same way
-/// when read; one that fails (damaged, edited, not a regular file, over 64 MiB, a symlink) is a
-/// miss and is removed, and nothing in the cache is read before its size is known.
+/// when read; one that fails is a miss: a pack that is damaged, edited, not a regular file of
+/// yours or a symlink is removed (and a pack is read by its header, each offset checked against
+/// its size before a byte it points at is read), an entry that no longer validates is not read
+/// again (its pack ages out).
 ///
-/// Entries are written 0600 in shard directories made 0700, to a temporary file renamed into
-/// place, so concurrent writers (threads or processes) never leave a torn entry. Symlinks in the
-/// cache are never followed. The size cap is enforced after writes, never when a cache is
-/// opened: until a process has scanned the cache, about one write in 64 scans it (each process
-/// starts at a random point of that count, so one-answer runs share the work); after a scan it
-/// counts its own writes against the cap and scans again when they pass it, or every 4096
-/// writes. A scan removes the least recently used entries, and the temporary files of writers
-/// killed more than 10 minutes ago. Fails as check_cache_directory does.
+/// Entries are written in packs, many to a file (`packs/` in the directory, 0700; each pack 0600,
+/// written whole to a temporary file and renamed into place, never changed after), so concurrent
+/// writers (threads or processes) never leave a torn entry, and a batch's misses do not create
+/// a file each. An entry waits in memory for its pack: a pack is written when 512 entries or a
+/// sixteenth of the cap wait, at the first entry a second or more after the last pack (so one
+/// answer is written at once), and when the cache goes; until then it answers this cache only,
+/// and a process killed first loses it (a miss next time, never a wrong answer).
+/// Other writers' packs are seen when the directory changes, and at least once a second.
+/// Entries in files of their own (KEY.json in a shard, as clef before packs wrote them) are
+/// still read, never written. Symlinks in the cache are never followed. The size cap is
+/// enforced after writes, never when a cache is opened: until a process has scanned the cache,
+/// about one entry in 64 scans it (each process starts at a random point of that count, so
+/// one-answer runs share the work); after a scan it counts its own writes against the cap and
+/// scans again when they pass it, or every 4096 entries. A scan removes the least recently used
+/// packs (a hit touches its pack) and file entries, and the temporary files of writers killed
+/// more than 10 minutes ago. Fails as check_cache_directory does.
 CLEF_API Result<std::shared_ptr<Transport>> make_caching_transport(std::shared_ptr<Transport> inner,
                                                                    CacheOptions options,
                                                                    Backend backend);
@@ -115,7 +125,7 @@ CLEF_API Result<std::shared_ptr<AsyncTransport>> make_caching_transport(
     std::shared_ptr<AsyncTransport> inner, CacheOptions options, Backend backend);
 
 struct CacheStats {
-  std::size_t entries = 0;
+  std::size_t entries = 0;  ///< Keys with an entry (a key stored twice counts once).
   std::uint64_t bytes = 0;  ///< On disk: the entries' blocks.
 };
 

@@ -18,11 +18,13 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "clef/digest.hpp"
 #include "store/cache_directory.hpp"
+#include "store/cache_packs.hpp"
 #include "store/cache_request.hpp"
 #include "store/stage.hpp"
 #include "util/json_text.hpp"
@@ -39,6 +41,7 @@ using detail::cache_error;
 using detail::CacheFile;
 using detail::Fd;
 using detail::LastQuestions;
+using detail::max_cache_entry_bytes;
 using detail::may_carry_media;
 using detail::open_checked;
 using detail::open_directory;
@@ -46,15 +49,11 @@ using detail::open_shard;
 using detail::scan;
 using detail::Scan;
 
-/// An entry bigger than this is not cached (a response is at most 16 MiB by default).
-constexpr std::uint64_t max_entry_bytes = 64u * 1024u * 1024u;
 /// Until a process has scanned the cache, about one write in this many scans it.
 constexpr unsigned eviction_interval = 64;
 /// After a scan a process counts its own writes against the cap; it scans again when that count
 /// passes the cap, or after this many writes (to learn what other processes wrote).
 constexpr unsigned rescan_interval = 4096;
-/// What an entry is counted as until the next scan measures it: a block or more.
-constexpr std::uint64_t block_bytes = 4096;
 /// A temporary file older than this belongs to a writer that was killed (a write takes far less).
 constexpr std::int64_t stale_temp_seconds = 600;
 
@@ -69,13 +68,10 @@ std::optional<std::int64_t> whole_number(const detail::Json& value) {
   return std::nullopt;
 }
 
-std::string random_suffix() {
-  static constexpr char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  thread_local std::mt19937_64 random{std::random_device{}()};
-  std::string out(6, 'x');
-  for (char& c : out) c = alphabet[random() % (sizeof alphabet - 1)];
-  return out;
+/// How big a pack grows before it is written: a sixteenth of the cap, within 4 KiB and 4 MiB,
+/// so that evicting the least recently used pack frees a small part of the cache.
+std::uint64_t pack_bytes(std::uint64_t max_bytes) {
+  return std::clamp<std::uint64_t>(max_bytes / 16, 4096, 4u * 1024u * 1024u);
 }
 
 /// The cache as a stage (stage.hpp): answered from a live entry, else sent, and a whole answer
@@ -87,8 +83,18 @@ class CacheStage final : public detail::Stage {
         m_backend(backend),
         m_tag(to_string(backend)),
         m_top(std::move(top)),
+        m_shards_at_start(detail::holds_shards(m_top.get())),
+        m_packs(m_top.get(), pack_bytes(m_options.max_bytes)),
         // A random start: a process that writes once still checks the cap one time in 64.
         m_writes(static_cast<unsigned>(std::random_device{}() % eviction_interval)) {}
+
+  ~CacheStage() override {
+    // The last entries are written, and counted against the cap like any others.
+    const auto written = m_packs.flush();
+    if (written.entries > 0) wrote(written);
+  }
+  CacheStage(const CacheStage&) = delete;
+  CacheStage& operator=(const CacheStage&) = delete;
 
   std::optional<Result<HttpResponse>> answer(const HttpRequest& request) override {
     if (!m_options.include_images && may_carry_media(request.body) && !cacheable(request))
@@ -126,19 +132,41 @@ class CacheStage final : public detail::Stage {
     return decision && decision->all_ok();
   }
 
-  /// Removes entry `name` from `shard` if it is still the file `seen` (a writer may have renamed
-  /// a good entry over it since).
-  static void remove_if_same(int shard, const std::string& name, const struct stat& seen) {
-    struct stat now {};
-    if (::fstatat(shard, name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-        now.st_ino == seen.st_ino && now.st_dev == seen.st_dev) {
-      ::unlinkat(shard, name.c_str(), 0);
-    }
+  /// What a stored entry is to the request that found it.
+  enum class Verdict { answer, expired, not_cached, not_answer, damaged };
+  struct Checked {
+    Verdict verdict;
+    std::optional<HttpResponse> response;  ///< With Verdict::answer.
+  };
+
+  /// `text`, stored for `key`, checked to answer what `request` asks (its body read back only
+  /// once an entry is there: a miss costs no parse).
+  Checked check_entry(const std::string& text, const std::string& key,
+                      const HttpRequest& request) const {
+    auto entry = parse_entry(text, key);
+    if (!entry) return {Verdict::damaged, std::nullopt};
+    const auto asked = cacheable(request);
+    if (!asked) return {Verdict::not_cached, std::nullopt};  // images, unreadable
+    if (!answers(entry->response, *asked)) return {Verdict::not_answer, std::nullopt};
+    if (entry->expired) return {Verdict::expired, std::nullopt};  // the next store replaces it
+    entry->response.from_cache = true;
+    return {Verdict::answer, std::move(entry->response)};
   }
 
-  /// The entry stored for `key`, checked to answer what `request` asks (read from its body only
-  /// once an entry is there: a miss costs no parse).
+  /// The entry stored for `key`, when it answers `request`: in a pack (or waiting for one), else
+  /// in a file of its own, as clef before packs wrote them.
   std::optional<HttpResponse> read_entry(const std::string& key, const HttpRequest& request) {
+    if (auto found = m_packs.find(key)) {
+      auto checked = check_entry(found->text, key, request);
+      if (checked.verdict == Verdict::damaged) m_packs.discard(*found);  // edited, torn, planted
+      if (checked.verdict == Verdict::not_answer) m_packs.forget(key);
+      return std::move(checked.response);
+    }
+    return m_shards_at_start ? read_file_entry(key, request) : std::nullopt;
+  }
+
+  /// The entry in file KEY.json of its shard, when it answers `request`.
+  std::optional<HttpResponse> read_file_entry(const std::string& key, const HttpRequest& request) {
     const int shard = m_shards.get(m_top.get(), key, false);
     if (shard < 0) return std::nullopt;
     const std::string name = key + ".json";
@@ -152,8 +180,8 @@ class CacheStage final : public detail::Stage {
     if (::fstat(fd.get(), &info) != 0) return std::nullopt;
     // Checked before a byte is read: a FIFO, a device or a huge file is removed unread.
     if (!S_ISREG(info.st_mode) || info.st_uid != m_user || info.st_size <= 0 ||
-        static_cast<std::uint64_t>(info.st_size) > max_entry_bytes) {
-      remove_if_same(shard, name, info);
+        static_cast<std::uint64_t>(info.st_size) > max_cache_entry_bytes) {
+      detail::remove_if_same(shard, name, info);
       return std::nullopt;
     }
     std::string text(static_cast<std::size_t>(info.st_size), '\0');
@@ -164,17 +192,13 @@ class CacheStage final : public detail::Stage {
       if (n <= 0) break;
       have += static_cast<std::size_t>(n);
     }
-    auto entry = have == text.size() ? parse_entry(text, key) : std::nullopt;
-    const auto asked = entry ? cacheable(request) : std::nullopt;
-    if (entry && !asked) return std::nullopt;  // not a request clef caches (images, unreadable)
-    if (!entry || !answers(entry->response, *asked)) {
-      remove_if_same(shard, name, info);  // torn, edited or foreign: never an answer
-      return std::nullopt;
+    text.resize(have);
+    auto checked = check_entry(text, key, request);
+    if (checked.verdict == Verdict::damaged || checked.verdict == Verdict::not_answer) {
+      detail::remove_if_same(shard, name, info);  // torn, edited or foreign: never an answer
     }
-    if (entry->expired) return std::nullopt;  // the next store replaces it
-    entry->response.from_cache = true;
-    ::futimens(fd.get(), nullptr);  // recently used
-    return std::move(entry->response);
+    if (checked.verdict == Verdict::answer) ::futimens(fd.get(), nullptr);  // recently used
+    return std::move(checked.response);
   }
 
   struct Entry {
@@ -236,46 +260,26 @@ class CacheStage final : public detail::Stage {
     }
     entry["headers"] = headers;
     entry["body"] = detail::redact_all(response.body, credentials);
-    const std::string text = dump_json(entry);
-    if (text.size() > max_entry_bytes) return;
-    int shard = m_shards.get(m_top.get(), key, true);
-    if (shard < 0) return;
-    // Written whole to a private temporary file, then renamed over the entry: a reader sees the
-    // old entry or the new one, never part of one, whatever other writers do.
-    std::string temp;
-    Fd fd;
-    for (int attempt = 0; attempt < 8 && !fd; ++attempt) {
-      temp = "." + key + "." + random_suffix();
-      fd = Fd(::openat(shard, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                       0600));
-      // The shard kept open was removed (clef cache clear, a person): open it again, once.
-      if (!fd && errno == ENOENT && attempt == 0) shard = m_shards.reopen(m_top.get(), key);
-      if (!fd && errno != EEXIST && errno != ENOENT) return;
-      if (shard < 0) return;
-    }
-    if (!fd) return;
-    const bool written = detail::write_all(fd.get(), text);
-    const bool closed = ::close(fd.release()) == 0;
-    const std::string name = key + ".json";
-    if (!written || !closed || ::renameat(shard, temp.c_str(), shard, name.c_str()) != 0) {
-      ::unlinkat(shard, temp.c_str(), 0);
-      return;
-    }
-    wrote((text.size() + block_bytes - 1) / block_bytes * block_bytes);
+    std::string text = dump_json(entry);
+    if (text.size() > max_cache_entry_bytes) return;
+    const auto written = m_packs.add(key, entry["created"].get<std::int64_t>(), std::move(text));
+    if (written.entries > 0) wrote(written);
   }
 
-  /// Counts a write of `bytes` against the cap and scans when it is due: never at start, so a
-  /// run that only reads never pays for a scan; a batch scans about once per tenth of the cap
-  /// it writes, not once per 64 writes.
-  void wrote(std::uint64_t bytes) {
+  /// Counts a pack's entries and disk space against the cap and scans when it is due: never
+  /// at start, so a run that only reads never pays for a scan; a batch scans about once per
+  /// tenth of the cap it writes, not once per 64 entries.
+  void wrote(const detail::PackWritten& written) {
     std::lock_guard<std::mutex> lock(m_evicting);
-    ++m_writes;
+    const unsigned before = m_writes;
+    m_writes += static_cast<unsigned>(written.entries);
     if (!m_estimate) {
-      if (m_writes % eviction_interval == 0) evict();
+      if (before / eviction_interval != m_writes / eviction_interval) evict();
       return;
     }
-    *m_estimate += bytes;
-    if (*m_estimate > m_options.max_bytes || ++m_since_scan >= rescan_interval) evict();
+    *m_estimate += written.disk_bytes;
+    m_since_scan += static_cast<unsigned>(written.entries);
+    if (*m_estimate > m_options.max_bytes || m_since_scan >= rescan_interval) evict();
   }
 
   /// Sweeps killed writers' temporary files and removes the least recently used entries until
@@ -311,6 +315,10 @@ class CacheStage final : public detail::Stage {
   Backend m_backend;
   std::string m_tag;
   Fd m_top;  ///< The cache directory, opened and checked once: every path is relative to it.
+  /// Whether the cache held entries in files of their own when it was opened (clef before packs
+  /// wrote them; they are read, never written): a lookup in a cache without them costs no call.
+  const bool m_shards_at_start;
+  detail::PackStore m_packs;  ///< After m_top: written out before the directory closes.
   detail::OpenShards m_shards;
   mutable LastQuestions m_last_questions;
   const uid_t m_user = ::geteuid();  ///< Entries are this user's own, or not entries.
@@ -332,6 +340,21 @@ class CachingTransport final : public Transport {
   std::shared_ptr<CacheStage> m_stage;
   std::shared_ptr<Transport> m_inner;
 };
+
+/// Adds the keys `file` holds entries for: its name's, or those its header lists.
+void add_keys(const Scan& found, const CacheFile& file, std::unordered_set<std::string>& keys) {
+  if (!file.pack) {
+    keys.insert(file.name.substr(0, 64));
+    return;
+  }
+  const int directory = found.shards[file.shard].second.get();
+  Fd fd(::openat(directory, file.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat info {};
+  if (!fd || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return;
+  const auto entries = detail::read_pack_header(fd.get(), static_cast<std::uint64_t>(info.st_size));
+  if (!entries) return;
+  for (const auto& entry : *entries) keys.insert(entry.key);
+}
 
 Result<std::shared_ptr<CacheStage>> cache_stage(CacheOptions options, Backend backend) {
   // The salt joins the version in the key (a separator no model name holds): an unsalted key is
@@ -386,12 +409,15 @@ Result<std::shared_ptr<AsyncTransport>> make_caching_transport(
 Result<CacheStats> cache_stats(const std::string& directory) {
   auto top = open_directory(directory, false);
   if (!top) return top.error();
+  const Scan found = scan(top->get());
+  std::unordered_set<std::string> keys;
   CacheStats stats;
-  for (const auto& file : scan(top->get()).files) {
+  for (const auto& file : found.files) {
     if (file.temporary) continue;
-    ++stats.entries;
+    add_keys(found, file, keys);
     stats.bytes += file.bytes;
   }
+  stats.entries = keys.size();
   return stats;
 }
 
@@ -399,16 +425,17 @@ Result<CacheStats> clear_cache(const std::string& directory) {
   auto top = open_directory(directory, false);
   if (!top) return top.error();
   const Scan found = scan(top->get());
+  std::unordered_set<std::string> keys;
   CacheStats removed;
   for (const auto& file : found.files) {
+    if (!file.temporary) add_keys(found, file, keys);
     if (!found.remove(file)) {
       const std::string path = directory + "/" + found.shards[file.shard].first + "/" + file.name;
       return cache_error("cannot remove " + path + ": " + std::strerror(errno), path);
     }
-    if (file.temporary) continue;
-    ++removed.entries;
-    removed.bytes += file.bytes;
+    if (!file.temporary) removed.bytes += file.bytes;
   }
+  removed.entries = keys.size();
   return removed;
 }
 

@@ -1,6 +1,8 @@
 // The implementation of cache_directory.hpp: the cache's directory, its shards and a scan of it.
 #include "store/cache_directory.hpp"
 
+#include "store/cache_packs.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -87,6 +89,19 @@ Fd open_shard(int top, const std::string& name) {
   return shard;
 }
 
+bool safe_directory(int fd) {
+  struct stat info {};
+  return ::fstat(fd, &info) == 0 && unsafe_directory(info).empty();
+}
+
+void remove_if_same(int directory, const std::string& name, const struct stat& seen) {
+  struct stat now {};
+  if (::fstatat(directory, name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+      now.st_ino == seen.st_ino && now.st_dev == seen.st_dev) {
+    ::unlinkat(directory, name.c_str(), 0);
+  }
+}
+
 namespace {
 
 /// 0–255 from the key's first two hex digits; -1 when they are not hex.
@@ -107,8 +122,7 @@ int OpenShards::get(int top, const std::string& key, bool create) {
   if (!m_open[index]) return open_locked(top, key, create);
   // Looked at again on every use (one fstat, not an open and a close): a shard made writable by
   // others since is not read from or written to.
-  struct stat info {};
-  if (::fstat(m_open[index].get(), &info) != 0 || !unsafe_directory(info).empty()) return -1;
+  if (!safe_directory(m_open[index].get())) return -1;
   return m_open[index].get();
 }
 
@@ -137,7 +151,7 @@ Scan scan(int top) {
   if (!dir) return out;
   while (dirent* item = ::readdir(dir)) {
     const std::string name = item->d_name;
-    if (!is_shard_name(name)) continue;
+    if (!is_shard_name(name) && name != packs_directory) continue;
     Fd shard = open_shard(top, name);
     if (shard) out.shards.emplace_back(name, std::move(shard));
   }
@@ -148,18 +162,33 @@ Scan scan(int top) {
     if (!inner) continue;
     while (dirent* item = ::readdir(inner)) {
       const std::string name = item->d_name;
-      const bool entry = is_entry_name(name, shard_name);
-      if (!entry && !is_temp_name(name, shard_name)) continue;
+      const bool packs = shard_name == packs_directory;
+      const bool entry = packs ? is_pack_name(name) : is_entry_name(name, shard_name);
+      if (!entry && !(packs ? is_pack_temp_name(name) : is_temp_name(name, shard_name))) continue;
       struct stat info {};
       if (::fstatat(out.shards[s].second.get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
           !S_ISREG(info.st_mode)) {
         continue;
       }
-      out.files.push_back({s, name, disk_bytes(info), mtime_ns(info), !entry});
+      out.files.push_back({s, name, disk_bytes(info), mtime_ns(info), !entry, packs && entry});
     }
     ::closedir(inner);
   }
   return out;
+}
+
+bool holds_shards(int top) {
+  DIR* dir = list(top);
+  if (!dir) return false;
+  bool found = false;
+  while (dirent* item = ::readdir(dir)) {
+    if (is_shard_name(item->d_name)) {
+      found = true;
+      break;
+    }
+  }
+  ::closedir(dir);
+  return found;
 }
 
 Error cache_error(const std::string& message, const std::string& directory) {

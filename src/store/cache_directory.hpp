@@ -3,6 +3,7 @@
 // with no symlink ever followed. cache.cpp reads and writes the entries; this is where they live.
 #pragma once
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -16,6 +17,9 @@
 #include "clef/result.hpp"
 
 namespace clef::detail {
+
+/// An entry bigger than this is not cached (a response is at most 16 MiB by default).
+inline constexpr std::uint64_t max_cache_entry_bytes = 64u * 1024u * 1024u;
 
 /// "KEY.json": 64 hex digits and the suffix.
 constexpr std::size_t entry_name_size = 64 + 5;
@@ -49,6 +53,14 @@ class Fd {
 /// there or not a directory.
 Fd open_shard(int top, const std::string& name);
 
+/// True when the directory open at `fd` may hold answers: this user's, writable by no one else
+/// (looked at again on every use: one made writable by others since is neither read nor written).
+bool safe_directory(int fd);
+
+/// Removes `name` from the directory open at `directory` if it is still the file `seen` (a writer
+/// may have renamed a good file over it since).
+void remove_if_same(int directory, const std::string& name, const struct stat& seen);
+
 /// The cache's 256 shard directories, each opened (and checked as open_shard checks it) the first
 /// time it is needed and kept open: a lookup and a store would otherwise each open, check and
 /// close their shard (a store made it first too), seven system calls of a miss's fourteen; its
@@ -80,10 +92,11 @@ struct CacheFile {
   std::uint64_t bytes = 0;
   std::int64_t used = 0;  ///< mtime in ns: touched on every hit, so the oldest is least used
   bool temporary = false;
+  bool pack = false;  ///< Many entries (cache_packs.hpp), not KEY.json.
 };
 
-/// Every entry and temporary file under an open cache directory; symlinks are never followed
-/// and are neither entries nor shards.
+/// Every entry, pack and temporary file under an open cache directory; symlinks are never
+/// followed and are neither entries nor shards. The packs' directory is one of `shards`.
 struct Scan {
   std::vector<std::pair<std::string, Fd>> shards;
   std::vector<CacheFile> files;
@@ -95,8 +108,11 @@ struct Scan {
   }
 };
 
-/// Every entry and temporary file of the cache open at `top`.
+/// Every entry, pack and temporary file of the cache open at `top`.
 Scan scan(int top);
+
+/// True when the cache open at `top` has a shard directory (entries in files of their own).
+bool holds_shards(int top);
 
 /// An invalid_input error about the cache directory.
 Error cache_error(const std::string& message, const std::string& directory);
