@@ -94,6 +94,10 @@ bool safe_directory(int fd) {
   return ::fstat(fd, &info) == 0 && unsafe_directory(info).empty();
 }
 
+bool safe_directory(const struct stat& info) {
+  return unsafe_directory(info).empty();
+}
+
 void remove_if_same(int directory, const std::string& name, const struct stat& seen) {
   struct stat now {};
   if (::fstatat(directory, name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&

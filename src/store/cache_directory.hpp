@@ -56,6 +56,8 @@ Fd open_shard(int top, const std::string& name);
 /// True when the directory open at `fd` may hold answers: this user's, writable by no one else
 /// (looked at again on every use: one made writable by others since is neither read nor written).
 bool safe_directory(int fd);
+/// The same, of a directory's `info` already at hand.
+bool safe_directory(const struct stat& info);
 
 /// Removes `name` from the directory open at `directory` if it is still the file `seen` (a writer
 /// may have renamed a good file over it since).

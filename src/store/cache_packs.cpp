@@ -223,10 +223,9 @@ std::optional<PackStore::Found> PackStore::find(const std::string& key) {
     flush_locked();
   const auto wanted = key_of(key);
   if (!wanted) return std::nullopt;
-  refresh_locked();
+  int directory = refresh_locked();
   for (int attempt = 0; attempt < 2; ++attempt) {
     const auto indexed = m_index.find(*wanted);
-    const int directory = directory_locked();
     if (indexed == m_index.end() || directory < 0) return std::nullopt;
     const Location at = indexed->second;
     const Pack& pack = m_packs[at.pack];
@@ -246,7 +245,7 @@ std::optional<PackStore::Found> PackStore::find(const std::string& key) {
     // Evicted by another writer, or another file under its name: listed again, once.
     forget_packs_locked({at.pack});
     m_listed_at = {};
-    refresh_locked();
+    directory = refresh_locked();
   }
   return std::nullopt;
 }
@@ -270,12 +269,14 @@ void PackStore::discard(const Found& found) {
   forget_packs_locked({*found.pack});
 }
 
-void PackStore::refresh_locked() {
-  const int directory = directory_locked();
+int PackStore::refresh_locked() {
+  // One fstat tells both whether the directory is still safe and whether it changed.
   struct stat info {};
-  if (directory < 0 || ::fstat(directory, &info) != 0) return;
+  if (!m_directory || ::fstat(m_directory.get(), &info) != 0 || !safe_directory(info)) return -1;
+  const int directory = m_directory.get();
   const auto now = std::chrono::steady_clock::now();
-  if (same_time(info.st_mtim, m_listed_change) && now - m_listed_at < listing_interval) return;
+  if (same_time(info.st_mtim, m_listed_change) && now - m_listed_at < listing_interval)
+    return directory;
   m_listed_change = info.st_mtim;
   m_listed_at = now;
   std::vector<bool> listed(m_packs.size(), false);
@@ -315,6 +316,7 @@ void PackStore::refresh_locked() {
     if (!listed[i] && !m_packs[i].name.empty()) gone.push_back(i);
   }
   forget_packs_locked(gone);
+  return directory;
 }
 
 void PackStore::add_pack_locked(Pack pack, const std::vector<PackEntry>& entries) {

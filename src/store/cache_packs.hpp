@@ -116,7 +116,9 @@ class PackStore {
 
   static std::optional<Key> key_of(const std::string& hex);
   int directory_locked();
-  void refresh_locked();
+  /// Lists the directory again when it changed (or a second passed); the directory, or -1 when
+  /// it is not safe to use.
+  int refresh_locked();
   void add_pack_locked(Pack pack, const std::vector<PackEntry>& entries);
   void index_locked(const Key& key, const Location& location);
   void forget_packs_locked(const std::vector<std::size_t>& packs);

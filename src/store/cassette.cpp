@@ -68,7 +68,7 @@ class RecorderStage final : public detail::Stage {
   RecorderStage(const RecorderStage&) = delete;
   RecorderStage& operator=(const RecorderStage&) = delete;
 
-  std::optional<Result<HttpResponse>> answer(const HttpRequest&) override {
+  std::optional<Result<HttpResponse>> answer(const HttpRequest&, detail::StageNote&) override {
     if (!m_failed.load()) return std::nullopt;
     return Result<HttpResponse>(make_error(ErrorKind::cancelled,
                                            "not sent: the cassette cannot be written, and an "
@@ -76,7 +76,8 @@ class RecorderStage final : public detail::Stage {
                                            m_path));
   }
 
-  void received(const HttpRequest& request, Result<HttpResponse>& response) override {
+  void received(const HttpRequest& request, const detail::StageNote&,
+                Result<HttpResponse>& response) override {
     if (!response) return;
     const auto secrets = detail::request_credentials(request);
     detail::Json line = detail::Json::object();
@@ -156,10 +157,11 @@ class AsyncRecorder final : public AsyncRecordingTransport {
 class ReplayStage final : public detail::Stage {
  public:
   explicit ReplayStage(std::shared_ptr<ReplayTransport> replay) : m_replay(std::move(replay)) {}
-  std::optional<Result<HttpResponse>> answer(const HttpRequest& request) override {
+  std::optional<Result<HttpResponse>> answer(const HttpRequest& request,
+                                             detail::StageNote&) override {
     return m_replay->send(request);
   }
-  void received(const HttpRequest&, Result<HttpResponse>&) override {}
+  void received(const HttpRequest&, const detail::StageNote&, Result<HttpResponse>&) override {}
 
  private:
   std::shared_ptr<ReplayTransport> m_replay;

@@ -6,15 +6,17 @@
 namespace clef::detail {
 
 Result<HttpResponse> send_through(Stage& stage, Transport& inner, const HttpRequest& request) {
-  if (auto answered = stage.answer(request)) return std::move(*answered);
+  StageNote note;
+  if (auto answered = stage.answer(request, note)) return std::move(*answered);
   auto response = inner.send(request);
-  stage.received(request, response);
+  stage.received(request, note, response);
   return response;
 }
 
 void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner, HttpRequest request,
                    ResponseHandler done) {
-  if (auto answered = stage->answer(request)) {
+  StageNote note;
+  if (auto answered = stage->answer(request, note)) {
     auto outcome = std::make_shared<Result<HttpResponse>>(std::move(*answered));
     // Complete already: delivered even while the loop shuts down.
     inner.after(std::chrono::milliseconds(0), [outcome, done = std::move(done)](bool) mutable {
@@ -24,11 +26,11 @@ void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner, H
   }
   // received() needs the request when the answer comes back; the inner transport takes its own.
   auto kept = std::make_shared<const HttpRequest>(request);
-  inner.start(std::move(request),
-              [stage, kept, done = std::move(done)](Result<HttpResponse> response) mutable {
-                stage->received(*kept, response);
-                call_handler(done, std::move(response));
-              });
+  inner.start(std::move(request), [stage, kept, note = std::move(note),
+                                   done = std::move(done)](Result<HttpResponse> response) mutable {
+    stage->received(*kept, note, response);
+    call_handler(done, std::move(response));
+  });
 }
 
 namespace {

@@ -6,21 +6,29 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "clef/async_transport.hpp"
 #include "clef/transport.hpp"
 
 namespace clef::detail {
 
+/// What a stage keeps of one request from answer() to received() (the cache: the request's key,
+/// which costs a SHA-256 of the body to compute again).
+using StageNote = std::string;
+
 class Stage {
  public:
   virtual ~Stage() = default;
   /// An outcome without sending (a cache hit, a replay, a refusal), or nullopt to send on. On
   /// a loop this runs on the thread that starts the request, so it must not wait on the network.
-  virtual std::optional<Result<HttpResponse>> answer(const HttpRequest& request) = 0;
+  virtual std::optional<Result<HttpResponse>> answer(const HttpRequest& request,
+                                                     StageNote& note) = 0;
   /// The outcome from further in (sent, or answered by a stage there), before the caller sees it;
-  /// not called for this stage's own answer. On a loop it runs on the loop thread.
-  virtual void received(const HttpRequest& request, Result<HttpResponse>& response) = 0;
+  /// not called for this stage's own answer. On a loop it runs on the loop thread. `note` is
+  /// what answer() left in it for this request.
+  virtual void received(const HttpRequest& request, const StageNote& note,
+                        Result<HttpResponse>& response) = 0;
 };
 
 /// `stage` around a blocking send through `inner`.
