@@ -252,6 +252,7 @@ TEST(Cache, OnlyValidAnswersAreStoredAndServed) {
            {"status", 99999999999LL},
            {"status", "200"},
            {"created", -9223372036854775807LL},
+           {"created", static_cast<long long>(::time(nullptr)) + 3600},  // an hour ahead
            {"body", R"({"model":"m","answers":{"refund":{"type":"noul","noul":1.7}}})"},
            {"key", "0000"}}) {
     for (const bool in_a_pack : {true, false}) {
@@ -376,16 +377,30 @@ TEST(Cache, AnUnsafeDirectoryIsRefusedWithTheReason) {
   const std::string packs = directory + "/packs";
   ASSERT_EQ(::mkdir(packs.c_str(), 0700), 0);
   ASSERT_EQ(::chmod(packs.c_str(), 0777), 0);
-  (void)caching(inner, options)->send(request);
-  EXPECT_TRUE(clef::testing::pack_paths(directory).empty()) << "written where others can write";
+  // Refused with the reason, as the directory itself is: never a cache silently off.
+  auto packs_refused = clef::make_caching_transport(inner, options, clef::Backend::ollama);
+  ASSERT_FALSE(packs_refused);
+  EXPECT_NE(packs_refused.error().message.find(
+                "its packs/ is refused: it is writable by group or others (mode 0777)"),
+            std::string::npos)
+      << packs_refused.error().message;
+  EXPECT_FALSE(clef::cache_stats(directory));
+  EXPECT_FALSE(clef::clear_cache(directory));
   ASSERT_EQ(::chmod(packs.c_str(), 0700), 0);
   (void)caching(inner, options)->send(request);
   ASSERT_EQ(clef::testing::pack_paths(directory).size(), 1u);
   auto cache = caching(inner, options);
   EXPECT_TRUE(cache->send(request)->from_cache);
   ASSERT_EQ(::chmod(packs.c_str(), 0777), 0);  // a planted answer would be read from here now
-  EXPECT_FALSE(caching(inner, options)->send(request)->from_cache);
+  EXPECT_FALSE(cache->send(request)->from_cache) << "read from packs/ others can write";
   ASSERT_EQ(::chmod(packs.c_str(), 0700), 0);
+  ASSERT_EQ(::rename(packs.c_str(), (directory + "/elsewhere").c_str()), 0);
+  ASSERT_EQ(::symlink("elsewhere", packs.c_str()), 0);
+  auto linked = clef::make_caching_transport(inner, options, clef::Backend::ollama);
+  ASSERT_FALSE(linked);
+  EXPECT_NE(linked.error().message.find("its packs/ is a symbolic link"), std::string::npos)
+      << linked.error().message;
+  ASSERT_EQ(::unlink(packs.c_str()), 0);
 
   const std::string file = directory + "/not-a-directory";
   std::ofstream(file) << "x";
@@ -674,34 +689,45 @@ TEST(Cache, PacksThatLieAreRemovedAndNeverRead) {
   const std::string text = good[0].text;
   const std::string length = std::to_string(text.size());
   const std::string created = std::to_string(good[0].created);
+  const std::string check = clef::testing::entry_check(text);
   auto pack = [&](const std::string& count, const std::string& line, const std::string& body) {
     return "clef-cache-pack 1 " + count + "\n" + line + "\n" + body;
   };
+  // A header line for the entry: key, offset, length, created, check; any of them replaced.
+  auto line = [&](const std::string& listed_key, const std::string& offset,
+                  const std::string& listed_length, const std::string& listed_check) {
+    return listed_key + " " + offset + " " + listed_length + " " + created + " " + listed_check;
+  };
+  const std::string truth = line(key, "0", length, check);
   std::string upper = key;
   upper[0] = 'A';
   auto for_another_key_json = nlohmann::json::parse(text);
   for_another_key_json["key"] = std::string(64, '0');
   const std::string for_another_key = for_another_key_json.dump();
+  std::string edited = text;  // edited in place, its check not: a probability changed
+  edited[edited.find("0.9")] = '0';
+  edited[edited.find("0.9") + 2] = '1';
   const std::vector<std::pair<std::string, std::string>> lies = {
       {"no entries", pack("0", "", text + "\n")},
-      {"a count far past the lines", pack("4000", key + " 0 " + length + " " + created, text)},
-      {"a count with a leading zero", pack("01", key + " 0 " + length + " " + created, text)},
-      {"a count of 2^64", pack("18446744073709551616", key + " 0 " + length + " " + created, text)},
-      {"an offset past the end", pack("1", key + " 999999 " + length + " " + created, text)},
-      {"an offset of 2^64 - 1",
-       pack("1", key + " 18446744073709551615 " + length + " " + created, text)},
-      {"a length past the end", pack("1", key + " 0 99999999 " + created, text)},
-      {"a length of zero", pack("1", key + " 0 0 " + created, text)},
-      {"a negative offset", pack("1", key + " -1 " + length + " " + created, text)},
-      {"a key in capitals", pack("1", upper + " 0 " + length + " " + created, text)},
-      {"a short key", pack("1", key.substr(2) + " 0 " + length + " " + created, text)},
+      {"a count far past the lines", pack("4000", truth, text)},
+      {"a count with a leading zero", pack("01", truth, text)},
+      {"a count of 2^64", pack("18446744073709551616", truth, text)},
+      {"an offset past the end", pack("1", line(key, "999999", length, check), text)},
+      {"an offset of 2^64 - 1", pack("1", line(key, "18446744073709551615", length, check), text)},
+      {"a length past the end", pack("1", line(key, "0", "99999999", check), text)},
+      {"a length of zero", pack("1", line(key, "0", "0", check), text)},
+      {"a negative offset", pack("1", line(key, "-1", length, check), text)},
+      {"a key in capitals", pack("1", line(upper, "0", length, check), text)},
+      {"a short key", pack("1", line(key.substr(2), "0", length, check), text)},
+      {"no check", pack("1", key + " 0 " + length + " " + created, text)},
+      {"a check in capitals", pack("1", line(key, "0", length, "ABCDEF0123456789"), text)},
       {"a header cut short", "clef-cache-pack 1 1\n" + key + " 0 "},
-      {"another format", "clef-cache-pack 2 1\n" + key + " 0 " + length + " " + created + "\n"},
-      {"an entry that is not JSON",
-       pack("1", key + " 0 " + length + " " + created, std::string(text.size(), '{'))},
+      {"another format", "clef-cache-pack 2 1\n" + truth + "\n"},
+      {"an entry that is not JSON", pack("1", line(key, "0", length, clef::testing::entry_check(std::string(text.size(), '{'))), std::string(text.size(), '{'))},
       {"an entry for another key",
-       pack("1", key + " 0 " + std::to_string(for_another_key.size()) + " " + created,
+       pack("1", line(key, "0", std::to_string(for_another_key.size()), clef::testing::entry_check(for_another_key)),
             for_another_key)},
+      {"an entry edited in place (its check not)", pack("1", truth, edited)},
       {"nothing at all", ""},
   };
   for (const auto& [what, bytes] : lies) {
@@ -720,7 +746,7 @@ TEST(Cache, PacksThatLieAreRemovedAndNeverRead) {
   std::filesystem::create_directories(options.directory + "/packs");
   ::chmod((options.directory + "/packs").c_str(), 0700);
   clef::testing::replace_pack(options.directory + "/packs/00000000000000cd.pack",
-                              pack("1", key + " 0 " + length + " " + created, text + "\n"));
+                              pack("1", truth, text + "\n"));
   const int sent = inner->sent.load();
   EXPECT_TRUE(caching(inner, options)->send(request)->from_cache);
   EXPECT_EQ(inner->sent.load(), sent);
@@ -748,6 +774,14 @@ TEST(Cache, ClearNeverFollowsSymlinksOutOfTheCache) {
   ASSERT_EQ(::symlink(victim_b.c_str(), (directory + "/cd/" + key_b + ".json").c_str()), 0);
   const std::string victim_pack = outside_file(outside, "0123456789abcdef.pack");
   ASSERT_EQ(::symlink(outside.c_str(), (directory + "/packs").c_str()), 0);
+  // A symlinked packs/ is refused, with the reason, and nothing is removed.
+  auto refused = clef::clear_cache(directory);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("its packs/ is a symbolic link"), std::string::npos)
+      << refused.error().message;
+  EXPECT_FALSE(clef::cache_stats(directory));
+  EXPECT_TRUE(std::ifstream(victim_pack).good()) << "clear followed a symlinked packs directory";
+  ASSERT_EQ(::unlink((directory + "/packs").c_str()), 0);
   auto stats = clef::cache_stats(directory);
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->entries, 0u) << "a symlink is not an entry";
@@ -755,7 +789,6 @@ TEST(Cache, ClearNeverFollowsSymlinksOutOfTheCache) {
   ASSERT_TRUE(cleared) << cleared.error().to_string();
   EXPECT_TRUE(std::ifstream(victim_a).good()) << "clear followed a symlinked shard";
   EXPECT_TRUE(std::ifstream(victim_b).good()) << "clear followed a symlinked entry";
-  EXPECT_TRUE(std::ifstream(victim_pack).good()) << "clear followed a symlinked packs directory";
 }
 
 // Issue 15, item 11: a temporary file a killed writer left behind is swept by clear.
@@ -771,9 +804,22 @@ TEST(Cache, ClearSweepsAKilledWritersTemporaryFiles) {
   ::mkdir((directory + "/packs").c_str(), 0700);
   const std::string pack_temp = directory + "/packs/.0123456789abcdef.tmp";
   std::ofstream(pack_temp) << std::string(5000, 'x');  // half a pack
+  // What a run would remove unread under a pack's or a temporary file's name, clear removes
+  // too: the link or the node, never what it points at.
+  const std::string target = ::testing::TempDir() + "cache_temp_sweep_target.pack";
+  std::ofstream(target) << "precious";
+  const std::vector<std::string> strays = {directory + "/packs/0123456789abcdee.pack",
+                                           directory + "/packs/.0123456789abcdee.tmp"};
+  ASSERT_EQ(::symlink(target.c_str(), strays[0].c_str()), 0);
+  ASSERT_EQ(::mkfifo(strays[1].c_str(), 0600), 0);
   ASSERT_TRUE(clef::clear_cache(directory));
   EXPECT_FALSE(std::ifstream(temp).good()) << "the killed writer's temporary file is still there";
   EXPECT_FALSE(std::ifstream(pack_temp).good()) << "the killed writer's half pack is still there";
+  for (const auto& stray : strays) {
+    struct stat info {};
+    EXPECT_NE(::lstat(stray.c_str(), &info), 0) << stray << " is still there";
+  }
+  EXPECT_EQ(clef::testing::file_text(target), "precious");
 }
 
 // Issue 15, item 11: the cache counts what it takes on disk (blocks), not the files' sizes.

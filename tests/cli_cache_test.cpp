@@ -356,6 +356,19 @@ TEST(CliCache, ADirectoryOthersCanWriteIsRefused) {
   EXPECT_EQ(info.st_mode & 0777, 0600u);
   ASSERT_EQ(::stat(std::filesystem::path(packs[0]).parent_path().c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0700u) << "the packs' directory";
+  // The packs' directory made writable by others: refused the same way, and said.
+  ASSERT_EQ(::chmod((cache + "/packs").c_str(), 0777), 0);
+  auto shared_packs = run_clef(ask_args(server.base_url(), cache));
+  EXPECT_EQ(shared_packs.code, 0) << shared_packs.err;
+  EXPECT_NE(shared_packs.err.find("the cache is off"), std::string::npos) << shared_packs.err;
+  EXPECT_NE(shared_packs.err.find("its packs/ is refused: it is writable by group or others"),
+            std::string::npos)
+      << shared_packs.err;
+  EXPECT_EQ(Json::parse(shared_packs.out).count("cached"), 0u) << "answered from packs/";
+  auto stats_refused = run_clef({"cache", "stats", "--cache", cache});
+  EXPECT_EQ(stats_refused.code, 2) << stats_refused.out;
+  EXPECT_NE(stats_refused.err.find("its packs/ is refused"), std::string::npos)
+      << stats_refused.err;
 }
 
 // Issue 15, item 12: a --cache that cannot be a cache says so (and the run goes on without it);

@@ -83,7 +83,8 @@ CLEF_API std::string cache_key(std::string_view tag, const HttpRequest& request,
 /// Creates `directory` when it is missing (mode 0700; its parent must exist) and checks that it
 /// can hold answers safely. Refused, with the reason in the error: a path that is not a
 /// directory, a directory owned by another user, or one writable by group or others (anyone who
-/// can write it could plant answers), or one this process cannot write.
+/// can write it could plant answers), or one this process cannot write; the same of its packs/
+/// when it has one (which must not be a symlink either).
 CLEF_API Status check_cache_directory(const std::string& directory);
 
 /// Answers a request from the cache when a live entry exists (HttpResponse::from_cache), else
@@ -91,10 +92,13 @@ CLEF_API Status check_cache_directory(const std::string& directory);
 /// read as `backend` sends it, is a decision with a valid answer (AnswerStatus::ok) to every
 /// question of the request, under `options.validation`. An HTML page from a captive portal, a
 /// refusal or an invalid answer is passed on and never stored. An entry is checked the same way
-/// when read; one that fails is a miss: a pack that is damaged, edited, not a regular file of
-/// yours or a symlink is removed (and a pack is read by its header, each offset checked against
-/// its size before a byte it points at is read), an entry that no longer validates is not read
-/// again (its pack ages out).
+/// when read; one that fails is a miss. A pack's header holds a check of each entry (the start
+/// of its SHA-256); a pack whose entry fails it (damaged, edited in place), is not a 2xx answer
+/// for its key, or that is not a regular file of yours, or a symlink, is removed (a pack is read
+/// by its header, each offset checked against its size before a byte it points at is read); a
+/// whole entry that does not validate under these options is not read again (its pack ages out).
+/// The check is no lock: whoever can write the directory can plant answers, which is why it is
+/// refused unless it is yours alone.
 ///
 /// Entries are written in packs, many to a file (`packs/` in the directory, 0700; each pack 0600,
 /// written whole to a temporary file and renamed into place, never changed after), so concurrent
@@ -130,10 +134,11 @@ struct CacheStats {
 };
 
 /// What the cache in `directory` holds. Fails when `directory` does not exist or is not a
-/// directory.
+/// directory, or its packs/ would be refused (check_cache_directory).
 CLEF_API Result<CacheStats> cache_stats(const std::string& directory);
-/// Removes every entry in `directory`, and any temporary file a writer left; returns what was
-/// removed. Fails as cache_stats does. Never follows a symlink out of the cache.
+/// Removes every entry in `directory`, any temporary file a writer left, and any symlink, FIFO or
+/// device under an entry's name (the link or node itself); returns what was removed. Fails as
+/// cache_stats does. Never follows a symlink out of the cache.
 CLEF_API Result<CacheStats> clear_cache(const std::string& directory);
 
 }  // namespace clef

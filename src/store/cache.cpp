@@ -18,7 +18,6 @@
 #include <mutex>
 #include <optional>
 #include <random>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -54,6 +53,9 @@ constexpr unsigned eviction_interval = 64;
 /// After a scan a process counts its own writes against the cap; it scans again when that count
 /// passes the cap, or after this many writes (to learn what other processes wrote).
 constexpr unsigned rescan_interval = 4096;
+/// How far in the future an entry's time may be (another machine's clock sharing the directory):
+/// no more, or a future date would stretch a moving alias's TTL.
+constexpr std::int64_t max_clock_skew_seconds = 300;
 /// A temporary file older than this belongs to a writer that was killed (a write takes far less).
 constexpr std::int64_t stale_temp_seconds = 600;
 
@@ -228,7 +230,7 @@ class CacheStage final : public detail::Stage {
     const auto written = whole_number(*created);
     const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
     if (!code || *code < 200 || *code > 299 || !written || *written < 0 ||
-        *written > now + 86'400) {
+        *written > now + max_clock_skew_seconds) {
       return std::nullopt;
     }
     Entry out;
@@ -351,21 +353,6 @@ class CachingTransport final : public Transport {
   std::shared_ptr<Transport> m_inner;
 };
 
-/// Adds the keys `file` holds entries for: its name's, or those its header lists.
-void add_keys(const Scan& found, const CacheFile& file, std::unordered_set<std::string>& keys) {
-  if (!file.pack) {
-    keys.insert(file.name.substr(0, 64));
-    return;
-  }
-  const int directory = found.shards[file.shard].second.get();
-  Fd fd(::openat(directory, file.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  struct stat info {};
-  if (!fd || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return;
-  const auto entries = detail::read_pack_header(fd.get(), static_cast<std::uint64_t>(info.st_size));
-  if (!entries) return;
-  for (const auto& entry : *entries) keys.insert(entry.key);
-}
-
 Result<std::shared_ptr<CacheStage>> cache_stage(CacheOptions options, Backend backend) {
   // The salt joins the version in the key (a separator no model name holds): an unsalted key is
   // unchanged, so existing caches still answer.
@@ -414,39 +401,6 @@ Result<std::shared_ptr<AsyncTransport>> make_caching_transport(
   auto stage = cache_stage(std::move(options), backend);
   if (!stage) return stage.error();
   return detail::staged_loop(std::move(stage).value(), std::move(inner));
-}
-
-Result<CacheStats> cache_stats(const std::string& directory) {
-  auto top = open_directory(directory, false);
-  if (!top) return top.error();
-  const Scan found = scan(top->get());
-  std::unordered_set<std::string> keys;
-  CacheStats stats;
-  for (const auto& file : found.files) {
-    if (file.temporary) continue;
-    add_keys(found, file, keys);
-    stats.bytes += file.bytes;
-  }
-  stats.entries = keys.size();
-  return stats;
-}
-
-Result<CacheStats> clear_cache(const std::string& directory) {
-  auto top = open_directory(directory, false);
-  if (!top) return top.error();
-  const Scan found = scan(top->get());
-  std::unordered_set<std::string> keys;
-  CacheStats removed;
-  for (const auto& file : found.files) {
-    if (!file.temporary) add_keys(found, file, keys);
-    if (!found.remove(file)) {
-      const std::string path = directory + "/" + found.shards[file.shard].first + "/" + file.name;
-      return cache_error("cannot remove " + path + ": " + std::strerror(errno), path);
-    }
-    if (!file.temporary) removed.bytes += file.bytes;
-  }
-  removed.entries = keys.size();
-  return removed;
 }
 
 }  // namespace clef

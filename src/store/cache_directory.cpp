@@ -171,14 +171,26 @@ Scan scan(int top) {
       if (!entry && !(packs ? is_pack_temp_name(name) : is_temp_name(name, shard_name))) continue;
       struct stat info {};
       if (::fstatat(out.shards[s].second.get(), name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
-          !S_ISREG(info.st_mode)) {
+          S_ISDIR(info.st_mode)) {
         continue;
       }
-      out.files.push_back({s, name, disk_bytes(info), mtime_ns(info), !entry, packs && entry});
+      // A symlink, a FIFO or a device under an entry's name is never read; it is swept like a
+      // killed writer's file (its link or node removed, never what it points at).
+      const bool regular = S_ISREG(info.st_mode);
+      out.files.push_back({s, name, regular ? disk_bytes(info) : 0, regular ? mtime_ns(info) : 0,
+                           !entry || !regular, packs && entry && regular});
     }
     ::closedir(inner);
   }
   return out;
+}
+
+std::string packs_problem(int top) {
+  struct stat info {};
+  if (::fstatat(top, packs_directory, &info, AT_SYMLINK_NOFOLLOW) != 0) return {};  // none yet
+  if (S_ISLNK(info.st_mode)) return "its packs/ is a symbolic link";
+  const std::string why = unsafe_directory(info);
+  return why.empty() ? std::string() : "its packs/ is refused: " + why;
 }
 
 bool holds_shards(int top) {
@@ -231,6 +243,9 @@ Result<Fd> open_checked(const std::string& directory) {
     return cache_error("cannot read " + directory + ": " + std::strerror(errno), directory);
   }
   if (const std::string why = unsafe_directory(info); !why.empty()) {
+    return cache_error("the cache directory " + directory + " is refused: " + why, directory);
+  }
+  if (const std::string why = packs_problem(top->get()); !why.empty()) {
     return cache_error("the cache directory " + directory + " is refused: " + why, directory);
   }
   if (::faccessat(AT_FDCWD, directory.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {

@@ -113,6 +113,10 @@ struct Scan {
 /// Every entry, pack and temporary file of the cache open at `top`.
 Scan scan(int top);
 
+/// Why the packs' directory of the cache open at `top` may not hold answers (a symlink, another
+/// user's, writable by others, not a directory), or empty (also when there is none yet).
+std::string packs_problem(int top);
+
 /// True when the cache open at `top` has a shard directory (entries in files of their own).
 bool holds_shards(int top);
 

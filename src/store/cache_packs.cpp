@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "util/sha256_bytes.hpp"
 #include "util/write_all.hpp"
 
 namespace clef::detail {
@@ -25,8 +26,9 @@ constexpr std::string_view pack_magic = "clef-cache-pack 1 ";
 constexpr std::size_t pack_entries = 512;
 /// A header listing more is not one clef wrote.
 constexpr std::uint64_t most_listed = 4096;
-/// The longest line of a header: a key, three numbers of up to 20 characters, their separators.
-constexpr std::uint64_t longest_header_line = 64 + 3 * 21 + 1;
+/// The longest line of a header: a key, three numbers of up to 20 characters, a check, their
+/// separators.
+constexpr std::uint64_t longest_header_line = 64 + 3 * 21 + 17 + 1;
 /// Until this long after the last pack, entries wait for more.
 constexpr auto pack_interval = 1s;
 /// How often other writers' packs are looked for even when the directory seems unchanged (its
@@ -94,13 +96,22 @@ std::optional<PackEntry> read_header_line(std::string_view line) {
   entry.key = std::string(*key);
   const auto offset_value = read_whole(*offset);
   const auto length_value = read_whole(*length);
-  const auto created = read_signed(line);
-  if (!offset_value || !length_value || !created) return std::nullopt;
+  const auto created_text = next_field(line, ' ');
+  const auto created = created_text ? read_signed(*created_text) : std::nullopt;
+  if (!offset_value || !length_value || !created || line.size() != 16 || !is_lower_hex(line))
+    return std::nullopt;
+  entry.check = std::string(line);
   entry.offset = *offset_value;
   entry.length = *length_value;
   entry.created = *created;
   if (entry.length == 0 || entry.length > max_cache_entry_bytes) return std::nullopt;
   return entry;
+}
+
+std::uint64_t check_value(std::string_view hex) {
+  std::uint64_t value = 0;
+  for (char c : hex) value = value << 4 | static_cast<std::uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+  return value;
 }
 
 std::string random_name() {
@@ -171,14 +182,19 @@ std::optional<std::vector<PackEntry>> read_pack_header(int fd, std::uint64_t siz
   return entries;
 }
 
+std::string entry_check(std::string_view text) {
+  return to_hex(sha256(text)).substr(0, 16);
+}
+
 std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<PackEntry>& where) {
   std::string header = std::string(pack_magic) + std::to_string(entries.size()) + "\n";
   std::string body;
   where.clear();
   for (const auto& entry : entries) {
-    where.push_back({entry.key, body.size(), entry.text.size(), entry.created});
+    where.push_back({entry.key, body.size(), entry.text.size(), entry.created, entry_check(entry.text)});
     header += entry.key + ' ' + std::to_string(body.size()) + ' ' +
-              std::to_string(entry.text.size()) + ' ' + std::to_string(entry.created) + '\n';
+              std::to_string(entry.text.size()) + ' ' + std::to_string(entry.created) + ' ' +
+              where.back().check + '\n';
     body += entry.text;
     body += '\n';
   }
@@ -236,6 +252,12 @@ std::optional<PackStore::Found> PackStore::find(const std::string& key) {
         info.st_dev == pack.device && static_cast<std::uint64_t>(info.st_size) == pack.size) {
       auto text = read_at(fd.get(), at.offset, at.length);
       if (!text) {  // an I/O error: read again by the next listing
+        forget_packs_locked({at.pack});
+        return std::nullopt;
+      }
+      if (check_value(entry_check(*text)) != at.check) {
+        // Damaged or edited in place: none of its entries is trusted again.
+        remove_if_same(directory, pack.name, info);
         forget_packs_locked({at.pack});
         return std::nullopt;
       }
@@ -326,7 +348,8 @@ void PackStore::add_pack_locked(Pack pack, const std::vector<PackEntry>& entries
   for (const auto& entry : entries) {
     const auto key = key_of(entry.key);
     if (!key) continue;
-    const Location location{index, entry.offset, entry.length, entry.created};
+    const Location location{index, entry.offset, entry.length, entry.created,
+                            check_value(entry.check)};
     const auto [at, fresh] = m_index.try_emplace(*key, location);
     // The newest entry answers (an expired one stored again, two writers at once).
     if (!fresh && at->second.created <= entry.created) at->second = location;

@@ -6,10 +6,13 @@
 // A pack, "packs/<16 hex>.pack":
 //
 //     clef-cache-pack 1 N\n
-//     <KEY, 64 hex> <offset> <length> <created>\n      N lines: where each entry is
-//     <entry>\n                                        N entries, each a cache entry's JSON
+//     <KEY, 64 hex> <offset> <length> <created> <check>\n   N lines: where each entry is
+//     <entry>\n                                              N entries, each a cache entry's JSON
 //
-// An offset counts from the first byte after the N lines; created is the entry's Unix time.
+// An offset counts from the first byte after the N lines; created is the entry's Unix time;
+// check is the first 16 hex digits of the entry's SHA-256, so that an entry damaged or edited
+// in place is never read as another answer (it is no lock: whoever can write the directory can
+// write a check too, which is why the directory must be the user's own).
 #pragma once
 
 #include <sys/types.h>
@@ -20,6 +23,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -41,7 +45,11 @@ struct PackEntry {
   std::uint64_t offset = 0;  ///< From the start of the file.
   std::uint64_t length = 0;
   std::int64_t created = 0;
+  std::string check;  ///< 16 hex digits: the start of the entry's SHA-256.
 };
+
+/// The check a pack's header holds for an entry's text.
+std::string entry_check(std::string_view text);
 
 /// The entries the pack open at `fd` (`size` bytes) lists, each checked to lie within it; nothing
 /// when it is not a pack clef wrote (damaged, planted, cut short).
@@ -105,6 +113,7 @@ class PackStore {
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
     std::int64_t created = 0;
+    std::uint64_t check = 0;
   };
   struct Pack {
     std::string name;

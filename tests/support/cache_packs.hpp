@@ -18,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include "clef/digest.hpp"
+
 namespace clef::testing {
 
 /// One entry as a pack holds it.
@@ -53,25 +55,32 @@ inline std::vector<PackedEntry> read_pack(const std::string& path) {
   lines >> magic >> version >> count;
   if (magic != "clef-cache-pack" || version != "1") return {};
   lines.get();  // the newline
-  std::vector<std::tuple<std::string, std::size_t, std::size_t, std::int64_t>> listed(count);
-  for (auto& [key, offset, length, created] : listed) {
-    lines >> key >> offset >> length >> created;
+  std::vector<std::tuple<std::string, std::size_t, std::size_t, std::int64_t, std::string>> listed(
+      count);
+  for (auto& [key, offset, length, created, check] : listed) {
+    lines >> key >> offset >> length >> created >> check;
     lines.get();
   }
   const auto body = static_cast<std::size_t>(lines.tellg());
   std::vector<PackedEntry> out;
-  for (const auto& [key, offset, length, created] : listed)
+  for (const auto& [key, offset, length, created, check] : listed)
     out.push_back({key, created, text.substr(body + offset, length)});
   return out;
 }
 
-/// The bytes of a pack holding `entries`, laid out as the format says.
+/// The check a pack's header holds for an entry: its SHA-256's first 16 hex digits.
+inline std::string entry_check(const std::string& text) {
+  return clef::sha256_hex(text).substr(0, 16);
+}
+
+/// The bytes of a pack holding `entries`, laid out as the format says (each with its check).
 inline std::string pack_bytes(const std::vector<PackedEntry>& entries) {
   std::string header = "clef-cache-pack 1 " + std::to_string(entries.size()) + "\n";
   std::string body;
   for (const auto& entry : entries) {
     header += entry.key + " " + std::to_string(body.size()) + " " +
-              std::to_string(entry.text.size()) + " " + std::to_string(entry.created) + "\n";
+              std::to_string(entry.text.size()) + " " + std::to_string(entry.created) + " " +
+              entry_check(entry.text) + "\n";
     body += entry.text + "\n";
   }
   return header + body;
@@ -96,7 +105,7 @@ inline void replace_pack(const std::string& path, const std::string& bytes) {
 }
 
 /// Rewrites every entry of every pack in `directory` through `edit` (given the entry's JSON;
-/// the pack's header is written to match).
+/// the pack's header is written to match, checks included: as the directory's owner could).
 inline void edit_entries(const std::string& directory,
                          const std::function<void(nlohmann::json&)>& edit) {
   for (const auto& path : pack_paths(directory)) {
