@@ -1,7 +1,7 @@
 // The implementation of cache_directory.hpp: the cache's directory, its shards and a scan of it.
 #include "store/cache_directory.hpp"
 
-#include "store/cache_packs.hpp"
+#include "store/pack_format.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
-// The implementation of cache_packs.hpp: packs written whole, read by their headers, and the
-// index of what they hold.
+// The implementation of cache_packs.hpp: entries kept until a pack is due, packs written whole,
+// and the index of every pack's header.
 #include "store/cache_packs.hpp"
 
 #include <dirent.h>
@@ -7,13 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <random>
-#include <string_view>
 #include <utility>
 
-#include "util/sha256_bytes.hpp"
 #include "util/write_all.hpp"
 
 namespace clef::detail {
@@ -21,98 +20,13 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::string_view pack_magic = "clef-cache-pack 1 ";
 /// A pack is written when this many entries wait.
 constexpr std::size_t pack_entries = 512;
-/// A header listing more is not one clef wrote.
-constexpr std::uint64_t most_listed = 4096;
-/// The longest line of a header: a key, three numbers of up to 20 characters, a check, their
-/// separators.
-constexpr std::uint64_t longest_header_line = 64 + 3 * 21 + 17 + 1;
 /// Until this long after the last pack, entries wait for more.
 constexpr auto pack_interval = 1s;
 /// How often other writers' packs are looked for even when the directory seems unchanged (its
 /// mtime moves in clock ticks: two packs renamed in one tick change it once).
 constexpr auto listing_interval = 1s;
-
-bool is_lower_hex(std::string_view text) {
-  for (char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
-/// Digits only, no sign, no overflow.
-std::optional<std::uint64_t> read_whole(std::string_view text) {
-  if (text.empty() || text.size() > 20) return std::nullopt;
-  std::uint64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const auto digit = static_cast<std::uint64_t>(c - '0');
-    if (value > (UINT64_MAX - digit) / 10) return std::nullopt;
-    value = value * 10 + digit;
-  }
-  return value;
-}
-
-std::optional<std::int64_t> read_signed(std::string_view text) {
-  const bool negative = !text.empty() && text[0] == '-';
-  const auto magnitude = read_whole(negative ? text.substr(1) : text);
-  if (!magnitude || *magnitude > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
-  return negative ? -static_cast<std::int64_t>(*magnitude) : static_cast<std::int64_t>(*magnitude);
-}
-
-/// The next field of `line` up to `separator`, consumed; nothing when there is no separator.
-std::optional<std::string_view> next_field(std::string_view& line, char separator) {
-  const auto end = line.find(separator);
-  if (end == std::string_view::npos) return std::nullopt;
-  const auto field = line.substr(0, end);
-  line.remove_prefix(end + 1);
-  return field;
-}
-
-/// `bytes` bytes at `offset`, or nothing when the file is shorter.
-std::optional<std::string> read_at(int fd, std::uint64_t offset, std::uint64_t bytes) {
-  std::string text(static_cast<std::size_t>(bytes), '\0');
-  std::size_t have = 0;
-  while (have < text.size()) {
-    const ssize_t n =
-        ::pread(fd, &text[have], text.size() - have, static_cast<off_t>(offset + have));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;
-    have += static_cast<std::size_t>(n);
-  }
-  return text;
-}
-
-/// "KEY OFFSET LENGTH CREATED", each as pack_text writes it; the offset still from the header's
-/// end.
-std::optional<PackEntry> read_header_line(std::string_view line) {
-  const auto key = next_field(line, ' ');
-  const auto offset = next_field(line, ' ');
-  const auto length = next_field(line, ' ');
-  if (!key || key->size() != 64 || !is_lower_hex(*key) || !offset || !length) return std::nullopt;
-  PackEntry entry;
-  entry.key = std::string(*key);
-  const auto offset_value = read_whole(*offset);
-  const auto length_value = read_whole(*length);
-  const auto created_text = next_field(line, ' ');
-  const auto created = created_text ? read_signed(*created_text) : std::nullopt;
-  if (!offset_value || !length_value || !created || line.size() != 16 || !is_lower_hex(line))
-    return std::nullopt;
-  entry.check = std::string(line);
-  entry.offset = *offset_value;
-  entry.length = *length_value;
-  entry.created = *created;
-  if (entry.length == 0 || entry.length > max_cache_entry_bytes) return std::nullopt;
-  return entry;
-}
-
-std::uint64_t check_value(std::string_view hex) {
-  std::uint64_t value = 0;
-  for (char c : hex) value = value << 4 | static_cast<std::uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
-  return value;
-}
 
 std::string random_name() {
   thread_local std::mt19937_64 random{std::random_device{}()};
@@ -140,68 +54,6 @@ std::vector<std::string> names_in(int fd) {
 
 }  // namespace
 
-bool is_pack_name(const std::string& name) {
-  return name.size() == 16 + 5 && name.compare(16, 5, ".pack") == 0 &&
-         is_lower_hex(std::string_view(name).substr(0, 16));
-}
-
-bool is_pack_temp_name(const std::string& name) {
-  return name.size() == 1 + 16 + 4 && name[0] == '.' && name.compare(17, 4, ".tmp") == 0 &&
-         is_lower_hex(std::string_view(name).substr(1, 16));
-}
-
-std::optional<std::vector<PackEntry>> read_pack_header(int fd, std::uint64_t size) {
-  const auto first = read_at(fd, 0, std::min<std::uint64_t>(size, pack_magic.size() + 6));
-  if (!first || first->compare(0, pack_magic.size(), pack_magic) != 0) return std::nullopt;
-  std::string_view count_line = std::string_view(*first).substr(pack_magic.size());
-  const auto count_text = next_field(count_line, '\n');
-  const auto count = count_text ? read_whole(*count_text) : std::nullopt;
-  // Written as clef writes it (no leading zero): the header's size follows from it.
-  if (!count || *count == 0 || *count > most_listed || std::to_string(*count) != *count_text)
-    return std::nullopt;
-  const std::uint64_t first_line = pack_magic.size() + count_text->size() + 1;
-  const auto header =
-      read_at(fd, 0, std::min<std::uint64_t>(size, first_line + *count * longest_header_line));
-  if (!header) return std::nullopt;
-  std::string_view rest = std::string_view(*header).substr(first_line);
-  std::vector<PackEntry> entries;
-  entries.reserve(static_cast<std::size_t>(*count));
-  for (std::uint64_t i = 0; i < *count; ++i) {
-    auto line = next_field(rest, '\n');
-    if (!line) return std::nullopt;
-    auto entry = read_header_line(*line);
-    if (!entry) return std::nullopt;
-    entries.push_back(std::move(*entry));
-  }
-  const std::uint64_t body = header->size() - rest.size();
-  for (auto& entry : entries) {
-    if (entry.offset > size - body || entry.length > size - body - entry.offset)
-      return std::nullopt;
-    entry.offset += body;
-  }
-  return entries;
-}
-
-std::string entry_check(std::string_view text) {
-  return to_hex(sha256(text)).substr(0, 16);
-}
-
-std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<PackEntry>& where) {
-  std::string header = std::string(pack_magic) + std::to_string(entries.size()) + "\n";
-  std::string body;
-  where.clear();
-  for (const auto& entry : entries) {
-    where.push_back({entry.key, body.size(), entry.text.size(), entry.created, entry_check(entry.text)});
-    header += entry.key + ' ' + std::to_string(body.size()) + ' ' +
-              std::to_string(entry.text.size()) + ' ' + std::to_string(entry.created) + ' ' +
-              where.back().check + '\n';
-    body += entry.text;
-    body += '\n';
-  }
-  for (auto& entry : where) entry.offset += header.size();
-  return header + body;
-}
-
 PackStore::PackStore(int top, std::uint64_t pack_bytes) : m_top(top), m_pack_bytes(pack_bytes) {
   // Made now, not at the first write: a lookup then needs no system call to learn it is missing.
   ::mkdirat(top, packs_directory, 0700);
@@ -213,20 +65,53 @@ PackStore::~PackStore() {
   flush_locked();
 }
 
-std::optional<PackStore::Key> PackStore::key_of(const std::string& hex) {
-  if (hex.size() != 64 || !is_lower_hex(hex)) return std::nullopt;
-  Key key{};
-  for (std::size_t word = 0; word < 4; ++word) {
-    for (std::size_t i = 0; i < 16; ++i) {
-      const char c = hex[word * 16 + i];
-      key[word] = key[word] << 4 | static_cast<std::uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
-    }
-  }
-  return key;
+namespace {
+
+std::array<std::uint64_t, 2> slot_key(const PackKey& key) {
+  return {key[0], key[1]};
 }
 
-int PackStore::directory_locked() {
-  return m_directory && safe_directory(m_directory.get()) ? m_directory.get() : -1;
+/// A Unix time as the index keeps it: only compared, so clamped to 32 bits.
+std::uint32_t clamped_time(std::int64_t seconds) {
+  return static_cast<std::uint32_t>(std::clamp<std::int64_t>(seconds, 0, UINT32_MAX));
+}
+
+}  // namespace
+
+PackStore::Slot& PackStore::slot_for(const SlotKey& key) {
+  const std::size_t mask = m_slots.size() - 1;
+  for (std::size_t i = static_cast<std::size_t>(key[0]) & mask;; i = (i + 1) & mask) {
+    if (m_slots[i].at.pack == empty_slot || m_slots[i].key == key) return m_slots[i];
+  }
+}
+
+void PackStore::reserve_locked(std::size_t more) {
+  if ((m_used + more) * 4 <= m_slots.size() * 3) return;
+  // Grown, and the dead slots (forgotten entries and packs) left behind: only live ones are kept.
+  std::vector<Slot> old = std::exchange(m_slots, {});
+  std::size_t live_slots = 0;
+  for (const auto& slot : old) live_slots += live(slot.at) ? 1 : 0;
+  std::size_t size = 64;
+  while (size * 3 < (live_slots + more) * 4) size *= 2;
+  m_slots.resize(size);
+  m_used = 0;
+  for (const auto& slot : old) {
+    if (!live(slot.at)) continue;
+    slot_for(slot.key) = slot;
+    ++m_used;
+  }
+}
+
+void PackStore::index_locked(const PackKey& key, const Location& at) {
+  reserve_locked(1);
+  Slot& slot = slot_for(slot_key(key));
+  if (slot.at.pack == empty_slot) {
+    slot = {slot_key(key), at};
+    ++m_used;
+    return;
+  }
+  // The newest entry answers (an expired one stored again, two writers at once).
+  if (!live(slot.at) || slot.at.created <= at.created) slot.at = at;
 }
 
 std::optional<PackStore::Found> PackStore::find(const std::string& key) {
@@ -237,25 +122,26 @@ std::optional<PackStore::Found> PackStore::find(const std::string& key) {
   // A batch that has stopped storing still has its last entries written within a second.
   if (!m_pending.empty() && std::chrono::steady_clock::now() - m_last_pack >= pack_interval)
     flush_locked();
-  const auto wanted = key_of(key);
+  const auto wanted = pack_key(key);
   if (!wanted) return std::nullopt;
   int directory = refresh_locked();
   for (int attempt = 0; attempt < 2; ++attempt) {
-    const auto indexed = m_index.find(*wanted);
-    if (indexed == m_index.end() || directory < 0) return std::nullopt;
-    const Location at = indexed->second;
+    if (m_slots.empty() || directory < 0) return std::nullopt;
+    const Slot& slot = slot_for(slot_key(*wanted));
+    if (!live(slot.at)) return std::nullopt;
+    const Location at = slot.at;
     const Pack& pack = m_packs[at.pack];
     // O_NONBLOCK: a FIFO planted under a pack's name must not wait for a writer.
     Fd fd(::openat(directory, pack.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     struct stat info {};
     if (fd && ::fstat(fd.get(), &info) == 0 && info.st_ino == pack.inode &&
         info.st_dev == pack.device && static_cast<std::uint64_t>(info.st_size) == pack.size) {
-      auto text = read_at(fd.get(), at.offset, at.length);
+      auto text = read_pack_bytes(fd.get(), at.offset, at.length);
       if (!text) {  // an I/O error: read again by the next listing
         forget_packs_locked({at.pack});
         return std::nullopt;
       }
-      if (check_value(entry_check(*text)) != at.check) {
+      if (entry_check(*text) != at.check) {
         // Damaged or edited in place: none of its entries is trusted again.
         remove_if_same(directory, pack.name, info);
         forget_packs_locked({at.pack});
@@ -274,14 +160,18 @@ std::optional<PackStore::Found> PackStore::find(const std::string& key) {
 
 void PackStore::forget(const std::string& key) {
   std::lock_guard<std::mutex> lock(m_mutex);
-  if (const auto wanted = key_of(key)) m_index.erase(*wanted);
+  const auto wanted = pack_key(key);
+  if (!wanted || m_slots.empty()) return;
+  Slot& slot = slot_for(slot_key(*wanted));
+  // Dead from now on: the slot stays (open addressing) until the index next grows.
+  if (slot.at.pack != empty_slot) slot.at.pack = forgotten;
 }
 
 void PackStore::discard(const Found& found) {
   if (!found.pack) return;
   std::lock_guard<std::mutex> lock(m_mutex);
   const Pack& pack = m_packs[*found.pack];
-  const int directory = directory_locked();
+  const int directory = m_directory && safe_directory(m_directory.get()) ? m_directory.get() : -1;
   if (directory >= 0 && !pack.name.empty()) {
     struct stat seen {};
     seen.st_dev = pack.device;
@@ -345,28 +235,20 @@ void PackStore::add_pack_locked(Pack pack, const std::vector<PackEntry>& entries
   const auto index = static_cast<std::uint32_t>(m_packs.size());
   m_pack_by_name[pack.name] = index;
   m_packs.push_back(std::move(pack));
+  reserve_locked(entries.size());
   for (const auto& entry : entries) {
-    const auto key = key_of(entry.key);
-    if (!key) continue;
-    const Location location{index, entry.offset, entry.length, entry.created,
-                            check_value(entry.check)};
-    const auto [at, fresh] = m_index.try_emplace(*key, location);
-    // The newest entry answers (an expired one stored again, two writers at once).
-    if (!fresh && at->second.created <= entry.created) at->second = location;
+    index_locked(entry.key,
+                 {entry.offset, entry.check, index, static_cast<std::uint32_t>(entry.length),
+                  clamped_time(entry.created)});
   }
 }
 
 void PackStore::forget_packs_locked(const std::vector<std::size_t>& packs) {
-  if (packs.empty()) return;
-  std::vector<bool> forgotten(m_packs.size(), false);
+  // Their slots are dead from now on (live() is false), dropped when the index next grows.
   for (std::size_t pack : packs) {
     if (pack >= m_packs.size() || m_packs[pack].name.empty()) continue;
-    forgotten[pack] = true;
     m_pack_by_name.erase(m_packs[pack].name);
     m_packs[pack].name.clear();
-  }
-  for (auto it = m_index.begin(); it != m_index.end();) {
-    it = forgotten[it->second.pack] ? m_index.erase(it) : std::next(it);
   }
 }
 
@@ -399,7 +281,7 @@ PackWritten PackStore::flush_locked() {
   m_last_pack = std::chrono::steady_clock::now();
   std::vector<PackEntry> where;
   const std::string text = pack_text(entries, where);
-  int directory = directory_locked();
+  int directory = m_directory && safe_directory(m_directory.get()) ? m_directory.get() : -1;
   std::string name;
   Fd fd;
   for (int attempt = 0; attempt < 8 && directory >= 0 && !fd; ++attempt) {
@@ -414,9 +296,10 @@ PackWritten PackStore::flush_locked() {
     m_reopened = true;
     ::mkdirat(m_top, packs_directory, 0700);
     m_directory = open_shard(m_top, packs_directory);
-    directory = directory_locked();
+    directory = m_directory && safe_directory(m_directory.get()) ? m_directory.get() : -1;
     m_pack_by_name.clear();
-    m_index.clear();
+    m_slots.clear();
+    m_used = 0;
     m_packs.clear();
   }
   if (!fd) return {};

@@ -2,17 +2,6 @@
 // renamed into place, never changed after — and the index of what the packs hold. A file per
 // entry made every miss of a batch create a file: ~50 µs of system time on ext4, more than the
 // rest of a decision; a pack is one file for up to 512 entries (or a second's worth).
-//
-// A pack, "packs/<16 hex>.pack":
-//
-//     clef-cache-pack 1 N\n
-//     <KEY, 64 hex> <offset> <length> <created> <check>\n   N lines: where each entry is
-//     <entry>\n                                              N entries, each a cache entry's JSON
-//
-// An offset counts from the first byte after the N lines; created is the entry's Unix time;
-// check is the first 16 hex digits of the entry's SHA-256, so that an entry damaged or edited
-// in place is never read as another answer (it is no lock: whoever can write the directory can
-// write a check too, which is why the directory must be the user's own).
 #pragma once
 
 #include <sys/types.h>
@@ -28,42 +17,9 @@
 #include <vector>
 
 #include "store/cache_directory.hpp"
+#include "store/pack_format.hpp"
 
 namespace clef::detail {
-
-/// The cache's subdirectory that holds its packs.
-inline constexpr const char* packs_directory = "packs";
-
-/// "<16 hex>.pack", as PackStore names its packs.
-bool is_pack_name(const std::string& name);
-/// ".<16 hex>.tmp", the temporary file a pack is written to before it is renamed.
-bool is_pack_temp_name(const std::string& name);
-
-/// An entry as a pack's header lists it.
-struct PackEntry {
-  std::string key;
-  std::uint64_t offset = 0;  ///< From the start of the file.
-  std::uint64_t length = 0;
-  std::int64_t created = 0;
-  std::string check;  ///< 16 hex digits: the start of the entry's SHA-256.
-};
-
-/// The check a pack's header holds for an entry's text.
-std::string entry_check(std::string_view text);
-
-/// The entries the pack open at `fd` (`size` bytes) lists, each checked to lie within it; nothing
-/// when it is not a pack clef wrote (damaged, planted, cut short).
-std::optional<std::vector<PackEntry>> read_pack_header(int fd, std::uint64_t size);
-
-/// An entry waiting to be written in the next pack.
-struct PendingEntry {
-  std::string key;
-  std::int64_t created = 0;
-  std::string text;
-};
-
-/// The bytes of a pack holding `entries`; `where` is set to where each lies in it.
-std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<PackEntry>& where);
 
 /// What a flush wrote: counted against the cache's cap.
 struct PackWritten {
@@ -104,32 +60,41 @@ class PackStore {
   PackWritten flush();
 
  private:
-  using Key = std::array<std::uint64_t, 4>;
-  struct KeyHash {
-    std::size_t operator()(const Key& key) const noexcept { return key[0]; }
-  };
+  /// A key's first 128 bits: enough to tell any number of keys apart (an entry's own key is
+  /// checked when it is read), in half the space.
+  using SlotKey = std::array<std::uint64_t, 2>;
+  static constexpr std::uint32_t empty_slot = UINT32_MAX;
+  static constexpr std::uint32_t forgotten = UINT32_MAX - 1;
   struct Location {
-    std::uint32_t pack = 0;
     std::uint64_t offset = 0;
-    std::uint64_t length = 0;
-    std::int64_t created = 0;
     std::uint64_t check = 0;
+    std::uint32_t pack = empty_slot;  ///< Or forgotten: the entry is not read again.
+    std::uint32_t length = 0;         ///< At most 64 MiB.
+    std::uint32_t created = 0;        ///< Unix time, clamped: only compared.
+  };
+  /// A slot of the index: open addressing in one array of 48-byte slots (a node per entry made a
+  /// full cache's first lookup take 0.7 s, most of it allocating, hashing and freeing nodes).
+  struct Slot {
+    SlotKey key{};
+    Location at;
   };
   struct Pack {
-    std::string name;
+    std::string name;  ///< Empty once forgotten: its slots are then dead.
     dev_t device = 0;
     ino_t inode = 0;
     std::uint64_t size = 0;
-    bool listed = true;  ///< Still in the directory at the last listing.
   };
 
-  static std::optional<Key> key_of(const std::string& hex);
-  int directory_locked();
+  bool live(const Location& at) const {
+    return at.pack < m_packs.size() && !m_packs[at.pack].name.empty();
+  }
+  Slot& slot_for(const SlotKey& key);
+  void reserve_locked(std::size_t more);
+  void index_locked(const PackKey& key, const Location& at);
   /// Lists the directory again when it changed (or a second passed); the directory, or -1 when
   /// it is not safe to use.
   int refresh_locked();
   void add_pack_locked(Pack pack, const std::vector<PackEntry>& entries);
-  void index_locked(const Key& key, const Location& location);
   void forget_packs_locked(const std::vector<std::size_t>& packs);
   PackWritten flush_locked();
 
@@ -140,7 +105,8 @@ class PackStore {
   bool m_reopened = false;  ///< The directory was made again once: not again.
   std::vector<Pack> m_packs;
   std::unordered_map<std::string, std::size_t> m_pack_by_name;
-  std::unordered_map<Key, Location, KeyHash> m_index;
+  std::vector<Slot> m_slots;           ///< A power of two long, at most three quarters used.
+  std::size_t m_used = 0;              ///< Slots used, live or dead.
   struct timespec m_listed_change {};  ///< The directory's mtime at the last listing.
   std::chrono::steady_clock::time_point m_listed_at{};
   std::vector<PendingEntry> m_pending;

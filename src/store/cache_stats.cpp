@@ -10,7 +10,7 @@
 
 #include "clef/cache.hpp"
 #include "store/cache_directory.hpp"
-#include "store/cache_packs.hpp"
+#include "store/pack_format.hpp"
 
 namespace clef {
 namespace {
@@ -34,7 +34,7 @@ void add_keys(const Scan& found, const CacheFile& file, std::unordered_set<std::
   if (!fd || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return;
   const auto entries = detail::read_pack_header(fd.get(), static_cast<std::uint64_t>(info.st_size));
   if (!entries) return;
-  for (const auto& entry : *entries) keys.insert(entry.key);
+  for (const auto& entry : *entries) keys.insert(detail::key_hex(entry.key));
 }
 
 /// The cache directory `directory`, to be counted or emptied: it must exist, and so must its
