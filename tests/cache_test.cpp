@@ -722,7 +722,6 @@ TEST(Cache, PacksThatLieAreRemovedAndNeverRead) {
       {"no check", pack("1", key + " 0 " + length + " " + created, text)},
       {"a check in capitals", pack("1", line(key, "0", length, "ABCDEF0123456789"), text)},
       {"a header cut short", "clef-cache-pack 1 1\n" + key + " 0 "},
-      {"another format", "clef-cache-pack 2 1\n" + truth + "\n"},
       {"an entry that is not JSON", pack("1", line(key, "0", length, clef::testing::entry_check(std::string(text.size(), '{'))), std::string(text.size(), '{'))},
       {"an entry for another key",
        pack("1", line(key, "0", std::to_string(for_another_key.size()), clef::testing::entry_check(for_another_key)),
@@ -739,6 +738,28 @@ TEST(Cache, PacksThatLieAreRemovedAndNeverRead) {
     clef::testing::replace_pack(path, bytes);
     EXPECT_FALSE(caching(inner, options)->send(request)->from_cache);
     EXPECT_FALSE(std::filesystem::exists(path)) << "the lying pack is still there";
+    EXPECT_TRUE(caching(inner, options)->send(request)->from_cache) << "the answer was not stored";
+  }
+  // A pack others may write (its directory searchable by them) could have been edited by them.
+  {
+    std::filesystem::remove_all(options.directory + "/packs");
+    std::filesystem::create_directories(options.directory + "/packs");
+    ::chmod((options.directory + "/packs").c_str(), 0700);
+    const std::string path = options.directory + "/packs/00000000000000ce.pack";
+    clef::testing::replace_pack(path, pack("1", truth, text + "\n"));
+    ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+    EXPECT_FALSE(caching(inner, options)->send(request)->from_cache) << "served a 0666 pack";
+    EXPECT_FALSE(std::filesystem::exists(path));
+  }
+  // A later clef's format sharing the directory: neither read nor removed.
+  {
+    std::filesystem::remove_all(options.directory + "/packs");
+    std::filesystem::create_directories(options.directory + "/packs");
+    ::chmod((options.directory + "/packs").c_str(), 0700);
+    const std::string path = options.directory + "/packs/00000000000000cf.pack";
+    clef::testing::replace_pack(path, "clef-cache-pack 12 1\n" + truth + "\n" + text + "\n");
+    EXPECT_FALSE(caching(inner, options)->send(request)->from_cache);
+    EXPECT_TRUE(std::filesystem::exists(path)) << "another version's pack was removed";
     EXPECT_TRUE(caching(inner, options)->send(request)->from_cache) << "the answer was not stored";
   }
   // The same pack, told the truth, answers.

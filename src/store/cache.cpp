@@ -181,8 +181,8 @@ class CacheStage final : public detail::Stage {
     struct stat info {};
     if (::fstat(fd.get(), &info) != 0) return std::nullopt;
     // Checked before a byte is read: a FIFO, a device or a huge file is removed unread.
-    if (!S_ISREG(info.st_mode) || info.st_uid != m_user || info.st_size <= 0 ||
-        static_cast<std::uint64_t>(info.st_size) > max_cache_entry_bytes) {
+    if (!S_ISREG(info.st_mode) || info.st_uid != m_user || (info.st_mode & 022) != 0 ||
+        info.st_size <= 0 || static_cast<std::uint64_t>(info.st_size) > max_cache_entry_bytes) {
       detail::remove_if_same(shard, name, info);
       return std::nullopt;
     }

@@ -35,6 +35,11 @@ std::string random_name() {
   return text;
 }
 
+/// A regular file of this user's that no one else may write: what a pack is, or not one.
+bool own_file(const struct stat& info) {
+  return S_ISREG(info.st_mode) && info.st_uid == ::geteuid() && (info.st_mode & 022) == 0;
+}
+
 bool same_time(const struct timespec& a, const struct timespec& b) {
   return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
 }
@@ -135,7 +140,8 @@ std::optional<PackStore::Found> PackStore::find(const std::string& key) {
     Fd fd(::openat(directory, pack.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     struct stat info {};
     if (fd && ::fstat(fd.get(), &info) == 0 && info.st_ino == pack.inode &&
-        info.st_dev == pack.device && static_cast<std::uint64_t>(info.st_size) == pack.size) {
+        info.st_dev == pack.device && static_cast<std::uint64_t>(info.st_size) == pack.size &&
+        own_file(info)) {
       auto text = read_pack_bytes(fd.get(), at.offset, at.length);
       if (!text) {  // an I/O error: read again by the next listing
         forget_packs_locked({at.pack});
@@ -209,13 +215,13 @@ int PackStore::refresh_locked() {
     Fd fd(::openat(directory, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     struct stat opened {};
     std::optional<std::vector<PackEntry>> entries;
-    if (fd && ::fstat(fd.get(), &opened) == 0 && S_ISREG(opened.st_mode) &&
-        opened.st_uid == ::geteuid()) {
-      entries = read_pack_header(fd.get(), static_cast<std::uint64_t>(opened.st_size));
-    }
+    const bool ours = fd && ::fstat(fd.get(), &opened) == 0 && own_file(opened);
+    if (ours) entries = read_pack_header(fd.get(), static_cast<std::uint64_t>(opened.st_size));
     if (!entries) {
+      // A later clef's format: neither read nor removed (it may share the directory).
+      if (ours && is_other_pack_version(fd.get())) continue;
       // Not a pack clef wrote (a pack is renamed into place whole): a symlink, a FIFO, another
-      // user's file, a damaged or planted one. Never read again.
+      // user's file, one others may write, a damaged or planted one. Never read again.
       remove_if_same(directory, name, fd ? opened : seen);
       continue;
     }

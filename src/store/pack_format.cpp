@@ -129,6 +129,15 @@ bool is_pack_temp_name(const std::string& name) {
          is_lower_hex(std::string_view(name).substr(1, 16));
 }
 
+bool is_other_pack_version(int fd) {
+  constexpr std::string_view family = "clef-cache-pack ";
+  const auto first = read_pack_bytes(fd, 0, family.size() + 12);
+  if (!first || first->compare(0, family.size(), family) != 0) return false;
+  std::string_view version = std::string_view(*first).substr(family.size());
+  version = version.substr(0, version.find(' '));
+  return version.size() < 12 && read_whole(version) && version != "1";
+}
+
 std::optional<std::vector<PackEntry>> read_pack_header(int fd, std::uint64_t size) {
   const auto first = read_pack_bytes(fd, 0, std::min<std::uint64_t>(size, pack_magic.size() + 6));
   if (!first || first->compare(0, pack_magic.size(), pack_magic) != 0) return std::nullopt;

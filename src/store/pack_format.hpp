@@ -54,6 +54,10 @@ std::uint64_t entry_check(std::string_view text);
 /// `bytes` bytes of the file open at `fd` from `offset`, or nothing when it is shorter.
 std::optional<std::string> read_pack_bytes(int fd, std::uint64_t offset, std::uint64_t bytes);
 
+/// True when the file open at `fd` is a pack of another version of the format than this one
+/// (a later clef's, sharing the directory): not read, and not removed as damaged.
+bool is_other_pack_version(int fd);
+
 /// The entries the pack open at `fd` (`size` bytes) lists, each checked to lie within it; nothing
 /// when it is not a pack clef wrote (damaged, planted, cut short).
 std::optional<std::vector<PackEntry>> read_pack_header(int fd, std::uint64_t size);
