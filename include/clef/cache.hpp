@@ -95,9 +95,9 @@ CLEF_API Status check_cache_directory(const std::string& directory);
 /// when read; one that fails is a miss. A pack's header holds a check of each entry (the start
 /// of its SHA-256); a pack whose entry fails it (damaged, edited in place), is not a 2xx answer
 /// for its key, or that is not a regular file of yours that only you may write, or a symlink, is
-/// removed (a pack is read
-/// by its header, each offset checked against its size before a byte it points at is read); a
-/// whole entry that does not validate under these options is not read again (its pack ages out).
+/// removed (a pack is read by its header, each offset checked against its size before a byte it
+/// points at is read); a whole entry that does not validate under these options is not read
+/// again (its pack ages out).
 /// The check is no lock: whoever can write the directory can plant answers, which is why it is
 /// refused unless it is yours alone.
 ///
