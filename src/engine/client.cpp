@@ -147,8 +147,12 @@ struct Client::Impl : detail::Connection {
 
 namespace detail {
 
-/// Holds a waiting submission for its timer, and lets go of it when the submission is settled
-/// meanwhile (cancelled): what the timer keeps then is this empty holder, not the request.
+/// Holds a submission for the timer it waits on between attempts, or for the transfer it has in
+/// flight, and lets go of it when the submission is settled meanwhile (cancelled): what the timer
+/// or the transfer keeps then is this empty holder, not the submission. A transfer kept the
+/// submission itself once: cancelled on a loop an application turns, and settled before the
+/// loop's next turn ended the transfer, the submission held the client, the client the loop, and
+/// the loop the transfer — a cycle, leaked when the application dropped the loop unturned.
 struct Waiting {
   std::mutex mutex;
   std::shared_ptr<Submission> submission;
@@ -174,7 +178,7 @@ struct Submission {
   std::atomic<bool> settled{false};
   std::atomic<std::uint64_t> registration{0};  ///< On http.cancel_token.
   std::mutex waiting_mutex;
-  std::weak_ptr<Waiting> waiting;  ///< The timer's holder while between attempts.
+  std::weak_ptr<Waiting> waiting;  ///< The holder its timer or its transfer keeps.
 
   /// Delivers `result` unless something was delivered already; a timer still due lets go of
   /// this submission (the caller holds it until this returns).
@@ -208,8 +212,13 @@ void Submission::watch_token(const std::shared_ptr<Submission>& submission) {
   submission->registration = submission->http.cancel_token.on_cancel([weak] {
     auto alive = weak.lock();
     if (!alive || alive->settled.load()) return;
-    alive->transport->after(std::chrono::milliseconds(0), [alive](bool) {
-      alive->settle(make_error(ErrorKind::cancelled, "cancelled by the caller", alive->http.url));
+    // Weakly too: settled meanwhile on the loop (its transfer ended by the same cancel), the
+    // submission is let go, and this task, on a loop nobody turns again, must not keep it (and
+    // through it the client and the loop) alive.
+    alive->transport->after(std::chrono::milliseconds(0), [weak](bool) {
+      if (auto pending = weak.lock())
+        pending->settle(
+            make_error(ErrorKind::cancelled, "cancelled by the caller", pending->http.url));
     });
   });
 }
@@ -220,9 +229,17 @@ void Submission::send_attempt(const std::shared_ptr<Submission>& submission) {
   if (submission->http.cancelled()) {
     return submission->settle(make_error(ErrorKind::cancelled, "cancelled before sending"));
   }
-  submission->transport->start(submission->http, [submission](Result<HttpResponse> response) {
-    Submission& s = *submission;
-    if (s.settled.load()) return;  // cancelled meanwhile: already delivered
+  auto carrier = std::make_shared<Waiting>();
+  carrier->submission = submission;
+  {
+    std::lock_guard<std::mutex> lock(submission->waiting_mutex);
+    submission->waiting = carrier;
+  }
+  submission->transport->start(submission->http, [carrier](Result<HttpResponse> response) {
+    const auto held = carrier->take();
+    if (!held) return;  // cancelled meanwhile: already delivered, and let go
+    Submission& s = *held;
+    if (s.settled.load()) return;
     auto result = s.impl->outcome(std::move(response), s.http, *s.request);
     if (result) {
       result.value().latency = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -232,7 +249,7 @@ void Submission::send_attempt(const std::shared_ptr<Submission>& submission) {
     Error error = result.error();
     const auto delay = s.impl->next_wait(error, s.attempt, s.started, s.policy);
     if (!delay) return s.settle(Result<Decision>(std::move(error)));
-    wait(submission, *delay);
+    wait(held, *delay);
   });
 }
 
