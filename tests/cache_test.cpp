@@ -722,11 +722,18 @@ TEST(Cache, PacksThatLieAreRemovedAndNeverRead) {
       {"no check", pack("1", key + " 0 " + length + " " + created, text)},
       {"a check in capitals", pack("1", line(key, "0", length, "ABCDEF0123456789"), text)},
       {"a header cut short", "clef-cache-pack 1 1\n" + key + " 0 "},
-      {"an entry that is not JSON", pack("1", line(key, "0", length, clef::testing::entry_check(std::string(text.size(), '{'))), std::string(text.size(), '{'))},
-      {"an entry for another key",
-       pack("1", line(key, "0", std::to_string(for_another_key.size()), clef::testing::entry_check(for_another_key)),
-            for_another_key)},
+      {"an entry that is not JSON",
+       pack("1", line(key, "0", length, clef::testing::entry_check(std::string(text.size(), '{'))),
+            std::string(text.size(), '{'))},
+      {"an entry for another key", pack("1",
+                                        line(key, "0", std::to_string(for_another_key.size()),
+                                             clef::testing::entry_check(for_another_key)),
+                                        for_another_key)},
       {"an entry edited in place (its check not)", pack("1", truth, edited)},
+      // The header's time chooses the newest of two entries for one key: it must be the entry's.
+      {"a header time that is not the entry's",
+       pack("1", key + " 0 " + length + " " + std::to_string(good[0].created + 10) + " " + check,
+            text)},
       {"nothing at all", ""},
   };
   for (const auto& [what, bytes] : lies) {

@@ -143,10 +143,14 @@ class CacheStage final : public detail::Stage {
 
   /// `text`, stored for `key`, checked to answer what `request` asks (its body read back only
   /// once an entry is there: a miss costs no parse).
-  Checked check_entry(const std::string& text, const std::string& key,
-                      const HttpRequest& request) const {
+  Checked check_entry(const std::string& text, const std::string& key, const HttpRequest& request,
+                      std::optional<std::uint32_t> listed_created = std::nullopt) const {
     auto entry = parse_entry(text, key);
-    if (!entry) return {Verdict::damaged, std::nullopt};
+    // A header's time that is not the entry's own made a pack look newer than it is (or an
+    // expired entry never replaced): damaged.
+    if (!entry ||
+        (listed_created && *listed_created != detail::PackStore::clamped_time(entry->created)))
+      return {Verdict::damaged, std::nullopt};
     const auto asked = cacheable(request);
     if (!asked) return {Verdict::not_cached, std::nullopt};  // images, unreadable
     if (!answers(entry->response, *asked)) return {Verdict::not_answer, std::nullopt};
@@ -159,7 +163,7 @@ class CacheStage final : public detail::Stage {
   /// in a file of its own, as clef before packs wrote them.
   std::optional<HttpResponse> read_entry(const std::string& key, const HttpRequest& request) {
     if (auto found = m_packs.find(key)) {
-      auto checked = check_entry(found->text, key, request);
+      auto checked = check_entry(found->text, key, request, found->listed_created);
       if (checked.verdict == Verdict::damaged) m_packs.discard(*found);  // edited, torn, planted
       if (checked.verdict == Verdict::not_answer) m_packs.forget(key);
       return std::move(checked.response);
@@ -205,6 +209,7 @@ class CacheStage final : public detail::Stage {
 
   struct Entry {
     HttpResponse response;
+    std::int64_t created = 0;
     bool expired = false;  ///< Older than the TTL.
   };
 
@@ -243,6 +248,7 @@ class CacheStage final : public detail::Stage {
                                           header[1].get<std::string>());
       }
     }
+    out.created = *written;
     out.expired = m_options.ttl.count() > 0 && now - *written >= m_options.ttl.count();
     return out;
   }

@@ -76,12 +76,11 @@ std::array<std::uint64_t, 2> slot_key(const PackKey& key) {
   return {key[0], key[1]};
 }
 
-/// A Unix time as the index keeps it: only compared, so clamped to 32 bits.
-std::uint32_t clamped_time(std::int64_t seconds) {
+}  // namespace
+
+std::uint32_t PackStore::clamped_time(std::int64_t seconds) {
   return static_cast<std::uint32_t>(std::clamp<std::int64_t>(seconds, 0, UINT32_MAX));
 }
-
-}  // namespace
 
 PackStore::Slot& PackStore::slot_for(const SlotKey& key) {
   const std::size_t mask = m_slots.size() - 1;
@@ -122,7 +121,7 @@ void PackStore::index_locked(const PackKey& key, const Location& at) {
 std::optional<PackStore::Found> PackStore::find(const std::string& key) {
   std::lock_guard<std::mutex> lock(m_mutex);
   if (const auto waiting = m_pending_by_key.find(key); waiting != m_pending_by_key.end()) {
-    return Found{m_pending[waiting->second].text, std::nullopt};
+    return Found{m_pending[waiting->second].text, std::nullopt, std::nullopt};
   }
   // A batch that has stopped storing still has its last entries written within a second.
   if (!m_pending.empty() && std::chrono::steady_clock::now() - m_last_pack >= pack_interval)
@@ -154,7 +153,7 @@ std::optional<PackStore::Found> PackStore::find(const std::string& key) {
         return std::nullopt;
       }
       ::futimens(fd.get(), nullptr);  // recently used
-      return Found{std::move(*text), at.pack};
+      return Found{std::move(*text), at.pack, at.created};
     }
     // Evicted by another writer, or another file under its name: listed again, once.
     forget_packs_locked({at.pack});

@@ -46,7 +46,13 @@ class PackStore {
   struct Found {
     std::string text;
     std::optional<std::size_t> pack;  ///< None: still waiting in memory.
+    /// The time its pack's header gives it (clamped to 32 bits), which chose it as the newest:
+    /// the entry's own must be the same, or the pack is damaged.
+    std::optional<std::uint32_t> listed_created;
   };
+
+  /// A Unix time as the index keeps it: only compared, so clamped to 32 bits.
+  static std::uint32_t clamped_time(std::int64_t seconds);
 
   /// The newest entry stored for `key`, or nothing. Touches its pack (recently used).
   std::optional<Found> find(const std::string& key);
