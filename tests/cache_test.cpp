@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -257,20 +258,24 @@ TEST(Cache, OnlyValidAnswersAreStoredAndServed) {
            {"key", "0000"}}) {
     for (const bool in_a_pack : {true, false}) {
       auto tampered = entry;
+      // Stored a second before the live answer that replaces it will be (of two entries for one
+      // request stored in the same second, either may answer: the tampered one would, once).
+      tampered["created"] = stored[0].created - 1;
       tampered[field] = value;
       std::filesystem::remove_all(options.directory);
       if (in_a_pack) {
         std::filesystem::create_directories(options.directory + "/packs");
         clef::testing::replace_pack(
             options.directory + "/packs/00000000000000aa.pack",
-            clef::testing::pack_bytes({{stored[0].key, stored[0].created, tampered.dump()}}));
+            clef::testing::pack_bytes({{stored[0].key, stored[0].created - 1, tampered.dump()}}));
       } else {
         plant_file_entry(options, request, tampered.dump());
       }
       EXPECT_FALSE(sent_from_cache())
           << field << " = " << value.dump() << " in a pack " << in_a_pack;
       EXPECT_EQ(inner->sent.load(), ++sent);
-      EXPECT_TRUE(sent_from_cache()) << "not replaced by the live answer";
+      EXPECT_TRUE(sent_from_cache()) << "not replaced by the live answer: " << field << " = "
+                                     << value.dump() << " in a pack " << in_a_pack;
       if (!in_a_pack) {
         EXPECT_FALSE(std::filesystem::exists(entry_path(options, request))) << "still there";
       }
@@ -659,19 +664,47 @@ TEST(Cache, ABatchOfEntriesTakesAFewPacksAndAnotherCacheReadsThemAll) {
   EXPECT_EQ(inner->sent.load(), sent);
 }
 
-TEST(Cache, AnotherWritersPacksAreSeenWhileBothAreOpen) {
+TEST(Cache, AnotherProcesssPacksAreSeenWhileBothAreOpen) {
   auto inner = std::make_shared<EchoTransport>();
   clef::CacheOptions options;
   options.directory = fresh_directory("cache_packs_live");
   auto reader = caching(inner, options);
   EXPECT_FALSE(reader->send(request_for("reader's own"))->from_cache);  // it has listed them
-  auto writer = caching(inner, options);
-  // The first entry is written at once; 512 more fill a pack (or a second passes).
-  for (int i = 0; i < 600; ++i) (void)writer->send(request_for(std::to_string(i)));
-  const int sent = inner->sent.load();
+  // Another process (the caches of one process share their store): it stores 600 answers, of
+  // which 512 fill a pack, and ends without writing the rest.
+  const pid_t writer = ::fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    clef::CacheOptions own = options;
+    own.key_salt = "";  // the same key space
+    auto cache = clef::make_caching_transport(inner, own, clef::Backend::ollama);
+    for (int i = 0; cache && i < 600; ++i)
+      (void)cache.value()->send(request_for(std::to_string(i)));
+    ::_exit(cache ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(writer, &status, 0), writer);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const int sent = inner->sent.load();  // the parent's count: the child's sends were its own
   EXPECT_TRUE(reader->send(request_for("0"))->from_cache);
   EXPECT_TRUE(reader->send(request_for("1"))->from_cache);
   EXPECT_TRUE(reader->send(request_for("511"))->from_cache);
+  EXPECT_EQ(inner->sent.load(), sent);
+}
+
+TEST(Cache, CachesOnOneDirectoryInOneProcessShareWhatWaitsForAPack) {
+  // A second client on the directory, made while the first still holds answers waiting for
+  // their pack (within a second of its last pack), finds them at once.
+  auto inner = std::make_shared<EchoTransport>();
+  clef::CacheOptions options;
+  options.directory = fresh_directory("cache_packs_shared");
+  auto first = caching(inner, options);
+  for (int i = 0; i < 5; ++i) (void)first->send(request_for(std::to_string(i)));
+  ASSERT_LT(clef::testing::packed_entries(options.directory).size(), 5u)
+      << "all written at once: nothing waits, nothing to share (a slow machine?)";
+  auto second = caching(inner, options);
+  const int sent = inner->sent.load();
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(second->send(request_for(std::to_string(i)))->from_cache);
   EXPECT_EQ(inner->sent.load(), sent);
 }
 

@@ -86,13 +86,13 @@ class CacheStage final : public detail::Stage {
         m_tag(to_string(backend)),
         m_top(std::move(top)),
         m_shards_at_start(detail::holds_shards(m_top.get())),
-        m_packs(m_top.get(), pack_bytes(m_options.max_bytes)),
+        m_packs(detail::PackStore::of(m_top.get(), pack_bytes(m_options.max_bytes))),
         // A random start: a process that writes once still checks the cap one time in 64.
         m_writes(static_cast<unsigned>(std::random_device{}() % eviction_interval)) {}
 
   ~CacheStage() override {
     // The last entries are written, and counted against the cap like any others.
-    const auto written = m_packs.flush();
+    const auto written = m_packs->flush();
     if (written.entries > 0) wrote(written);
   }
   CacheStage(const CacheStage&) = delete;
@@ -162,10 +162,10 @@ class CacheStage final : public detail::Stage {
   /// The entry stored for `key`, when it answers `request`: in a pack (or waiting for one), else
   /// in a file of its own, as clef before packs wrote them.
   std::optional<HttpResponse> read_entry(const std::string& key, const HttpRequest& request) {
-    if (auto found = m_packs.find(key)) {
+    if (auto found = m_packs->find(key)) {
       auto checked = check_entry(found->text, key, request, found->listed_created);
-      if (checked.verdict == Verdict::damaged) m_packs.discard(*found);  // edited, torn, planted
-      if (checked.verdict == Verdict::not_answer) m_packs.forget(key);
+      if (checked.verdict == Verdict::damaged) m_packs->discard(*found);  // edited, torn, planted
+      if (checked.verdict == Verdict::not_answer) m_packs->forget(key);
       return std::move(checked.response);
     }
     return m_shards_at_start ? read_file_entry(key, request) : std::nullopt;
@@ -280,7 +280,7 @@ class CacheStage final : public detail::Stage {
       return;
     text += '}';
     if (text.size() > max_cache_entry_bytes) return;
-    const auto written = m_packs.add(key, created, std::move(text));
+    const auto written = m_packs->add(key, created, std::move(text));
     if (written.entries > 0) wrote(written);
   }
 
@@ -336,7 +336,8 @@ class CacheStage final : public detail::Stage {
   /// Whether the cache held entries in files of their own when it was opened (clef before packs
   /// wrote them; they are read, never written): a lookup in a cache without them costs no call.
   const bool m_shards_at_start;
-  detail::PackStore m_packs;  ///< After m_top: written out before the directory closes.
+  /// Shared by every cache on this directory in the process (PackStore::of).
+  std::shared_ptr<detail::PackStore> m_packs;
   detail::OpenShards m_shards;
   mutable LastQuestions m_last_questions;
   const uid_t m_user = ::geteuid();  ///< Entries are this user's own, or not entries.

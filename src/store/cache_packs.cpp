@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <utility>
 
@@ -59,10 +60,27 @@ std::vector<std::string> names_in(int fd) {
 
 }  // namespace
 
-PackStore::PackStore(int top, std::uint64_t pack_bytes) : m_top(top), m_pack_bytes(pack_bytes) {
+PackStore::PackStore(int top, std::uint64_t pack_bytes)
+    : m_top(::fcntl(top, F_DUPFD_CLOEXEC, 0)), m_pack_bytes(pack_bytes) {
   // Made now, not at the first write: a lookup then needs no system call to learn it is missing.
   ::mkdirat(top, packs_directory, 0700);
   m_directory = open_shard(top, packs_directory);
+}
+
+std::shared_ptr<PackStore> PackStore::of(int top, std::uint64_t pack_bytes) {
+  struct stat info {};
+  if (::fstat(top, &info) != 0) return std::make_shared<PackStore>(top, pack_bytes);
+  static std::mutex mutex;
+  static std::map<std::pair<dev_t, ino_t>, std::weak_ptr<PackStore>> stores;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto it = stores.begin(); it != stores.end();) {
+    it = it->second.expired() ? stores.erase(it) : std::next(it);
+  }
+  std::weak_ptr<PackStore>& slot = stores[{info.st_dev, info.st_ino}];
+  if (auto existing = slot.lock()) return existing;
+  auto made = std::make_shared<PackStore>(top, pack_bytes);
+  slot = made;
+  return made;
 }
 
 PackStore::~PackStore() {
@@ -299,8 +317,8 @@ PackWritten PackStore::flush_locked() {
     // made again, once.
     if (errno != ENOENT || m_reopened) return {};
     m_reopened = true;
-    ::mkdirat(m_top, packs_directory, 0700);
-    m_directory = open_shard(m_top, packs_directory);
+    ::mkdirat(m_top.get(), packs_directory, 0700);
+    m_directory = open_shard(m_top.get(), packs_directory);
     directory = m_directory && safe_directory(m_directory.get()) ? m_directory.get() : -1;
     m_pack_by_name.clear();
     m_slots.clear();

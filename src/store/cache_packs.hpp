@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -36,8 +37,15 @@ struct PackWritten {
 /// second.
 class PackStore {
  public:
-  /// The packs of the cache open at `top` (the directory is made 0700 when missing).
+  /// The packs of the cache open at `top` (the directory is made 0700 when missing; `top` is
+  /// duplicated, not kept).
   PackStore(int top, std::uint64_t pack_bytes);
+
+  /// The store of the cache directory open at `top`, shared by every cache on that directory in
+  /// this process while one lives: an entry one of them keeps waiting for its pack answers the
+  /// others at once (a Client made after another on one directory found the first's last
+  /// answers missing until its loop let go of it).
+  static std::shared_ptr<PackStore> of(int top, std::uint64_t pack_bytes);
   ~PackStore();
   PackStore(const PackStore&) = delete;
   PackStore& operator=(const PackStore&) = delete;
@@ -104,7 +112,7 @@ class PackStore {
   void forget_packs_locked(const std::vector<std::size_t>& packs);
   PackWritten flush_locked();
 
-  const int m_top;
+  const Fd m_top;
   const std::uint64_t m_pack_bytes;
   std::mutex m_mutex;
   Fd m_directory;
