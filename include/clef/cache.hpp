@@ -106,8 +106,10 @@ CLEF_API Status check_cache_directory(const std::string& directory);
 /// writers (threads or processes) never leave a torn entry, and a batch's misses do not create
 /// a file each. An entry waits in memory for its pack: a pack is written when 512 entries or a
 /// sixteenth of the cap wait, at the first entry a second or more after the last pack (so one
-/// answer is written at once), and when the cache goes; until then it answers this cache only,
-/// and a process killed first loses it (a miss next time, never a wrong answer).
+/// answer is written at once), and when the last cache on the directory in this process goes;
+/// until then it answers the caches of this process on that directory (they share what waits)
+/// and no other process, and a process killed first loses it (a miss next time, never a wrong
+/// answer).
 /// Other writers' packs are seen when the directory changes, and at least once a second.
 /// Entries in files of their own (KEY.json in a shard, as clef before packs wrote them) are
 /// still read, never written. Symlinks in the cache are never followed. The size cap is
