@@ -185,8 +185,8 @@ class CacheStage final : public detail::Stage {
     struct stat info {};
     if (::fstat(fd.get(), &info) != 0) return std::nullopt;
     // Checked before a byte is read: a FIFO, a device or a huge file is removed unread.
-    if (!S_ISREG(info.st_mode) || info.st_uid != m_user || (info.st_mode & 022) != 0 ||
-        info.st_size <= 0 || static_cast<std::uint64_t>(info.st_size) > max_cache_entry_bytes) {
+    if (!detail::own_file(info) || info.st_size <= 0 ||
+        static_cast<std::uint64_t>(info.st_size) > max_cache_entry_bytes) {
       detail::remove_if_same(shard, name, info);
       return std::nullopt;
     }
@@ -340,8 +340,7 @@ class CacheStage final : public detail::Stage {
   std::shared_ptr<detail::PackStore> m_packs;
   detail::OpenShards m_shards;
   mutable LastQuestions m_last_questions;
-  const uid_t m_user = ::geteuid();  ///< Entries are this user's own, or not entries.
-  std::mutex m_evicting;             ///< Guards the three counts below, and a scan.
+  std::mutex m_evicting;  ///< Guards the three counts below, and a scan.
   unsigned m_writes;
   unsigned m_since_scan = 0;
   std::optional<std::uint64_t> m_estimate;  ///< Disk bytes at the last scan, plus writes since.

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -69,16 +70,24 @@ std::uint64_t disk_bytes(const struct stat& info) {
   return static_cast<std::uint64_t>(info.st_blocks) * 512u;
 }
 
-/// A listing of the directory open at `fd`, through its own open file (no shared offset).
-DIR* list(int fd) {
+}  // namespace
+
+std::vector<std::string> names_in(int fd) {
+  std::vector<std::string> names;
   Fd own(::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!own) return nullptr;
+  if (!own) return names;
   DIR* dir = ::fdopendir(own.get());
-  if (dir) own.release();
-  return dir;
+  if (!dir) return names;
+  own.release();
+  while (dirent* item = ::readdir(dir)) names.emplace_back(item->d_name);
+  ::closedir(dir);
+  return names;
 }
 
-}  // namespace
+bool own_file(const struct stat& info) {
+  static const uid_t user = ::geteuid();
+  return S_ISREG(info.st_mode) && info.st_uid == user && (info.st_mode & 022) == 0;
+}
 
 /// Shard `name` of the cache open at `top`, never through a symlink, and only when it is safe
 /// (a shard another user could write would let them plant answers).
@@ -151,22 +160,15 @@ int OpenShards::open_locked(int top, const std::string& key, bool create) {
 
 Scan scan(int top) {
   Scan out;
-  DIR* dir = list(top);
-  if (!dir) return out;
-  while (dirent* item = ::readdir(dir)) {
-    const std::string name = item->d_name;
+  for (const std::string& name : names_in(top)) {
     if (!is_shard_name(name) && name != packs_directory) continue;
     Fd shard = open_shard(top, name);
     if (shard) out.shards.emplace_back(name, std::move(shard));
   }
-  ::closedir(dir);
   for (std::size_t s = 0; s < out.shards.size(); ++s) {
     const std::string& shard_name = out.shards[s].first;
-    DIR* inner = list(out.shards[s].second.get());
-    if (!inner) continue;
-    while (dirent* item = ::readdir(inner)) {
-      const std::string name = item->d_name;
-      const bool packs = shard_name == packs_directory;
+    const bool packs = shard_name == packs_directory;
+    for (const std::string& name : names_in(out.shards[s].second.get())) {
       const bool entry = packs ? is_pack_name(name) : is_entry_name(name, shard_name);
       if (!entry && !(packs ? is_pack_temp_name(name) : is_temp_name(name, shard_name))) continue;
       struct stat info {};
@@ -180,7 +182,6 @@ Scan scan(int top) {
       out.files.push_back({s, name, regular ? disk_bytes(info) : 0, regular ? mtime_ns(info) : 0,
                            !entry || !regular, packs && entry && regular});
     }
-    ::closedir(inner);
   }
   return out;
 }
@@ -194,17 +195,8 @@ std::string packs_problem(int top) {
 }
 
 bool holds_shards(int top) {
-  DIR* dir = list(top);
-  if (!dir) return false;
-  bool found = false;
-  while (dirent* item = ::readdir(dir)) {
-    if (is_shard_name(item->d_name)) {
-      found = true;
-      break;
-    }
-  }
-  ::closedir(dir);
-  return found;
+  const auto names = names_in(top);
+  return std::any_of(names.begin(), names.end(), is_shard_name);
 }
 
 Error cache_error(const std::string& message, const std::string& directory) {

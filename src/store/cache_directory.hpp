@@ -59,6 +59,13 @@ bool safe_directory(int fd);
 /// The same, of a directory's `info` already at hand.
 bool safe_directory(const struct stat& info);
 
+/// A regular file of this user's that no one else may write: what an entry or a pack must be to
+/// be read (a file others may write could hold anything).
+bool own_file(const struct stat& info);
+
+/// The names in the directory open at `fd`, read through its own open file (no shared offset).
+std::vector<std::string> names_in(int fd);
+
 /// Removes `name` from the directory open at `directory` if it is still the file `seen` (a writer
 /// may have renamed a good file over it since).
 void remove_if_same(int directory, const std::string& name, const struct stat& seen);

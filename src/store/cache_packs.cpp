@@ -2,7 +2,6 @@
 // and the index of every pack's header.
 #include "store/cache_packs.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,26 +35,8 @@ std::string random_name() {
   return text;
 }
 
-/// A regular file of this user's that no one else may write: what a pack is, or not one.
-bool own_file(const struct stat& info) {
-  return S_ISREG(info.st_mode) && info.st_uid == ::geteuid() && (info.st_mode & 022) == 0;
-}
-
 bool same_time(const struct timespec& a, const struct timespec& b) {
   return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
-}
-
-/// The names in the directory open at `fd`, read through its own open file (no shared offset).
-std::vector<std::string> names_in(int fd) {
-  std::vector<std::string> names;
-  Fd own(::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!own) return names;
-  DIR* dir = ::fdopendir(own.get());
-  if (!dir) return names;
-  own.release();
-  while (dirent* item = ::readdir(dir)) names.emplace_back(item->d_name);
-  ::closedir(dir);
-  return names;
 }
 
 }  // namespace
@@ -194,7 +175,7 @@ void PackStore::discard(const Found& found) {
   if (!found.pack) return;
   std::lock_guard<std::mutex> lock(m_mutex);
   const Pack& pack = m_packs[*found.pack];
-  const int directory = m_directory && safe_directory(m_directory.get()) ? m_directory.get() : -1;
+  const int directory = usable_directory_locked();
   if (directory >= 0 && !pack.name.empty()) {
     struct stat seen {};
     seen.st_dev = pack.device;
@@ -202,6 +183,10 @@ void PackStore::discard(const Found& found) {
     remove_if_same(directory, pack.name, seen);
   }
   forget_packs_locked({*found.pack});
+}
+
+int PackStore::usable_directory_locked() const {
+  return m_directory && safe_directory(m_directory.get()) ? m_directory.get() : -1;
 }
 
 int PackStore::refresh_locked() {
@@ -304,12 +289,13 @@ PackWritten PackStore::flush_locked() {
   m_last_pack = std::chrono::steady_clock::now();
   std::vector<PackEntry> where;
   const std::string text = pack_text(entries, where);
-  int directory = m_directory && safe_directory(m_directory.get()) ? m_directory.get() : -1;
+  int directory = usable_directory_locked();
   std::string name;
+  std::string temp;
   Fd fd;
   for (int attempt = 0; attempt < 8 && directory >= 0 && !fd; ++attempt) {
     name = random_name();
-    const std::string temp = "." + name + ".tmp";
+    temp = "." + name + ".tmp";
     fd = Fd(::openat(directory, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                      0600));
     if (fd || errno == EEXIST) continue;
@@ -319,14 +305,13 @@ PackWritten PackStore::flush_locked() {
     m_reopened = true;
     ::mkdirat(m_top.get(), packs_directory, 0700);
     m_directory = open_shard(m_top.get(), packs_directory);
-    directory = m_directory && safe_directory(m_directory.get()) ? m_directory.get() : -1;
+    directory = usable_directory_locked();
     m_pack_by_name.clear();
     m_slots.clear();
     m_used = 0;
     m_packs.clear();
   }
   if (!fd) return {};
-  const std::string temp = "." + name + ".tmp";
   const std::string final_name = name + ".pack";
   struct stat info {};
   const bool written = write_all(fd.get(), text) && ::fstat(fd.get(), &info) == 0;

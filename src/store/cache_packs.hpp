@@ -105,6 +105,8 @@ class PackStore {
   Slot& slot_for(const SlotKey& key);
   void reserve_locked(std::size_t more);
   void index_locked(const PackKey& key, const Location& at);
+  /// The packs' directory, or -1 when it is gone or no longer safe to use.
+  int usable_directory_locked() const;
   /// Lists the directory again when it changed (or a second passed); the directory, or -1 when
   /// it is not safe to use.
   int refresh_locked();
