@@ -80,8 +80,18 @@ std::size_t skip_value(std::string_view text, std::size_t i) {
   return i;
 }
 
-/// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
-/// nothing above U+10FFFF) starting at text[i], a byte >= 0x80; 0 when it is not one.
+/// Whether the key `quoted` (a string literal, quotes and all) is `key` once its escapes are
+/// read, as the parser reads it: "st\u0061te" is "state".
+bool same_key(std::string_view quoted, std::string_view key) {
+  if (quoted.size() < 2) return false;
+  const std::string_view raw = quoted.substr(1, quoted.size() - 2);
+  if (raw.find('\\') == std::string_view::npos) return raw == key;
+  auto decoded = clef::parse_json(quoted, "a key");
+  return decoded && decoded->is_string() && decoded->get_ref<const std::string&>() == key;
+}
+
+}  // namespace
+
 std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
   const auto at = [&](std::size_t k) {
     return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
@@ -108,18 +118,6 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
     if (!continuation(at(k))) return 0;
   return length;
 }
-
-/// Whether the key `quoted` (a string literal, quotes and all) is `key` once its escapes are
-/// read, as the parser reads it: "st\u0061te" is "state".
-bool same_key(std::string_view quoted, std::string_view key) {
-  if (quoted.size() < 2) return false;
-  const std::string_view raw = quoted.substr(1, quoted.size() - 2);
-  if (raw.find('\\') == std::string_view::npos) return raw == key;
-  auto decoded = clef::parse_json(quoted, "a key");
-  return decoded && decoded->is_string() && decoded->get_ref<const std::string&>() == key;
-}
-
-}  // namespace
 
 Status append_json_string(std::string& out, std::string_view text, std::string_view where) {
   // Written by hand rather than through a json value's dump(): it runs for every name,

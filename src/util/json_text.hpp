@@ -17,6 +17,10 @@ namespace clef::detail {
 
 using Json = nlohmann::ordered_json;
 
+/// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
+/// nothing above U+10FFFF) starting at text[i], a byte >= 0x80; 0 when it is not one.
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
+
 /// Appends `text` as a JSON string literal; fails on invalid UTF-8, naming `where`.
 Status append_json_string(std::string& out, std::string_view text, std::string_view where);
 

@@ -93,6 +93,9 @@ class BackendWire {
   /// A 2xx body read into a Decision, its request id and raw_json set: the System One shape
   /// unless the backend wraps or words it otherwise.
   virtual Result<Decision> read_success(Success success) const;
+  /// Whether a 2xx body is the System One reply itself (no envelope, no dialect): then
+  /// read_decision tries quick_reply.hpp's reader on its text before read_success.
+  virtual bool sends_bare_reply() const { return true; }
 
   // Errors (http_errors.cpp).
   /// A 404's hint: the model is missing, or nothing answers at `at`. `plain_path`: the URL's

@@ -47,6 +47,8 @@ class OpenAiWire final : public BackendWire {
   const char* images_only() const override { return "OpenAI's decisions take"; }
   const char* form_without_boxes() const override { return "OpenAI's /v1/decisions"; }
 
+  bool sends_bare_reply() const override { return false; }
+
   Result<Decision> read_success(Success success) const override {
     auto decision = read_openai_decision(success.body, success.questions, success.validation);
     if (!decision) return unusable_success(decision.error(), success);

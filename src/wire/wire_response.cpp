@@ -6,10 +6,12 @@
 #include <set>
 
 #include "model/box_answer.hpp"
+#include "wire/answer_checks.hpp"
 #include "wire/backend_wire.hpp"
 #include "wire/cost.hpp"
 #include "wire/http_errors.hpp"
 #include "wire/openai_dialect.hpp"
+#include "wire/quick_reply.hpp"
 
 namespace clef::detail {
 namespace {
@@ -20,31 +22,6 @@ std::string text_of(const Json& object, std::initializer_list<const char*> keys)
     if (it != object.end() && it->is_string()) return it->get<std::string>();
   }
   return {};
-}
-
-void mark(Answer& answer, AnswerStatus status, std::string problem) {
-  answer.status = status;
-  answer.problem = std::move(problem);
-  answer.value = std::monostate{};
-}
-
-bool in_unit_range(double p) {
-  return p >= 0.0 && p <= 1.0 && std::isfinite(p);
-}
-
-/// Checks range and sum, renormalizing rounded sums; returns the problem or "".
-std::string check_distribution(std::vector<double>& p, const ValidationOptions& v,
-                               bool& renormalized) {
-  double sum = 0;
-  for (double x : p) sum += x;
-  const double off = std::fabs(sum - 1.0);
-  if (off <= v.sum_tolerance) return {};
-  if (off <= v.renormalize_tolerance && sum > 0) {
-    for (double& x : p) x /= sum;
-    renormalized = true;
-    return {};
-  }
-  return "probabilities sum to " + std::to_string(sum) + ", not 1";
 }
 
 /// Reads probabilities keyed by `keys` from `answer_json`, or sets the answer invalid.
@@ -69,7 +46,7 @@ bool read_probabilities(const Json& answer_json, const std::vector<std::string>&
       mark(answer, AnswerStatus::invalid, "no probability for \"" + key + "\"");
       return false;
     }
-    if (!p->is_number() || !in_unit_range(p->get<double>())) {
+    if (!p->is_number() || !is_probability(p->get<double>())) {
       mark(answer, AnswerStatus::invalid,
            "probability of \"" + key + "\" is " + clef::dump_json(*p) + ", not in [0, 1]");
       return false;
@@ -79,66 +56,17 @@ bool read_probabilities(const Json& answer_json, const std::vector<std::string>&
   return true;
 }
 
-std::size_t argmax(const std::vector<double>& p) {
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < p.size(); ++i) {
-    if (p[i] > p[best]) best = i;
-  }
-  return best;
-}
-
 void parse_choice(const Json& json, const Question& q, const ValidationOptions& v, Answer& a) {
   std::vector<std::string> labels;
   for (const auto& option : q.options) labels.push_back(option.label);
   std::vector<double> p;
   if (!read_probabilities(json, labels, a, p)) return;
-  const std::vector<double> as_sent = p;
-  if (auto problem = check_distribution(p, v, a.renormalized); !problem.empty()) {
-    return mark(a, AnswerStatus::invalid, problem);
-  }
-  const std::size_t best = argmax(p);
-  ChoiceAnswer choice;
-  choice.choice = labels[best];
+  SentChoice sent;
   if (auto it = json.find("choice"); it != json.end()) {
-    if (!it->is_string()) return mark(a, AnswerStatus::invalid, "\"choice\" is not a string");
-    const auto sent = it->get<std::string>();
-    std::size_t index = labels.size();
-    for (std::size_t i = 0; i < labels.size(); ++i) {
-      if (labels[i] == sent) index = i;
-    }
-    if (index == labels.size()) {
-      return mark(a, AnswerStatus::invalid, "\"choice\" names unknown option \"" + sent + "\"");
-    }
-    // A tie at the top may be broken either way by the server; anything below it is wrong.
-    if (as_sent[index] + 1e-9 < as_sent[argmax(as_sent)]) {
-      return mark(
-          a, AnswerStatus::invalid,
-          "\"choice\" is \"" + sent + "\" but \"" + labels[argmax(as_sent)] + "\" is more likely");
-    }
-    choice.choice = sent;
-    choice.probability = p[index];
-  } else {
-    choice.probability = p[best];
+    sent.form = it->is_string() ? SentChoice::Form::text : SentChoice::Form::not_text;
+    if (it->is_string()) sent.text = it->get_ref<const std::string&>();
   }
-  for (std::size_t i = 0; i < labels.size(); ++i) choice.probabilities.push_back({labels[i], p[i]});
-  choice.server_confidence = number_field(json, "confidence");
-  choice.confidence = entropy_confidence(p);
-  a.value = std::move(choice);
-}
-
-void parse_yes_no(const Json& json, const ValidationOptions& v, Answer& a) {
-  auto p = number_field(json, "noul");
-  if (!p) return mark(a, AnswerStatus::invalid, "no numeric \"noul\" (P(true))");
-  if (!in_unit_range(*p)) {
-    return mark(a, AnswerStatus::invalid, "noul is " + std::to_string(*p) + ", not in [0, 1]");
-  }
-  YesNoAnswer noul;
-  noul.p_true = *p;
-  noul.verdict = *p >= v.verdict.yes_at_least ? Verdict::yes
-                 : *p <= v.verdict.no_at_most ? Verdict::no
-                                              : Verdict::unknown;
-  noul.confidence = entropy_confidence({*p, 1.0 - *p});
-  a.value = noul;
+  finish_choice(std::move(p), sent, number_field(json, "confidence"), q, v, a);
 }
 
 void parse_score(const Json& json, const Question& q, const ValidationOptions& v, Answer& a) {
@@ -146,30 +74,8 @@ void parse_score(const Json& json, const Question& q, const ValidationOptions& v
   for (std::size_t i = 0; i < q.levels.size(); ++i) keys.push_back(std::to_string(i));
   std::vector<double> p;
   if (!read_probabilities(json, keys, a, p)) return;
-  if (auto problem = check_distribution(p, v, a.renormalized); !problem.empty()) {
-    return mark(a, AnswerStatus::invalid, problem);
-  }
-  double expected = 0;
-  for (std::size_t i = 0; i < p.size(); ++i) expected += static_cast<double>(i) * p[i];
-  ScoreAnswer score;
-  score.score = expected;
-  if (auto sent = number_field(json, "score")) {
-    // Servers round both the score and the probabilities (3.99 with p4 = 1.0 was seen live).
-    const double tolerance = 0.01 + 0.02 * static_cast<double>(p.size() - 1);
-    if (std::fabs(*sent - expected) > tolerance) {
-      return mark(a, AnswerStatus::invalid,
-                  "score " + std::to_string(*sent) + " is not the expected level " +
-                      std::to_string(expected));
-    }
-    score.score = *sent;
-  }
-  score.probabilities = p;
-  score.most_likely_level = static_cast<int>(argmax(p));
-  score.labels = q.levels;
-  score.most_likely_label = q.levels[static_cast<std::size_t>(score.most_likely_level)];
-  score.server_confidence = number_field(json, "confidence");
-  score.confidence = entropy_confidence(p);
-  a.value = std::move(score);
+  finish_score(std::move(p), number_field(json, "score"), number_field(json, "confidence"), q, v,
+               a);
 }
 
 /// A box as TypeSafe sends it: {"type": "box", "box": {"top", "bottom", "left", "right"},
@@ -217,7 +123,7 @@ Answer parse_answer(const Json& answers, std::optional<std::string_view> answers
       parse_choice(*it, q, v, a);
       break;
     case QuestionType::yes_no:
-      parse_yes_no(*it, v, a);
+      finish_yes_no(number_field(*it, "noul"), v, a);
       break;
     case QuestionType::score:
       parse_score(*it, q, v, a);
@@ -318,11 +224,18 @@ Result<Decision> BackendWire::read_success(Success success) const {
 Result<Decision> read_decision(Backend backend, const HttpResponse& response,
                                const std::vector<Question>& questions,
                                const ValidationOptions& validation, const Secrets& secret) {
+  const BackendWire& wire = wire_of(backend);
+  if (wire.sends_bare_reply()) {
+    if (auto decision = read_quick_reply(response.body, questions, validation)) {
+      decision->request_id = request_id(response);
+      return std::move(*decision);
+    }
+  }
   auto body = clef::parse_json(response.body, "the response body", ErrorKind::invalid_response);
   Success success{Json(), response, questions, validation, secret};
   if (!body) return unusable_success(body.error(), success);
   success.body = std::move(body).value();
-  return wire_of(backend).read_success(std::move(success));
+  return wire.read_success(std::move(success));
 }
 
 }  // namespace clef::detail

@@ -94,6 +94,8 @@ class WorkersAiWire final : public BackendWire {
     return check_workers_body_size(body_bytes, model);
   }
 
+  bool sends_bare_reply() const override { return false; }
+
   /// Out of the {result, success, errors, messages} envelope, with what AI Gateway said.
   Result<Decision> read_success(Success success) const override {
     const bool enveloped = success.body.is_object() && success.body.contains("success");

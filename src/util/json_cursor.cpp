@@ -1,0 +1,211 @@
+// The implementation of json_cursor.hpp.
+#include "util/json_cursor.hpp"
+
+#include <charconv>
+
+#include "util/json_text.hpp"
+
+namespace clef::detail {
+namespace {
+
+/// Deeper than this, the cursor gives up (parse_json reads to max_json_depth).
+constexpr int deepest = 64;
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+bool is_hex(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+}  // namespace
+
+void JsonCursor::skip_space() {
+  while (m_at < m_text.size()) {
+    const char c = m_text[m_at];
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
+    ++m_at;
+  }
+}
+
+char JsonCursor::peek() {
+  skip_space();
+  return m_failed || m_at >= m_text.size() ? '\0' : m_text[m_at];
+}
+
+std::size_t JsonCursor::position() {
+  skip_space();
+  return m_at;
+}
+
+bool JsonCursor::eat(char c) {
+  if (peek() != c) return false;
+  ++m_at;
+  return true;
+}
+
+bool JsonCursor::at_end() {
+  return peek() == '\0' && m_at == m_text.size() && !m_failed;
+}
+
+bool JsonCursor::escape() {
+  // m_text[m_at] is the byte after the backslash.
+  if (m_at >= m_text.size()) return fail();
+  const char c = m_text[m_at++];
+  if (c != 'u') return std::string_view("\"\\/bfnrt").find(c) != std::string_view::npos || fail();
+  if (m_at + 4 > m_text.size()) return fail();
+  for (std::size_t k = 0; k < 4; ++k) {
+    if (!is_hex(m_text[m_at + k])) return fail();
+  }
+  // A surrogate must pair with the next escape; the parser reads those, not this cursor.
+  const char first = m_text[m_at];
+  const char second = m_text[m_at + 1];
+  if ((first == 'd' || first == 'D') &&
+      std::string_view("89abcdefABCDEF").find(second) != std::string_view::npos) {
+    return fail();
+  }
+  m_at += 4;
+  return true;
+}
+
+std::optional<std::string_view> JsonCursor::string(bool& escaped) {
+  escaped = false;
+  if (!eat('"')) return fail(), std::nullopt;
+  const std::size_t begin = m_at;
+  while (m_at < m_text.size()) {
+    const auto byte = static_cast<unsigned char>(m_text[m_at]);
+    if (byte == '"') return m_text.substr(begin, m_at++ - begin);
+    if (byte < 0x20) break;  // a control character must be escaped
+    if (byte == '\\') {
+      escaped = true;
+      ++m_at;
+      if (!escape()) return std::nullopt;
+    } else if (byte >= 0x80) {
+      const std::size_t length = utf8_sequence_length(m_text, m_at);
+      if (length == 0) break;
+      m_at += length;
+    } else {
+      ++m_at;
+    }
+  }
+  fail();
+  return std::nullopt;
+}
+
+std::optional<std::string_view> JsonCursor::plain_string() {
+  bool escaped = false;
+  auto text = string(escaped);
+  if (escaped) return fail(), std::nullopt;
+  return text;
+}
+
+std::optional<double> JsonCursor::number_if_any() {
+  const char c = peek();
+  if (c != '-' && !is_digit(c)) return std::nullopt;
+  // -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, as RFC 8259 has it; from_chars takes more.
+  const std::size_t begin = m_at;
+  std::size_t i = m_at + (c == '-' ? 1 : 0);
+  const auto digits = [&] {
+    const std::size_t start = i;
+    while (i < m_text.size() && is_digit(m_text[i])) ++i;
+    return i - start;
+  };
+  if (i < m_text.size() && m_text[i] == '0') {
+    ++i;
+  } else if (digits() == 0) {
+    return fail(), std::nullopt;
+  }
+  bool whole = true;
+  if (i < m_text.size() && m_text[i] == '.') {
+    ++i;
+    whole = false;
+    if (digits() == 0) return fail(), std::nullopt;
+  }
+  if (i < m_text.size() && (m_text[i] == 'e' || m_text[i] == 'E')) {
+    ++i;
+    whole = false;
+    if (i < m_text.size() && (m_text[i] == '+' || m_text[i] == '-')) ++i;
+    if (digits() == 0) return fail(), std::nullopt;
+  }
+  double value = 0;
+  const auto [end, error] = std::from_chars(m_text.data() + begin, m_text.data() + i, value);
+  // Out of a double's range (above or below): the parser refuses one and keeps the other.
+  if (error != std::errc() || end != m_text.data() + i) return fail(), std::nullopt;
+  m_at = i;
+  // The parser reads "-0" as the integer 0, whose double is +0.
+  return whole ? value + 0.0 : value;
+}
+
+bool JsonCursor::literal(std::string_view word) {
+  if (m_text.substr(m_at, word.size()) != word) return fail();
+  m_at += word.size();
+  return true;
+}
+
+void JsonCursor::skip() {
+  skip_at(0);
+}
+
+void JsonCursor::skip_at(int depth) {
+  const char c = peek();
+  bool escaped = false;
+  switch (c) {
+    case '"':
+      string(escaped);
+      return;
+    case 't':
+      literal("true");
+      return;
+    case 'f':
+      literal("false");
+      return;
+    case 'n':
+      literal("null");
+      return;
+    case '[':
+      if (depth >= deepest) return void(fail());
+      ++m_at;
+      if (eat(']')) return;
+      do {
+        skip_at(depth + 1);
+      } while (!m_failed && eat(','));
+      if (!eat(']')) fail();
+      return;
+    case '{': {
+      if (depth >= deepest) return void(fail());
+      ++m_at;
+      if (eat('}')) return;
+      do {
+        string(escaped);
+        if (!eat(':')) return void(fail());
+        skip_at(depth + 1);
+      } while (!m_failed && eat(','));
+      if (!eat('}')) fail();
+      return;
+    }
+    default:
+      if (!number_if_any()) fail();
+  }
+}
+
+JsonCursor::Members::Members(JsonCursor& cursor) : m_cursor(cursor) {
+  if (!m_cursor.eat('{')) m_cursor.fail();
+}
+
+bool JsonCursor::Members::next(std::string_view& key) {
+  if (!m_cursor.ok()) return false;
+  if (m_first) {
+    m_first = false;
+    if (m_cursor.eat('}')) return false;
+  } else if (!m_cursor.eat(',')) {
+    if (!m_cursor.eat('}')) m_cursor.fail();
+    return false;
+  }
+  auto name = m_cursor.plain_string();
+  if (!name || !m_cursor.eat(':')) return m_cursor.fail();
+  key = *name;
+  return true;
+}
+
+}  // namespace clef::detail

@@ -1,0 +1,73 @@
+// Internal: a strict one-pass reader of JSON text for fast paths: it reads what RFC 8259 allows
+// and gives up — never explains — at anything else, and at a few valid things it does not read
+// (a key or a string read for its value that holds an escape, a \u escape of a surrogate, a
+// number a double cannot hold, nesting deeper than 64). A caller that gets no answer from it
+// reads the text with parse_json, which accepts or explains it.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace clef::detail {
+
+class JsonCursor {
+ public:
+  explicit JsonCursor(std::string_view text) : m_text(text) {}
+
+  /// False once the cursor gave up; every read after that fails too.
+  bool ok() const { return !m_failed; }
+
+  /// The next value's first byte (white space skipped), or '\0' at the end.
+  char peek();
+  /// The offset of the next value (white space skipped), for a span of the text.
+  std::size_t position();
+  /// The offset just past what was read (a value's end, for a span of the text).
+  std::size_t offset() const { return m_at; }
+  std::string_view text_between(std::size_t begin, std::size_t end) const {
+    return m_text.substr(begin, end - begin);
+  }
+
+  /// Reads a string with no escape in it; nullopt (and the cursor gives up) otherwise.
+  std::optional<std::string_view> plain_string();
+  /// Reads the next value if it is a number, as parse_json's value reads as a double; nullopt,
+  /// reading nothing, when the next value is not a number.
+  std::optional<double> number_if_any();
+  /// Reads the next value, whatever it is, checking it.
+  void skip();
+  /// Whether only white space is left.
+  bool at_end();
+
+  /// The members of the object that comes next, one key at a time: `while (m.next(key))`, the
+  /// value read by the caller before the next call.
+  class Members {
+   public:
+    explicit Members(JsonCursor& cursor);
+    /// Reads the next key and its colon; false at the end of the object (or when the cursor
+    /// gave up). Keys with escapes give up.
+    bool next(std::string_view& key);
+
+   private:
+    JsonCursor& m_cursor;
+    bool m_first = true;
+  };
+
+ private:
+  bool fail() {
+    m_failed = true;
+    return false;
+  }
+  void skip_space();
+  bool eat(char c);
+  /// Reads a string; `escaped` tells whether it held an escape (checked, not decoded).
+  std::optional<std::string_view> string(bool& escaped);
+  bool escape();
+  bool literal(std::string_view word);
+  void skip_at(int depth);
+
+  std::string_view m_text;
+  std::size_t m_at = 0;
+  bool m_failed = false;
+};
+
+}  // namespace clef::detail
