@@ -40,7 +40,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     m_sockets.watch_always(m_wake);
   }
   ~Loop() override {
-    for (CURL* handle : m_idle) curl_easy_cleanup(handle);
+    m_idle.clear();                 // the easy handles go before their multi handle
     curl_multi_cleanup(m_multi);  // may still tell on_socket of sockets it closes
     ::close(m_wake);
   }
@@ -181,6 +181,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   };
   /// A transfer in flight. Held by pointer: curl's callbacks write into `transfer`.
   struct Active {
+    std::unique_ptr<detail::CurlHandle> pooled;  ///< Back to m_idle when the transfer ends.
     HttpRequest request;
     ResponseHandler done;
     detail::CurlTransfer transfer;
@@ -288,16 +289,19 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
                                      "too many open files?)"));
       return;
     }
-    CURL* handle = acquire();
-    if (!handle) {
+    std::unique_ptr<detail::CurlHandle> pooled = acquire();
+    if (!pooled->get()) {
       complete(item.done, make_error(ErrorKind::connection_failed, "cannot create a curl handle"));
       return;
     }
+    CURL* handle = pooled->get();
     auto active = std::make_unique<Active>();
+    active->pooled = std::move(pooled);
     active->request = std::move(item.request);
     active->done = std::move(item.done);
     // The loop ends a cancelled transfer itself (cancel_now, check_cancelled).
-    active->transfer.prepare(handle, active->request, detail::CurlTransfer::CancelledBy::caller);
+    active->transfer.prepare(*active->pooled, active->request,
+                             detail::CurlTransfer::CancelledBy::caller);
     // curl closes the connections this handle opens through on_close, which takes the socket
     // out of the parked ones first: its number may be another thread's socket a moment later.
     curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, on_close);
@@ -308,7 +312,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
       curl_easy_setopt(handle, CURLOPT_PIPEWAIT, 1L);
     if (curl_multi_add_handle(m_multi, handle) != CURLM_OK) {
       auto result = make_error(ErrorKind::connection_failed, "cannot start the transfer");
-      release(handle);
+      release(std::move(active->pooled));
       complete(active->done, std::move(result));
       return;
     }
@@ -375,7 +379,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
       active->request.cancel_token.forget(active->registration);
     }
     Result<HttpResponse> result = outcome(*active);
-    release(handle);
+    release(std::move(active->pooled));
     complete(active->done, std::move(result));
   }
 
@@ -403,13 +407,15 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   }
 
   // Easy handles are reused: the connections belong to the multi handle's pool.
-  CURL* acquire() {
-    if (m_idle.empty()) return curl_easy_init();
-    CURL* handle = m_idle.back();
+  std::unique_ptr<detail::CurlHandle> acquire() {
+    if (m_idle.empty()) return std::make_unique<detail::CurlHandle>();
+    std::unique_ptr<detail::CurlHandle> handle = std::move(m_idle.back());
     m_idle.pop_back();
     return handle;
   }
-  void release(CURL* handle) { m_idle.push_back(handle); }
+  void release(std::unique_ptr<detail::CurlHandle> handle) {
+    if (handle && handle->get()) m_idle.push_back(std::move(handle));
+  }
 
   CURLM* m_multi;
   detail::SocketSet m_sockets;
@@ -423,7 +429,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   bool m_sleeping = false;                                            // guarded by m_mutex
   // The loop thread's own:
   std::unordered_map<CURL*, std::unique_ptr<Active>> m_active;
-  std::vector<CURL*> m_idle;
+  std::vector<std::unique_ptr<detail::CurlHandle>> m_idle;
   detail::TimerQueue m_timers;
   std::size_t m_cancellable = 0;
   std::unordered_map<std::uint64_t, CURL*> m_by_serial;  ///< Transfers a CancelToken may end.

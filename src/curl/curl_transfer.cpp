@@ -19,6 +19,11 @@ constexpr std::size_t max_header_bytes = 64u * 1024u;
 
 using Transfer = CurlTransfer::Collected;
 
+/// Whether `request` sends a body (a POST always does, if empty).
+bool has_body(const HttpRequest& request) {
+  return request.method == "POST" || !request.body.empty();
+}
+
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   const std::size_t bytes = size * count;
@@ -156,65 +161,108 @@ void curl_global_once() {
   std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-CurlTransfer::~CurlTransfer() {
+CurlHandle::CurlHandle() : m_handle(curl_easy_init()) {}
+
+CurlHandle::~CurlHandle() {
+  if (m_handle) curl_easy_cleanup(m_handle);
   curl_slist_free_all(m_headers);
 }
 
-void CurlTransfer::prepare(CURL* handle, const HttpRequest& request, CancelledBy cancelled_by) {
-  m_request = &request;
-  m_collected.max_bytes = request.max_response_bytes;
-  m_collected.request = &request;
-  for (const auto& [name, value] : request.headers) {
-    m_headers = curl_slist_append(m_headers, (name + ": " + value).c_str());
-  }
-  m_headers = curl_slist_append(m_headers, "Expect:");  // never wait for 100 Continue
+bool CurlHandle::stands_for(const HttpRequest& request, const std::string& proxy,
+                            bool progress) const {
+  if (!m_standing) return false;
+  const Standing& s = *m_standing;
+  return s.url == request.url && s.proxy == proxy && s.ca_file == request.ca_file &&
+         s.connect_timeout_ms == static_cast<long>(request.connect_timeout.count()) &&
+         s.total_timeout_ms == static_cast<long>(request.total_timeout.count()) &&
+         s.method == request.method && s.has_body == has_body(request) &&
+         s.headers == request.headers && s.progress == progress;
+}
 
-  curl_easy_reset(handle);  // keeps the connection cache, clears per-request options
-  curl_easy_setopt(handle, CURLOPT_URL, request.url.c_str());
+namespace {
+
+/// Every standing option of `s` on a handle just reset; false when curl refused one.
+bool set_standing(CURL* handle, const CurlHandle::Standing& s, curl_slist* headers) {
+  bool ok = true;
+  const auto set = [&](CURLoption option, auto value) {
+    ok = curl_easy_setopt(handle, option, value) == CURLE_OK && ok;
+  };
+  set(CURLOPT_URL, s.url.c_str());
   // clef chose the proxy (proxy_route); "" stops libcurl from reading the environment itself.
-  m_proxy = proxy_route(request);
-  curl_easy_setopt(handle, CURLOPT_PROXY, m_proxy ? m_proxy->url.c_str() : "");
-  curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 2L);
+  set(CURLOPT_PROXY, s.proxy.c_str());
+  set(CURLOPT_PROTOCOLS_STR, "http,https");
+  set(CURLOPT_NOSIGNAL, 1L);
+  set(CURLOPT_FOLLOWLOCATION, 0L);
+  set(CURLOPT_SSL_VERIFYPEER, 1L);
+  set(CURLOPT_SSL_VERIFYHOST, 2L);
   // A CA file of the user's is added to, not replacing, the system's trust: libcurl keeps its
   // default CA directory then. Without one, the system's bundle alone (on Debian the directory
   // holds the same certificates), so that libcurl reads it once and not per connection.
-  if (!request.ca_file.empty())
-    curl_easy_setopt(handle, CURLOPT_CAINFO, request.ca_file.c_str());
+  if (!s.ca_file.empty())
+    set(CURLOPT_CAINFO, s.ca_file.c_str());
   else if (system_bundle_readable())
-    curl_easy_setopt(handle, CURLOPT_CAPATH, nullptr);
-  curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(request.connect_timeout.count()));
-  curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(request.total_timeout.count()));
-  curl_easy_setopt(handle, CURLOPT_HTTPHEADER, m_headers);
-  curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  if (request.method == "POST" || !request.body.empty()) {
+    set(CURLOPT_CAPATH, static_cast<const char*>(nullptr));
+  set(CURLOPT_TCP_KEEPALIVE, 1L);
+  set(CURLOPT_CONNECTTIMEOUT_MS, s.connect_timeout_ms);
+  set(CURLOPT_TIMEOUT_MS, s.total_timeout_ms);
+  set(CURLOPT_HTTPHEADER, headers);
+  set(CURLOPT_CUSTOMREQUEST, s.method.c_str());
+  if (!s.has_body) set(CURLOPT_HTTPGET, 1L);
+  set(CURLOPT_WRITEFUNCTION, on_body);
+  set(CURLOPT_HEADERFUNCTION, on_header);
+  if (s.progress) {
+    set(CURLOPT_NOPROGRESS, 0L);
+    set(CURLOPT_XFERINFOFUNCTION, on_progress);
+  }
+  return ok;
+}
+
+}  // namespace
+
+void CurlTransfer::prepare(CurlHandle& pooled, const HttpRequest& request,
+                           CancelledBy cancelled_by) {
+  m_request = &request;
+  m_collected.max_bytes = request.max_response_bytes;
+  m_collected.request = &request;
+  m_proxy = proxy_route(request);
+  const std::string proxy = m_proxy ? m_proxy->url : std::string();
+  const bool progress = cancelled_by == CancelledBy::curl &&
+                        (request.cancel || request.cancel_token.can_be_cancelled());
+  CURL* handle = pooled.get();
+  if (!pooled.stands_for(request, proxy, progress)) {
+    curl_easy_reset(handle);  // keeps the connection cache, clears every option
+    pooled.m_standing = CurlHandle::Standing{request.url,
+                                             proxy,
+                                             request.ca_file,
+                                             static_cast<long>(request.connect_timeout.count()),
+                                             static_cast<long>(request.total_timeout.count()),
+                                             request.method,
+                                             has_body(request),
+                                             request.headers,
+                                             progress};
+    curl_slist_free_all(pooled.m_headers);
+    pooled.m_headers = nullptr;
+    for (const auto& [name, value] : request.headers) {
+      pooled.m_headers = curl_slist_append(pooled.m_headers, (name + ": " + value).c_str());
+    }
+    pooled.m_headers = curl_slist_append(pooled.m_headers, "Expect:");  // never wait for 100
+    // Set again from scratch next time if any failed (out of memory, a NUL in a header).
+    if (!set_standing(handle, *pooled.m_standing, pooled.m_headers)) pooled.m_standing.reset();
+  }
+  // This transfer's own: its body and the buffers its callbacks fill.
+  if (has_body(request)) {
     curl_easy_setopt(handle, CURLOPT_POSTFIELDS, request.body.data());
     curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE,
                      static_cast<curl_off_t>(request.body.size()));
-  } else {
-    curl_easy_setopt(handle, CURLOPT_HTTPGET, 1L);
   }
-  curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(handle, CURLOPT_WRITEDATA, &m_collected);
-  curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(handle, CURLOPT_HEADERDATA, &m_collected);
   curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, m_detail);
-  if (cancelled_by == CancelledBy::curl &&
-      (request.cancel || request.cancel_token.can_be_cancelled())) {
-    curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &m_collected);
-  }
+  if (progress) curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &m_collected);
 }
 
 Result<HttpResponse> CurlTransfer::finish(CURL* handle, CURLcode code) {
   curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
-  curl_easy_setopt(handle, CURLOPT_HTTPHEADER, nullptr);
   long status = 0;
   curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
   // An error status with a body past the cap is still that error (a 402, a spend limit's 429):

@@ -1,5 +1,6 @@
 // The blocking libcurl transport: one easy handle per concurrent caller, each kept (with its
 // connection) for the next call.
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -11,40 +12,38 @@ namespace {
 class CurlTransport final : public Transport {
  public:
   CurlTransport() { detail::curl_global_once(); }
-  ~CurlTransport() override {
-    for (CURL* handle : m_idle) curl_easy_cleanup(handle);
-  }
-
   Result<HttpResponse> send(const HttpRequest& request) override {
-    CURL* handle = acquire();
-    if (!handle) return make_error(ErrorKind::connection_failed, "cannot create a curl handle");
+    std::unique_ptr<detail::CurlHandle> handle = acquire();
+    if (!handle->get()) {
+      return make_error(ErrorKind::connection_failed, "cannot create a curl handle");
+    }
     detail::CurlTransfer transfer;
-    transfer.prepare(handle, request, detail::CurlTransfer::CancelledBy::curl);
-    auto result = transfer.finish(handle, curl_easy_perform(handle));
-    release(handle);
+    transfer.prepare(*handle, request, detail::CurlTransfer::CancelledBy::curl);
+    auto result = transfer.finish(handle->get(), curl_easy_perform(handle->get()));
+    release(std::move(handle));
     return result;
   }
 
  private:
-  CURL* acquire() {
+  std::unique_ptr<detail::CurlHandle> acquire() {
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       if (!m_idle.empty()) {
-        CURL* handle = m_idle.back();
+        std::unique_ptr<detail::CurlHandle> handle = std::move(m_idle.back());
         m_idle.pop_back();
         return handle;
       }
     }
-    return curl_easy_init();
+    return std::make_unique<detail::CurlHandle>();
   }
 
-  void release(CURL* handle) {
+  void release(std::unique_ptr<detail::CurlHandle> handle) {
     std::lock_guard<std::mutex> lock(m_mutex);
-    m_idle.push_back(handle);
+    m_idle.push_back(std::move(handle));
   }
 
   std::mutex m_mutex;
-  std::vector<CURL*> m_idle;
+  std::vector<std::unique_ptr<detail::CurlHandle>> m_idle;
 };
 
 }  // namespace
