@@ -372,3 +372,79 @@ TEST(Async, DecideFromAClientsOwnCallbackIsRefusedNotAHang) {
   EXPECT_EQ(from_run_once->error().kind, ErrorKind::invalid_input);
   loop->stop();
 }
+
+namespace {
+
+/// One request through `loop`, waited for.
+clef::Result<clef::HttpResponse> through(clef::AsyncTransport& loop, clef::HttpRequest request) {
+  std::promise<clef::Result<clef::HttpResponse>> done;
+  auto result = done.get_future();
+  loop.start(std::move(request), [&](clef::Result<clef::HttpResponse> response) {
+    done.set_value(std::move(response));
+  });
+  return result.get();
+}
+
+}  // namespace
+
+TEST(CurlHandles, EachRequestGetsItsOwnOptionsOnAHandleAnotherLeft) {
+  // A pooled easy handle keeps the options that stay from one request to the next; a request
+  // that wants others (another server, header, method, proxy) must get them all, and none of the
+  // last request's. One handle serves each transport here: they go one at a time.
+  FakeServer first, second;
+  const std::string dead_proxy =
+      "http://127.0.0.1:" + std::to_string(clef::testing::refusing_port());
+  const auto request = [&](const FakeServer& server, clef::Headers headers, std::string body,
+                           std::string proxy) {
+    clef::HttpRequest r;
+    r.method = body.empty() ? "GET" : "POST";
+    r.url = server.base_url() + "/v1/systemone";
+    r.headers = std::move(headers);
+    r.body = std::move(body);
+    r.proxy = std::move(proxy);
+    return r;
+  };
+  const std::vector<clef::HttpRequest> sequence = {
+      request(first, {{"X-One", "1"}}, "{\"n\":1}", ""),
+      request(first, {{"X-One", "1"}}, "{\"n\":2}", ""),
+      request(second, {{"X-Two", "2"}}, "{\"n\":3}", ""),
+      request(first, {}, "", ""),  // a GET: the mock has no such page
+      request(first, {{"X-One", "1"}}, "{\"n\":4}", dead_proxy),
+      request(first, {{"X-One", "1"}}, "{\"n\":5}", ""),
+  };
+  auto loop = clef::make_curl_loop();
+  auto blocking = clef::make_curl_transport();
+  for (int transport = 0; transport < 2; ++transport) {
+    const std::size_t first_before = first.requests().size();
+    const std::size_t second_before = second.requests().size();
+    std::vector<int> statuses;
+    for (const auto& r : sequence) {
+      auto response = transport == 0 ? through(*loop, r) : blocking->send(r);
+      if (!r.proxy->empty()) {
+        ASSERT_FALSE(response.ok()) << "a refusing proxy was not used";
+        EXPECT_NE(response.error().to_string().find("proxy"), std::string::npos)
+            << response.error().to_string();
+        statuses.push_back(0);
+      } else {
+        ASSERT_TRUE(response.ok()) << response.error().to_string();
+        statuses.push_back(response->status);
+      }
+    }
+    // A body without a model or questions: the mock's 404 (no such model), but every POST is
+    // kept in its log; the GET is not one of them.
+    EXPECT_EQ(statuses, (std::vector<int>{404, 404, 404, 404, 0, 404}));
+    const auto at_first = first.requests();
+    const auto at_second = second.requests();
+    ASSERT_EQ(at_first.size() - first_before, 3u);
+    ASSERT_EQ(at_second.size() - second_before, 1u);
+    const auto& two = at_second[second_before];
+    EXPECT_EQ(two.body, "{\"n\":3}");
+    EXPECT_EQ(two.header("X-Two"), "2");
+    EXPECT_EQ(two.header("X-One"), "") << "the last request's header stayed";
+    const auto& five = at_first[first_before + 2];
+    EXPECT_EQ(five.method, "POST");
+    EXPECT_EQ(five.body, "{\"n\":5}");
+    EXPECT_EQ(five.header("X-One"), "1");
+    EXPECT_EQ(five.header("X-Two"), "");
+  }
+}

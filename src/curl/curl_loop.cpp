@@ -40,7 +40,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     m_sockets.watch_always(m_wake);
   }
   ~Loop() override {
-    m_idle.clear();                 // the easy handles go before their multi handle
+    m_idle.clear();               // the easy handles go before their multi handle
     curl_multi_cleanup(m_multi);  // may still tell on_socket of sockets it closes
     ::close(m_wake);
   }
