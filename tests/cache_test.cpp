@@ -110,6 +110,17 @@ std::uint64_t disk_usage(const std::string& directory) {
   return total;
 }
 
+TEST(Cache, AKeyIsTheDigestOfItsPartsAsEarlierBuildsWroteIt) {
+  // Entries of earlier builds are found only while the key is made the same way: the SHA-256 of
+  // tag, method, URL and model version, each followed by a unit separator, then the body.
+  const clef::HttpRequest request = request_for("charged twice");
+  EXPECT_EQ(clef::cache_key("ollama", request, "sha256:abc"),
+            clef::sha256_hex("ollama\x1f" + request.method + "\x1f" + request.url +
+                             "\x1fsha256:abc\x1f" + request.body));
+  EXPECT_NE(clef::cache_key("ollama", request, "sha256:abc"),
+            clef::cache_key("workers-ai", request, "sha256:abc"));
+}
+
 TEST(Cache, HitsOnlyTheSameRequestForTheSameModelVersion) {
   auto inner = std::make_shared<EchoTransport>();
   clef::CacheOptions options;

@@ -28,6 +28,7 @@
 #include "store/stage.hpp"
 #include "util/json_text.hpp"
 #include "util/redact.hpp"
+#include "util/sha256_bytes.hpp"
 #include "util/write_all.hpp"
 #include "wire/model_match.hpp"
 #include "wire/wire_response.hpp"
@@ -378,14 +379,9 @@ bool is_moving_alias(std::string_view model) noexcept {
 
 std::string cache_key(std::string_view tag, const HttpRequest& request,
                       std::string_view model_version) {
-  Sha256Hasher hasher;
-  for (std::string_view part :
-       {tag, std::string_view(request.method), std::string_view(request.url), model_version}) {
-    hasher.update(part);
-    hasher.update(std::string_view("\x1f", 1));
-  }
-  hasher.update(request.body);
-  return hasher.hex();
+  const std::string_view separator("\x1f", 1);
+  return detail::to_hex(detail::sha256({tag, separator, request.method, separator, request.url,
+                                        separator, model_version, separator, request.body}));
 }
 
 Status check_cache_directory(const std::string& directory) {

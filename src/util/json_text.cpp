@@ -127,8 +127,16 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
   const std::size_t start = out.size();
   out.reserve(start + text.size() + 2);
   out += '"';
+  // Runs of bytes that stand for themselves are copied whole: a decision's text is mostly such.
+  const auto plain = [](unsigned char byte) {
+    return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
+  };
   std::size_t i = 0;
   while (i < text.size()) {
+    const std::size_t run = i;
+    while (i < text.size() && plain(static_cast<unsigned char>(text[i]))) ++i;
+    out.append(text.data() + run, i - run);
+    if (i == text.size()) break;
     const auto byte = static_cast<unsigned char>(text[i]);
     if (byte >= 0x80) {
       const std::size_t length = utf8_sequence_length(text, i);
@@ -162,14 +170,10 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
       case '\t':
         out += "\\t";
         break;
-      default:
-        if (byte < 0x20) {
-          out += "\\u00";
-          out += hex[byte >> 4];
-          out += hex[byte & 0xF];
-        } else {
-          out += static_cast<char>(byte);
-        }
+      default:  // the other control characters
+        out += "\\u00";
+        out += hex[byte >> 4];
+        out += hex[byte & 0xF];
     }
     ++i;
   }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,8 @@ namespace clef::detail {
 using Sha256 = std::array<unsigned char, 32>;
 
 Sha256 sha256(std::string_view bytes);
+/// The digest of `parts` one after another, as of their concatenation.
+Sha256 sha256(std::initializer_list<std::string_view> parts);
 
 /// Lower-case hex of a digest.
 std::string to_hex(const Sha256& digest);
