@@ -2,6 +2,8 @@
 #include "batch/batch_input.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <fstream>
 #include <vector>
 
@@ -82,6 +84,7 @@ class JsonlReader final : public InputReader {
       item.state = make_error(ErrorKind::invalid_input, "the line is blank", where);
       return;
     }
+    if (read_plain_item(line, item)) return;
     auto parsed = parse_json(line, "the line");
     if (!parsed) {
       Error error = parsed.error();
@@ -100,6 +103,55 @@ class JsonlReader final : public InputReader {
       return;
     }
     read_fields(object, line, where, item);
+  }
+
+  /// The common line — {"id": a string or an integer, "state": text or JSON, ...} — read with
+  /// no JSON value built (a line's parse was the most of reading it); false for anything else,
+  /// which the parse then reads, and explains when it is wrong.
+  bool read_plain_item(std::string_view line, InputItem& item) const {
+    if (!m_fields.extra.empty() || !m_fields.image.empty()) return false;
+    const auto members = json_object_members(line);
+    if (!members) return false;
+    std::optional<std::string_view> id, state;
+    for (const JsonMember& member : *members) {
+      if (member.key == m_fields.id) id = member.value;
+      if (member.key == m_fields.state) state = member.value;
+    }
+    if (!id || !state) return false;
+    auto plain_id = id_of(*id);
+    if (!plain_id) return false;
+    if (state->front() == '"') {
+      const std::string_view text = state->substr(1, state->size() - 2);
+      if (text.find('\\') != std::string_view::npos) return false;  // escapes: read by the parse
+      item.state = State::text(std::string(text));
+    } else if (state->front() == '{' || state->front() == '[') {
+      item.state = State::json(*state);
+    } else {
+      return false;  // a state of another kind: the parse's error says which
+    }
+    item.id = std::move(*plain_id);
+    return true;
+  }
+
+  /// A string id with no escape, or an integer id that fits 64 bits, as the parse holds it.
+  static std::optional<Json> id_of(std::string_view text) {
+    if (text.front() == '"') {
+      const std::string_view id = text.substr(1, text.size() - 2);
+      if (id.find('\\') != std::string_view::npos) return std::nullopt;
+      return Json(std::string(id));
+    }
+    if (text.find_first_of(".eE") != std::string_view::npos) return std::nullopt;
+    const char* end = text.data() + text.size();
+    const auto whole = [&](auto& number) {
+      const auto read = std::from_chars(text.data(), end, number);
+      return read.ec == std::errc() && read.ptr == end;  // out of range: the parse's
+    };
+    if (text.front() == '-') {
+      std::int64_t number = 0;
+      return whole(number) ? std::optional<Json>(Json(number)) : std::nullopt;
+    }
+    std::uint64_t number = 0;
+    return whole(number) ? std::optional<Json>(Json(number)) : std::nullopt;
   }
 
   void read_fields(const Json& object, const std::string& line, const std::string& where,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -46,6 +47,20 @@ CLEF_API bool has_wide_integer(std::string_view text);
 /// when the key repeats, as parse_json keeps it; nullopt when there is none.
 CLEF_API std::optional<std::string_view> member_text(std::string_view object_text,
                                                      std::string_view key);
+
+/// A member of a JSON object, as the object's text holds it.
+struct JsonMember {
+  std::string_view key;    ///< Without its quotes; it holds no escape.
+  std::string_view value;  ///< The value's exact text.
+};
+
+/// The members of the JSON object `text`, in order, read in one pass with no JSON value built —
+/// for inputs that take a few members of each of many lines. nullopt when `text` is not one
+/// valid JSON object (RFC 8259) whose keys hold no escape and repeat nowhere at its top level,
+/// and for a few valid texts this reader leaves to parse_json (a \u escape of a surrogate, a
+/// number a double cannot hold, nesting deeper than 64, over 256 members): parse_json reads or
+/// explains those.
+CLEF_API std::optional<std::vector<JsonMember>> json_object_members(std::string_view text);
 
 /// One line of a line-oriented input (JSONL, CSV, text) as read_line left it.
 struct Line {

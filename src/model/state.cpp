@@ -2,6 +2,7 @@
 // caller's key order kept.
 #include "clef/state.hpp"
 
+#include "util/json_canonical.hpp"
 #include "util/json_text.hpp"
 
 namespace clef {
@@ -17,6 +18,12 @@ State State::text(std::string text) {
 }
 
 Result<State> State::json(std::string_view json_text) {
+  // Most states are written as they are sent, give or take white space: copied then, not
+  // parsed and written again.
+  if (auto compact = detail::canonical_compact(json_text)) {
+    const bool blank = *compact == "{}" || *compact == "[]";
+    return State(std::move(*compact), false, blank);
+  }
   auto parsed = clef::parse_json(json_text, "state JSON");
   if (!parsed) {
     Error error = parsed.error();

@@ -8,15 +8,12 @@
 namespace clef::detail {
 namespace {
 
-/// Deeper than this, the cursor gives up (parse_json reads to max_json_depth).
-constexpr int deepest = 64;
-
-bool is_digit(char c) {
+bool is_decimal_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-bool is_hex(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+bool is_hex_digit(char c) {
+  return is_decimal_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
 }  // namespace
@@ -56,7 +53,7 @@ bool JsonCursor::escape() {
   if (c != 'u') return std::string_view("\"\\/bfnrt").find(c) != std::string_view::npos || fail();
   if (m_at + 4 > m_text.size()) return fail();
   for (std::size_t k = 0; k < 4; ++k) {
-    if (!is_hex(m_text[m_at + k])) return fail();
+    if (!is_hex_digit(m_text[m_at + k])) return fail();
   }
   // A surrogate must pair with the next escape; the parser reads those, not this cursor.
   const char first = m_text[m_at];
@@ -100,15 +97,20 @@ std::optional<std::string_view> JsonCursor::plain_string() {
   return text;
 }
 
+std::optional<std::string_view> JsonCursor::string_as_written() {
+  bool escaped = false;
+  return string(escaped);
+}
+
 std::optional<double> JsonCursor::number_if_any() {
   const char c = peek();
-  if (c != '-' && !is_digit(c)) return std::nullopt;
+  if (c != '-' && !is_decimal_digit(c)) return std::nullopt;
   // -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, as RFC 8259 has it; from_chars takes more.
   const std::size_t begin = m_at;
   std::size_t i = m_at + (c == '-' ? 1 : 0);
   const auto digits = [&] {
     const std::size_t start = i;
-    while (i < m_text.size() && is_digit(m_text[i])) ++i;
+    while (i < m_text.size() && is_decimal_digit(m_text[i])) ++i;
     return i - start;
   };
   if (i < m_text.size() && m_text[i] == '0') {
@@ -206,6 +208,21 @@ bool JsonCursor::Members::next(std::string_view& key) {
   if (!name || !m_cursor.eat(':')) return m_cursor.fail();
   key = *name;
   return true;
+}
+
+JsonCursor::Elements::Elements(JsonCursor& cursor) : m_cursor(cursor) {
+  if (!m_cursor.eat('[')) m_cursor.fail();
+}
+
+bool JsonCursor::Elements::next() {
+  if (!m_cursor.ok()) return false;
+  if (m_first) {
+    m_first = false;
+    return !m_cursor.eat(']');
+  }
+  if (m_cursor.eat(',')) return true;
+  if (!m_cursor.eat(']')) m_cursor.fail();
+  return false;
 }
 
 }  // namespace clef::detail

@@ -13,6 +13,9 @@ namespace clef::detail {
 
 class JsonCursor {
  public:
+  /// Deeper than this, the cursor gives up (parse_json reads to max_json_depth).
+  static constexpr int deepest = 64;
+
   explicit JsonCursor(std::string_view text) : m_text(text) {}
 
   /// False once the cursor gave up; every read after that fails too.
@@ -30,6 +33,8 @@ class JsonCursor {
 
   /// Reads a string with no escape in it; nullopt (and the cursor gives up) otherwise.
   std::optional<std::string_view> plain_string();
+  /// Reads a string, escapes checked, not decoded: its text between the quotes, as written.
+  std::optional<std::string_view> string_as_written();
   /// Reads the next value if it is a number, as parse_json's value reads as a double; nullopt,
   /// reading nothing, when the next value is not a number.
   std::optional<double> number_if_any();
@@ -46,6 +51,19 @@ class JsonCursor {
     /// Reads the next key and its colon; false at the end of the object (or when the cursor
     /// gave up). Keys with escapes give up.
     bool next(std::string_view& key);
+
+   private:
+    JsonCursor& m_cursor;
+    bool m_first = true;
+  };
+
+  /// The elements of the array that comes next: `while (e.next())`, each read by the caller
+  /// before the next call.
+  class Elements {
+   public:
+    explicit Elements(JsonCursor& cursor);
+    /// Whether another element comes (its comma read); false at the end of the array.
+    bool next();
 
    private:
     JsonCursor& m_cursor;
