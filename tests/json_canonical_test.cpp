@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "clef/clef.hpp"
+#include "text_edit.hpp"
 #include "util/json_canonical.hpp"
 
 namespace {
@@ -73,27 +74,10 @@ TEST(JsonCanonical, WhatTheDumpWritesOtherwiseIsLeftToTheParse) {
   EXPECT_EQ(wide->wire_json(), R"({"account":123456789012345678901234567890})");
 }
 
-/// One small edit of `text`: a byte dropped, replaced or inserted, or a span repeated.
-std::string edited(std::string text, std::mt19937& random) {
+/// A byte dropped, replaced or inserted, or a span repeated (text_edit.hpp).
+std::string edited(const std::string& text, std::mt19937& random) {
   static const std::string bytes = "{}[],:\"\\ \n0123456789.eE+-truefalsnlu/\x01\xc3\xa9\xff";
-  const auto pick = [&](std::size_t n) {
-    return std::uniform_int_distribution<std::size_t>(0, n - 1)(random);
-  };
-  const std::size_t at = pick(text.size() + 1);
-  switch (pick(4)) {
-    case 0:
-      if (at < text.size()) text.erase(at, 1);
-      break;
-    case 1:
-      if (at < text.size()) text[at] = bytes[pick(bytes.size())];
-      break;
-    case 2:
-      text.insert(at, 1, bytes[pick(bytes.size())]);
-      break;
-    default:
-      if (at < text.size()) text.insert(at, text.substr(at, pick(16) + 1));
-  }
-  return text;
+  return clef::testing::edited(text, random, bytes, 16);
 }
 
 TEST(JsonCanonical, AgreesWithTheParseOnEveryEdit) {

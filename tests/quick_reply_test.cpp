@@ -9,6 +9,7 @@
 
 #include "clef/clef.hpp"
 #include "decision_text.hpp"
+#include "text_edit.hpp"
 #include "wire/quick_reply.hpp"
 #include "wire/wire_response.hpp"
 
@@ -125,29 +126,10 @@ TEST(QuickReply, LeavesToTheTreeReaderWhatItDoesNotVouchFor) {
   EXPECT_FALSE(quick_reading(R"({"answers":{}})", many));
 }
 
-/// One small edit of `text`: a byte dropped, replaced or inserted, or a span repeated.
-std::string mutated(std::string text, std::mt19937& random) {
+/// A byte dropped, replaced or inserted, or a span repeated (text_edit.hpp).
+std::string mutated(const std::string& text, std::mt19937& random) {
   static const std::string bytes = "{}[],:\"\\ 0123456789.eE+-truefalsnl\x01\x7f\xc3\xa9\xff";
-  const auto pick = [&](std::size_t n) {
-    return std::uniform_int_distribution<std::size_t>(0, n - 1)(random);
-  };
-  const std::size_t at = pick(text.size() + 1);
-  switch (pick(4)) {
-    case 0:
-      if (at < text.size()) text.erase(at, 1);
-      break;
-    case 1:
-      if (at < text.size()) text[at] = bytes[pick(bytes.size())];
-      break;
-    case 2:
-      text.insert(at, 1, bytes[pick(bytes.size())]);
-      break;
-    default: {
-      const std::size_t length = pick(24) + 1;
-      if (at < text.size()) text.insert(at, text.substr(at, length));
-    }
-  }
-  return text;
+  return clef::testing::edited(text, random, bytes);
 }
 
 TEST(QuickReply, AgreesWithTheTreeReaderOnEveryEdit) {
