@@ -121,9 +121,9 @@ class JsonlReader final : public InputReader {
     auto plain_id = id_of(*id);
     if (!plain_id) return false;
     if (state->front() == '"') {
-      const std::string_view text = state->substr(1, state->size() - 2);
-      if (text.find('\\') != std::string_view::npos) return false;  // escapes: read by the parse
-      item.state = State::text(std::string(text));
+      const auto text = unescaped_text(*state);
+      if (!text) return false;  // escapes: read by the parse
+      item.state = State::text(std::string(*text));
     } else if (state->front() == '{' || state->front() == '[') {
       item.state = State::json(*state);
     } else {
@@ -133,12 +133,19 @@ class JsonlReader final : public InputReader {
     return true;
   }
 
+  /// The text of the JSON string `value` (valid JSON) when it holds no escape: as written, it is
+  /// what the parse reads.
+  static std::optional<std::string_view> unescaped_text(std::string_view value) {
+    const std::string_view text = value.substr(1, value.size() - 2);
+    if (text.find('\\') != std::string_view::npos) return std::nullopt;
+    return text;
+  }
+
   /// A string id with no escape, or an integer id that fits 64 bits, as the parse holds it.
   static std::optional<Json> id_of(std::string_view text) {
     if (text.front() == '"') {
-      const std::string_view id = text.substr(1, text.size() - 2);
-      if (id.find('\\') != std::string_view::npos) return std::nullopt;
-      return Json(std::string(id));
+      const auto id = unescaped_text(text);
+      return id ? std::optional<Json>(Json(std::string(*id))) : std::nullopt;
     }
     if (text.find_first_of(".eE") != std::string_view::npos) return std::nullopt;
     const char* end = text.data() + text.size();

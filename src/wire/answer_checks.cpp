@@ -39,6 +39,19 @@ void mark(Answer& answer, AnswerStatus status, std::string problem) {
   answer.value = std::monostate{};
 }
 
+Answer answer_for(const Question& q) {
+  Answer answer;
+  answer.question = q.name;
+  answer.asked = q.type;
+  return answer;
+}
+
+Answer unanswered(const Question& q) {
+  Answer answer = answer_for(q);
+  mark(answer, AnswerStatus::missing, "the server sent no answer for this question");
+  return answer;
+}
+
 bool is_probability(double p) {
   return p >= 0.0 && p <= 1.0 && std::isfinite(p);
 }

@@ -18,6 +18,12 @@ namespace clef::detail {
 /// Sets `answer`'s status and problem and drops any value.
 void mark(Answer& answer, AnswerStatus status, std::string problem);
 
+/// The answer to `q` before its object is read: the question and the type asked.
+Answer answer_for(const Question& q);
+
+/// The answer to `q` when the reply sent none (no member for it, or null).
+Answer unanswered(const Question& q);
+
 /// Whether `p` is a probability: finite, in [0, 1].
 bool is_probability(double p);
 

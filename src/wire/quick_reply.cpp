@@ -106,17 +106,14 @@ bool read_answer(JsonCursor& json, const Question& q, Fields& fields) {
 
 /// The answer to `q` from its object, read at the cursor.
 std::optional<Answer> answer_to(JsonCursor& json, const Question& q, const ValidationOptions& v) {
-  Answer a;
-  a.question = q.name;
-  a.asked = q.type;
   if (json.peek() == 'n') {  // null: no answer, as when the member is missing
     json.skip();
-    mark(a, AnswerStatus::missing, "the server sent no answer for this question");
-    return a;
+    return unanswered(q);
   }
   const std::size_t begin = json.position();
   Fields fields;
   if (json.peek() != '{' || !read_answer(json, q, fields)) return std::nullopt;
+  Answer a = answer_for(q);
   a.raw_json = std::string(json.text_between(begin, json.offset()));
   a.status = AnswerStatus::ok;
   switch (q.type) {
@@ -222,14 +219,7 @@ std::optional<Decision> read_quick_reply(std::string_view text,
   if (!json.ok() || !json.at_end() || !seen_answers) return std::nullopt;
   decision.answers.reserve(questions.size());
   for (std::size_t i = 0; i < questions.size(); ++i) {
-    if (answers[i]) {
-      decision.answers.push_back(std::move(*answers[i]));
-      continue;
-    }
-    Answer& missing = decision.answers.emplace_back();
-    missing.question = questions[i].name;
-    missing.asked = questions[i].type;
-    mark(missing, AnswerStatus::missing, "the server sent no answer for this question");
+    decision.answers.push_back(answers[i] ? std::move(*answers[i]) : unanswered(questions[i]));
   }
   decision.raw_json = std::string(text);
   return decision;

@@ -91,14 +91,9 @@ void parse_box(const Json& json, Answer& a) {
 
 Answer parse_answer(const Json& answers, std::optional<std::string_view> answers_text,
                     const Question& q, const ValidationOptions& v) {
-  Answer a;
-  a.question = q.name;
-  a.asked = q.type;
   auto it = answers.find(q.name);
-  if (it == answers.end() || it->is_null()) {
-    mark(a, AnswerStatus::missing, "the server sent no answer for this question");
-    return a;
-  }
+  if (it == answers.end() || it->is_null()) return unanswered(q);
+  Answer a = answer_for(q);
   const auto sent = answers_text ? member_text(*answers_text, q.name) : std::nullopt;
   a.raw_json = sent ? std::string(*sent) : clef::dump_json(*it);
   if (!it->is_object()) {
