@@ -4,7 +4,6 @@
 
 #include <unistd.h>
 
-#include <cctype>
 #include <mutex>
 
 #include "clef/backend.hpp"
@@ -53,6 +52,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   if (colon == std::string_view::npos) return bytes;
   // A value of white space only is empty (it was "\r\n": the start skipped only spaces and tabs).
   const std::string_view value = detail::trimmed_space(line.substr(colon + 1));
+  if (transfer->headers.empty()) transfer->headers.reserve(8);  // one allocation, not one per few
   transfer->headers.emplace_back(detail::ascii_lower(line.substr(0, colon)), std::string(value));
   return bytes;
 }

@@ -116,6 +116,24 @@ bool no_proxy_matches(std::string_view list, const std::string& host) {
   return any && only_star;
 }
 
+/// The host of the URL a thread routed last, and whether it is a loopback one: a loop sends
+/// request after request to one URL, and reading it again was a tenth of preparing a transfer.
+struct RoutedUrl {
+  std::string url;
+  UrlHost target;
+  bool loopback = false;
+};
+
+const RoutedUrl& routed(const std::string& url) {
+  thread_local RoutedUrl last;
+  if (last.url != url || last.url.empty()) {
+    last.target = host_of(url);
+    last.loopback = is_loopback(last.target.host);
+    last.url = url;
+  }
+  return last;
+}
+
 std::optional<ProxyRoute> from_variable(const char* name) {
   const char* value = std::getenv(name);
   if (!value || !*value) return std::nullopt;
@@ -129,8 +147,9 @@ std::optional<ProxyRoute> proxy_route(const HttpRequest& request) {
     if (request.proxy->empty()) return std::nullopt;
     return ProxyRoute{*request.proxy, "the request"};
   }
-  const UrlHost target = host_of(request.url);
-  if (is_loopback(target.host)) return std::nullopt;
+  const RoutedUrl& url = routed(request.url);
+  if (url.loopback) return std::nullopt;
+  const UrlHost& target = url.target;
   for (const char* name : {"no_proxy", "NO_PROXY"}) {
     const char* list = std::getenv(name);
     if (list && *list) {

@@ -2,15 +2,18 @@
 // values, URL hosts, tags, labels, ids): never the locale's idea of a character.
 #pragma once
 
-#include <cctype>
 #include <string>
 #include <string_view>
 
 namespace clef::detail {
 
+inline char ascii_lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
 inline std::string ascii_lower(std::string_view text) {
   std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) c = ascii_lower(c);
   return out;
 }
 

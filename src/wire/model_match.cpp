@@ -53,7 +53,7 @@ std::string name_for_message(std::string_view name) {
 }  // namespace
 
 bool same_model(std::string_view asked, std::string_view reported, bool tags_name_models) {
-  if (asked.empty() || reported.empty()) return true;
+  if (asked.empty() || reported.empty() || asked == reported) return true;
   const ModelName a = read_name(asked), r = read_name(reported);
   if (a.name == r.name) {
     const std::string asked_tag = a.tag.empty() ? "latest" : a.tag;
