@@ -47,7 +47,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   Loop(const Loop&) = delete;
   Loop& operator=(const Loop&) = delete;
 
-  void start(HttpRequest request, ResponseHandler done) override {
+  void start(std::shared_ptr<const HttpRequest> request, ResponseHandler done) override {
     {
       std::lock_guard<std::mutex> lock(m_mutex);
       if (!m_stopping) {
@@ -158,11 +158,9 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
 
   /// curl's own next deadline (a connect or transfer timeout, or "act now" after an add).
   static int on_timer(CURLM*, long timeout_ms, void* user) {
-    auto* loop = static_cast<Loop*>(user);
-    if (timeout_ms < 0)
-      loop->m_curl_deadline.reset();
-    else
-      loop->m_curl_deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    static_cast<Loop*>(user)->m_curl_deadline =
+        timeout_ms < 0 ? std::nullopt
+                       : std::optional(Clock::now() + std::chrono::milliseconds(timeout_ms));
     return 0;
   }
 
@@ -176,13 +174,13 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   }
 
   struct Incoming {
-    HttpRequest request;
+    std::shared_ptr<const HttpRequest> request;
     ResponseHandler done;
   };
   /// A transfer in flight. Held by pointer: curl's callbacks write into `transfer`.
   struct Active {
     std::unique_ptr<detail::CurlHandle> pooled;  ///< Back to m_idle when the transfer ends.
-    HttpRequest request;
+    std::shared_ptr<const HttpRequest> request;
     ResponseHandler done;
     detail::CurlTransfer transfer;
     std::uint64_t serial = 0;        ///< Its number for cancel_later (0: no CancelToken).
@@ -201,6 +199,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
 
   Queued take_queued() {
     Queued queued;
+    queued.incoming.swap(m_spare_incoming);  // the queue gets room, not to grow it every turn
     std::lock_guard<std::mutex> lock(m_mutex);
     queued.incoming.swap(m_incoming);
     queued.timers.swap(m_new_timers);
@@ -236,6 +235,9 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
       }
       begin(std::move(item));
     }
+    queued.incoming.clear();  // its room kept for take_queued
+    if (queued.incoming.capacity() > m_spare_incoming.capacity())
+      m_spare_incoming.swap(queued.incoming);
     if (queued.stopping) return false;
     for (std::uint64_t serial : queued.cancelled) cancel_now(serial);
 
@@ -278,9 +280,9 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   }
 
   void begin(Incoming item) {
-    if (item.request.cancel_token.cancelled()) {
+    if (item.request->cancel_token.cancelled()) {
       complete(item.done,
-               make_error(ErrorKind::cancelled, "cancelled before sending", item.request.url));
+               make_error(ErrorKind::cancelled, "cancelled before sending", item.request->url));
       return;
     }
     if (m_sockets.descriptor() < 0 || m_wake < 0) {
@@ -300,7 +302,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     active->request = std::move(item.request);
     active->done = std::move(item.done);
     // The loop ends a cancelled transfer itself (cancel_now, check_cancelled).
-    active->transfer.prepare(*active->pooled, active->request,
+    active->transfer.prepare(*active->pooled, *active->request,
                              detail::CurlTransfer::CancelledBy::caller);
     // curl closes the connections this handle opens through on_close, which takes the socket
     // out of the parked ones first: its number may be another thread's socket a moment later.
@@ -308,7 +310,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     curl_easy_setopt(handle, CURLOPT_CLOSESOCKETDATA, this);
     // Over https, a server that negotiates HTTP/2 carries many requests on one connection:
     // wait for that connection rather than open another (the multi handle multiplexes).
-    if (active->request.url.rfind("https://", 0) == 0)
+    if (active->request->url.rfind("https://", 0) == 0)
       curl_easy_setopt(handle, CURLOPT_PIPEWAIT, 1L);
     if (curl_multi_add_handle(m_multi, handle) != CURLM_OK) {
       auto result = make_error(ErrorKind::connection_failed, "cannot start the transfer");
@@ -316,8 +318,8 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
       complete(active->done, std::move(result));
       return;
     }
-    if (active->request.cancel) ++m_cancellable;
-    if (active->request.cancel_token.can_be_cancelled()) watch_token(*active, handle);
+    if (active->request->cancel) ++m_cancellable;
+    if (active->request->cancel_token.can_be_cancelled()) watch_token(*active, handle);
     m_active.emplace(handle, std::move(active));
   }
 
@@ -327,7 +329,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     active.serial = ++m_last_serial;
     m_by_serial.emplace(active.serial, handle);
     active.registration =
-        active.request.cancel_token.on_cancel([loop = weak_from_this(), serial = active.serial] {
+        active.request->cancel_token.on_cancel([loop = weak_from_this(), serial = active.serial] {
           if (auto alive = loop.lock()) alive->cancel_later(serial);
         });
   }
@@ -336,7 +338,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     const auto found = m_by_serial.find(serial);
     if (found == m_by_serial.end()) return;  // it ended before the cancel was seen
     finish(found->second, [](Active& active) -> Result<HttpResponse> {
-      return make_error(ErrorKind::cancelled, "cancelled during the transfer", active.request.url);
+      return make_error(ErrorKind::cancelled, "cancelled during the transfer", active.request->url);
     });
   }
 
@@ -356,12 +358,12 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     m_next_cancel_check = Clock::now() + cancel_check_interval;
     std::vector<CURL*> cancelled;
     for (const auto& [handle, active] : m_active) {
-      if (active->request.cancel && active->request.cancel->load()) cancelled.push_back(handle);
+      if (active->request->cancel && active->request->cancel->load()) cancelled.push_back(handle);
     }
     for (CURL* handle : cancelled) {
       finish(handle, [&](Active& active) -> Result<HttpResponse> {
         return make_error(ErrorKind::cancelled, "cancelled during the transfer",
-                          active.request.url);
+                          active.request->url);
       });
     }
   }
@@ -373,10 +375,10 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     std::unique_ptr<Active> active = std::move(found->second);
     m_active.erase(found);
     curl_multi_remove_handle(m_multi, handle);
-    if (active->request.cancel) --m_cancellable;
+    if (active->request->cancel) --m_cancellable;
     if (active->serial != 0) {
       m_by_serial.erase(active->serial);
-      active->request.cancel_token.forget(active->registration);
+      active->request->cancel_token.forget(active->registration);
     }
     Result<HttpResponse> result = outcome(*active);
     release(std::move(active->pooled));
@@ -421,7 +423,8 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   detail::SocketSet m_sockets;
   const int m_wake;  ///< An eventfd in the epoll set: other threads write to it to wake the loop.
   std::mutex m_mutex;
-  std::vector<Incoming> m_incoming;                                   // guarded by m_mutex
+  std::vector<Incoming> m_incoming;        // guarded by m_mutex
+  std::vector<Incoming> m_spare_incoming;  ///< The loop thread's: empty, its room kept.
   std::vector<std::pair<Clock::time_point, TimerTask>> m_new_timers;  // guarded by m_mutex
   std::vector<ResponseHandler> m_refused;                             // guarded by m_mutex
   std::vector<std::uint64_t> m_cancelled;                             // guarded by m_mutex

@@ -22,8 +22,9 @@ class LoopCore {
   using TimerTask = TimerQueue::Task;
   virtual ~LoopCore() = default;
 
-  /// From any thread: queued for the next turn, which this wakes.
-  virtual void start(HttpRequest request, ResponseHandler done) = 0;
+  /// From any thread: queued for the next turn, which this wakes. The request is shared with
+  /// the caller (shared_request.hpp), who does not change it until `done` has run.
+  virtual void start(std::shared_ptr<const HttpRequest> request, ResponseHandler done) = 0;
   virtual void after(std::chrono::milliseconds delay, TimerTask task) = 0;
   /// From any thread: run() ends after its turn, completing what is left as cancelled.
   virtual void stop() = 0;

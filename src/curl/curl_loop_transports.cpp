@@ -12,11 +12,12 @@
 #include "clef/async_transport.hpp"
 #include "curl/curl_loop.hpp"
 #include "curl/curl_transfer.hpp"
+#include "transport/shared_request.hpp"
 
 namespace clef {
 namespace {
 
-class CurlLoopTransport final : public AsyncTransport {
+class CurlLoopTransport final : public AsyncTransport, public detail::SharedRequestTransport {
  public:
   explicit CurlLoopTransport(std::size_t threads) {
     detail::curl_global_once();
@@ -45,6 +46,9 @@ class CurlLoopTransport final : public AsyncTransport {
   }
 
   void start(HttpRequest request, ResponseHandler done) override {
+    start_shared(std::make_shared<const HttpRequest>(std::move(request)), std::move(done));
+  }
+  void start_shared(std::shared_ptr<const HttpRequest> request, ResponseHandler done) override {
     next_loop().start(std::move(request), std::move(done));
   }
 
@@ -69,7 +73,7 @@ class CurlLoopTransport final : public AsyncTransport {
 };
 
 /// The loop with no thread: its owner's event loop calls run_once().
-class DrivenLoop final : public DrivenCurlLoop {
+class DrivenLoop final : public DrivenCurlLoop, public detail::SharedRequestTransport {
  public:
   DrivenLoop() {
     detail::curl_global_once();
@@ -80,6 +84,9 @@ class DrivenLoop final : public DrivenCurlLoop {
   DrivenLoop& operator=(const DrivenLoop&) = delete;
 
   void start(HttpRequest request, ResponseHandler done) override {
+    start_shared(std::make_shared<const HttpRequest>(std::move(request)), std::move(done));
+  }
+  void start_shared(std::shared_ptr<const HttpRequest> request, ResponseHandler done) override {
     m_loop->start(std::move(request), std::move(done));
   }
   void after(std::chrono::milliseconds delay,

@@ -133,12 +133,17 @@ class Recorder final : public RecordingTransport {
   std::shared_ptr<Transport> m_inner;
 };
 
-class AsyncRecorder final : public AsyncRecordingTransport {
+class AsyncRecorder final : public AsyncRecordingTransport, public detail::SharedRequestTransport {
  public:
   AsyncRecorder(std::shared_ptr<RecorderStage> stage, std::shared_ptr<AsyncTransport> inner)
-      : m_stage(std::move(stage)), m_inner(std::move(inner)) {}
+      : m_stage(std::move(stage)),
+        m_inner(std::move(inner)),
+        m_inner_shared(detail::shared_form(m_inner.get())) {}
   void start(HttpRequest request, ResponseHandler done) override {
-    detail::start_through(m_stage, *m_inner, std::move(request), std::move(done));
+    start_shared(std::make_shared<const HttpRequest>(std::move(request)), std::move(done));
+  }
+  void start_shared(std::shared_ptr<const HttpRequest> request, ResponseHandler done) override {
+    detail::start_through(m_stage, *m_inner, m_inner_shared, std::move(request), std::move(done));
   }
   void after(std::chrono::milliseconds delay,
              std::function<void(bool shutting_down)> task) override {
@@ -150,6 +155,7 @@ class AsyncRecorder final : public AsyncRecordingTransport {
  private:
   std::shared_ptr<RecorderStage> m_stage;
   std::shared_ptr<AsyncTransport> m_inner;
+  detail::SharedRequestTransport* m_inner_shared;
 };
 
 /// A replay answers every request itself, from memory: on a loop it is a stage with nothing

@@ -13,10 +13,11 @@ Result<HttpResponse> send_through(Stage& stage, Transport& inner, const HttpRequ
   return response;
 }
 
-void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner, HttpRequest request,
+void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner,
+                   SharedRequestTransport* inner_shared, std::shared_ptr<const HttpRequest> request,
                    ResponseHandler done) {
   StageNote note;
-  if (auto answered = stage->answer(request, note)) {
+  if (auto answered = stage->answer(*request, note)) {
     auto outcome = std::make_shared<Result<HttpResponse>>(std::move(*answered));
     // Complete already: delivered even while the loop shuts down.
     inner.after(std::chrono::milliseconds(0), [outcome, done = std::move(done)](bool) mutable {
@@ -24,24 +25,30 @@ void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner, H
     });
     return;
   }
-  // received() needs the request when the answer comes back; the inner transport takes its own.
-  auto kept = std::make_shared<const HttpRequest>(request);
-  inner.start(std::move(request), [stage, kept, note = std::move(note),
-                                   done = std::move(done)](Result<HttpResponse> response) mutable {
-    stage->received(*kept, note, response);
-    call_handler(done, std::move(response));
-  });
+  // received() needs the request when the answer comes back: the one the inner transport sends.
+  auto kept = request;
+  start_shared_on(inner, inner_shared, std::move(request),
+                  [stage, kept = std::move(kept), note = std::move(note),
+                   done = std::move(done)](Result<HttpResponse> response) mutable {
+                    stage->received(*kept, note, response);
+                    call_handler(done, std::move(response));
+                  });
 }
 
 namespace {
 
-class StagedLoop final : public AsyncTransport {
+class StagedLoop final : public AsyncTransport, public SharedRequestTransport {
  public:
   StagedLoop(std::shared_ptr<Stage> stage, std::shared_ptr<AsyncTransport> inner)
-      : m_stage(std::move(stage)), m_inner(std::move(inner)) {}
+      : m_stage(std::move(stage)),
+        m_inner(std::move(inner)),
+        m_inner_shared(shared_form(m_inner.get())) {}
 
   void start(HttpRequest request, ResponseHandler done) override {
-    start_through(m_stage, *m_inner, std::move(request), std::move(done));
+    start_shared(std::make_shared<const HttpRequest>(std::move(request)), std::move(done));
+  }
+  void start_shared(std::shared_ptr<const HttpRequest> request, ResponseHandler done) override {
+    start_through(m_stage, *m_inner, m_inner_shared, std::move(request), std::move(done));
   }
   void after(std::chrono::milliseconds delay,
              std::function<void(bool shutting_down)> task) override {
@@ -52,6 +59,7 @@ class StagedLoop final : public AsyncTransport {
  private:
   std::shared_ptr<Stage> m_stage;
   std::shared_ptr<AsyncTransport> m_inner;
+  SharedRequestTransport* m_inner_shared;
 };
 
 }  // namespace

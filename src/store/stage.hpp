@@ -10,6 +10,7 @@
 
 #include "clef/async_transport.hpp"
 #include "clef/transport.hpp"
+#include "transport/shared_request.hpp"
 
 namespace clef::detail {
 
@@ -34,9 +35,11 @@ class Stage {
 /// `stage` around a blocking send through `inner`.
 Result<HttpResponse> send_through(Stage& stage, Transport& inner, const HttpRequest& request);
 
-/// `stage` in front of `inner`: its own answer is delivered on a loop thread of `inner` (through
-/// after(0)), as every handler is; what `inner` answers passes through received() first.
-void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner, HttpRequest request,
+/// `stage` in front of `inner` (`inner_shared`: its shared_form): its own answer is delivered on
+/// a loop thread of `inner` (through after(0)), as every handler is; what `inner` answers passes
+/// through received() first.
+void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner,
+                   SharedRequestTransport* inner_shared, std::shared_ptr<const HttpRequest> request,
                    ResponseHandler done);
 
 /// An AsyncTransport that is `stage` in front of `inner`.
