@@ -177,7 +177,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     std::shared_ptr<const HttpRequest> request;
     ResponseHandler done;
   };
-  /// A transfer in flight. Held by pointer: curl's callbacks write into `transfer`.
+  /// A transfer in flight, in its map node, which never moves: curl's callbacks write into it.
   struct Active {
     std::unique_ptr<detail::CurlHandle> pooled;  ///< Back to m_idle when the transfer ends.
     std::shared_ptr<const HttpRequest> request;
@@ -297,30 +297,30 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
       return;
     }
     CURL* handle = pooled->get();
-    auto active = std::make_unique<Active>();
-    active->pooled = std::move(pooled);
-    active->request = std::move(item.request);
-    active->done = std::move(item.done);
+    Active& active = m_active.try_emplace(handle).first->second;
+    active.pooled = std::move(pooled);
+    active.request = std::move(item.request);
+    active.done = std::move(item.done);
     // The loop ends a cancelled transfer itself (cancel_now, check_cancelled).
-    active->transfer.prepare(*active->pooled, *active->request,
-                             detail::CurlTransfer::CancelledBy::caller);
+    active.transfer.prepare(*active.pooled, *active.request,
+                            detail::CurlTransfer::CancelledBy::caller);
     // curl closes the connections this handle opens through on_close, which takes the socket
     // out of the parked ones first: its number may be another thread's socket a moment later.
     curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, on_close);
     curl_easy_setopt(handle, CURLOPT_CLOSESOCKETDATA, this);
     // Over https, a server that negotiates HTTP/2 carries many requests on one connection:
     // wait for that connection rather than open another (the multi handle multiplexes).
-    if (active->request->url.rfind("https://", 0) == 0)
+    if (active.request->url.rfind("https://", 0) == 0)
       curl_easy_setopt(handle, CURLOPT_PIPEWAIT, 1L);
     if (curl_multi_add_handle(m_multi, handle) != CURLM_OK) {
-      auto result = make_error(ErrorKind::connection_failed, "cannot start the transfer");
-      release(std::move(active->pooled));
-      complete(active->done, std::move(result));
+      auto failed = m_active.extract(handle);
+      release(std::move(failed.mapped().pooled));
+      complete(failed.mapped().done,
+               make_error(ErrorKind::connection_failed, "cannot start the transfer"));
       return;
     }
-    if (active->request->cancel) ++m_cancellable;
-    if (active->request->cancel_token.can_be_cancelled()) watch_token(*active, handle);
-    m_active.emplace(handle, std::move(active));
+    if (active.request->cancel) ++m_cancellable;
+    if (active.request->cancel_token.can_be_cancelled()) watch_token(active, handle);
   }
 
   /// Told by the request's CancelToken, from whichever thread cancels, through cancel_later.
@@ -358,7 +358,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
     m_next_cancel_check = Clock::now() + cancel_check_interval;
     std::vector<CURL*> cancelled;
     for (const auto& [handle, active] : m_active) {
-      if (active->request->cancel && active->request->cancel->load()) cancelled.push_back(handle);
+      if (active.request->cancel && active.request->cancel->load()) cancelled.push_back(handle);
     }
     for (CURL* handle : cancelled) {
       finish(handle, [&](Active& active) -> Result<HttpResponse> {
@@ -372,8 +372,8 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   void finish(CURL* handle, Outcome outcome) {
     const auto found = m_active.find(handle);
     if (found == m_active.end()) return;
-    std::unique_ptr<Active> active = std::move(found->second);
-    m_active.erase(found);
+    auto node = m_active.extract(found);  // out of the map, in its node: the handler may add
+    Active* active = &node.mapped();
     curl_multi_remove_handle(m_multi, handle);
     if (active->request->cancel) --m_cancellable;
     if (active->serial != 0) {
@@ -431,7 +431,7 @@ class Loop final : public detail::LoopCore, public std::enable_shared_from_this<
   bool m_stopping = false;                                            // guarded by m_mutex
   bool m_sleeping = false;                                            // guarded by m_mutex
   // The loop thread's own:
-  std::unordered_map<CURL*, std::unique_ptr<Active>> m_active;
+  std::unordered_map<CURL*, Active> m_active;
   std::vector<std::unique_ptr<detail::CurlHandle>> m_idle;
   detail::TimerQueue m_timers;
   std::size_t m_cancellable = 0;

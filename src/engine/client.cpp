@@ -23,6 +23,7 @@ Result<Client> Client::create(ClientOptions options) {
   auto impl = std::make_shared<Impl>();
   static_cast<detail::Connection&>(*impl) = std::move(connection).value();
   impl->standing_headers = impl->headers_of_every_request();
+  impl->default_endpoint = detail::decision_url(impl->options, impl->base_url, impl->options.model);
   return Client(std::move(impl));
 }
 
@@ -31,7 +32,8 @@ const ClientOptions& Client::options() const noexcept {
 }
 
 std::string Client::endpoint(const DecisionRequest& request) const {
-  return detail::decision_url(m_impl->options, m_impl->base_url, m_impl->model(request));
+  if (request.model.empty()) return m_impl->default_endpoint;
+  return detail::decision_url(m_impl->options, m_impl->base_url, request.model);
 }
 
 namespace {

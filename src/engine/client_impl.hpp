@@ -29,8 +29,10 @@ struct Client::Impl : detail::Connection {
   mutable std::once_flag async_made;
   mutable std::shared_ptr<AsyncTransport> async;
   mutable detail::SharedRequestTransport* async_shared = nullptr;  ///< async's shared_form.
-  /// The headers of every request (headers()), written once.
+  /// The headers of every request (headers()), and the URL of one for the options' model,
+  /// written once.
   Headers standing_headers;
+  std::string default_endpoint;
   /// The question set of the last request, validated and written once for those that repeat it.
   detail::QuestionMemo question_memo;
 

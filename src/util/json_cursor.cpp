@@ -16,30 +16,20 @@ bool is_hex_digit(char c) {
   return is_decimal_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-}  // namespace
-
-void JsonCursor::skip_space() {
-  while (m_at < m_text.size()) {
-    const char c = m_text[m_at];
-    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
-    ++m_at;
+/// The bytes a string holds as they are: printable ASCII but the quote and the backslash.
+struct PlainBytes {
+  bool plain[256] = {};
+  constexpr PlainBytes() {
+    for (int byte = 0x20; byte < 0x80; ++byte) plain[byte] = byte != '"' && byte != '\\';
   }
-}
+};
+constexpr PlainBytes plain_bytes;
 
-char JsonCursor::peek() {
-  skip_space();
-  return m_failed || m_at >= m_text.size() ? '\0' : m_text[m_at];
-}
+}  // namespace
 
 std::size_t JsonCursor::position() {
   skip_space();
   return m_at;
-}
-
-bool JsonCursor::eat(char c) {
-  if (peek() != c) return false;
-  ++m_at;
-  return true;
 }
 
 bool JsonCursor::at_end() {
@@ -72,18 +62,20 @@ std::optional<std::string_view> JsonCursor::string(bool& escaped) {
   const std::size_t begin = m_at;
   while (m_at < m_text.size()) {
     const auto byte = static_cast<unsigned char>(m_text[m_at]);
+    if (plain_bytes.plain[byte]) {
+      ++m_at;
+      continue;
+    }
     if (byte == '"') return m_text.substr(begin, m_at++ - begin);
     if (byte < 0x20) break;  // a control character must be escaped
     if (byte == '\\') {
       escaped = true;
       ++m_at;
       if (!escape()) return std::nullopt;
-    } else if (byte >= 0x80) {
+    } else {  // past 0x7f: a whole UTF-8 character
       const std::size_t length = utf8_sequence_length(m_text, m_at);
       if (length == 0) break;
       m_at += length;
-    } else {
-      ++m_at;
     }
   }
   fail();
@@ -193,21 +185,6 @@ void JsonCursor::skip_at(int depth) {
 
 JsonCursor::Members::Members(JsonCursor& cursor) : m_cursor(cursor) {
   if (!m_cursor.eat('{')) m_cursor.fail();
-}
-
-bool JsonCursor::Members::next(std::string_view& key) {
-  if (!m_cursor.ok()) return false;
-  if (m_first) {
-    m_first = false;
-    if (m_cursor.eat('}')) return false;
-  } else if (!m_cursor.eat(',')) {
-    if (!m_cursor.eat('}')) m_cursor.fail();
-    return false;
-  }
-  auto name = m_cursor.plain_string();
-  if (!name || !m_cursor.eat(':')) return m_cursor.fail();
-  key = *name;
-  return true;
 }
 
 JsonCursor::Elements::Elements(JsonCursor& cursor) : m_cursor(cursor) {

@@ -22,7 +22,10 @@ class JsonCursor {
   bool ok() const { return !m_failed; }
 
   /// The next value's first byte (white space skipped), or '\0' at the end.
-  char peek();
+  char peek() {
+    skip_space();
+    return m_failed || m_at >= m_text.size() ? '\0' : m_text[m_at];
+  }
   /// The offset of the next value (white space skipped), for a span of the text.
   std::size_t position();
   /// The offset just past what was read (a value's end, for a span of the text).
@@ -50,7 +53,20 @@ class JsonCursor {
     explicit Members(JsonCursor& cursor);
     /// Reads the next key and its colon; false at the end of the object (or when the cursor
     /// gave up). Keys with escapes give up.
-    bool next(std::string_view& key);
+    bool next(std::string_view& key) {
+      if (!m_cursor.ok()) return false;
+      if (m_first) {
+        m_first = false;
+        if (m_cursor.eat('}')) return false;
+      } else if (!m_cursor.eat(',')) {
+        if (!m_cursor.eat('}')) m_cursor.fail();
+        return false;
+      }
+      auto name = m_cursor.plain_string();
+      if (!name || !m_cursor.eat(':')) return m_cursor.fail();
+      key = *name;
+      return true;
+    }
 
    private:
     JsonCursor& m_cursor;
@@ -75,8 +91,19 @@ class JsonCursor {
     m_failed = true;
     return false;
   }
-  void skip_space();
-  bool eat(char c);
+  // Inline, as the few below: a reply's read is mostly these, called a few dozen times each.
+  void skip_space() {
+    while (m_at < m_text.size()) {
+      const char c = m_text[m_at];
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
+      ++m_at;
+    }
+  }
+  bool eat(char c) {
+    if (peek() != c) return false;
+    ++m_at;
+    return true;
+  }
   /// Reads a string; `escaped` tells whether it held an escape (checked, not decoded).
   std::optional<std::string_view> string(bool& escaped);
   bool escape();

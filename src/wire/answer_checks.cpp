@@ -58,11 +58,20 @@ bool is_probability(double p) {
 
 void finish_choice(std::vector<double> p, SentChoice sent, std::optional<double> server_confidence,
                    const Question& q, const ValidationOptions& v, Answer& a) {
-  const std::vector<double> as_sent = p;
+  const auto& options = q.options;
+  // A named choice is checked against what the server sent, before any rescaling below.
+  std::size_t named = options.size();
+  if (sent.form == SentChoice::Form::text) {
+    for (std::size_t i = 0; i < options.size(); ++i) {
+      if (options[i].label == sent.text) named = i;
+    }
+  }
+  const std::size_t top_as_sent = argmax(p);
+  const double top_p_as_sent = top_as_sent < p.size() ? p[top_as_sent] : 0.0;
+  const double named_p_as_sent = named < p.size() ? p[named] : 0.0;
   if (auto problem = check_distribution(p, v, a.renormalized); !problem.empty()) {
     return mark(a, AnswerStatus::invalid, problem);
   }
-  const auto& options = q.options;
   const std::size_t best = argmax(p);
   ChoiceAnswer choice;
   choice.choice = options[best].label;
@@ -70,23 +79,18 @@ void finish_choice(std::vector<double> p, SentChoice sent, std::optional<double>
     return mark(a, AnswerStatus::invalid, "\"choice\" is not a string");
   }
   if (sent.form == SentChoice::Form::text) {
-    std::size_t index = options.size();
-    for (std::size_t i = 0; i < options.size(); ++i) {
-      if (options[i].label == sent.text) index = i;
-    }
-    if (index == options.size()) {
+    if (named == options.size()) {
       return mark(a, AnswerStatus::invalid,
                   "\"choice\" names unknown option \"" + std::string(sent.text) + "\"");
     }
     // A tie at the top may be broken either way by the server; anything below it is wrong.
-    const std::size_t top = argmax(as_sent);
-    if (as_sent[index] + 1e-9 < as_sent[top]) {
+    if (named_p_as_sent + 1e-9 < top_p_as_sent) {
       return mark(a, AnswerStatus::invalid,
-                  "\"choice\" is \"" + std::string(sent.text) + "\" but \"" + options[top].label +
-                      "\" is more likely");
+                  "\"choice\" is \"" + std::string(sent.text) + "\" but \"" +
+                      options[top_as_sent].label + "\" is more likely");
     }
-    choice.choice = options[index].label;
-    choice.probability = p[index];
+    choice.choice = options[named].label;
+    choice.probability = p[named];
   } else {
     choice.probability = p[best];
   }
