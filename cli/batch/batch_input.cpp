@@ -66,7 +66,7 @@ class JsonlReader final : public InputReader {
   JsonlReader(std::istream& in, InputFields fields) : m_in(in), m_fields(std::move(fields)) {}
   std::optional<InputItem> next() override {
     Line read;  // at most max_input_line bytes kept; the rest of a longer line is read past
-    if (!read_line(m_in, read, max_input_line)) return std::nullopt;
+    if (!InputFile::read_line(m_in, read, max_input_line)) return std::nullopt;
     ++m_line;
     InputItem item;
     item.line = m_line;
@@ -202,7 +202,7 @@ class TextReader final : public InputReader {
   std::optional<InputItem> next() override {
     Line read;
     std::string& line = read.text;
-    while (read_line(m_in, read, max_input_line)) {
+    while (InputFile::read_line(m_in, read, max_input_line)) {
       ++m_line;
       if (read.too_long) return InputItem{Json(m_line), line_too_long(m_line), m_line, {}, {}, {}};
       if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -121,7 +121,7 @@ class DelimitedReader final : public InputReader {
  private:
   std::optional<std::vector<std::string>> record() {
     Line read;
-    if (!read_line(m_in, read, max_input_line)) return std::nullopt;
+    if (!InputFile::read_line(m_in, read, max_input_line)) return std::nullopt;
     ++m_line;
     m_record_too_long = read.too_long;
     std::string line = std::move(read.text);
@@ -134,7 +134,7 @@ class DelimitedReader final : public InputReader {
         Line more;
         // An unterminated quote takes what there is. A record past the cap is still read to
         // its end, so the next record starts where it should, but its fields are dropped.
-        if (!read_line(m_in, more, max_input_line)) {
+        if (!InputFile::read_line(m_in, more, max_input_line)) {
           if (m_in.bad()) return std::nullopt;  // cut off by a failed or interrupted read
           break;
         }

@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <iostream>
 #include <streambuf>
@@ -42,6 +44,46 @@ class InputFile::Buffer final : public std::streambuf {
   }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
+
+  /// As clef::read_line, from this buffer's block; the flags it would set on the stream are
+  /// added to `state`.
+  bool read_line(Line& line, std::size_t max_bytes, std::ios::iostate& state) {
+    line.text.clear();
+    line.too_long = false;
+    line.has_newline = false;
+    const std::size_t most_read_past = max_bytes > SIZE_MAX / 8 ? SIZE_MAX : max_bytes * 8;
+    std::size_t past = 0;
+    bool any = false;
+    try {
+      while (sgetc() != traits_type::eof()) {  // a block to read (underflow may throw)
+        any = true;
+        char* const begin = gptr();
+        const auto available = static_cast<std::size_t>(egptr() - begin);
+        auto* const end = static_cast<char*>(std::memchr(begin, '\n', available));
+        const std::size_t bytes = end ? static_cast<std::size_t>(end - begin) : available;
+        const std::size_t kept = std::min(bytes, max_bytes - std::min(max_bytes, line.text.size()));
+        line.text.append(begin, kept);
+        if (kept < bytes) {
+          line.too_long = true;
+          past += bytes - kept;
+          if (past > most_read_past) {
+            state |= std::ios::badbit;
+            return false;
+          }
+        }
+        setg(eback(), end ? end + 1 : egptr(), egptr());
+        if (end) {
+          line.has_newline = true;
+          return true;
+        }
+      }
+    } catch (...) {
+      state |= std::ios::badbit;
+      return false;
+    }
+    if (!any) state |= std::ios::eofbit;
+    return any;
+  }
 
   bool interrupted() const noexcept { return m_interrupted; }
   void interrupt() noexcept { m_interrupt_asked = true; }
@@ -126,6 +168,15 @@ Result<InputFile> InputFile::open(const std::string& path, const std::string& wh
   file.m_own_stream = std::make_unique<std::istream>(file.m_buffer.get());
   file.m_stream = file.m_own_stream.get();
   return file;
+}
+
+bool InputFile::read_line(std::istream& in, Line& line, std::size_t max_bytes) {
+  auto* own = dynamic_cast<Buffer*>(in.rdbuf());
+  if (!own) return clef::read_line(in, line, max_bytes);
+  std::ios::iostate state = std::ios::goodbit;
+  const bool read = own->read_line(line, max_bytes, state);
+  if (state != std::ios::goodbit) in.setstate(state);
+  return read;
 }
 
 InputFile::InputFile(InputFile&& other) noexcept = default;

@@ -261,24 +261,35 @@ class CacheStage final : public detail::Stage {
     // Written as text (the entry's JSON, members in parse_entry's order), not built as a JSON
     // value and dumped: a third of a miss's work was that.
     const auto created = static_cast<std::int64_t>(std::time(nullptr));
-    std::string text = "{\"key\":\"" + key + "\",\"created\":" + std::to_string(created) +
-                       ",\"status\":" + std::to_string(response.status) + ",\"headers\":[";
+    // Redacted only when there is something to redact (no key, no copy).
+    std::string redacted;
+    const auto clean = [&](const std::string& text) -> std::string_view {
+      return credentials.empty()
+                 ? std::string_view(text)
+                 : std::string_view(redacted = detail::redact_all(text, credentials));
+    };
+    std::string text;
+    text.reserve(128 + key.size() + response.body.size() + response.body.size() / 4);
+    text += "{\"key\":\"";
+    text += key;
+    text += "\",\"created\":" + std::to_string(created);
+    text += ",\"status\":" + std::to_string(response.status) + ",\"headers\":[";
     bool first = true;
     for (const auto& [name, value] : response.headers) {
       if (name != "content-type" && name != "x-typesafe-request-id" && name != "cf-ai-req-id")
         continue;
-      std::string pair = first ? "[" : ",[";
-      if (!detail::append_json_string(pair, name, "a header") ||
-          !(pair += ',',
-            detail::append_json_string(pair, detail::redact_all(value, credentials), "a header"))) {
-        continue;  // not UTF-8: not kept (a header is not needed to answer)
+      const std::size_t before = text.size();
+      text += first ? "[" : ",[";
+      if (!detail::append_json_string(text, name, "a header") ||
+          !(text += ',', detail::append_json_string(text, clean(value), "a header"))) {
+        text.resize(before);  // not UTF-8: not kept (a header is not needed to answer)
+        continue;
       }
-      text += pair + ']';
+      text += ']';
       first = false;
     }
     text += "],\"body\":";
-    if (!detail::append_json_string(text, detail::redact_all(response.body, credentials), "body"))
-      return;
+    if (!detail::append_json_string(text, clean(response.body), "body")) return;
     text += '}';
     if (text.size() > max_cache_entry_bytes) return;
     const auto written = m_packs->add(key, created, std::move(text));

@@ -2,13 +2,19 @@
 #include "store/cache_request.hpp"
 
 #include "clef/json.hpp"
+#include "util/json_cursor.hpp"
 #include "util/json_text.hpp"
 
 namespace clef::detail {
 
 bool may_carry_media(std::string_view body) {
-  for (std::string_view field : {"\"images\"", "\"audio\"", "\"videos\""}) {
-    if (body.find(field) != std::string_view::npos) return true;
+  // One pass over the quotes rather than a search per name: a body is mostly quoted text.
+  for (auto at = body.find('"'); at != std::string_view::npos; at = body.find('"', at + 1)) {
+    const std::string_view after = body.substr(at + 1);
+    if (after.empty() || (after[0] != 'i' && after[0] != 'a' && after[0] != 'v')) continue;
+    for (std::string_view name : {"images\"", "audio\"", "videos\""}) {
+      if (after.substr(0, name.size()) == name) return true;
+    }
   }
   return false;
 }
@@ -23,20 +29,62 @@ std::shared_ptr<const std::vector<Question>> LastQuestions::of(std::string_view 
   return m_questions;
 }
 
-std::optional<Asked> read_asked(std::string_view body, LastQuestions& last) {
-  const auto questions = member_text(body, "questions");
-  if (!questions) return std::nullopt;
-  Asked asked;
-  asked.questions = last.of(*questions);
-  if (!asked.questions) return std::nullopt;
-  if (const auto model = member_text(body, "model")) {
-    auto name = clef::parse_json(*model, "the model");
-    if (!name || !name->is_string()) return std::nullopt;
-    asked.model = name->get<std::string>();
+namespace {
+
+/// The members of a body read_asked takes (the last of each, as member_text reads them).
+struct AskedMembers {
+  std::optional<std::string_view> questions, model, images, audio, videos;
+};
+
+AskedMembers asked_members(std::string_view body) {
+  AskedMembers out;
+  // The common body in one pass; any other (a repeated or escaped key, a byte order mark) member
+  // by member, each read walking the body again.
+  if (const auto members = json_object_members(body)) {
+    for (const JsonMember& member : *members) {
+      auto* slot = member.key == "questions" ? &out.questions
+                   : member.key == "model"   ? &out.model
+                   : member.key == "images"  ? &out.images
+                   : member.key == "audio"   ? &out.audio
+                   : member.key == "videos"  ? &out.videos
+                                             : nullptr;
+      if (slot) *slot = member.value;
+    }
+    return out;
   }
-  if (!may_carry_media(body)) return asked;
-  for (const char* field : {"images", "audio", "videos"}) {
-    const auto attachments = member_text(body, field);
+  out.questions = member_text(body, "questions");
+  out.model = member_text(body, "model");
+  if (may_carry_media(body)) {
+    out.images = member_text(body, "images");
+    out.audio = member_text(body, "audio");
+    out.videos = member_text(body, "videos");
+  }
+  return out;
+}
+
+/// The model a body's "model" member names, or nullopt when it is not a string.
+std::optional<std::string> model_named(std::string_view text) {
+  JsonCursor json(text);
+  if (const auto plain = json.plain_string(); plain && json.at_end()) return std::string(*plain);
+  auto name = clef::parse_json(text, "the model");
+  if (!name || !name->is_string()) return std::nullopt;
+  return name->get<std::string>();
+}
+
+}  // namespace
+
+std::optional<Asked> read_asked(std::string_view body, LastQuestions& last) {
+  const AskedMembers members = asked_members(body);
+  if (!members.questions) return std::nullopt;
+  Asked asked;
+  asked.questions = last.of(*members.questions);
+  if (!asked.questions) return std::nullopt;
+  if (members.model) {
+    auto model = model_named(*members.model);
+    if (!model) return std::nullopt;
+    asked.model = std::move(*model);
+  }
+  for (const auto& attachments : {members.images, members.audio, members.videos}) {
     if (attachments && compact_json(*attachments) != "[]") asked.images = true;
   }
   return asked;
