@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <string>
 
@@ -196,20 +197,43 @@ std::uint64_t entry_check(std::string_view text) {
   return value;
 }
 
+namespace {
+
+/// `value` in decimal, appended (std::to_string without the string).
+void append_decimal(std::string& out, std::uint64_t value) {
+  char digits[20];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, end);
+}
+
+}  // namespace
+
 std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<PackEntry>& where) {
-  std::string header = std::string(pack_magic) + std::to_string(entries.size()) + "\n";
+  static constexpr char hex[] = "0123456789abcdef";
+  std::size_t body_size = 0;
+  for (const auto& entry : entries) body_size += entry.text.size() + 1;
+  std::string header(pack_magic);
+  header.reserve(pack_magic.size() + 24 + entries.size() * 128);
+  append_decimal(header, entries.size());
+  header += '\n';
   std::string body;
+  body.reserve(body_size);
   where.clear();
   for (const auto& entry : entries) {
     const auto key = pack_key(entry.key);
     if (!key) continue;  // never: the cache's keys are SHA-256s in hex
     const std::uint64_t check = entry_check(entry.text);
     where.push_back({*key, body.size(), entry.text.size(), entry.created, check});
-    char check_text[17];
-    std::snprintf(check_text, sizeof check_text, "%016llx", static_cast<unsigned long long>(check));
-    header += entry.key + ' ' + std::to_string(body.size()) + ' ' +
-              std::to_string(entry.text.size()) + ' ' + std::to_string(entry.created) + ' ' +
-              check_text + '\n';
+    header += entry.key;
+    header += ' ';
+    append_decimal(header, body.size());
+    header += ' ';
+    append_decimal(header, entry.text.size());
+    header += ' ';
+    header += std::to_string(entry.created);  // signed, as written before
+    header += ' ';
+    for (int shift = 60; shift >= 0; shift -= 4) header += hex[(check >> shift) & 0xf];
+    header += '\n';
     body += entry.text;
     body += '\n';
   }
@@ -217,7 +241,8 @@ std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<Pack
   header.replace(pack_magic.size(), std::to_string(entries.size()).size(),
                  std::to_string(where.size()));
   for (auto& entry : where) entry.offset += header.size();
-  return header + body;
+  header += body;
+  return header;
 }
 
 }  // namespace clef::detail

@@ -46,11 +46,10 @@ Sha256 sha256(std::string_view bytes) {
 
 std::string to_hex(const Sha256& digest) {
   static const char* digits = "0123456789abcdef";
-  std::string out;
-  out.reserve(digest.size() * 2);
-  for (unsigned char byte : digest) {
-    out += digits[byte >> 4];
-    out += digits[byte & 0x0f];
+  std::string out(digest.size() * 2, '0');
+  for (std::size_t i = 0; i < digest.size(); ++i) {
+    out[2 * i] = digits[digest[i] >> 4];
+    out[2 * i + 1] = digits[digest[i] & 0x0f];
   }
   return out;
 }
