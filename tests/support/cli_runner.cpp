@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -92,7 +93,10 @@ std::vector<std::string> batch_args(const std::string& base_url, const std::stri
 
 std::string fresh_path(const std::string& name) {
   const std::string path = ::testing::TempDir() + name;
-  std::remove(path.c_str());
+  // A directory too, whole: a cache directory left by an earlier run of the suite answered a
+  // test's requests whenever its server drew the same port again.
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
   std::remove((path + ".clef-run.json").c_str());
   return path;
 }

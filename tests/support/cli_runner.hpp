@@ -34,7 +34,8 @@ std::map<std::string, nlohmann::ordered_json> lines_by_id(const std::string& pat
 /// `clef batch INPUT -o OUTPUT --host BASE_URL --yes-no 'urgent: …' --retries 3` plus `extra`.
 std::vector<std::string> batch_args(const std::string& base_url, const std::string& input,
                                     const std::string& output, std::vector<std::string> extra = {});
-/// A path under the test temp dir with no file, and no run record beside it.
+/// A path under the test temp dir with nothing there (a directory is removed whole), and no run
+/// record beside it.
 std::string fresh_path(const std::string& name);
 
 }  // namespace clef::testing
