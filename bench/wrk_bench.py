@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """clef against wrk, in one run, against clef mock on 127.0.0.1 (issue 17's yardstick).
 
-  python3 bench/wrk_bench.py [--build build] [--quick]     (wrk: apt-get install -y wrk)
+  python3 bench/wrk_bench.py [--build build] [--quick] [--rounds N]   (wrk: apt-get install -y wrk)
 
 1. 0 ms model time, 16 in flight: wrk posting the card's body (one thread, 16 connections) for
    a few seconds; libcurl alone posting the same body (libcurl_floor: the floor under any libcurl
@@ -17,6 +17,10 @@
    the rate against the ideal 2,000/s.
 3. 20 ms model time, `-j 64`: the rate against the ideal 3,200/s.
 
+With --rounds N the floor and the clients of section 1 are measured N times and each client's
+median ratio to the floor of its own round is printed (with the lowest and highest): one round
+decides little on a shared machine.
+
 Client CPU is user + system time of the client process (os.wait4); libcurl_floor and
 decide_all_bench report their own for their measured phase alone (phase_clock.hpp: from the first
 request to the last answer, not building 40,000 requests before it). The server runs in its own
@@ -26,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -143,7 +148,6 @@ def section_zero_latency(args, work):
     write_tickets(tickets, n)
     script = os.path.join(work, "post.lua")
     write_wrk_script(script)
-    bench = os.path.join(args.build, "bench")
     print(f"## 0 ms model time, 16 in flight ({n} decisions; wrk for {seconds} s)")
     mock, url = start_mock(args.build, 0)
     try:
@@ -155,31 +159,13 @@ def section_zero_latency(args, work):
         if "Non-2xx" in out or "Socket errors" in out:
             sys.exit("wrk saw errors:\n" + out)
         rows = [("wrk -t 1 -c 16 (the card's body)", done / wall, cpu / done)]
-        wall, cpu = phase(run([os.path.join(bench, "libcurl_floor"), url + "/v1/systemone",
-                               str(n), "16"])[3], n)
-        rows.append(("libcurl multi alone (the floor)", n / wall, cpu / n))
-        out_file = os.path.join(work, "zero.out.jsonl")
-        # The pipeline's stages cost the same loop: every cache lookup a miss (a fresh
-        # directory), -v printing to a discarded stderr (run() sends it to /dev/null).
         threads = {}
-        # --cache last: its 40,000 new files are still being written back to the disk when the
-        # next run starts, and that run's own writes wait for them (it measured -v 20-30 % dearer
-        # than plain here, against 3 % in alternating rounds).
-        for name, extra in (("clef batch -j 16", ()),
-                            ("clef batch -j 16 -v 2>/dev/null", ("-v",)),
-                            ("clef batch -j 16 --cache (all misses)",
-                             ("--cache", os.path.join(work, "cache-zero")))):
-            peak, watch = thread_counter()
-            wall, cpu, _, _ = run(clef_batch(args.build, url, tickets, out_file, 16, extra), watch)
-            assert ids_exactly_once(out_file, n)
-            rows.append((name, n / wall, cpu / n))
-            threads[name] = peak[0]
-        for mode, name in (("decide_all", "library: decide_all, 16 in flight"),
-                           ("driven", "library: decide_all, drive_loop"),
-                           ("submit", "library: submit, 16 chains")):
-            wall, cpu = phase(run([os.path.join(bench, "decide_all_bench"), url, str(n), "16",
-                                   mode])[3], n)
-            rows.append((name, n / wall, cpu / n))
+        rows += clients(args, url, tickets, n, work, threads)
+        # More rounds, each client against the floor measured in the same round: the machine's
+        # minute moves every client, and the ratios within a round share it.
+        ratios = [round_ratios(rows[1:])]
+        for _ in range(args.rounds - 1):
+            ratios.append(round_ratios(clients(args, url, tickets, n, work, {})))
     finally:
         stop(mock)
     wrk_rate, wrk_cpu = rows[0][1], rows[0][2]
@@ -196,6 +182,49 @@ def section_zero_latency(args, work):
     print(f"clef mock used {mock_cpu * 1e6:.1f} µs of CPU per request under wrk: on {cores} cores, "
           f"0.9x wrk's rate leaves a client at most {budget * 1e6:.1f} µs per request "
           f"(the floor used {rows[1][2] * 1e6:.1f})")
+    if args.rounds > 1:
+        print(f"over {args.rounds} rounds, each against its own floor: median (lowest–highest)")
+        print(f"{'client':40} {'rate vs floor':>24} {'CPU vs floor':>24}")
+        for name in ratios[0]:
+            rate = [r[name][0] for r in ratios]
+            per = [r[name][1] for r in ratios]
+            print(f"{name:40} {statistics.median(rate):8.2f}x ({min(rate):.2f}–{max(rate):.2f}x) "
+                  f"{statistics.median(per):8.2f}x ({min(per):.2f}–{max(per):.2f}x)")
+
+
+def clients(args, url, tickets, n, work, threads):
+    """One round: the floor, then clef batch (plain, -v, --cache) and the library, as rows of
+    (name, requests/s, CPU s per request); each batch's peak thread count goes in `threads`."""
+    bench = os.path.join(args.build, "bench")
+    wall, cpu = phase(run([os.path.join(bench, "libcurl_floor"), url + "/v1/systemone",
+                           str(n), "16"])[3], n)
+    rows = [("libcurl multi alone (the floor)", n / wall, cpu / n)]
+    out_file = os.path.join(work, "zero.out.jsonl")
+    # The pipeline's stages cost the same loop: every cache lookup a miss (a fresh directory
+    # each round), -v printing to a discarded stderr (run() sends it to /dev/null).
+    cache = tempfile.mkdtemp(dir=work, prefix="cache-zero-")
+    os.rmdir(cache)
+    for name, extra in (("clef batch -j 16", ()),
+                        ("clef batch -j 16 -v 2>/dev/null", ("-v",)),
+                        ("clef batch -j 16 --cache (all misses)", ("--cache", cache))):
+        peak, watch = thread_counter()
+        wall, cpu, _, _ = run(clef_batch(args.build, url, tickets, out_file, 16, extra), watch)
+        assert ids_exactly_once(out_file, n)
+        rows.append((name, n / wall, cpu / n))
+        threads[name] = peak[0]
+    for mode, name in (("decide_all", "library: decide_all, 16 in flight"),
+                       ("driven", "library: decide_all, drive_loop"),
+                       ("submit", "library: submit, 16 chains")):
+        wall, cpu = phase(run([os.path.join(bench, "decide_all_bench"), url, str(n), "16",
+                               mode])[3], n)
+        rows.append((name, n / wall, cpu / n))
+    return rows
+
+
+def round_ratios(rows):
+    """{client: (rate vs floor, CPU vs floor)} of one round's rows, the floor first."""
+    floor_rate, floor_cpu = rows[0][1], rows[0][2]
+    return {name: (rate / floor_rate, per / floor_cpu) for name, rate, per in rows}
 
 
 def section_two_thousand(args, work):
@@ -243,6 +272,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default="build")
     parser.add_argument("--quick", action="store_true", help="smaller runs (a smoke test)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="measure the floor and the clients this many times (0 ms section) "
+                             "and print each client's median ratio to its round's floor")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work:
         section_zero_latency(args, work)
