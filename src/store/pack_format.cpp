@@ -6,7 +6,6 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
-#include <cstdio>
 #include <string>
 
 #include "store/cache_directory.hpp"
@@ -182,22 +181,13 @@ std::optional<PackKey> pack_key(std::string_view hex) {
   return key;
 }
 
-std::string key_hex(const PackKey& key) {
-  char text[65];
-  for (std::size_t word = 0; word < 4; ++word) {
-    std::snprintf(text + word * 16, 17, "%016llx", static_cast<unsigned long long>(key[word]));
-  }
-  return std::string(text, 64);
-}
-
-std::uint64_t entry_check(std::string_view text) {
-  const Sha256 digest = sha256(text);
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < 8; ++i) value = value << 8 | digest[i];
-  return value;
-}
-
 namespace {
+
+/// `value` as 16 lowercase hex digits, appended: what hex_word reads back.
+void append_hex_word(std::string& out, std::uint64_t value) {
+  static constexpr char digits[] = "0123456789abcdef";
+  for (int shift = 60; shift >= 0; shift -= 4) out += digits[(value >> shift) & 0xf];
+}
 
 /// `value` in decimal, appended (std::to_string without the string).
 void append_decimal(std::string& out, std::uint64_t value) {
@@ -208,8 +198,21 @@ void append_decimal(std::string& out, std::uint64_t value) {
 
 }  // namespace
 
+std::string key_hex(const PackKey& key) {
+  std::string text;
+  text.reserve(64);
+  for (const std::uint64_t word : key) append_hex_word(text, word);
+  return text;
+}
+
+std::uint64_t entry_check(std::string_view text) {
+  const Sha256 digest = sha256(text);
+  std::uint64_t value = 0;
+  for (std::size_t i = 0; i < 8; ++i) value = value << 8 | digest[i];
+  return value;
+}
+
 std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<PackEntry>& where) {
-  static constexpr char hex[] = "0123456789abcdef";
   std::size_t body_size = 0;
   for (const auto& entry : entries) body_size += entry.text.size() + 1;
   std::string header(pack_magic);
@@ -232,7 +235,7 @@ std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<Pack
     header += ' ';
     header += std::to_string(entry.created);  // signed, as written before
     header += ' ';
-    for (int shift = 60; shift >= 0; shift -= 4) header += hex[(check >> shift) & 0xf];
+    append_hex_word(header, check);
     header += '\n';
     body += entry.text;
     body += '\n';

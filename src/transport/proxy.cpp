@@ -126,7 +126,7 @@ struct RoutedUrl {
 
 const RoutedUrl& routed(const std::string& url) {
   thread_local RoutedUrl last;
-  if (last.url != url || last.url.empty()) {
+  if (last.url != url) {  // (the default is what an empty URL reads as)
     last.target = host_of(url);
     last.loopback = is_loopback(last.target.host);
     last.url = url;

@@ -11,9 +11,6 @@
 namespace clef::detail {
 namespace {
 
-/// More members in one object: parse_json's to read (repeats are looked for pair by pair).
-constexpr std::size_t most_object_members = 256;
-
 /// Whether a string's text as written is as the dump writes it: the dump escapes only '"',
 /// '\\' and control characters, those with a short form by it.
 bool written_as_dumped(std::string_view text) {
@@ -90,7 +87,7 @@ class CanonicalWriter {
       for (std::string_view seen : keys) {
         if (seen == key) return false;  // the dump keeps one of them
       }
-      if (keys.size() == most_object_members) return false;
+      if (keys.size() == JsonCursor::most_members) return false;
       keys.push_back(key);
       if (keys.size() > 1) m_out += ',';
       m_out += '"';

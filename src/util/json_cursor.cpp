@@ -16,11 +16,12 @@ bool is_hex_digit(char c) {
   return is_decimal_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-/// The bytes a string holds as they are: printable ASCII but the quote and the backslash.
+/// is_plain_string_byte as a table: one load a byte in the loop that reads a string.
 struct PlainBytes {
   bool plain[256] = {};
   constexpr PlainBytes() {
-    for (int byte = 0x20; byte < 0x80; ++byte) plain[byte] = byte != '"' && byte != '\\';
+    for (int byte = 0; byte < 256; ++byte)
+      plain[byte] = is_plain_string_byte(static_cast<unsigned char>(byte));
   }
 };
 constexpr PlainBytes plain_bytes;

@@ -15,6 +15,9 @@ class JsonCursor {
  public:
   /// Deeper than this, the cursor gives up (parse_json reads to max_json_depth).
   static constexpr int deepest = 64;
+  /// More members in one object than this: its readers, which look for a repeated key pair by
+  /// pair, leave the object to parse_json.
+  static constexpr std::size_t most_members = 256;
 
   explicit JsonCursor(std::string_view text) : m_text(text) {}
 

@@ -3,12 +3,6 @@
 #include "util/json_cursor.hpp"
 
 namespace clef {
-namespace {
-
-/// More members than this: parse_json's to read (the repeats are looked for pair by pair).
-constexpr std::size_t most_members_read = 256;
-
-}  // namespace
 
 std::optional<std::vector<JsonMember>> json_object_members(std::string_view text) {
   detail::JsonCursor json(text);
@@ -20,7 +14,7 @@ std::optional<std::vector<JsonMember>> json_object_members(std::string_view text
     for (const JsonMember& seen : members) {
       if (seen.key == key) return std::nullopt;  // parse_json keeps the last: its to read
     }
-    if (members.size() == most_members_read) return std::nullopt;
+    if (members.size() == detail::JsonCursor::most_members) return std::nullopt;
     const std::size_t begin = json.position();
     json.skip();
     members.push_back({key, json.text_between(begin, json.offset())});

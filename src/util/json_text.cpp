@@ -128,13 +128,10 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
   out.reserve(start + text.size() + 2);
   out += '"';
   // Runs of bytes that stand for themselves are copied whole: a decision's text is mostly such.
-  const auto plain = [](unsigned char byte) {
-    return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
-  };
   std::size_t i = 0;
   while (i < text.size()) {
     const std::size_t run = i;
-    while (i < text.size() && plain(static_cast<unsigned char>(text[i]))) ++i;
+    while (i < text.size() && is_plain_string_byte(static_cast<unsigned char>(text[i]))) ++i;
     out.append(text.data() + run, i - run);
     if (i == text.size()) break;
     const auto byte = static_cast<unsigned char>(text[i]);

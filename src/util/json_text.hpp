@@ -21,6 +21,12 @@ using Json = nlohmann::ordered_json;
 /// nothing above U+10FFFF) starting at text[i], a byte >= 0x80; 0 when it is not one.
 std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
 
+/// Whether `byte` stands for itself inside a JSON string, as the serializer writes one and as
+/// the strict cursor reads one fast: printable ASCII but the quote and the backslash.
+constexpr bool is_plain_string_byte(unsigned char byte) {
+  return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
+}
+
 /// Appends `text` as a JSON string literal; fails on invalid UTF-8, naming `where`.
 Status append_json_string(std::string& out, std::string_view text, std::string_view where);
 
