@@ -51,10 +51,7 @@ std::optional<Result<DecisionRequest>> BatchJob::next() {
                 "with --overwrite",
             "line " + std::to_string(item->line));
       }
-      // A 64-bit hash per id, not the id: a collision (odds ~1e-8 at a million ids) could
-      // only add a false count to the warning, never change a result.
-      if (!m_seen_ids.insert(std::hash<std::string>{}(key)).second && m_duplicate_ids++ == 0)
-        m_first_duplicate = key;
+      if (!m_seen_ids.insert(key) && m_duplicate_ids++ == 0) m_first_duplicate = key;
     }
     const std::size_t index = m_next_index++;
     Pending pending{item->id, item->line, table_fields(*item)};
@@ -269,14 +266,7 @@ std::string BatchJob::json_line(const Pending& pending, const Result<Decision>& 
   std::string line;
   line.reserve(512);  // a decision's line, grown once rather than five times
   line += "{\"id\":";
-  // The common ids without a JSON value's dump (the same bytes).
-  if (pending.id.is_string())
-    append_json_text(line, pending.id.get_ref<const std::string&>());
-  else if (pending.id.is_number_integer())
-    line += pending.id.is_number_unsigned() ? std::to_string(pending.id.get<std::uint64_t>())
-                                            : std::to_string(pending.id.get<std::int64_t>());
-  else
-    line += dump_json(pending.id);
+  append_id(line, pending.id);
   if (pending.id.is_null()) line += ",\"line\":" + std::to_string(pending.line);
   line += ',';
   if (result) {

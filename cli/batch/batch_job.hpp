@@ -19,6 +19,7 @@
 #include "batch/batch_progress.hpp"
 #include "batch/batch_shard.hpp"
 #include "batch/batch_table.hpp"
+#include "batch/seen_ids.hpp"
 #include "batch/cost_tally.hpp"
 #include "clef/batch.hpp"
 #include "clef/policy.hpp"
@@ -152,7 +153,7 @@ class BatchJob {
   std::mutex m_mutex;  ///< Over m_pending and m_progress: next() runs on the reader's thread.
   std::unordered_map<std::size_t, Pending> m_pending;  ///< Only the items in flight.
   std::size_t m_next_index = 0;
-  std::unordered_set<std::size_t> m_seen_ids;  ///< Hashes of the ids read, for the warning.
+  SeenIds m_seen_ids;  ///< The ids read, for the warning.
   /// The ids of m_done this run has read (and skipped): one read again is a repeat, not sent.
   std::unordered_set<std::string> m_done_read;
   std::size_t m_duplicate_ids = 0;

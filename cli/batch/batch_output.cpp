@@ -211,8 +211,20 @@ bool is_kept_result(const Json& line) {
   return true;
 }
 
+void append_id(std::string& out, const Json& id) {
+  if (id.is_string())
+    append_json_text(out, id.get_ref<const std::string&>());
+  else if (id.is_number_integer())
+    out += id.is_number_unsigned() ? std::to_string(id.get<std::uint64_t>())
+                                   : std::to_string(id.get<std::int64_t>());
+  else
+    out += dump_json(id);
+}
+
 std::string id_key(const Json& id) {
-  return dump_json(id);
+  std::string key;
+  append_id(key, id);
+  return key;
 }
 
 Result<OutputFile> OutputFile::open(const std::string& path, const OutputOptions& options,

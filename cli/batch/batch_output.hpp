@@ -98,6 +98,9 @@ class OutputFile {
   const std::atomic<bool>* m_stop = nullptr;
 };
 
+/// Writes an id as its compact JSON (dump_json's bytes), the common ids without a JSON dump.
+void append_id(std::string& out, const nlohmann::ordered_json& id);
+
 /// The key an id is compared by when resuming (its compact JSON).
 std::string id_key(const nlohmann::ordered_json& id);
 
