@@ -127,6 +127,15 @@ TEST(CliShard, MergeNamesAMissingShardAndItsIdsAndExitsTen) {
   EXPECT_NE(merge.err.find(first_of_shard_2), std::string::npos) << merge.err;
   EXPECT_NE(merge.err.find("--array=2 "), std::string::npos) << merge.err;
   EXPECT_EQ(read_file(merged), "") << "nothing is written when items are missing";
+  // Shard 2's output given but never written (its task lost): the same incomplete run, exit 10,
+  // not an error of usage.
+  const std::string never = fresh_path("shard_missing_never_written.jsonl");
+  auto unwritten = run_clef({"merge", shards[0], shards[1], never, shards[3], "-o", merged});
+  EXPECT_EQ(unwritten.code, 10) << unwritten.err;
+  EXPECT_NE(unwritten.err.find(never + " does not exist"), std::string::npos) << unwritten.err;
+  EXPECT_NE(unwritten.err.find("no output given for shard(s) 2 of 4"), std::string::npos)
+      << unwritten.err;
+  EXPECT_EQ(run_clef({"merge", never, "-o", merged}).code, 10);
   // One line lost from shard 3's output (a torn write): that item, and shard 3, are named.
   std::string kept, lost;
   for (const auto& line : lines_of(read_file(shards[3]))) {
@@ -141,6 +150,8 @@ TEST(CliShard, MergeNamesAMissingShardAndItsIdsAndExitsTen) {
   EXPECT_EQ(again.code, 10);
   EXPECT_NE(again.err.find("1 item(s) have no result: " + lost), std::string::npos) << again.err;
   EXPECT_NE(again.err.find("--array=3 "), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("1 line(s) of the shards are not result lines"), std::string::npos)
+      << "the torn line is said when it is why an item is missing: " << again.err;
 }
 
 TEST(CliShard, MergeRefusesShardsOfAnotherRunOrInput) {
@@ -382,6 +393,10 @@ TEST(CliShard, SlurmArraysMapToShardsWholeSteppedAndRerunAsMergeAdvises) {
   EXPECT_NE(recorded_shard(server, input, {"--shard", "auto", "--shards", "4"}, 2)
                 .find("shard 7 does not exist"),
             std::string::npos);
+  set_slurm({7, 1, 7, 1, 4});  // --array=1,2,3,7 with --shards 4: ids are shards, 7 is none
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "auto", "--shards", "4"}, 2)
+                .find("shard 7 does not exist: shards are numbered 0 to 3"),
+            std::string::npos);
   set_slurm({4, 1, 7, 2, 4});  // an id off the step
   EXPECT_NE(recorded_shard(server, input, {"--shard", "auto"}, 2).find("not one whole range"),
             std::string::npos);
@@ -397,6 +412,13 @@ TEST(CliShard, AShardOutOfRangeNamesTheRange) {
   EXPECT_NE(recorded_shard(server, input, {"--shard", "5/4"}, 2)
                 .find("shard 5 does not exist: shards are numbered 0 to 3"),
             std::string::npos);
+  // However many digits: the range, not "is not K/N".
+  EXPECT_NE(recorded_shard(server, input, {"--shard", "1/99999999999999999999"}, 2)
+                .find("the number of shards must be 1 to 100000, not more than"),
+            std::string::npos);
+  // An unset variable (--shard "$NOMAD_META_shard") is no shard, not the whole input.
+  EXPECT_NE(recorded_shard(server, input, {"--shard", ""}, 2).find("is empty"), std::string::npos);
+  EXPECT_EQ(server.requests().size(), 0u);
 }
 
 }  // namespace
@@ -409,6 +431,15 @@ TEST(CliShard, ABadShardCountOrTotalRateIsNamedAsGiven) {
   EXPECT_EQ(negative.code, 2);
   EXPECT_NE(negative.err.find("--shards"), std::string::npos) << negative.err;
   EXPECT_EQ(negative.err.find("18446744073709551615"), std::string::npos) << negative.err;
+  for (const char* count : {"0", "100001", "2.5"}) {
+    auto outside = run_clef(batch_args(server.base_url(), input, fresh_path("shard_flags_out"),
+                                       {"--shard", "auto", "--shards", count}));
+    EXPECT_EQ(outside.code, 2);
+    EXPECT_NE(
+        outside.err.find(std::string("the number of shards must be 1 to 100000, not ") + count),
+        std::string::npos)
+        << outside.err;
+  }
   auto rate = run_clef(batch_args(server.base_url(), input, fresh_path("shard_flags_out"),
                                   {"--shard", "0/2", "--rate-total", "fast"}));
   EXPECT_EQ(rate.code, 2);

@@ -1,6 +1,7 @@
 // The implementation of batch_shard.hpp: clef batch's --shard.
 #include "batch/batch_shard.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -16,16 +17,23 @@ Error shard_error(const std::string& message, const std::string& where) {
   return make_error(ErrorKind::invalid_input, message, where);
 }
 
-/// A whole number of at most eighteen digits, nothing else (no sign, no space): big enough to
-/// name any shard count a user might type, so the range check can say what is allowed.
+/// A whole number written in digits alone (no sign, no space), held at most at
+/// `beyond_any_shard`: any count a user types past the limit is refused by the range check,
+/// which says what is allowed, however many digits it has.
+constexpr std::size_t beyond_any_shard = std::size_t{1} << 62;
 std::optional<std::size_t> whole_number(const std::string& text) {
-  if (text.empty() || text.size() > 18) return std::nullopt;
+  if (text.empty()) return std::nullopt;
   std::size_t value = 0;
   for (char c : text) {
     if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + static_cast<std::size_t>(c - '0');
+    value = std::min(value * 10 + static_cast<std::size_t>(c - '0'), beyond_any_shard);
   }
   return value;
+}
+
+/// A number for a message: the held value says "past 2^62", not the digits given.
+std::string number_text(std::size_t value) {
+  return value == beyond_any_shard ? "more than 4611686018427387903" : std::to_string(value);
 }
 
 std::optional<std::string> variable(const char* name) {
@@ -47,11 +55,11 @@ Result<std::size_t> number_from(const char* name) {
 Result<Shard> checked(std::size_t index, std::size_t count, const std::string& where) {
   if (count < 1 || count > max_shards) {
     return shard_error("the number of shards must be 1 to " + std::to_string(max_shards) +
-                           ", not " + std::to_string(count),
+                           ", not " + number_text(count),
                        where);
   }
   if (index >= count) {
-    return shard_error("shard " + std::to_string(index) +
+    return shard_error("shard " + number_text(index) +
                            " does not exist: shards are numbered 0 to " + std::to_string(count - 1),
                        where);
   }
@@ -95,14 +103,14 @@ Result<Shard> shard_from_slurm(std::size_t shards_flag) {
   }
   const std::size_t whole = (*high - low) / step + 1;
   const bool is_whole = count.value() == whole && (id.value() - low) % step == 0;
-  if (shards_flag != 0 && count.value() < shards_flag) {
-    return checked(id.value(), shards_flag, "SLURM_ARRAY_TASK_ID");  // a rerun: ids are shards
-  }
-  if (shards_flag != 0 && shards_flag != count.value()) {
+  if (shards_flag != 0 && count.value() > shards_flag) {
     return shard_error("--shards " + std::to_string(shards_flag) + " but the Slurm array has " +
                            std::to_string(count.value()) + " tasks",
                        "--shards");
   }
+  // A rerun (fewer tasks than shards, or a list such as 1,2,3,7): each task's id is its shard.
+  if (shards_flag != 0 && (count.value() < shards_flag || !is_whole))
+    return checked(id.value(), shards_flag, "SLURM_ARRAY_TASK_ID");
   if (!is_whole) {
     return shard_error(
         "this Slurm array is not one whole range (" + std::to_string(count.value()) +
@@ -215,7 +223,7 @@ Result<Shard> parse_shard(const std::string& text, const std::string& where) {
 }
 
 Result<std::optional<Shard>> resolve_shard(const std::string& flag, std::size_t shards_flag) {
-  if (flag.empty()) {
+  if (flag.empty()) {  // not given (an empty value is refused as the flag is read)
     if (shards_flag != 0) {
       return shard_error("--shards N goes with --shard auto (the index from the array job)",
                          "--shards");

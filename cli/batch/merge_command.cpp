@@ -199,6 +199,15 @@ std::string shard_list(const std::set<std::size_t>& shards, const char* separato
   return list;
 }
 
+/// Lines of the shards that are not result lines, said on every way out: when items are
+/// missing, a torn line is often why.
+void say_left_out(const ShardIndex& index, const Context& context) {
+  if (index.left_out() == 0) return;
+  context.err << "clef: merge: " << index.left_out()
+              << " line(s) of the shards are not result lines (torn by a kill, or not clef's): "
+                 "left out\n";
+}
+
 /// Says which items and shards are missing, and how to run them again; exit 10.
 int report_missing(const Merged& merged, const std::vector<ShardRun>& runs, std::size_t count,
                    const Context& context) {
@@ -230,6 +239,12 @@ int report_missing(const Merged& merged, const std::vector<ShardRun>& runs, std:
               << " (--shard auto --shards " << n << ")\n"
               << "  GNU parallel: ::: " << shard_list(rerun, " ") << "\n";
   return as_int(ExitCode::incomplete);
+}
+
+/// Nothing at `path`, not even a dangling link's target: a shard output never written.
+bool never_written(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) != 0 && errno == ENOENT;
 }
 
 /// A path that is the process's own standard output, as a shell hands it over.
@@ -309,9 +324,19 @@ int run_merge(const MergeFlags& flags, const Context& context) {
   };
   std::vector<ShardRun> runs;
   for (const auto& path : flags.shards) {
+    // A shard that never wrote its output (killed before, never started, its job lost): its
+    // items are missing, which the run as a whole says below (exit 10), not an error of usage.
+    if (never_written(path)) {
+      context.err << "clef: merge: " << path << " does not exist: that shard wrote nothing\n";
+      continue;
+    }
     auto run = read_shard_run(path, context.in);
     if (!run) return fail(run.error());
     runs.push_back(std::move(run).value());
+  }
+  if (runs.empty()) {
+    print_error(context, "none of the shards' outputs exists: run the shards, then merge");
+    return as_int(ExitCode::incomplete);
   }
   if (auto status = check_one_run(runs); !status) return fail(status.error());
   const ShardRun& first = runs.front();
@@ -332,8 +357,10 @@ int run_merge(const MergeFlags& flags, const Context& context) {
   }
   auto merged = in_input_order(input, first, index, context);
   if (!merged) return fail(merged.error());
-  if (merged->missing_count > 0 || runs.size() != first.shard.count)
+  if (merged->missing_count > 0 || runs.size() != first.shard.count) {
+    say_left_out(index, context);
     return report_missing(merged.value(), runs, first.shard.count, context);
+  }
   if (auto status = write_output(flags, merged.value(), index, context); !status) {
     print_error(context, status.error().message + " (" + status.error().where + ")");
     const ErrorKind kind = status.error().kind;
@@ -341,11 +368,7 @@ int run_merge(const MergeFlags& flags, const Context& context) {
                   : kind == ErrorKind::cancelled   ? ExitCode::interrupted
                                                    : ExitCode::output);
   }
-  if (index.left_out() > 0) {
-    context.err << "clef: merge: " << index.left_out()
-                << " line(s) of the shards are not result lines (torn by a kill, or not clef's): "
-                   "left out\n";
-  }
+  say_left_out(index, context);
   context.err << "clef: merge: " << merged->lines.size() << " items from " << runs.size()
               << " shards, every one once";
   print_spend(index, context);

@@ -27,9 +27,12 @@ Error read_error(const std::string& path) {
 /// Calls `line(offset, text)` for each whole line of `fd` (a line cut off by the end of the file
 /// is torn, and skipped; so is one longer than max_input_line); reads in blocks, so memory is a
 /// block and the longest line.
+/// Calls `line` for each whole line of the file; counts in `torn` the lines that cannot be
+/// results: past max_input_line, or a last line without its newline (a write cut short, as
+/// --resume reads it).
 template <typename OnLine>
 Status for_each_line(int fd, const std::string& path, const std::atomic<bool>* stop,
-                     const OnLine& line) {
+                     std::size_t& torn, const OnLine& line) {
   std::vector<char> block(1 << 20);
   std::string partial;
   bool too_long = false;
@@ -40,7 +43,10 @@ Status for_each_line(int fd, const std::string& path, const std::atomic<bool>* s
     const ssize_t n = ::read(fd, block.data(), block.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return read_error(path);
-    if (n == 0) return {};
+    if (n == 0) {
+      torn += !partial.empty() || too_long;
+      return {};
+    }
     const char* at = block.data();
     const char* end = at + n;
     while (at < end) {
@@ -55,6 +61,8 @@ Status for_each_line(int fd, const std::string& path, const std::atomic<bool>* s
       if (!newline) break;
       if (!too_long) {
         if (auto status = line(line_start, partial); !status) return status;
+      } else {
+        ++torn;
       }
       partial.clear();
       too_long = false;
@@ -88,40 +96,41 @@ Status ShardIndex::add_shard(const std::string& path, std::uint32_t number, cons
                       path);
   }
   std::size_t number_of_line = 0;
-  return for_each_line(fd, path, stop, [&](std::uint64_t offset, const std::string& text) {
-    ++number_of_line;
-    auto json = parse_json(text, "the line");
-    if (!json || !json->is_object()) {  // torn: its item is missing
-      ++m_left_out;
-      return Status{};
-    }
-    const LineAt at{number, static_cast<std::uint32_t>(text.size()), offset,
-                    is_kept_result(json.value())};
-    if (const auto cost = json->find("cost"); cost != json->end()) {
-      const Cost read = cost_from_json(*cost);
-      if (read.usd) m_spent_usd += *read.usd;
-      if (!read.usd) ++m_cost_unknown;
-    }
-    const auto id = json->find("id");
-    if (id == json->end() || id->is_null()) {
-      const auto line = json->find("line");
-      if (line != json->end() && line->is_number_unsigned())
-        m_by_line[line->get<std::size_t>()] = at;
-      else
-        ++m_left_out;  // neither an id nor a line: nothing to pair it with
-      return Status{};
-    }
-    if (!in_shard(shard, *id)) {
-      return Status(make_error(ErrorKind::invalid_input,
-                               "line " + std::to_string(number_of_line) + " has the id " +
-                                   id_key(*id) + ", which is shard " +
-                                   std::to_string(shard_of(id_key(*id), shard.count)) + "'s, not " +
-                                   shard.text() + "'s",
-                               path));
-    }
-    m_by_id[id_key(*id)].push_back(at);
-    return Status{};
-  });
+  return for_each_line(
+      fd, path, stop, m_left_out, [&](std::uint64_t offset, const std::string& text) {
+        ++number_of_line;
+        auto json = parse_json(text, "the line");
+        if (!json || !json->is_object()) {  // torn: its item is missing
+          ++m_left_out;
+          return Status{};
+        }
+        const LineAt at{number, static_cast<std::uint32_t>(text.size()), offset,
+                        is_kept_result(json.value())};
+        if (const auto cost = json->find("cost"); cost != json->end()) {
+          const Cost read = cost_from_json(*cost);
+          if (read.usd) m_spent_usd += *read.usd;
+          if (!read.usd) ++m_cost_unknown;
+        }
+        const auto id = json->find("id");
+        if (id == json->end() || id->is_null()) {
+          const auto line = json->find("line");
+          if (line != json->end() && line->is_number_unsigned())
+            m_by_line[line->get<std::size_t>()] = at;
+          else
+            ++m_left_out;  // neither an id nor a line: nothing to pair it with
+          return Status{};
+        }
+        if (!in_shard(shard, *id)) {
+          return Status(make_error(ErrorKind::invalid_input,
+                                   "line " + std::to_string(number_of_line) + " has the id " +
+                                       id_key(*id) + ", which is shard " +
+                                       std::to_string(shard_of(id_key(*id), shard.count)) +
+                                       "'s, not " + shard.text() + "'s",
+                                   path));
+        }
+        m_by_id[id_key(*id)].push_back(at);
+        return Status{};
+      });
 }
 
 std::optional<LineAt> ShardIndex::take_id(const std::string& key) {
