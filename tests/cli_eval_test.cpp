@@ -374,6 +374,24 @@ TEST(CliEval, RequirementsGateTheExitCode) {
   }
 }
 
+TEST(CliEval, ARequirementNoRunCouldMeetIsRefusedBeforeAnythingIsSent) {
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  for (const char* malformed : {"team.bogus >= 0.5", "nosuch.accuracy >= 0.5", "team.auroc > 0.5",
+                                "lower(team.macro_f1) > 0", "team.confusion > 0"}) {
+    auto r = run_clef(eval_args(server, files, {"-m", "m", "--require", malformed}));
+    EXPECT_EQ(r.code, 2) << malformed << ": " << r.err;
+    EXPECT_NE(r.err.find("malformed requirement"), std::string::npos) << r.err;
+    EXPECT_EQ(server.requests().size(), 0u) << malformed << " cost a run before it was refused";
+  }
+  // What only a run can show (a class, a probe's metric) is read after it, as before.
+  auto later =
+      run_clef(eval_args(server, files, {"-m", "m", "--require", "team.recall[nosuch] > 0"}));
+  EXPECT_EQ(later.code, 2) << later.err;
+  EXPECT_GT(server.requests().size(), 0u);
+}
+
 TEST(CliEval, BaselineFailsOnADropAndRefusesOtherData) {
   FakeServer server;
   script_model_m(server);

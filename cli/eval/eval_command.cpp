@@ -351,6 +351,11 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
   if (!set) return fail(set.error());
   auto gates = read_gates(flags, set.value(), context.in);
   if (!gates) return fail(gates.error());
+  if (auto status = check_requirements(gates->requirements, set.value(),
+                                       {flags.fit_thresholds, flags.target_precision});
+      !status) {
+    return fail(status.error());
+  }
 
   auto results =
       collect_results(flags, command, asked.value(), format.value(), set.value(), context);

@@ -54,6 +54,16 @@ std::string keys_of(const MetricScope& scope) {
   return out;
 }
 
+/// The position probe's metrics (--permute), there only when it ran.
+bool is_position_metric(const std::string& metric) {
+  return metric.rfind("position_", 0) == 0;
+}
+
+/// The repeat probe's metrics (--repeat), there only when it ran.
+bool is_repeat_metric(const std::string& metric) {
+  return metric == "self_agreement" || metric.rfind("repeat", 0) == 0;
+}
+
 /// The metric a requirement reads in one model's report, or why it cannot be read.
 Result<const Metric*> locate(const Requirement& r, const ModelMetrics& model) {
   const MetricScope* scope = model.scope(r.question);
@@ -82,8 +92,8 @@ Result<const Metric*> locate(const Requirement& r, const ModelMetrics& model) {
                                  "can read");
   }
   // The probes' metrics exist only when the probe ran on that question: say which flag.
-  const bool position = r.metric.rfind("position_", 0) == 0;
-  const bool repeat = r.metric == "self_agreement" || r.metric.rfind("repeat", 0) == 0;
+  const bool position = is_position_metric(r.metric);
+  const bool repeat = is_repeat_metric(r.metric);
   const std::string hint =
       position ? " (--permute N measures " + cut(r.metric) + ", on choice and score questions)"
       : repeat ? " (--repeat K measures " + cut(r.metric) + ")"
@@ -210,6 +220,26 @@ Result<std::vector<std::string>> failed_requirements(const std::vector<Requireme
     }
   }
   return failures;
+}
+
+Status check_requirements(const std::vector<Requirement>& requirements, const LabelledSet& set,
+                          const EvalOptions& options) {
+  // A class exists once an item has it as gold or a model answers it: one named in a
+  // requirement is looked for after the run.
+  std::vector<Requirement> readable;
+  for (const Requirement& r : requirements) {
+    if (r.label.empty() && !is_position_metric(r.metric) && !is_repeat_metric(r.metric))
+      readable.push_back(r);
+  }
+  if (readable.empty()) return {};
+  // A report of no answers has every question, class and metric a run's report has (their
+  // values undefined): what it lacks, no run can give.
+  ModelResults none;
+  none.model = "(no answers)";
+  none.items.resize(set.items.size());
+  auto failures = failed_requirements(readable, evaluate_models(set, {none}, options));
+  if (!failures) return failures.error();
+  return {};
 }
 
 Result<std::map<std::string, double>> parse_tolerances(const std::vector<std::string>& flags) {
