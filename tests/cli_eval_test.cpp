@@ -1,6 +1,7 @@
 // clef eval against a local server whose answers are scripted by rules, so every number in the
 // report can be worked out by hand.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -16,10 +17,12 @@
 #include <vector>
 
 #include "batch/batch_results.hpp"
+#include "child_clef.hpp"
 #include "clef/eval_gates.hpp"
 #include "clef/metrics.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
+#include "wait_until.hpp"
 
 namespace {
 
@@ -29,6 +32,9 @@ using clef::testing::fresh_path;
 using clef::testing::lines_of;
 using clef::testing::read_file;
 using clef::testing::run_clef;
+using clef::testing::spawn_clef;
+using clef::testing::wait_for_exit;
+using clef::testing::wait_until;
 using clef::testing::write_temp_file;
 using Json = nlohmann::json;
 
@@ -208,6 +214,9 @@ TEST(CliEval, AnswersAreKeptAndRescoredWithoutSendingAgain) {
   auto mixed = run_clef(eval_args(elsewhere, files, {"-m", "m", "--answers", answers}));
   EXPECT_EQ(mixed.code, 2);
   EXPECT_NE(mixed.err.find("holds the answers of another run"), std::string::npos) << mixed.err;
+  // clef eval has no -o, --overwrite or --force-resume: its advice names what it has.
+  EXPECT_EQ(mixed.err.find("--force-resume"), std::string::npos) << mixed.err;
+  EXPECT_EQ(mixed.err.find("--overwrite"), std::string::npos) << mixed.err;
   EXPECT_EQ(elsewhere.request_count(), 0);
 }
 
@@ -390,6 +399,49 @@ TEST(CliEval, ARequirementNoRunCouldMeetIsRefusedBeforeAnythingIsSent) {
       run_clef(eval_args(server, files, {"-m", "m", "--require", "team.recall[nosuch] > 0"}));
   EXPECT_EQ(later.code, 2) << later.err;
   EXPECT_GT(server.requests().size(), 0u);
+}
+
+TEST(CliEval, NoReportIsWrittenOverTheAnswersRunRecord) {
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  const std::string answers = fresh_path("eval_record_answers.jsonl");
+  ASSERT_EQ(run_clef(eval_args(server, files, {"-m", "m", "--answers", answers})).code, 0);
+  const std::string record = answers + ".clef-run.json";
+  const std::string kept = read_file(record);
+  for (const char* flag : {"--report-json", "--report-md", "--report-html", "--policy-out"}) {
+    auto r = run_clef(eval_args(server, files, {"-m", "m", "--answers", answers, flag, record}));
+    EXPECT_EQ(r.code, 2) << flag << ": " << r.err;
+    EXPECT_NE(r.err.find("--answers' run record"), std::string::npos) << r.err;
+    EXPECT_EQ(read_file(record), kept) << flag;
+  }
+}
+
+TEST(CliEval, AnInterruptSaysHowEvalGoesOn) {
+  // clef eval has no --resume: with --answers it goes on when run again; without, nothing was kept.
+  FakeServer server;
+  script_model_m(server);
+  server.set_latency(std::chrono::milliseconds(2000));
+  EvalFiles files;
+  for (const bool keep : {false, true}) {
+    const std::string err = fresh_path("eval_interrupt_err.txt");
+    std::vector<std::string> extra = {"-m", "m", "-j", "2"};
+    if (keep) extra.insert(extra.end(), {"--answers", fresh_path("eval_interrupt_answers.jsonl")});
+    const int before = server.request_count();
+    const pid_t child = spawn_clef(eval_args(server, files, extra), "", err);
+    if (!wait_until([&] { return server.request_count() >= before + 2; }, "2 in flight")) {
+      ::kill(child, SIGKILL);
+      wait_for_exit(child);
+      return;
+    }
+    ::kill(child, SIGINT);
+    EXPECT_EQ(wait_for_exit(child), 130) << read_file(err);
+    const std::string said = read_file(err);
+    EXPECT_EQ(said.find("--resume"), std::string::npos) << said;
+    EXPECT_NE(said.find(keep ? "run the same command again" : "nothing was kept (no --answers)"),
+              std::string::npos)
+        << said;
+  }
 }
 
 TEST(CliEval, BaselineFailsOnADropAndRefusesOtherData) {
@@ -1325,6 +1377,14 @@ TEST(CliDiff, TwoVersionsOfAModelDifferExactlyOnTheItemsThatChanged) {
   EXPECT_EQ(r.err.find("refund.agreement"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("8 of 10 agree"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"T3\": billing 0.80 → technical 0.60"), std::string::npos) << r.out;
+
+  // A report over a run's record (read for its model version) is refused, as over the run.
+  const std::string record = before + ".clef-run.json";
+  const std::string kept = read_file(record);
+  auto over = run_clef({"diff", before, after, "-q", files.questions, "--report-json", record});
+  EXPECT_EQ(over.code, 2) << over.err;
+  EXPECT_NE(over.err.find("BEFORE's run record"), std::string::npos) << over.err;
+  EXPECT_EQ(read_file(record), kept);
 
   const Json drift = report_at(report);
   EXPECT_EQ(drift["schema"], "clef-diff/1");

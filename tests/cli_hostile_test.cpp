@@ -434,6 +434,24 @@ TEST(CliHostile, ServerTextCannotDriveTheTerminal) {
   EXPECT_NE(r.err.find("?[2J"), std::string::npos) << r.err;
 }
 
+TEST(CliHostile, ServerTextCannotStartALineOfItsOwn) {
+  // A line break, a C1 control (U+009B, CSI to some terminals) and a right-to-left override
+  // (U+202E) in an error body, a version and a model's name: each shown inside its own line.
+  FakeServer server;
+  server.set_script([](const auto&, int) -> std::optional<Scripted> {
+    return Scripted{400, "{\"error\":\"bad\\nclef: FAKE line \\u009b2J \\u202eevil\"}"};
+  });
+  auto r = run_clef({"ask", "x", "--yes-no", "u: U?", "--host", server.base_url()});
+  EXPECT_EQ(r.code, 4);
+  EXPECT_EQ(r.err.find("\nclef: FAKE"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("bad clef: FAKE line ?2J ?evil"), std::string::npos) << r.err;
+  server.set_script(nullptr);
+  server.set_version("0.40.0\x1b[2J\nFAKE ok line");
+  auto doctor = run_clef({"doctor", "--host", server.base_url()});
+  EXPECT_EQ(doctor.out.find("\nFAKE"), std::string::npos) << doctor.out;
+  EXPECT_EQ(doctor.out.find('\x1b'), std::string::npos) << doctor.out;
+}
+
 TEST(CliHostile, AnEchoedTokenReachesNeitherStderrNorTheOutputFile) {
   const std::string token = "sk-live-0123456789abcdefghijklmnopqrstuv";
   FakeServer server;

@@ -231,15 +231,16 @@ std::optional<BatchEnd> open_output(const BatchFlags& flags, const RunRecord& re
                                     std::optional<OutputFile>& output, const ClientOptions& client,
                                     KeptCost& kept) {
   if (flags.output.empty()) return std::nullopt;
-  OutputOptions options{flags.resume, flags.overwrite, flags.force_resume, {}, context.stop, {}};
+  OutputOptions options{flags.resume, flags.overwrite,      flags.force_resume, {}, context.stop,
+                        {},           flags.after_other_run};
   options.on_kept = [observer, &kept, &client](const Json& line) {
     kept.add(line, client);
     if (observer) observer->kept(line);
   };
   options.on_model_change = [&context, &record, &flags](const std::string& was) {
-    context.err << "clef: warning: " << terminal_safe(flags.output)
-                << "'s earlier lines were answered by " << terminal_safe(was) << "; from here on "
-                << terminal_safe(record.model_version)
+    context.err << "clef: warning: " << terminal_safe_line(flags.output)
+                << "'s earlier lines were answered by " << terminal_safe_line(was)
+                << "; from here on " << terminal_safe_line(record.model_version)
                 << " answers (the run record names both; clef diff compares two runs)\n";
   };
   bool io_failed = false;

@@ -228,7 +228,7 @@ BatchEnd BatchJob::finish(const BatchSummary& summary, bool input_read_whole) {
       m_context.err << "clef: interrupted after every item was decided and written: nothing is "
                        "left for --resume\n";
     } else {
-      m_context.err << "clef: interrupted; run again with --resume to finish the rest\n";
+      m_context.err << "clef: interrupted; " << m_flags.after_interrupt << "\n";
     }
     return {as_int(ExitCode::interrupted)};
   }

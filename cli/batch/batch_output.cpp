@@ -286,7 +286,7 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
     if (!differences.empty() && !options.force_resume) {
       std::string message = "--resume would mix two different runs in one file:";
       for (const auto& difference : differences) message += "\n  " + difference;
-      message += "\nuse another -o, --overwrite to start again, or --force-resume if you mean it";
+      message += "\n" + options.after_other_run;
       return make_error(ErrorKind::invalid_input, message, path);
     }
     auto kept = keep_results(file.m_fd, path, done, options.on_kept);

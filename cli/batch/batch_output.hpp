@@ -42,6 +42,9 @@ struct OutputOptions {
   /// With resume: told the version the file's earlier lines were answered by, when it is known
   /// and not this run's (RunRecord::model_version).
   std::function<void(const std::string& was)> on_model_change;
+  /// The way on when OUTPUT holds another run's lines (BatchFlags::after_other_run).
+  std::string after_other_run =
+      "use another -o, --overwrite to start again, or --force-resume if you mean it";
 };
 
 /// True when a written line (parsed) is a result `--resume` keeps: an object with an id, no

@@ -119,8 +119,9 @@ void Progress::finish(const BatchSummary& summary) {
   m_err << " in " << format("%.2f", seconds) << " s ("
         << format("%.1f", seconds > 0 ? static_cast<double>(m_done) / seconds : 0) << "/s)\n";
   for (const auto& [question, labels] : m_labels) {
-    m_err << "clef:   " << question << ":";
-    for (const auto& [label, count] : labels) m_err << " " << label << " " << count;
+    m_err << "clef:   " << terminal_safe_line(question) << ":";
+    for (const auto& [label, count] : labels)
+      m_err << " " << terminal_safe_line(label) << " " << count;
     m_err << "\n";
   }
   m_cost.print(m_err, m_model);
@@ -130,7 +131,7 @@ void Progress::finish(const BatchSummary& summary) {
 }
 
 void Progress::print_host(const HostSummary& host) {
-  m_err << "clef:   host " << terminal_safe(host.host) << ": " << host.answered << " answered";
+  m_err << "clef:   host " << terminal_safe_line(host.host) << ": " << host.answered << " answered";
   if (host.failed) m_err << ", " << host.failed << " failed";
   if (host.refused) m_err << ", " << host.refused << " refused (429/503)";
   if (host.moved) m_err << ", " << host.moved << " moved to another host";

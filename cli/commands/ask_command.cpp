@@ -299,7 +299,7 @@ int conclude(const AskFlags& flags, const Decision& decision, const DecisionRequ
     if (answer.status == AnswerStatus::abstained) {
       abstained = true;
       context.err << "clef: abstained: " << answer.question << " ("
-                  << terminal_safe(answer.winner())
+                  << terminal_safe_line(answer.winner())
                   << ") is not confident enough for the policy: ask a person\n";
       continue;
     }

@@ -45,16 +45,18 @@ Shown shown(const ConfigKey& key, const Config& config, const std::string& backe
 
 void print_text(const std::vector<Shown>& settings, const Config& config,
                 const std::string& backend, std::ostream& out) {
-  out << "config file: " << (config.path.empty() ? "(none)" : terminal_safe(config.path));
+  out << "config file: " << (config.path.empty() ? "(none)" : terminal_safe_line(config.path));
   if (!config.profile.empty())
-    out << ", profile " << terminal_safe(config.profile) << " (" << config.profile_source << ")";
+    out << ", profile " << terminal_safe_line(config.profile) << " (" << config.profile_source
+        << ")";
   out << "\nbackend for the environment's variables: " << backend
       << "\nflags given to a command beat everything below\n";
   std::size_t width = 0;
   for (const Shown& s : settings) width = std::max(width, s.key.size());
   for (const Shown& s : settings) {
-    out << "  " << s.key << std::string(width + 2 - s.key.size(), ' ') << terminal_safe(s.value)
-        << "  [" << s.source << (s.where.empty() ? "" : " " + terminal_safe(s.where)) << "]\n";
+    out << "  " << s.key << std::string(width + 2 - s.key.size(), ' ')
+        << terminal_safe_line(s.value) << "  [" << s.source
+        << (s.where.empty() ? "" : " " + terminal_safe_line(s.where)) << "]\n";
   }
 }
 

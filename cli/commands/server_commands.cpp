@@ -24,8 +24,8 @@ Result<OllamaApi> ollama_api(ConnectionFlags flags, const Context& context) {
 /// One doctor line; returns `code` so a failed check can be returned directly.
 int check_line(const Context& context, bool ok, const std::string& what,
                const std::string& fix = {}, ExitCode code = ExitCode::ok) {
-  context.out << (ok ? "ok    " : "FAIL  ") << terminal_safe(what) << "\n";
-  if (!ok && !fix.empty()) context.out << "      fix: " << terminal_safe(fix) << "\n";
+  context.out << (ok ? "ok    " : "FAIL  ") << terminal_safe_line(what) << "\n";
+  if (!ok && !fix.empty()) context.out << "      fix: " << terminal_safe_line(fix) << "\n";
   return as_int(ok ? ExitCode::ok : code);
 }
 
@@ -183,10 +183,10 @@ int run_models(const ModelsFlags& flags, const Context& context) {
                       {"capabilities", model->capabilities}});
       continue;
     }
-    std::string padded = terminal_safe(listed.name);
+    std::string padded = terminal_safe_line(listed.name);
     if (padded.size() < 30) padded.resize(30, ' ');
     context.out << padded << " " << (model->can_decide() ? "yes     " : "no      ") << "  "
-                << terminal_safe(joined(model->capabilities, ", ")) << "\n";
+                << terminal_safe_line(joined(model->capabilities, ", ")) << "\n";
   }
   if (flags.json)
     context.out << dump_json(json) << "\n";

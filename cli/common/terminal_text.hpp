@@ -8,9 +8,14 @@
 
 namespace clef::cli {
 
-/// `text` with control characters (ANSI escapes, carriage returns...) but newline and tab
-/// replaced by '?': server text goes through it before it reaches a terminal.
+/// `text` with control characters (ANSI escapes, carriage returns, C1 controls, bidirectional
+/// overrides...) but newline and tab replaced by '?': text from a server or a file goes through
+/// it before it reaches a terminal.
 std::string terminal_safe(std::string_view text);
+
+/// terminal_safe, newline and tab replaced too: for one value on one line (a model's name, a
+/// version, an option's label), which must not start a line of its own.
+std::string terminal_safe_line(std::string_view text);
 
 /// `text` followed by spaces up to `width` characters (longer text is left as it is).
 std::string padded(const std::string& text, std::size_t width);

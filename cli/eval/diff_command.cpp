@@ -6,6 +6,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
+#include <utility>
 
 #include "batch/batch_output.hpp"
 #include "batch/batch_results.hpp"
@@ -137,7 +138,7 @@ std::string side(const std::string& name, const std::string& model) {
 }
 
 void print_question(std::ostream& out, const QuestionDrift& q, std::size_t show) {
-  out << "  " << terminal_safe(q.question) << " (" << type_name(q.type) << "): ";
+  out << "  " << terminal_safe_line(q.question) << " (" << type_name(q.type) << "): ";
   if (q.type == QuestionType::box) {
     out << "not compared (a box has no winner to count)\n";
     return;
@@ -151,7 +152,7 @@ void print_question(std::ostream& out, const QuestionDrift& q, std::size_t show)
       << fixed(q.mean_abs_delta_p, 4) << "\n    winners:";
   const char* separator = " ";
   for (const auto& [winner, count] : q.winners) {
-    out << separator << terminal_safe(winner) << " " << count.a << " → " << count.b;
+    out << separator << terminal_safe_line(winner) << " " << count.a << " → " << count.b;
     separator = ", ";
   }
   out << "\n";
@@ -159,8 +160,8 @@ void print_question(std::ostream& out, const QuestionDrift& q, std::size_t show)
     out << "    answered in one run only: " << q.only_a << " in A, " << q.only_b << " in B\n";
   for (std::size_t i = 0; i < q.flips.size() && i < show; ++i) {
     const Flip& flip = q.flips[i];
-    out << "    " << terminal_safe(flip.id) << ": " << terminal_safe(flip.winner_a) << " "
-        << fixed(flip.probability_a, 2) << " → " << terminal_safe(flip.winner_b) << " "
+    out << "    " << terminal_safe_line(flip.id) << ": " << terminal_safe_line(flip.winner_a) << " "
+        << fixed(flip.probability_a, 2) << " → " << terminal_safe_line(flip.winner_b) << " "
         << fixed(flip.probability_b, 2) << "\n";
   }
   if (q.flips.size() > show)
@@ -168,12 +169,12 @@ void print_question(std::ostream& out, const QuestionDrift& q, std::size_t show)
 }
 
 void print_drift(std::ostream& out, const RunDrift& drift, std::size_t show) {
-  out << "clef diff: " << terminal_safe(side(drift.name_a, drift.model_a)) << " → "
-      << terminal_safe(side(drift.name_b, drift.model_b)) << "\n";
+  out << "clef diff: " << terminal_safe_line(side(drift.name_a, drift.model_a)) << " → "
+      << terminal_safe_line(side(drift.name_b, drift.model_b)) << "\n";
   if (!drift.model_version_a.empty() || !drift.model_version_b.empty()) {
     const auto version = [](const std::string& v) { return v.empty() ? "not recorded" : v; };
-    out << "  model version: " << terminal_safe(version(drift.model_version_a)) << " → "
-        << terminal_safe(version(drift.model_version_b))
+    out << "  model version: " << terminal_safe_line(version(drift.model_version_a)) << " → "
+        << terminal_safe_line(version(drift.model_version_b))
         << (drift.model_version_a == drift.model_version_b ? " (the same)" : "") << "\n";
   }
   out << "  items: " << drift.items_a << " in A, " << drift.items_b << " in B, " << drift.common
@@ -188,6 +189,11 @@ void print_drift(std::ostream& out, const RunDrift& drift, std::size_t show) {
 Status check_diff_flags(const DiffFlags& flags) {
   std::vector<NamedFile> outputs = {{"stdout", "-"}, {"--report-json", flags.report_json}};
   std::vector<NamedFile> inputs = {{"BEFORE", flags.before}, {"AFTER", flags.after}};
+  // Each run's record beside it says its model version: read too, never to be written over.
+  for (const auto& [role, path] : {std::pair{"BEFORE's run record", &flags.before},
+                                   std::pair{"AFTER's run record", &flags.after}}) {
+    if (*path != "-") inputs.push_back({role, run_record_path(*path)});
+  }
   for (const auto& file : flags.questions.files) inputs.push_back({"--questions", file});
   if (flags.before == "-" && flags.after == "-") {
     return make_error(ErrorKind::invalid_input, "stdin can be only one of the two runs", "AFTER");
@@ -229,20 +235,20 @@ bool warn_left_out(const RunDrift& drift, const Run& a, const Run& b, const Cont
   bool left_out = drift.items_a != drift.common || drift.items_b != drift.common;
   if (left_out) {
     context.err << "clef: diff: " << drift.items_a - drift.common << " items have a result in "
-                << terminal_safe(drift.name_a) << " only and " << drift.items_b - drift.common
-                << " in " << terminal_safe(drift.name_b) << " only: not compared\n";
+                << terminal_safe_line(drift.name_a) << " only and " << drift.items_b - drift.common
+                << " in " << terminal_safe_line(drift.name_b) << " only: not compared\n";
   }
   for (const auto& q : drift.questions) {
     if (q.only_a + q.only_b == 0) continue;
     left_out = true;
-    context.err << "clef: diff: " << terminal_safe(q.question) << ": " << q.only_a + q.only_b
+    context.err << "clef: diff: " << terminal_safe_line(q.question) << ": " << q.only_a + q.only_b
                 << " items have a usable answer in one run only (a failed request, a refused or "
                    "invalid answer): not compared\n";
   }
   for (const auto& [run, name] :
        {std::pair<const Run*, const std::string*>{&a, &drift.name_a}, {&b, &drift.name_b}}) {
     if (run->repeated_ids == 0) continue;
-    context.err << "clef: diff: " << terminal_safe(*name) << ": " << run->repeated_ids
+    context.err << "clef: diff: " << terminal_safe_line(*name) << ": " << run->repeated_ids
                 << " ids are on several lines (a resumed run's retries): the last answer of "
                    "each counts\n";
   }

@@ -44,6 +44,9 @@ Status check_eval_flags(const EvalFlags& flags) {
                                     {"--report-html", flags.report_html},
                                     {"--policy-out", flags.policy_out},
                                     {"--record", flags.run.connection.record}};
+  // --answers keeps a run record beside it, which its next run reads back.
+  if (!flags.answers.empty() && flags.answers != "-")
+    outputs.push_back({"--answers' run record", run_record_path(flags.answers)});
   std::vector<NamedFile> inputs = {{"DATA", flags.run.input},
                                    {"--baseline", flags.baseline},
                                    {"--hosts", flags.run.connection.hosts_file},
@@ -225,7 +228,7 @@ bool every_item_answered(const std::vector<ModelResults>& models, const Context&
         const std::size_t missing = unanswered(passes[k].items);
         if (missing == 0) continue;
         all = false;
-        context.err << "clef: eval: " << terminal_safe(model.model) << " (" << name << k + 2
+        context.err << "clef: eval: " << terminal_safe_line(model.model) << " (" << name << k + 2
                     << "): " << missing << " of " << passes[k].items.size()
                     << " items have no usable answer: the probes leave them out\n";
       }

@@ -9,6 +9,7 @@
 #include "batch/batch_output.hpp"
 #include "batch/batch_results.hpp"
 #include "clef/probes.hpp"
+#include "common/terminal_text.hpp"
 #include "flags/connection.hpp"
 
 namespace clef::cli {
@@ -167,7 +168,7 @@ std::optional<std::vector<std::optional<ItemResult>>> run_pass(
   std::ifstream existing(run.output);
   run.resume = !run.output.empty() && existing.good() &&
                existing.peek() != std::ifstream::traits_type::eof();
-  context.err << "clef: eval: " << run.connection.model
+  context.err << "clef: eval: " << terminal_safe_line(run.connection.model)
               << (pass.name.empty() ? "" : " (" + pass.name + ")")
               << (run.resume ? ": resuming " + run.output : "") << "\n";
   ResultCollector collector(pass.questions);
@@ -200,6 +201,12 @@ Result<EvalResults> collect_results(const EvalFlags& flags, const CLI::App& comm
     // Without --answers the results are kept only here: nothing is written.
     const std::string answers =
         flags.answers.empty() ? "" : answers_path(flags.answers, model, models.size() > 1);
+    run.after_interrupt = flags.answers.empty()
+                              ? "nothing was kept (no --answers): run again, with --answers FILE "
+                                "to keep what is decided"
+                              : "run the same command again: it goes on from the answers kept "
+                                "in --answers";
+    run.after_other_run = "give another --answers, or delete it to start again";
     ModelResults results{model, {}, {}, {}};
     for (const Pass& pass : passes) {
       run.output =

@@ -84,9 +84,9 @@ void print_classes(std::ostream& out, const QuestionEvaluation& q) {
   std::size_t width = 0;
   for (const auto& [label, scores] : q.classes) width = std::max(width, label.size());
   for (const auto& [label, scores] : q.classes) {
-    out << "    " << padded(terminal_safe(label), width) << "  " << bar(scores.f1, 20) << " F1 "
-        << fixed(scores.f1, 2) << "  P " << fixed(value_of(class_precision(scores)), 2) << "  R "
-        << fixed(value_of(class_recall(scores)), 2) << "  n " << scores.support << "\n";
+    out << "    " << padded(terminal_safe_line(label), width) << "  " << bar(scores.f1, 20)
+        << " F1 " << fixed(scores.f1, 2) << "  P " << fixed(value_of(class_precision(scores)), 2)
+        << "  R " << fixed(value_of(class_recall(scores)), 2) << "  n " << scores.support << "\n";
   }
 }
 
@@ -107,8 +107,8 @@ void print_probes(std::ostream& out, const QuestionEvaluation& q) {
   constexpr std::size_t shown = 3;
   auto changed = [&](const std::vector<ProbeFlip>& flips) {
     for (std::size_t k = 0; k < flips.size() && k < shown; ++k) {
-      out << "      " << terminal_safe(flips[k].id) << ":";
-      for (const auto& winner : flips[k].winners) out << " " << terminal_safe(winner);
+      out << "      " << terminal_safe_line(flips[k].id) << ":";
+      for (const auto& winner : flips[k].winners) out << " " << terminal_safe_line(winner);
       out << "\n";
     }
     if (flips.size() > shown) out << "      … and " << flips.size() - shown << " more\n";
@@ -125,15 +125,15 @@ void print_probes(std::ostream& out, const QuestionEvaluation& q) {
 
 void print_model(std::ostream& out, const EvalReport& report, const ModelEvaluation& model,
                  bool color) {
-  out << (color ? bold : "") << terminal_safe(model.model) << (color ? reset : "") << "  "
+  out << (color ? bold : "") << terminal_safe_line(model.model) << (color ? reset : "") << "  "
       << report.items << " items · latency p50 " << milliseconds(model.traffic.latency_p50_ms)
       << ", p95 " << milliseconds(model.traffic.latency_p95_ms) << " · "
       << model.traffic.input_tokens << " input tokens\n";
   if (const std::string cost = cost_summary(model); !cost.empty()) out << "  " << cost << "\n";
   for (const std::size_t i : questions_by_name(report)) {
     const QuestionEvaluation& q = model.questions[i];
-    out << "  " << (color ? bold : "") << terminal_safe(q.question) << (color ? reset : "") << " ("
-        << type_name(q.type) << ")  n " << q.n << "  coverage " << pct(value_of(q.coverage))
+    out << "  " << (color ? bold : "") << terminal_safe_line(q.question) << (color ? reset : "")
+        << " (" << type_name(q.type) << ")  n " << q.n << "  coverage " << pct(value_of(q.coverage))
         << "  accuracy " << rate(q.accuracy);
     // A box has no labels and no probabilities: no macro-F1 and no Brier score to show.
     if (q.type != QuestionType::box) {
@@ -247,15 +247,15 @@ std::string failure_summary(const ModelEvaluation& model) {
 void print_eval_summary(std::ostream& out, const EvalReport& report, bool color) {
   for (const auto& model : report.models) print_model(out, report, model, color);
   for (const auto& pair : report.comparisons) {
-    out << (color ? bold : "") << terminal_safe(pair.a + " vs " + pair.b) << (color ? reset : "")
-        << "\n";
+    out << (color ? bold : "") << terminal_safe_line(pair.a + " vs " + pair.b)
+        << (color ? reset : "") << "\n";
     for (const std::size_t i : questions_by_name(report)) {
       const ModelComparison& c = pair.questions[i];
-      out << "  " << padded(terminal_safe(report.question_names[i]), 10) << " accuracy difference "
-          << points(c) << "  McNemar p " << fixed(c.mcnemar_p, 4) << "  flips "
-          << pct(value_of(c.flip_rate)) << "  (" << c.only_a_right << " only "
-          << terminal_safe(pair.a) << ", " << c.only_b_right << " only " << terminal_safe(pair.b)
-          << ")\n";
+      out << "  " << padded(terminal_safe_line(report.question_names[i]), 10)
+          << " accuracy difference " << points(c) << "  McNemar p " << fixed(c.mcnemar_p, 4)
+          << "  flips " << pct(value_of(c.flip_rate)) << "  (" << c.only_a_right << " only "
+          << terminal_safe_line(pair.a) << ", " << c.only_b_right << " only "
+          << terminal_safe_line(pair.b) << ")\n";
     }
   }
 }

@@ -143,8 +143,8 @@ void print_human(std::ostream& out, const Decision& decision,
     out << answer.question;
     if (color) out << reset;
     if (!answer.has_value()) {
-      out << "  no answer (" << to_string(answer.status) << "): " << terminal_safe(answer.problem)
-          << "\n";
+      out << "  no answer (" << to_string(answer.status)
+          << "): " << terminal_safe_line(answer.problem) << "\n";
       continue;
     }
     out << "  ";
@@ -161,11 +161,11 @@ void print_human(std::ostream& out, const Decision& decision,
     print_values_of(out, answer, q, color, image);
   }
   if (color) out << dim;
-  out << "model " << (decision.model.empty() ? "?" : terminal_safe(decision.model)) << " · "
+  out << "model " << (decision.model.empty() ? "?" : terminal_safe_line(decision.model)) << " · "
       << decision.usage.input_tokens << " input tokens";
-  if (!decision.request_id.empty()) out << " · request " << terminal_safe(decision.request_id);
+  if (!decision.request_id.empty()) out << " · request " << terminal_safe_line(decision.request_id);
   if (decision.gateway && !decision.gateway->cache_status.empty())
-    out << " · gateway cache " << terminal_safe(decision.gateway->cache_status);
+    out << " · gateway cache " << terminal_safe_line(decision.gateway->cache_status);
   if (color) out << reset;
   out << "\n";
 }
