@@ -16,8 +16,10 @@
 #include <thread>
 
 #include "batch/batch_input.hpp"
+#include "child_clef.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
+#include "silent_listener.hpp"
 #include "wait_until.hpp"
 
 namespace {
@@ -32,6 +34,9 @@ using clef::testing::read_file;
 using clef::testing::run_clef;
 using clef::testing::Scripted;
 using clef::testing::ServerShape;
+using clef::testing::SilentListener;
+using clef::testing::spawn_clef;
+using clef::testing::wait_for_exit;
 using clef::testing::wait_until;
 using clef::testing::write_temp_file;
 using Json = nlohmann::ordered_json;
@@ -432,6 +437,25 @@ TEST(CliHostile, ServerTextCannotDriveTheTerminal) {
   EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
   EXPECT_EQ(r.err.find('\x07'), std::string::npos);
   EXPECT_NE(r.err.find("?[2J"), std::string::npos) << r.err;
+}
+
+TEST(CliHostile, OneInterruptEndsModelsAndDoctorAgainstAServerThatNeverAnswers) {
+  // Nothing to finish gracefully: the first SIGINT or SIGTERM cancels the request at once, as
+  // it does for clef ask, rather than waiting out the timeout.
+  SilentListener silent;
+  for (const char* command : {"models", "doctor"}) {
+    for (const int signal : {SIGINT, SIGTERM}) {
+      const std::string err = fresh_path("interrupt_server_command_err.txt");
+      const pid_t child = spawn_clef({command, "--host", silent.url(), "--timeout", "60"}, "", err);
+      ASSERT_TRUE(silent.accept_one()) << command;
+      ASSERT_TRUE(wait_until([&] { return silent.unread() > 0; }, "the request sent"));
+      const auto signalled = std::chrono::steady_clock::now();
+      ::kill(child, signal);
+      EXPECT_EQ(wait_for_exit(child, std::chrono::seconds(20)), 130)
+          << command << " " << signal << ": " << read_file(err);
+      EXPECT_LT(std::chrono::steady_clock::now() - signalled, std::chrono::seconds(2)) << command;
+    }
+  }
 }
 
 TEST(CliHostile, ServerTextCannotStartALineOfItsOwn) {

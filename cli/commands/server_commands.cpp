@@ -166,7 +166,10 @@ CLI::App* add_models_command(CLI::App& app, ModelsFlags& flags) {
   return models;
 }
 
-int run_models(const ModelsFlags& flags, const Context& context) {
+int run_models(const ModelsFlags& flags, const Context& process) {
+  // Nothing to finish gracefully: the first interrupt cancels the request.
+  Context context = process;
+  context.cancel = process.stop;
   auto api = ollama_api(flags.connection, context);
   if (!api) return report(context, api.error(), flags.connection);
   auto models = api->models();
@@ -206,7 +209,10 @@ CLI::App* add_doctor_command(CLI::App& app, ConnectionFlags& flags) {
   return doctor;
 }
 
-int run_doctor(const ConnectionFlags& flags, const Context& context) {
+int run_doctor(const ConnectionFlags& flags, const Context& process) {
+  // Nothing to finish gracefully: the first interrupt cancels the check under way.
+  Context context = process;
+  context.cancel = process.stop;
   // A server that lists its models gets them checked; an account, its token and id; any other,
   // a test decision.
   const BackendTraits& traits = traits_of(flags.backend);
