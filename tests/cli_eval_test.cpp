@@ -858,14 +858,23 @@ TEST(CliEval, ResultsFilesAreReadAsHostileInput) {
       "\n"
       R"({"id": "T3", "answers": {"team": {"type": "choice", "status": "ok", "probabilities": {"billing": 0.9, "technical": 0.1}}}})"
       "\n"
-      R"({"id": [1], "answers": {}})"
-      "\n"
       R"({"id": "T4", "answers": {"team": "billing"}, "usage": {"input_tokens": "many"}})"
       "\n");
   ASSERT_EQ(odd.code, 6) << odd.err;  // items without a usable answer, as clef batch counts
   const Json team = Json::parse(read_file(report))["models"]["m"]["questions"]["team"];
   EXPECT_EQ(team["answered"], 1);  // only T3
   EXPECT_DOUBLE_EQ(team["accuracy"]["value"].get<double>(), 1.0 / 9);
+  // A line that is no result (no id and no input line number, an id that is an array or an
+  // object) is named, not passed over as if the item were missing.
+  for (const char* line :
+       {R"({"id": [1], "answers": {}})", R"({"hello": 1})", R"({"id": {"x": 1}})"}) {
+    auto stranger = score(std::string("{\"id\": \"T1\", \"answers\": {}}\n") + line + "\n");
+    EXPECT_EQ(stranger.code, 2) << line << ": " << stranger.err;
+    EXPECT_NE(stranger.err.find("line 2"), std::string::npos) << stranger.err;
+  }
+  // clef batch's line for an input line it could not read has its line number, not an id.
+  EXPECT_EQ(score("{\"id\": null, \"line\": 3, \"error\": {\"kind\": \"invalid_input\"}}\n").code,
+            6);
 }
 
 }  // namespace

@@ -82,7 +82,18 @@ Result<BatchResults> read_batch_results(const std::string& path,
     }
     const Json& line = parsed.value();
     const auto id = line.find("id");
-    if (id == line.end() || !(id->is_string() || id->is_number())) continue;  // unreadable input
+    if (id == line.end() || id->is_null()) {
+      // An input line clef batch could not read is written with its line number, not an id.
+      const auto number_of_input = line.find("line");
+      if (number_of_input != line.end() && number_of_input->is_number_unsigned()) continue;
+      return make_error(ErrorKind::invalid_input,
+                        "not a `clef batch` result line (a JSON object with an id)", where);
+    }
+    if (!id->is_string() && !id->is_number()) {
+      return make_error(ErrorKind::invalid_input,
+                        "not a `clef batch` result line: its id is neither a string nor a number",
+                        where);
+    }
     if (order) order->push_back(id_key(*id));
     const auto copy_of = line.find("duplicate_of");
     if (copy_of != line.end() && !line.contains("answers") && !line.contains("error")) {
