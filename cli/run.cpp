@@ -246,8 +246,10 @@ std::optional<int> before_parsing(CLI::App& app, int argc, char** argv, std::ost
 }
 
 /// Parses the command line; an exit code when that is the whole run (help, version, an error).
-std::optional<int> parse(CLI::App& app, int argc, char** argv, std::ostream& out,
-                         std::ostream& err) {
+/// `with_config`: the config file's settings are in the line too, and a mistake may be the
+/// file's: no advice about the command line's syntax then.
+std::optional<int> parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream& err,
+                         bool with_config = false) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -260,7 +262,7 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv, std::ostream& out
     return as_int(ExitCode::ok);
   } catch (const CLI::ParseError& e) {
     err << "clef: error: " << e.what() << suggestion(app, e) << "\n";
-    err << "clef: run `clef --help` or `clef COMMAND --help` for the syntax\n";
+    if (!with_config) err << "clef: run `clef --help` or `clef COMMAND --help` for the syntax\n";
     return as_int(ExitCode::usage);
   }
   return std::nullopt;
@@ -308,6 +310,7 @@ Result<ConfiguredCommandLine> configure(const ParsedCommandLine& parsed, int arg
   if (!takes_any) return ConfiguredCommandLine{};
   auto config = load_config(parsed.commands.config_choice);
   if (!config) return config.error();
+  if (auto checked = check_config_values(config.value(), command); !checked) return checked.error();
   ConfiguredCommandLine line{{}, config_arguments(config.value(), command), config->path};
   if (line.added.empty()) return line;
   const int at = command_index(argc, argv);
@@ -335,7 +338,7 @@ int run(int argc, char** argv, std::ostream& out, std::ostream& err, const RunOp
     for (auto& argument : configured->arguments) with_config.push_back(argument.data());
     parsed = std::make_unique<ParsedCommandLine>();
     if (auto done = parse(parsed->app, static_cast<int>(with_config.size()), with_config.data(),
-                          out, err)) {
+                          out, err, true)) {
       std::string added;
       for (const auto& flag : configured->added) added += " " + flag;
       err << "clef: the config file " << configured->path << " added:" << added << "\n";

@@ -159,6 +159,31 @@ TEST(CliConfig, ShowNamesEverySourceAndMasksSecrets) {
   }
 }
 
+TEST(CliConfig, AnUnusableTokenFileIsNamedWhereverItWasGiven) {
+  // A byte order mark, a space, a second line: named as the file, from the flag or from a
+  // config file's api_token_file, with no advice about the command line or the server.
+  for (const std::string& content :
+       {std::string("\xef\xbb\xbftoken123\n"), std::string("Bearer token123\n"),
+        std::string("token123\nsecond\n")}) {
+    const std::string token = write_temp_file("unusable_token", content);
+    const std::string config = write_temp_file(
+        "token_file.toml",
+        "backend = \"workers-ai\"\naccount_id = \"abc\"\napi_token_file = \"" + token + "\"\n");
+    for (const auto& args :
+         {std::vector<std::string>{"ask", "--backend", "workers-ai", "--account-id", "abc",
+                                   "--api-token-file", token, "--yes-no", "u: U?", "x"},
+          std::vector<std::string>{"--config", config, "ask", "--yes-no", "u: U?", "x"}}) {
+      auto r = run_clef(args);
+      EXPECT_EQ(r.code, 3) << r.err;
+      EXPECT_NE(r.err.find("the token file holds a space, a control character"), std::string::npos)
+          << r.err;
+      EXPECT_NE(r.err.find(token), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("--help"), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("token123"), std::string::npos) << "never the token: " << r.err;
+    }
+  }
+}
+
 TEST(CliConfig, ABadFileIsRefusedNamingItsLine) {
   FakeServer server;
   for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
@@ -198,8 +223,22 @@ TEST(CliConfig, ABadFileIsRefusedNamingItsLine) {
   const std::string zero = write_temp_file("zero.toml", "concurrency = 0\n");
   auto refused = run_clef({"batch", "--config", zero, "-", "--yes-no", "u: U?"});
   EXPECT_EQ(refused.code, 2);
-  EXPECT_NE(refused.err.find("the config file " + zero + " added: --concurrency=0"),
+  EXPECT_NE(refused.err.find("concurrency = 0: Value 0 not in range 1 to 10000 (" + zero + ":1)"),
             std::string::npos)
       << refused.err;
+  EXPECT_EQ(refused.err.find("--help"), std::string::npos)
+      << "a mistake in the file is not one of the command line: " << refused.err;
+  // `clef config show` refuses what every command would, naming the line.
+  for (const auto& [text, says] : std::vector<std::pair<std::string, std::string>>{
+           {"concurrency = \"sixteen\"\n", "concurrency = sixteen"},
+           {"model = \"m\"\ntimeout = -5\n", "timeout = -5"},
+           {"retries = 1e9\n", "retries = 1e+09"},
+           {"backend = \"nope\"\n", "unknown backend 'nope'"}}) {
+    const std::string file = write_temp_file("show.toml", text);
+    auto show = run_clef({"--config", file, "config", "show"});
+    EXPECT_EQ(show.code, 2) << text << show.out;
+    EXPECT_NE(show.err.find(says), std::string::npos) << show.err;
+    EXPECT_NE(show.err.find(file + ":"), std::string::npos) << show.err;
+  }
   EXPECT_EQ(server.requests().size(), 1u) << "only the good file's ask was sent";
 }

@@ -95,6 +95,11 @@ int run_config_command(const ConfigFlags& flags, const ConfigChoice& choice,
     return as_int(ExitCode::ok);
   }
   auto config = load_config(choice);
+  if (config) {
+    // What every command would refuse is refused here too, where it is written.
+    if (auto checked = check_config_values(config.value(), defaults); !checked)
+      config = checked.error();
+  }
   if (!config) {
     print_error(context, config.error().message + " (" + config.error().where + ")");
     return as_int(ExitCode::usage);

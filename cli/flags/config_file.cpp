@@ -298,6 +298,33 @@ Result<Config> load_config(const ConfigChoice& choice) {
   return config;
 }
 
+Status check_config_values(const Config& config, const CLI::App& command) {
+  for (const ConfigValue& value : config.values) {
+    // CLI11 2.1 gives an option's validators through non-const accessors only; running one
+    // changes nothing of the option (each gets its own copy of the text).
+    auto* flag = const_cast<CLI::Option*>(command.get_option_no_throw(value.key->flag));
+    if (flag == nullptr) continue;
+    for (const std::string& argument : value.arguments) {
+      for (int i = 0;; ++i) {
+        CLI::Validator* check = nullptr;
+        try {
+          check = flag->get_validator(i);
+        } catch (const CLI::OptionNotFound&) {
+          break;  // no more checks
+        }
+        std::string text = argument;
+        if (const std::string why = (*check)(text); !why.empty()) {
+          return make_error(ErrorKind::invalid_input,
+                            std::string(value.key->key) + " = " + terminal_safe_line(argument) +
+                                ": " + terminal_safe_line(why),
+                            value.where);
+        }
+      }
+    }
+  }
+  return {};
+}
+
 std::vector<std::string> config_arguments(const Config& config, const CLI::App& command) {
   std::string backend = "ollama";
   if (const ConfigValue* from_file = config.find("backend")) backend = from_file->arguments.front();

@@ -68,4 +68,9 @@ std::string environment_override(const ConfigKey& key, const std::string& backen
 /// will use (its --backend, else the file's).
 std::vector<std::string> config_arguments(const Config& config, const CLI::App& command);
 
+/// Each value of the file put to the checks of its flag on `command` (a range, a number, one of
+/// a few words), so that a value every command would refuse is refused where it is written
+/// ("FILE:LINE"), by `clef config show` too; keys `command` has no flag for are left alone.
+Status check_config_values(const Config& config, const CLI::App& command);
+
 }  // namespace clef::cli

@@ -33,6 +33,17 @@ Result<std::string> read_token_file(const std::string& path) {
                           ? ""
                           : raw.substr(first, raw.find_last_not_of(" \t\r\n") - first + 1);
   if (token.empty()) return make_error(ErrorKind::authentication, "the token file is empty", path);
+  // Said here, naming the file (which a config file's api_token_file may have chosen): the
+  // client would refuse the token too, but could only name the flag.
+  for (const char c : token) {
+    if (c < 0x21 || c > 0x7e) {
+      return make_error(ErrorKind::authentication,
+                        "the token file holds a space, a control character or a byte outside "
+                        "visible ASCII (a byte order mark, a 'Bearer ' prefix, two lines?): "
+                        "write the bare token alone",
+                        path);
+    }
+  }
   return token;
 }
 

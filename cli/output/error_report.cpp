@@ -82,7 +82,10 @@ int report(const Context& context, const Error& reported, const ConnectionFlags&
       hint = "a cold model load can take a while: try a larger --timeout";
       break;
     case ErrorKind::authentication:
-      hint = credentials_hint(flags);
+      // A token file that cannot be used says what to fix in it; the rest is the server's no.
+      if (error.where.empty() ||
+          (error.where != flags.api_token_file && error.where != flags.gateway.token_file))
+        hint = credentials_hint(flags);
       break;
     case ErrorKind::tls:
       hint = "check the server's certificate; clef never turns verification off";
