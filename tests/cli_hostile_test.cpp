@@ -458,6 +458,31 @@ TEST(CliHostile, OneInterruptEndsModelsAndDoctorAgainstAServerThatNeverAnswers) 
   }
 }
 
+TEST(CliHostile, AnOllamaApiErrorNamesTheCallAndDoctorSaysStartOnlyWhenNothingAnswers) {
+  httplib::Server server;
+  for (const char* path : {"/api/tags", "/api/version"}) {
+    server.Get(path, [](const httplib::Request&, httplib::Response& res) {
+      res.status = 503;
+      res.set_content("busy", "text/plain");
+    });
+  }
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread thread([&] { server.listen_after_bind(); });
+  if (wait_until([&] { return server.is_running(); }, "the server to listen")) {
+    const std::string host = "http://127.0.0.1:" + std::to_string(port);
+    auto models = run_clef({"models", "--host", host});
+    EXPECT_EQ(models.code, 4) << models.err;
+    EXPECT_NE(models.err.find(host + "/api/tags"), std::string::npos) << models.err;
+    auto doctor = run_clef({"doctor", "--host", host});
+    EXPECT_EQ(doctor.code, 4) << doctor.out;
+    EXPECT_NE(doctor.out.find(host + "/api/version"), std::string::npos) << doctor.out;
+    EXPECT_EQ(doctor.out.find("ollama serve"), std::string::npos)
+        << "a server that answered 503 is running: " << doctor.out;
+  }
+  server.stop();
+  thread.join();
+}
+
 TEST(CliHostile, ServerTextCannotStartALineOfItsOwn) {
   // A line break, a C1 control (U+009B, CSI to some terminals) and a right-to-left override
   // (U+202E) in an error body, a version and a model's name: each shown inside its own line.

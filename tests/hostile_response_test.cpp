@@ -359,6 +359,16 @@ TEST(HostileServer, ProxyAuthAndOversizedHeadersGetTheirOwnMessages) {
   EXPECT_EQ(headers.error().kind, ErrorKind::invalid_response);
   EXPECT_NE(headers.error().message.find("headers are larger than 64 KiB"), std::string::npos)
       << headers.error().to_string();
+  // One line past libcurl's own 100 KiB: libcurl stops before clef's cap sees it, with "out of
+  // memory", which is no connection failure.
+  server.set_script([](const clef::testing::RecordedRequest&, int) -> std::optional<Scripted> {
+    return Scripted{200, "{}", "application/json", {{"X-Padding", std::string(300'000, 'p')}}};
+  });
+  auto line = client.decide(request);
+  EXPECT_EQ(line.error().kind, ErrorKind::invalid_response) << line.error().to_string();
+  EXPECT_NE(line.error().message.find("a response header line is larger than libcurl takes"),
+            std::string::npos)
+      << line.error().to_string();
 }
 
 TEST(HostileServer, AnErrorStatusWithABodyPastTheCapIsStillThatError) {

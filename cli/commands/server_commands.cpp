@@ -85,8 +85,12 @@ int doctor_ollama(ConnectionFlags flags, const Context& context) {
   if (!api) return failed_check(context, "cannot reach Ollama", api.error());
   auto version = api->version();
   if (!version) {
-    return failed_check(context, "Ollama at " + api->base_url(), version.error(),
-                        "start it with `ollama serve`, or point --host / OLLAMA_HOST at it");
+    // Only a server that is not there needs starting; one that answered said what is wrong.
+    const ErrorKind kind = version.error().kind;
+    const bool absent = kind == ErrorKind::connection_failed || kind == ErrorKind::timeout;
+    return failed_check(
+        context, "Ollama at " + api->base_url(), version.error(),
+        absent ? "start it with `ollama serve`, or point --host / OLLAMA_HOST at it" : "");
   }
   check_line(context, true,
              "Ollama at " + api->base_url() + " answers (version " + version.value() + ")");
@@ -202,6 +206,8 @@ CLI::App* add_doctor_command(CLI::App& app, ConnectionFlags& flags) {
   CLI::App* doctor = app.add_subcommand(
       "doctor", "Check the server, the model and the credentials, and say what to fix");
   doctor->footer(
+      "Ollama's version and model are each asked once (the check reports what the server says "
+      "now; --retries applies to the test decision sent to other servers).\n"
       "Examples:\n"
       "  clef doctor\n"
       "  clef doctor --backend workers-ai -m @cf/cloudflare/clef-flash\n");

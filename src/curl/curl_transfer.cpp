@@ -114,6 +114,17 @@ Error curl_error(CURLcode code, const char* detail, const HttpRequest& request,
                           where);
       }
       break;
+    case CURLE_OUT_OF_MEMORY:
+      // How libcurl refuses one header line past 100 KiB (its verbose log says "Avoided giant
+      // realloc for header"), before clef's own cap on the headers sees its bytes: after the
+      // status line came, while the headers were read.
+      if (transfer.header_bytes > 0 && transfer.body.empty()) {
+        return make_error(ErrorKind::invalid_response,
+                          "a response header line is larger than libcurl takes (100 KiB): the "
+                          "server (or a proxy in front of it) is misbehaving",
+                          where);
+      }
+      break;
     case CURLE_PARTIAL_FILE:
       return make_error(ErrorKind::connection_failed,
                         "the response was cut short after " + std::to_string(transfer.body.size()) +

@@ -83,8 +83,10 @@ struct OllamaApi::Impl : detail::Connection {
     auto response = transport->send(request);
     if (!response) return response.error();
     if (response->status < 200 || response->status > 299) {
-      return detail::error_from_response(Backend::ollama, response.value(), model, secret,
-                                         request.url);
+      Error error = detail::error_from_response(Backend::ollama, response.value(), model, secret,
+                                                request.url);
+      if (error.where.empty()) error.where = request.url;  // which of the API's calls said it
+      return error;
     }
     auto json =
         clef::parse_json(response->body, "the answer of " + path, ErrorKind::invalid_response);
