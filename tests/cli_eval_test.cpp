@@ -525,6 +525,15 @@ TEST(CliEval, BrokenDataIsRefusedNamingLineAndField) {
            {"team=team"});
   EXPECT_EQ(twice.code, 2);
   EXPECT_NE(twice.err.find("used twice"), std::string::npos) << twice.err;
+  // A --label field no item has (a typo) would skip every item and score nothing.
+  auto typo =
+      eval(write_temp_file("eval_typo.jsonl", R"({"id": "a", "state": "x", "team": "billing"})"
+                                              "\n"),
+           {"team=taem"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("no item has a gold answer in the field \"taem\""), std::string::npos)
+      << typo.err;
+  EXPECT_EQ(server.request_count(), 0);
   auto no_column = eval(write_temp_file("eval_cols.csv", "id,state\na,x\n"), {"team=team"});
   EXPECT_EQ(no_column.code, 2);
   EXPECT_NE(no_column.err.find("no \"team\" column (--label)"), std::string::npos) << no_column.err;

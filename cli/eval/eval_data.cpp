@@ -1,6 +1,7 @@
 // The implementation of eval_data.hpp: clef eval's labelled items.
 #include "eval/eval_data.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <unordered_set>
 
@@ -90,6 +91,18 @@ Result<LabelledSet> read_labelled_set(const BatchFlags& run, InputFormat format,
   }
   if (auto failure = file->failure()) return failure.value();
   if (data.items.empty()) return usage_error("the data has no items", run.input);
+  // A field no item has is a typo in --label more often than a question nobody labelled: every
+  // item skipped would score nothing, and exit 0 without a gate.
+  for (std::size_t q = 0; q < labels.size(); ++q) {
+    const bool any = std::any_of(data.items.begin(), data.items.end(),
+                                 [&](const LabelledItem& item) { return !item.gold[q].empty(); });
+    if (!any) {
+      return usage_error("no item has a gold answer in the field \"" + labels[q].field +
+                             "\" (--label " + labels[q].question + "=" + labels[q].field +
+                             "): nothing to score that question against",
+                         run.input);
+    }
+  }
   data.dataset_sha256 = file->sha256_of_what_was_read().value_or("");
   auto questions = questions_sha256(asked);
   if (!questions) return questions.error();
