@@ -115,6 +115,11 @@ TEST(CliConfig, TheDefaultFileIsReadAndItsDefaultProfileUsed) {
   EXPECT_EQ(sent_to(b), 1u);
   EXPECT_EQ(sent_to(a), 0u);
   EXPECT_EQ(run_clef({"config", "path"}).out, home + "/clef/config.toml\n");
+  {
+    // XDG: a relative path in the variable is invalid, and ignored.
+    ScopedEnvironment relative("XDG_CONFIG_HOME", "relative/dir");
+    EXPECT_EQ(run_clef({"config", "path"}).out.find("relative/dir"), std::string::npos);
+  }
   auto shown = run_clef({"config", "show", "--json"});
   ASSERT_EQ(shown.code, 0) << shown.err;
   const Json json = Json::parse(shown.out);

@@ -166,7 +166,9 @@ std::string config_path(const ConfigChoice& choice, bool& required) {
   if (!choice.explicit_path.empty()) return choice.explicit_path;
   if (!env("CLEF_CONFIG").empty()) return env("CLEF_CONFIG");
   required = false;
-  if (!env("XDG_CONFIG_HOME").empty()) return env("XDG_CONFIG_HOME") + "/clef/config.toml";
+  // XDG: a relative path in the variable is invalid, and ignored.
+  if (env("XDG_CONFIG_HOME").rfind('/', 0) == 0)
+    return env("XDG_CONFIG_HOME") + "/clef/config.toml";
   if (!env("HOME").empty()) return env("HOME") + "/.config/clef/config.toml";
   return "";
 }
