@@ -113,6 +113,38 @@ void add_metrics_flags(CLI::App& batch, BatchFlags& flags) {
       ->check(finite_number() & CLI::Range(0.1, 86400.0));
 }
 
+/// --shard and --shards.
+void add_shard_flags(CLI::App& batch, BatchFlags& flags) {
+  // An empty value (--shard "$UNSET") would otherwise read as no --shard: every task of the
+  // array job would decide the whole input.
+  batch
+      .add_option("--shard", flags.shard,
+                  "K/N: decide only shard K of N (0 to N-1) of INPUT, by a hash of each id; "
+                  "auto: K (and N) from a Kubernetes Indexed Job, Slurm array, AWS Batch array "
+                  "job or Google Cloud Batch job; then clef merge")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return text.empty() ? std::string("is empty (an unset variable?): give K/N or auto")
+                                : std::string();
+          },
+          "K/N"));
+  // Checked as text first: "-1" would otherwise wrap to 2^64 - 1 in the size_t.
+  batch
+      .add_option("--shards", flags.shards,
+                  "N, for --shard auto in a Kubernetes Indexed Job (its completions) or an AWS "
+                  "Batch array job (its size)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            const std::string range = "1 to " + std::to_string(max_shards);
+            if (!finite_number()(text).empty()) return "not a number: " + text + " (" + range + ")";
+            const double value = std::stod(text);
+            if (value < 1 || value > static_cast<double>(max_shards) || value != std::floor(value))
+              return "the number of shards must be " + range + ", not " + text;
+            return std::string();
+          },
+          "N"));
+}
+
 }  // namespace
 
 void add_batch_run_flags(CLI::App& batch, BatchFlags& flags) {
@@ -187,34 +219,7 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& flags) {
                    "Thresholds from `clef eval --fit-thresholds`: an answer below its "
                    "threshold is written with status \"abstained\"")
       ->type_name("FILE");
-  // An empty value (--shard "$UNSET") would otherwise read as no --shard: every task of the
-  // array job would decide the whole input.
-  batch
-      ->add_option("--shard", flags.shard,
-                   "K/N: decide only shard K of N (0 to N-1) of INPUT, by a hash of each id; "
-                   "auto: K (and N) from a Kubernetes Indexed Job, Slurm array, AWS Batch array "
-                   "job or Google Cloud Batch job; then clef merge")
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            return text.empty() ? std::string("is empty (an unset variable?): give K/N or auto")
-                                : std::string();
-          },
-          "K/N"));
-  // Checked as text first: "-1" would otherwise wrap to 2^64 - 1 in the size_t.
-  batch
-      ->add_option("--shards", flags.shards,
-                   "N, for --shard auto in a Kubernetes Indexed Job (its completions) or an AWS "
-                   "Batch array job (its size)")
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            const std::string range = "1 to " + std::to_string(max_shards);
-            if (!finite_number()(text).empty()) return "not a number: " + text + " (" + range + ")";
-            const double value = std::stod(text);
-            if (value < 1 || value > static_cast<double>(max_shards) || value != std::floor(value))
-              return "the number of shards must be " + range + ", not " + text;
-            return std::string();
-          },
-          "N"));
+  add_shard_flags(*batch, flags);
   add_metrics_flags(*batch, flags);
   return batch;
 }

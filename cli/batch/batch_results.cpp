@@ -28,6 +28,32 @@ bool replaces(const ItemResult& held, const ItemResult& incoming) {
   return incoming.decision.has_value() || !held.decision.has_value();
 }
 
+/// One line of a results file read: a result (an object with a string or number id); nullopt
+/// for clef batch's line for an input line it could not read (its line number, no id); an
+/// error for anything else.
+Result<std::optional<Json>> result_line(const std::string& text, const std::string& where) {
+  auto parsed = parse_json(text, "the results line");
+  if (!parsed || !parsed->is_object()) {
+    return make_error(ErrorKind::invalid_input,
+                      "not a `clef batch` result line (a JSON object with an id)", where);
+  }
+  const Json& line = parsed.value();
+  const auto id = line.find("id");
+  if (id == line.end() || id->is_null()) {
+    const auto number_of_input = line.find("line");
+    if (number_of_input != line.end() && number_of_input->is_number_unsigned())
+      return std::optional<Json>();
+    return make_error(ErrorKind::invalid_input,
+                      "not a `clef batch` result line (a JSON object with an id)", where);
+  }
+  if (!id->is_string() && !id->is_number()) {
+    return make_error(ErrorKind::invalid_input,
+                      "not a `clef batch` result line: its id is neither a string nor a number",
+                      where);
+  }
+  return std::optional<Json>(std::move(parsed).value());
+}
+
 }  // namespace
 
 std::optional<std::pair<std::string, ItemResult>> item_result_from_line(
@@ -75,25 +101,11 @@ Result<BatchResults> read_batch_results(const std::string& path,
     const std::string where = path + ": line " + std::to_string(number);
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     if (input.too_long) return make_error(ErrorKind::invalid_input, "the line is too long", where);
-    auto parsed = parse_json(text, "the results line");
-    if (!parsed || !parsed->is_object()) {
-      return make_error(ErrorKind::invalid_input,
-                        "not a `clef batch` result line (a JSON object with an id)", where);
-    }
-    const Json& line = parsed.value();
+    auto parsed = result_line(text, where);
+    if (!parsed) return parsed.error();
+    if (!parsed.value()) continue;  // an input line clef batch could not read
+    const Json& line = *parsed.value();
     const auto id = line.find("id");
-    if (id == line.end() || id->is_null()) {
-      // An input line clef batch could not read is written with its line number, not an id.
-      const auto number_of_input = line.find("line");
-      if (number_of_input != line.end() && number_of_input->is_number_unsigned()) continue;
-      return make_error(ErrorKind::invalid_input,
-                        "not a `clef batch` result line (a JSON object with an id)", where);
-    }
-    if (!id->is_string() && !id->is_number()) {
-      return make_error(ErrorKind::invalid_input,
-                        "not a `clef batch` result line: its id is neither a string nor a number",
-                        where);
-    }
     if (order) order->push_back(id_key(*id));
     const auto copy_of = line.find("duplicate_of");
     if (copy_of != line.end() && !line.contains("answers") && !line.contains("error")) {

@@ -247,6 +247,23 @@ bool never_written(const std::string& path) {
   return ::stat(path.c_str(), &info) != 0 && errno == ENOENT;
 }
 
+/// The run record of each shard output given. A shard that never wrote its output (killed
+/// before, never started, its job lost) is left out, said: its items are missing, which the
+/// merge as a whole says (exit 10), not an error of usage.
+Result<std::vector<ShardRun>> read_shard_runs(const MergeFlags& flags, const Context& context) {
+  std::vector<ShardRun> runs;
+  for (const auto& path : flags.shards) {
+    if (never_written(path)) {
+      context.err << "clef: merge: " << path << " does not exist: that shard wrote nothing\n";
+      continue;
+    }
+    auto run = read_shard_run(path, context.in);
+    if (!run) return run.error();
+    runs.push_back(std::move(run).value());
+  }
+  return runs;
+}
+
 /// A path that is the process's own standard output, as a shell hands it over.
 bool names_stdout(const std::string& path) {
   return path == "-" || path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1";
@@ -322,18 +339,9 @@ int run_merge(const MergeFlags& flags, const Context& context) {
     print_error(context, error.message + " (" + error.where + ")");
     return as_int(error.kind == ErrorKind::cancelled ? ExitCode::interrupted : ExitCode::usage);
   };
-  std::vector<ShardRun> runs;
-  for (const auto& path : flags.shards) {
-    // A shard that never wrote its output (killed before, never started, its job lost): its
-    // items are missing, which the run as a whole says below (exit 10), not an error of usage.
-    if (never_written(path)) {
-      context.err << "clef: merge: " << path << " does not exist: that shard wrote nothing\n";
-      continue;
-    }
-    auto run = read_shard_run(path, context.in);
-    if (!run) return fail(run.error());
-    runs.push_back(std::move(run).value());
-  }
+  auto read = read_shard_runs(flags, context);
+  if (!read) return fail(read.error());
+  const std::vector<ShardRun>& runs = read.value();
   if (runs.empty()) {
     print_error(context, "none of the shards' outputs exists: run the shards, then merge");
     return as_int(ExitCode::incomplete);

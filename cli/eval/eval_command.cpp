@@ -30,13 +30,9 @@
 namespace clef::cli {
 namespace {
 
-Status check_eval_flags(const EvalFlags& flags) {
-  if (flags.run.input == "-") {
-    return usage_error("clef eval reads DATA twice (gold labels, then states): give a file",
-                       "DATA");
-  }
-  // Nothing eval writes (its summary on stdout included) may be a file it reads: a report over
-  // the data would replace the labels.
+/// Nothing eval writes (its summary on stdout included) may be a file it reads: a report over
+/// the data would replace the labels.
+Status check_eval_files(const EvalFlags& flags) {
   std::vector<NamedFile> outputs = {{"stdout", "-"},
                                     {"--answers", flags.answers},
                                     {"--report-json", flags.report_json},
@@ -53,7 +49,15 @@ Status check_eval_flags(const EvalFlags& flags) {
                                    {"--replay", flags.run.connection.replay}};
   for (const auto& file : flags.run.questions.files) inputs.push_back({"--questions", file});
   for (const auto& file : flags.from_results) inputs.push_back({"--from-results", file});
-  if (auto status = check_no_output_is_an_input(outputs, inputs); !status) return status;
+  return check_no_output_is_an_input(outputs, inputs);
+}
+
+Status check_eval_flags(const EvalFlags& flags) {
+  if (flags.run.input == "-") {
+    return usage_error("clef eval reads DATA twice (gold labels, then states): give a file",
+                       "DATA");
+  }
+  if (auto status = check_eval_files(flags); !status) return status;
   if (!flags.from_results.empty() && !flags.answers.empty()) {
     return usage_error(
         "give --answers (run, keeping the results) or --from-results (score "

@@ -11,7 +11,26 @@
 #include "common/input_file.hpp"
 
 namespace clef::cli {
-namespace {}  // namespace
+namespace {
+
+/// A field no item has is a typo in --label more often than a question nobody labelled: every
+/// item skipped would score nothing, and exit 0 without a gate.
+Status check_every_label_is_there(const LabelledSet& data, const std::vector<LabelFlag>& labels,
+                                  const std::string& input) {
+  for (std::size_t q = 0; q < labels.size(); ++q) {
+    const bool any = std::any_of(data.items.begin(), data.items.end(),
+                                 [&](const LabelledItem& item) { return !item.gold[q].empty(); });
+    if (!any) {
+      return usage_error("no item has a gold answer in the field \"" + labels[q].field +
+                             "\" (--label " + labels[q].question + "=" + labels[q].field +
+                             "): nothing to score that question against",
+                         input);
+    }
+  }
+  return {};
+}
+
+}  // namespace
 
 Error usage_error(const std::string& message, const std::string& where) {
   return make_error(ErrorKind::invalid_input, message, where);
@@ -91,18 +110,8 @@ Result<LabelledSet> read_labelled_set(const BatchFlags& run, InputFormat format,
   }
   if (auto failure = file->failure()) return failure.value();
   if (data.items.empty()) return usage_error("the data has no items", run.input);
-  // A field no item has is a typo in --label more often than a question nobody labelled: every
-  // item skipped would score nothing, and exit 0 without a gate.
-  for (std::size_t q = 0; q < labels.size(); ++q) {
-    const bool any = std::any_of(data.items.begin(), data.items.end(),
-                                 [&](const LabelledItem& item) { return !item.gold[q].empty(); });
-    if (!any) {
-      return usage_error("no item has a gold answer in the field \"" + labels[q].field +
-                             "\" (--label " + labels[q].question + "=" + labels[q].field +
-                             "): nothing to score that question against",
-                         run.input);
-    }
-  }
+  if (auto status = check_every_label_is_there(data, labels, run.input); !status)
+    return status.error();
   data.dataset_sha256 = file->sha256_of_what_was_read().value_or("");
   auto questions = questions_sha256(asked);
   if (!questions) return questions.error();

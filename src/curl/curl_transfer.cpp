@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <mutex>
+#include <optional>
 
 #include "clef/backend.hpp"
 #include "util/ascii.hpp"
@@ -62,50 +63,12 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return transfer->request != nullptr && transfer->request->cancelled() ? 1 : 0;
 }
 
-Error curl_error(CURLcode code, const char* detail, const HttpRequest& request,
-                 const Transfer& transfer, long proxy_status) {
-  const std::string why = detail[0] ? detail : curl_easy_strerror(code);
-  const std::string where = request.url;
-  if (proxy_status == 407) {
-    Error error = make_error(
-        ErrorKind::authentication,
-        "the proxy refused to connect to the server without credentials (HTTP 407): put them in "
-        "the proxy URL (https_proxy=http://USER:PASSWORD@PROXY:PORT) or list the server in "
-        "no_proxy",
-        where);
-    error.http_status = 407;
-    return error;
-  }
-  if (transfer.headers_too_large) {
-    return make_error(ErrorKind::invalid_response,
-                      "the response headers are larger than " +
-                          std::to_string(max_header_bytes / 1024) +
-                          " KiB: the server (or a proxy in front of it) is misbehaving",
-                      where);
-  }
+/// A response that ended early or too big: past the size cap, a header line past libcurl's
+/// own limit, or cut short; nullopt for any other failure.
+std::optional<Error> response_error(CURLcode code, const std::string& why,
+                                    const HttpRequest& request, const Transfer& transfer) {
+  const std::string& where = request.url;
   switch (code) {
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_COULDNT_CONNECT:
-      return make_error(ErrorKind::connection_failed, "cannot connect: " + why, where);
-    case CURLE_OPERATION_TIMEDOUT:
-      return make_error(ErrorKind::timeout, "no complete response in time: " + why, where);
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-    case CURLE_USE_SSL_FAILED:
-      return make_error(ErrorKind::tls,
-                        "TLS failed (verification is always on; a private CA can be added with "
-                        "--ca-cert or SSL_CERT_FILE): " +
-                            why,
-                        where);
-    case CURLE_ABORTED_BY_CALLBACK:
-      return make_error(ErrorKind::cancelled, "cancelled during the transfer", where);
     case CURLE_WRITE_ERROR:
       if (transfer.too_large) {
         return make_error(ErrorKind::invalid_response,
@@ -130,6 +93,57 @@ Error curl_error(CURLcode code, const char* detail, const HttpRequest& request,
                         "the response was cut short after " + std::to_string(transfer.body.size()) +
                             " bytes: " + why,
                         where);
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+Error curl_error(CURLcode code, const char* detail, const HttpRequest& request,
+                 const Transfer& transfer, long proxy_status) {
+  const std::string why = detail[0] ? detail : curl_easy_strerror(code);
+  const std::string where = request.url;
+  if (proxy_status == 407) {
+    Error error = make_error(
+        ErrorKind::authentication,
+        "the proxy refused to connect to the server without credentials (HTTP 407): put them in "
+        "the proxy URL (https_proxy=http://USER:PASSWORD@PROXY:PORT) or list the server in "
+        "no_proxy",
+        where);
+    error.http_status = 407;
+    return error;
+  }
+  if (transfer.headers_too_large) {
+    return make_error(ErrorKind::invalid_response,
+                      "the response headers are larger than " +
+                          std::to_string(max_header_bytes / 1024) +
+                          " KiB: the server (or a proxy in front of it) is misbehaving",
+                      where);
+  }
+  if (auto cut = response_error(code, why, request, transfer)) return *cut;
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+      return make_error(ErrorKind::connection_failed, "cannot connect: " + why, where);
+    case CURLE_OPERATION_TIMEDOUT:
+      return make_error(ErrorKind::timeout, "no complete response in time: " + why, where);
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_USE_SSL_FAILED:
+      return make_error(ErrorKind::tls,
+                        "TLS failed (verification is always on; a private CA can be added with "
+                        "--ca-cert or SSL_CERT_FILE): " +
+                            why,
+                        where);
+    case CURLE_ABORTED_BY_CALLBACK:
+      return make_error(ErrorKind::cancelled, "cancelled during the transfer", where);
     default:
       break;
   }
