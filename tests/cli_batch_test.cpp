@@ -190,6 +190,46 @@ TEST(CliBatch, CsvTsvAndTextInputs) {
   EXPECT_NE(bad_header.err.find("no \"state\" column"), std::string::npos);
 }
 
+TEST(CliBatch, AQuoteInsideAFieldIsTextAndAnOpenQuoteIsNamed) {
+  // A quote opens a quoted field only as its first character: an inch mark in a ticket is the
+  // ticket's, and every row after it is still a row.
+  FakeServer server;
+  for (const char* separator : {",", "\t"}) {
+    const std::string sep = separator;
+    const std::string input =
+        write_temp_file(sep == "," ? "inch.csv" : "inch.tsv",
+                        "id" + sep + "state\nT1" + sep + "My 27\" monitor flickers\nT2" + sep +
+                            "refund please\nT3" + sep + "b,\"wor\"ld\n");
+    const std::string out = fresh_path("inch_out.jsonl");
+    auto r = run_clef(batch_args(server.base_url(), input, out, {"--ordered"}));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto lines = lines_of(read_file(out));
+    ASSERT_EQ(lines.size(), 3u) << read_file(out);
+    EXPECT_EQ(lines[2]["id"], "T3");
+  }
+  std::set<std::string> states;
+  for (const auto& request : server.requests())
+    states.insert(Json::parse(request.body)["state"].get<std::string>());
+  EXPECT_TRUE(states.count("My 27\" monitor flickers")) << "the quote is the text's";
+  // A quoted field never closed: its row is an error naming it, not the rest silently taken.
+  const std::string open = write_temp_file("open_quote.csv", "id,state\na,\"hello\nb,world\n");
+  const std::string out = fresh_path("open_quote_out.jsonl");
+  auto r = run_clef(batch_args(server.base_url(), open, out));
+  EXPECT_EQ(r.code, 6) << r.err;
+  const auto lines = lines_of(read_file(out));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0]["error"]["message"].get<std::string>().find("is not closed"),
+            std::string::npos)
+      << lines[0];
+  // Two columns with the name a flag looks for: which one is meant cannot be told.
+  for (const char* header : {"id,id,state\na,b,one\n", "id,state,state\na,one,two\n"}) {
+    auto twice = run_clef(batch_args(server.base_url(), write_temp_file("twice.csv", header),
+                                     fresh_path("twice_out.jsonl")));
+    EXPECT_EQ(twice.code, 2) << header;
+    EXPECT_NE(twice.err.find("the header has two"), std::string::npos) << twice.err;
+  }
+}
+
 TEST(CliBatch, StdinToStdout) {
   FakeServer server;
   auto r = run_clef(batch_args(server.base_url(), "-", "-", {"--ordered"}), jsonl_tickets(3), true);

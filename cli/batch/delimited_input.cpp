@@ -2,6 +2,7 @@
 #include "batch/delimited_input.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "clef/json.hpp"
@@ -23,51 +24,34 @@ class DelimitedReader final : public InputReader {
       return make_error(ErrorKind::invalid_input, "the input is empty (a header row is needed)",
                         "line 1");
     m_header = std::move(header).value();
-    for (std::size_t i = 0; i < m_header.size(); ++i) {
-      if (m_header[i] == fields.id) m_id_column = static_cast<int>(i);
-      if (m_header[i] == fields.state) m_state_column = static_cast<int>(i);
-    }
     for (const auto& name : fields.state_columns) {
-      const auto at = std::find(m_header.begin(), m_header.end(), name);
-      if (at == m_header.end()) {
-        return make_error(ErrorKind::invalid_input,
-                          "the header has no \"" + name + "\" column (--state-columns)", "line 1");
-      }
-      m_state_columns.emplace_back(name, static_cast<std::size_t>(at - m_header.begin()));
+      auto column = required_column(name, "--state-columns");
+      if (!column) return column.error();
+      m_state_columns.emplace_back(name, column.value());
     }
     for (const auto& name : fields.extra) {
-      const auto at = std::find(m_header.begin(), m_header.end(), name);
-      if (at == m_header.end()) {
-        return make_error(ErrorKind::invalid_input,
-                          "the header has no \"" + name + "\" column (--label)", "line 1");
-      }
-      m_extra_columns.push_back(static_cast<std::size_t>(at - m_header.begin()));
+      auto column = required_column(name, "--label");
+      if (!column) return column.error();
+      m_extra_columns.push_back(column.value());
     }
     if (!fields.image.empty()) {
-      const auto at = std::find(m_header.begin(), m_header.end(), fields.image);
-      if (at == m_header.end()) {
-        return make_error(ErrorKind::invalid_input,
-                          "the header has no \"" + fields.image + "\" column (--image-field)",
-                          "line 1");
-      }
-      m_image_column = static_cast<int>(at - m_header.begin());
+      auto column = required_column(fields.image, "--image-field");
+      if (!column) return column.error();
+      m_image_column = static_cast<int>(column.value());
     }
-    if (!m_state_columns.empty()) m_state_column = static_cast<int>(m_state_columns[0].second);
+    if (!m_state_columns.empty()) {
+      m_state_column = static_cast<int>(m_state_columns[0].second);
+    } else {
+      auto column = required_column(fields.state, "--state-field", true);
+      if (!column) return column.error();
+      m_state_column = static_cast<int>(column.value());
+    }
+    auto id = required_column(fields.id, "--id-field", true);
+    if (!id) return id.error();
+    m_id_column = static_cast<int>(id.value());
     m_last_needed = static_cast<std::size_t>(std::max(m_id_column, m_state_column));
     for (const auto& column : m_state_columns)
       m_last_needed = std::max(m_last_needed, column.second);
-    if (m_state_column < 0) {
-      return make_error(
-          ErrorKind::invalid_input,
-          "the header has no \"" + fields.state + "\" column (--state-field); " + columns_found(),
-          "line 1");
-    }
-    if (m_id_column < 0) {
-      return make_error(
-          ErrorKind::invalid_input,
-          "the header has no \"" + fields.id + "\" column (--id-field); " + columns_found(),
-          "line 1");
-    }
     return {};
   }
 
@@ -81,6 +65,13 @@ class DelimitedReader final : public InputReader {
       item.line = start;
       if (m_record_too_long) {
         item.state = line_too_long(start);
+        return item;
+      }
+      if (m_unclosed_quote) {
+        item.state = make_error(ErrorKind::invalid_input,
+                                "a quoted field opened in this row is not closed before the end "
+                                "of the input (every line after it was read into that field)",
+                                "line " + std::to_string(start));
         return item;
       }
       if (fields->size() <= m_last_needed) {
@@ -102,6 +93,28 @@ class DelimitedReader final : public InputReader {
   }
 
   std::vector<std::string> header() const override { return m_header; }
+
+  /// The column the header names `name` (for `flag`): refused when there is none, or two
+  /// (which one is meant cannot be told, and a silent pick would send the wrong field).
+  Result<std::size_t> required_column(const std::string& name, const char* flag,
+                                      bool list_columns = false) const {
+    std::optional<std::size_t> found;
+    for (std::size_t i = 0; i < m_header.size(); ++i) {
+      if (m_header[i] != name) continue;
+      if (found) {
+        return make_error(ErrorKind::invalid_input,
+                          "the header has two \"" + name + "\" columns (" + flag +
+                              "): which one is meant cannot be told",
+                          "line 1");
+      }
+      found = i;
+    }
+    if (found) return *found;
+    return make_error(ErrorKind::invalid_input,
+                      "the header has no \"" + name + "\" column (" + flag + ")" +
+                          (list_columns ? "; " + columns_found() : std::string()),
+                      "line 1");
+  }
 
   /// What the header has, for an error about a column it lacks (the first few, each cut short:
   /// a header row may be anything).
@@ -128,14 +141,19 @@ class DelimitedReader final : public InputReader {
     std::size_t record_bytes = line.size();
     std::vector<std::string> fields(1);
     bool quoted = false;
+    // A quote opens a quoted field only as its first character (RFC 4180); elsewhere it is the
+    // text's own (`a 27" monitor`), as spreadsheets read it.
+    bool at_field_start = true;
+    m_unclosed_quote = false;
     for (std::size_t i = 0;; ++i) {
       if (i == line.size()) {
         if (!quoted) break;
         Line more;
-        // An unterminated quote takes what there is. A record past the cap is still read to
-        // its end, so the next record starts where it should, but its fields are dropped.
+        // A record past the cap is still read to its end, so the next record starts where it
+        // should, but its fields are dropped. A quote still open at the end is said.
         if (!InputFile::read_line(m_in, more, max_input_line)) {
           if (m_in.bad()) return std::nullopt;  // cut off by a failed or interrupted read
+          m_unclosed_quote = true;
           break;
         }
         ++m_line;
@@ -157,13 +175,16 @@ class DelimitedReader final : public InputReader {
         } else {
           fields.back() += c;
         }
-      } else if (c == '"') {
+      } else if (c == '"' && at_field_start) {
         quoted = true;
       } else if (c == m_separator) {
         fields.emplace_back();
+        at_field_start = true;
+        continue;
       } else if (!(c == '\r' && i + 1 == line.size())) {
         fields.back() += c;
       }
+      at_field_start = false;
     }
     return fields;
   }
@@ -202,6 +223,7 @@ class DelimitedReader final : public InputReader {
   int m_state_column = -1;
   std::size_t m_last_needed = 0;   ///< The highest column index a row must have.
   bool m_record_too_long = false;  ///< The last record() passed max_input_line and was cut.
+  bool m_unclosed_quote = false;   ///< The last record() ended inside a quoted field.
   std::vector<std::string> m_header;
   std::vector<std::pair<std::string, std::size_t>> m_state_columns;
   std::vector<std::size_t> m_extra_columns;
