@@ -305,6 +305,15 @@ TEST(CliBatch, APriceFilePricesModelsAndAPriceFlagWins) {
                                {"--backend", "systemone", "--prices", prices}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NEAR(cost_of_first(from_file), 2000, 1e-6);
+  // An editor's byte order mark is not part of the first model's name.
+  const std::string with_bom = write_temp_file("prices_bom.txt",
+                                               "\xEF\xBB\xBF"
+                                               "clef-flash = 2000\n");
+  const std::string from_bom = fresh_path("pricefile_bom.jsonl");
+  r = run_clef(batch_args(server.base_url(), input, from_bom,
+                          {"--backend", "systemone", "--prices", with_bom}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NEAR(cost_of_first(from_bom), 2000, 1e-6);
   const std::string flag_wins = fresh_path("pricefile_flag.jsonl");
   r = run_clef(
       batch_args(server.base_url(), input, flag_wins,

@@ -64,6 +64,8 @@ Result<std::map<std::string, Price>> parse_price_file(std::string_view text,
                                                       const std::string& path) {
   std::map<std::string, Price> prices;
   std::size_t number = 0;
+  // A UTF-8 byte order mark (an editor's) is not part of the first model's name.
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   while (!text.empty()) {
     const auto end = text.find('\n');
     std::string_view line = text.substr(0, end);
