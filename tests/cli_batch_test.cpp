@@ -230,6 +230,21 @@ TEST(CliBatch, AQuoteInsideAFieldIsTextAndAnOpenQuoteIsNamed) {
   }
 }
 
+TEST(CliBatch, OnlyAMistakeInTheCommandLineIsToldToReadTheSyntax) {
+  FakeServer server;
+  // A file that is not there, written as a bare name: a mistake about a file, not the syntax.
+  auto missing = run_clef({"batch", "no_such_input_here.jsonl", "--yes-no", "u: U?", "--host",
+                           server.base_url(), "-o", fresh_path("syntax_out.jsonl")});
+  EXPECT_EQ(missing.code, 2) << missing.err;
+  EXPECT_EQ(missing.err.find("--help"), std::string::npos) << missing.err;
+  auto flag =
+      run_clef(batch_args(server.base_url(), write_temp_file("syntax.jsonl", jsonl_tickets(1)),
+                          fresh_path("syntax_out.jsonl"), {"--shard", "3/2"}));
+  EXPECT_EQ(flag.code, 2) << flag.err;
+  EXPECT_NE(flag.err.find("run the command with --help for the syntax"), std::string::npos)
+      << flag.err;
+}
+
 TEST(CliBatch, StdinToStdout) {
   FakeServer server;
   auto r = run_clef(batch_args(server.base_url(), "-", "-", {"--ordered"}), jsonl_tickets(3), true);
@@ -570,6 +585,20 @@ TEST(CliBatch, MaxCostNeverLetsTheSpendPassTheCapAndResumeGoesOnFromIt) {
   std::set<std::string> ids;
   for (const auto& line : lines_of(read_file(output))) ids.insert(line["id"].dump());
   EXPECT_EQ(ids.size(), static_cast<std::size_t>(billing.billed.load())) << "an id twice";
+
+  // A table, or stdout, cannot be gone on from with --resume: the advice does not say it.
+  BillingServer table;
+  auto csv = run_clef(
+      table.args(input, fresh_path("cap.csv"), {"--max-cost", "0.05", "--output-format", "csv"}));
+  EXPECT_EQ(csv.code, 3) << csv.err;
+  EXPECT_EQ(csv.err.find("--resume to"), std::string::npos) << csv.err;
+  EXPECT_NE(csv.err.find("run again whole"), std::string::npos) << csv.err;
+  // --estimate under a cap too small for its sample: the cap said, exit 3 (no signal came).
+  auto estimate = run_clef(
+      table.args(input, fresh_path("cap_estimate.jsonl"), {"--max-cost", "0", "--estimate"}));
+  EXPECT_EQ(estimate.code, 3) << estimate.err;
+  EXPECT_NE(estimate.err.find("stopped the sample before any cost was known"), std::string::npos)
+      << estimate.err;
 
   // Four shards under one cap of $0.20 spend at most $0.05 each, $0.20 together.
   BillingServer sharded;

@@ -52,9 +52,10 @@ struct BatchFlags {
   std::size_t sample = 20;  ///< --sample K: the estimate's sample.
   MetricsTargets metrics;   ///< --metrics-file, --metrics-push, --metrics-job.
   ConnectionFlags connection;
-  /// What the user does next after an interrupt, and when OUTPUT holds another run's lines: clef
-  /// eval, which has no --resume, -o, --overwrite or --force-resume, says its own.
-  std::string after_interrupt = "run again with --resume to finish the rest";
+  /// What the user does next after an interrupt or a stop (a cost cap), and when OUTPUT holds
+  /// another run's lines: clef eval, which has no --resume, -o, --overwrite or --force-resume,
+  /// says its own. Empty: clef batch's (--resume, when OUTPUT can be read back).
+  std::string after_interrupt;
   std::string after_other_run =
       "use another -o, --overwrite to start again, or --force-resume if you mean it";
 };

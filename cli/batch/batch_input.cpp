@@ -10,6 +10,7 @@
 #include "batch/delimited_input.hpp"
 #include "clef/json.hpp"
 #include "common/input_file.hpp"
+#include "common/terminal_text.hpp"
 
 namespace clef::cli {
 namespace {
@@ -317,8 +318,8 @@ const char* to_string(InputFormat format) noexcept {
 
 void note_input_format(const Context& context, const std::string& path, InputFormat format,
                        const std::string& why) {
-  context.err << "clef: note: reading " << path << " as " << to_string(format) << " (" << why
-              << "); --input-format sets the format\n";
+  context.err << "clef: note: reading " << terminal_safe_line(path) << " as " << to_string(format)
+              << " (" << why << "); --input-format sets the format\n";
 }
 
 Result<InputFormat> parse_input_format(const std::string& name) {

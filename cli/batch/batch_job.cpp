@@ -182,6 +182,14 @@ std::optional<BatchEnd> BatchJob::cap_cost(std::optional<double> cap, const Kept
 
 /// --max-cost's two stops: the cap reached (exit 3, like a provider's budget), or a decision
 /// whose cost is unknown, so that no cap could hold (exit 2: a price is missing).
+std::string BatchJob::how_to_go_on(const std::string& to) const {
+  if (!m_flags.after_interrupt.empty()) return m_flags.after_interrupt;
+  // --resume reads OUTPUT back: only a file written as JSONL can be.
+  if (m_flags.output_format == "jsonl" && !m_flags.output.empty() && m_flags.output != "-")
+    return "run again with --resume to " + to;
+  return "run again whole: --resume goes on only from JSONL written to -o FILE";
+}
+
 std::optional<BatchEnd> BatchJob::cost_stop(const BatchSummary& summary) const {
   if (summary.cost_unknown) {
     const std::string& model = m_flags.connection.model;
@@ -201,7 +209,7 @@ std::optional<BatchEnd> BatchJob::cost_stop(const BatchSummary& summary) const {
                   " is reached: " + dollars_in_message(spent) + " spent (" +
                   dollars_in_message(summary.spent_usd) +
                   " in this run), and the next request could have passed it",
-              "nothing more was sent; raise --max-cost and run again with --resume to go on");
+              "nothing more was sent; raise --max-cost and " + how_to_go_on("go on"));
   return BatchEnd{as_int(ExitCode::authentication)};
 }
 
@@ -228,7 +236,7 @@ BatchEnd BatchJob::finish(const BatchSummary& summary, bool input_read_whole) {
       m_context.err << "clef: interrupted after every item was decided and written: nothing is "
                        "left for --resume\n";
     } else {
-      m_context.err << "clef: interrupted; " << m_flags.after_interrupt << "\n";
+      m_context.err << "clef: interrupted; " << how_to_go_on("finish the rest") << "\n";
     }
     return {as_int(ExitCode::interrupted)};
   }

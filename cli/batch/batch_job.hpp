@@ -19,8 +19,8 @@
 #include "batch/batch_progress.hpp"
 #include "batch/batch_shard.hpp"
 #include "batch/batch_table.hpp"
-#include "batch/seen_ids.hpp"
 #include "batch/cost_tally.hpp"
+#include "batch/seen_ids.hpp"
 #include "clef/batch.hpp"
 #include "clef/policy.hpp"
 #include "common/context.hpp"
@@ -98,6 +98,8 @@ class BatchJob {
     std::vector<std::string> fields;  ///< --output-format csv|tsv: the input's own cells.
   };
 
+  /// How a stopped run goes on: --resume where OUTPUT can be read back; clef eval's own words.
+  std::string how_to_go_on(const std::string& to) const;
   std::optional<BatchEnd> cost_stop(const BatchSummary& summary) const;
   /// The JSONL line of one item: its id with the decision, or with the error.
   static std::string json_line(const Pending& pending, const Result<Decision>& result);

@@ -89,6 +89,15 @@ int run_estimate(const BatchFlags& flags, const std::vector<Question>& questions
     return as_int(ExitCode::interrupted);
   }
   if (auto failure = input->failure()) return refuse(*failure);
+  // No signal came: the sample was stopped by the cost cap, which it is paid under too.
+  if (!estimate.usd && flags.max_cost && estimate.first_failure &&
+      estimate.first_failure->kind == ErrorKind::cancelled) {
+    print_error(context,
+                "the cost cap of " + dollars_in_message(*flags.max_cost) +
+                    " stopped the sample before any cost was known: there is no estimate",
+                "the sample is paid for too: raise --max-cost");
+    return as_int(ExitCode::authentication);
+  }
   if (!estimate.usd && estimate.failed == estimate.sampled && estimate.first_failure)
     return refuse(*estimate.first_failure);
   if (!estimate.usd) {

@@ -2,6 +2,8 @@
 // what to do next.
 #include "output/error_report.hpp"
 
+#include <algorithm>
+
 #include "clef/backend.hpp"
 #include "common/exit_codes.hpp"
 #include "common/terminal_text.hpp"
@@ -51,11 +53,15 @@ std::string credentials_hint(const ConnectionFlags& flags) {
          " or use --api-token-file";
 }
 
-/// Whether an invalid input is the command line's (a flag, an argument): a problem inside a file
-/// (a path, a line of it) is not helped by the syntax.
+/// Whether an invalid input is the command line's: its error names a flag ("--label", "--host /
+/// OLLAMA_HOST") or an argument ("DATA"). A problem inside a file (a path, a line or a field of
+/// it, however the path is written) is not helped by the syntax.
 bool about_the_syntax(const std::string& where) {
-  return where.find('/') == std::string::npos && where.find(": line ") == std::string::npos &&
-         where.find(", byte ") == std::string::npos;
+  if (where.empty()) return false;
+  if (where.front() == '-')
+    return where.find(": ") == std::string::npos && where.find(", byte ") == std::string::npos;
+  return std::all_of(where.begin(), where.end(),
+                     [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; });
 }
 
 }  // namespace
@@ -91,7 +97,7 @@ int report(const Context& context, const Error& reported, const ConnectionFlags&
       hint = "check the server's certificate; clef never turns verification off";
       break;
     case ErrorKind::invalid_input:
-      if (about_the_syntax(reported.where)) hint = "run the command with --help for the syntax";
+      if (about_the_syntax(error.where)) hint = "run the command with --help for the syntax";
       break;
     default:
       break;
