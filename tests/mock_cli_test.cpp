@@ -139,6 +139,10 @@ TEST(MockCli, NumberFlagsMustBeFiniteNumbers) {
     EXPECT_EQ(mock.exit_code(10s), 2) << flag << ": " << mock.err();
     EXPECT_NE(mock.err().find("not a finite number"), std::string::npos) << mock.err();
   }
+  // Decimal only: strtod reads "0x10" as 16.
+  MockProcess hex({"--rate-limit", "0x10"});
+  EXPECT_EQ(hex.exit_code(10s), 2) << hex.err();
+  EXPECT_NE(hex.err().find("not a decimal number: 0x10"), std::string::npos) << hex.err();
 }
 
 // Items 1-2: ECMAScript syntax RE2 does not have is refused before serving, naming the rule.

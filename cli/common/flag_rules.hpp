@@ -10,10 +10,12 @@
 namespace clef::cli {
 
 /// CLI11's Range lets "nan" through (no comparison with it is true): a number flag must be a
-/// finite number, as `finite_number() & CLI::Range(low, high)`.
+/// finite number, as `finite_number() & CLI::Range(low, high)`. Decimal only: strtod would read
+/// "0x10" as 16, which no one means by a rate or a timeout.
 inline CLI::Validator finite_number() {
   return CLI::Validator(
       [](std::string& text) {
+        if (text.find_first_of("xX") != std::string::npos) return "not a decimal number: " + text;
         try {
           std::size_t used = 0;
           const double value = std::stod(text, &used);
