@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -98,8 +99,11 @@ std::string rules_problem(const clef::Error& error) {
 bool rules_from(const clef::cli::MockFlags& flags, std::vector<clef::MockRule>& rules) {
   if (flags.rules_path.empty()) return true;
   std::string text;
-  std::string problem = clef::cli::path_kind(flags.rules_path) == clef::cli::PathKind::regular
-                            ? "cannot read it"
+  const clef::cli::PathKind kind = clef::cli::path_kind(flags.rules_path);
+  const int why = errno;  // path_kind's, when there is nothing to look at
+  std::string problem = kind == clef::cli::PathKind::regular ? "cannot read it"
+                        : kind == clef::cli::PathKind::missing
+                            ? "cannot read it: " + clef::cli::system_reason(why)
                             : "cannot read it: a rules file is a file, not a directory, FIFO or "
                               "device";
   if (read_bounded(flags.rules_path, clef::max_mock_rules_bytes + 1, text)) {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "clef/cassette.hpp"
@@ -194,6 +195,38 @@ clef::Result<clef::HttpResponse> post(const std::string& url, const std::string&
 std::string decision_body(int n) {
   return R"({"model":"clef-flash","state":"ticket )" + std::to_string(n) +
          R"(","questions":{"u":{"type":"noul","instructions":"Urgent?"}}})";
+}
+
+// From a hostile pass: a rules file that is not there, and a log that is a directory, say why.
+TEST(MockCli, AFileItCannotUseSaysWhy) {
+  MockProcess missing({"--rules", "/nonexistent/rules.json"});
+  EXPECT_EQ(missing.exit_code(10s), 2) << missing.err();
+  EXPECT_NE(missing.err().find("No such file or directory"), std::string::npos) << missing.err();
+  MockProcess directory({"--log", ::testing::TempDir()});
+  EXPECT_EQ(directory.exit_code(10s), 2) << directory.err();
+  EXPECT_NE(directory.err().find("Is a directory"), std::string::npos) << directory.err();
+}
+
+// From a hostile pass: SIGTERM waited out every request's --latency (10 minutes at 600000).
+TEST(MockCli, SigtermDoesNotWaitOutTheLatencyOfRequestsInFlight) {
+  const std::string log = write_file("latency_log.jsonl", "");
+  MockProcess mock({"--port", "0", "--latency", "60000", "--log", log});
+  const std::string url = mock.first_line(10s);
+  ASSERT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << url << mock.err();
+  std::thread waiting([&] { (void)post(url, decision_body(1)); });
+  // The request is in: the mock logs it before its model time.
+  const auto until = Clock::now() + 10s;
+  while (Clock::now() < until) {
+    std::ifstream in(log);
+    std::string line;
+    if (std::getline(in, line)) break;
+    std::this_thread::sleep_for(10ms);  // a poll of the log, bounded by `until`
+  }
+  const auto signalled = Clock::now();
+  mock.terminate();
+  EXPECT_EQ(mock.exit_code(10s), 0) << mock.err();
+  EXPECT_LT(Clock::now() - signalled, 3s);
+  waiting.join();
 }
 
 /// What 40 decisions got from `clef mock ARGS`: '.' a 200, '5' a 503, '4' a 429, 'x' no response.

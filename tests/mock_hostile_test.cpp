@@ -538,6 +538,7 @@ class SlowClient {
   SlowClient& operator=(const SlowClient&) = delete;
 
   bool connected() const { return m_connected; }
+  int fd() const { return m_fd; }
   /// The next byte of "POST /v1/systemone HTTP/1.1\r\nX-Slow: aaaa…"; false once the server
   /// has closed the connection.
   bool trickle() {
@@ -626,6 +627,81 @@ TEST(Mock, ARequestMustArriveWithinTheDeadline) {
   const auto took = Clock::now() - start;
   EXPECT_GE(took, 1400ms);
   EXPECT_LT(took, 5s);
+}
+
+/// What the server answers to `head` (a request's headers, its body never sent), read until the
+/// server closes or 3 s pass.
+std::string head_only_answer(int port, const std::string& head) {
+  SlowClient client(port);
+  EXPECT_TRUE(client.connected());
+  EXPECT_EQ(::send(client.fd(), head.data(), head.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(head.size()));
+  std::string answer;
+  const auto until = Clock::now() + 3s;
+  while (Clock::now() < until) {
+    pollfd ready{client.fd(), POLLIN, 0};
+    if (::poll(&ready, 1, 100) != 1) {
+      if (answer.find("\r\n\r\n") != std::string::npos) break;  // quiet after an answer
+      continue;
+    }
+    char buffer[4096];
+    const ssize_t n = ::recv(client.fd(), buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    answer.append(buffer, static_cast<std::size_t>(n));
+  }
+  return answer;
+}
+
+// From a hostile pass: what no route takes gets each server's own 404; the profiles make the
+// request checks protocol.md gives their servers.
+TEST(Mock, EachProfileAnswersItsOwnErrorsAndChecks) {
+  for (const clef::MockProfile profile : every_profile) {
+    clef::MockServer server(profile);
+    const Answer nowhere = get(server, "/nope");
+    EXPECT_EQ(nowhere.status, 404);
+    if (profile == clef::MockProfile::ollama) {
+      EXPECT_EQ(nowhere.body, "404 page not found");  // Go's mux
+    } else {
+      EXPECT_TRUE(nowhere.json.contains(error_key(profile))) << nowhere.body;
+    }
+    // No question has other fields; a choice's descriptions are strings or null.
+    const Answer weighted = post_decision(
+        server, profile,
+        R"({"model":"clef-flash","state":"x","questions":{"refund":{"type":"noul","instructions":"Money back?","weight":2}}})");
+    EXPECT_GE(weighted.status, 400) << weighted.body;
+    const Answer numbered = post_decision(
+        server, profile,
+        R"({"model":"clef-flash","state":"x","questions":{"team":{"type":"choice","instructions":"Which?","criteria":{"a":5,"b":null}}}})");
+    EXPECT_GE(numbered.status, 400) << numbered.body;
+  }
+  // 255 options at most on Workers AI; 101 is past Laya's 100.
+  std::string options;
+  for (int i = 0; i < 256; ++i)
+    options += (i ? "," : "") + std::string("\"o") + std::to_string(i) + "\":null";
+  const std::string many =
+      R"({"model":"clef-flash","state":"x","questions":{"team":{"type":"choice","instructions":"Which?","criteria":{)" +
+      options + "}}}}";
+  clef::MockServer workers(clef::MockProfile::workers_ai);
+  const Answer too_many = post_decision(workers, clef::MockProfile::workers_ai, many);
+  EXPECT_EQ(too_many.status, 400) << too_many.body;
+  // Workers AI's names: [A-Za-z0-9_.-]{1,100}.
+  const Answer spaced = post_decision(
+      workers, clef::MockProfile::workers_ai,
+      R"({"model":"clef-flash","state":"x","questions":{"a b":{"type":"noul","instructions":"Money back?"}}})");
+  EXPECT_EQ(spaced.status, 400) << spaced.body;
+  // A body too large is code 5021 there: said on the headers alone, before any body comes.
+  const std::string large = head_only_answer(
+      workers.port(),
+      "POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Length: 104857600\r\n\r\n");
+  EXPECT_NE(large.find(" 413 "), std::string::npos) << large;
+  EXPECT_NE(large.find("\"code\":5021"), std::string::npos) << large;
+  // TypeSafe's 422 points at the field that is wrong.
+  clef::MockServer typesafe(clef::MockProfile::typesafe);
+  const Answer model = post_decision(
+      typesafe, clef::MockProfile::typesafe,
+      R"({"model":5,"state":"x","questions":{"refund":{"type":"noul","instructions":"Money back?"}}})");
+  EXPECT_EQ(model.status, 422) << model.body;
+  EXPECT_EQ(model.json["detail"][0]["loc"], Json::array({"body", "model"})) << model.body;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // first problem in a decision body.
 #include "mock/checks.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "mock/attachment_checks.hpp"
@@ -13,8 +14,61 @@ std::string type_name(const Json& value) {
   return value.is_null() ? "null" : value.type_name();
 }
 
+/// The most options a choice may have on this server (protocol.md): 0 for none the mock knows
+/// (llama.cpp's and OpenAI's are per model).
+std::size_t most_options(MockProfile shape) {
+  switch (shape) {
+    case MockProfile::ollama:
+      return 26;  // the Nimble/Tev encoder
+    case MockProfile::laya:
+      return 100;
+    case MockProfile::workers_ai:
+    case MockProfile::typesafe:
+    case MockProfile::ollaya:
+      return 255;
+    default:
+      return 0;
+  }
+}
+
+/// A choice's criteria: enough options, not too many for the server, each described by a string
+/// or null (or, where instructions may be structured, an object or an array).
+std::string check_choice(MockProfile shape, const std::string& at, const Json* criteria,
+                         bool structured_ok) {
+  if (!criteria || !criteria->is_object() || criteria->size() < 2) {
+    return at + ".criteria: a choice needs at least 2 options";
+  }
+  const std::size_t most = most_options(shape);
+  if (most > 0 && criteria->size() > most) {
+    return at + ".criteria: at most " + std::to_string(most) + " options";
+  }
+  for (const auto& option : criteria->items()) {
+    const Json& description = option.value();
+    const bool structured = description.is_object() || description.is_array();
+    if (!description.is_string() && !description.is_null() && !(structured_ok && structured)) {
+      return at + ".criteria." + option.key() + ": must be a string or null, not " +
+             type_name(description);
+    }
+  }
+  return {};
+}
+
+/// Workers AI's rule for a question's name, the strictest seen: [A-Za-z0-9_.-]{1,100}.
+bool workers_name(const std::string& name) {
+  if (name.empty() || name.size() > 100) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '-';
+  });
+}
+
 std::string check_question(MockProfile shape, const std::string& at, const Json& q) {
   if (!q.is_object()) return at + ": must be an object, not " + type_name(q);
+  // No question has other fields (no weight, prior or threshold on the wire).
+  for (const auto& field : q.items()) {
+    if (field.key() != "type" && field.key() != "instructions" && field.key() != "criteria")
+      return at + "." + field.key() + ": unknown field";
+  }
   const Json* type = member(q, "type");
   if (!type || !type->is_string()) {
     return at + ".type: must be a string (choice, noul, score" +
@@ -35,12 +89,8 @@ std::string check_question(MockProfile shape, const std::string& at, const Json&
   const std::string& kind = type->get_ref<const std::string&>();
   const Json* criteria = member(q, "criteria");
   if (kind == "choice") {
-    if (!criteria || !criteria->is_object() || criteria->size() < 2) {
-      return at + ".criteria: a choice needs at least 2 options";
-    }
-    if (shape == MockProfile::ollama && criteria->size() > 26) {
-      return at + ".criteria: at most 26 options";
-    }
+    if (auto problem = check_choice(shape, at, criteria, structured_ok); !problem.empty())
+      return problem;
   } else if (kind == "noul") {
     if (criteria) {
       if (!criteria->is_object()) return at + ".criteria: must be an object";
@@ -115,6 +165,8 @@ std::string check_body(MockProfile shape, const Json& body) {
     return "questions: must hold 1 to 64 questions";
   }
   for (const auto& item : questions->items()) {
+    if (shape == MockProfile::workers_ai && !workers_name(item.key()))
+      return "questions." + item.key() + ": a name is 1 to 100 of A-Z, a-z, 0-9, '_', '.', '-'";
     if (auto problem = check_question(shape, "questions." + item.key(), item.value());
         !problem.empty()) {
       return problem;

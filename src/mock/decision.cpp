@@ -63,6 +63,18 @@ std::optional<Reply> ollama_refusal(const MockSettings& s, const std::string& mo
   return std::nullopt;
 }
 
+/// TypeSafe's 422 names the field a problem is in (["body", "model"]); the other servers' codes
+/// are their own, and none is given for them here.
+std::string field_code(MockProfile shape, const std::string& problem) {
+  if (shape != MockProfile::typesafe) return {};
+  const std::string field = problem.substr(0, problem.find_first_of(".:["));
+  for (const char* known :
+       {"model", "state", "questions", "images", "audio", "videos", "keep_alive"}) {
+    if (field == known) return field;
+  }
+  return {};
+}
+
 /// The first refusal `shape` makes of this request, in the order the server checks.
 std::optional<Reply> refusal(MockProfile shape, const MockSettings& s, const MockRequest& request,
                              const Decoded& decoded) {
@@ -76,15 +88,16 @@ std::optional<Reply> refusal(MockProfile shape, const MockSettings& s, const Moc
   }
   const auto model_field = body.find("model");
   if (model_field != body.end() && !model_field->is_string()) {
-    return error_reply(shape, invalid_status(shape),
-                       "model: must be a string, not " + std::string(model_field->type_name()));
+    const std::string problem =
+        "model: must be a string, not " + std::string(model_field->type_name());
+    return error_reply(shape, invalid_status(shape), problem, field_code(shape, problem));
   }
   std::optional<Reply> refused;
   if (shape == MockProfile::workers_ai) refused = workers_ai_refusal(s, request, decoded.model);
   if (shape == MockProfile::ollama) refused = ollama_refusal(s, decoded.model);
   if (refused) return refused;
   if (auto problem = check_body(shape, body); !problem.empty()) {
-    return error_reply(shape, invalid_status(shape), problem);
+    return error_reply(shape, invalid_status(shape), problem, field_code(shape, problem));
   }
   if (shape == MockProfile::typesafe) return typesafe_refusal(request, body, decoded.model);
   return std::nullopt;

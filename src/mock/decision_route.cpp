@@ -51,7 +51,8 @@ void serve_decision(ServerState& state, const httplib::Request& req, httplib::Re
   if (auto reply = scripted(s, request, req.body, call)) return send_scripted(res, *reply);
   std::optional<Admission::Ticket> ticket;  // held until the answer is sent
   if (auto refusal = state.admission.admit(shape, s.faults, ticket)) return send(res, *refusal);
-  if (latency_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(latency_ms));
+  if (latency_ms > 0 && !state.wait_latency(std::chrono::milliseconds(latency_ms)))
+    return send(res, error_reply(shape, 503, "clef mock is shutting down"));
   if (auto failure = drawn_fault(shape, s.faults, call)) return send(res, *failure);
   if (drops(s.faults, call)) return send_headers_then_drop(res);
   if (shape == MockProfile::ollama && too_old_for_system_one(s.version)) {

@@ -33,8 +33,11 @@ Reply error_reply(MockProfile shape, int status, const std::string& message,
       reply.body = {{"error", message}};
       break;
     case MockProfile::workers_ai: {
-      // Workers AI's codes are numbers; `code` is one of ours, always digits.
-      const long number = code.empty() ? 5006 : std::strtol(code.c_str(), nullptr, 10);
+      // Workers AI's codes are numbers; `code` is one of ours, always digits. Without one: 5021
+      // for a body too large, 5006 for anything else it refuses (protocol.md).
+      const long number = !code.empty()   ? std::strtol(code.c_str(), nullptr, 10)
+                          : status == 413 ? 5021
+                                          : 5006;
       reply.body = {{"errors", Json::array({{{"message", message}, {"code", number}}})},
                     {"success", false},
                     {"result", Json::object()},

@@ -4,6 +4,8 @@
 
 #include <strings.h>
 
+#include <iostream>
+
 #include "util/ascii.hpp"
 #include "util/json_text.hpp"
 
@@ -75,6 +77,12 @@ void RequestLog::write_line(const MockRequest& request, const std::string& body,
   }
   line["headers"] = headers;
   *m_file << clef::dump_json(line) << "\n" << std::flush;
+  if (!*m_file && !m_write_failed) {
+    // A test that asserts from the log what was sent must not read a silent gap.
+    m_write_failed = true;
+    std::cerr << "clef mock: warning: cannot write to the request log (a full disk?): the "
+                 "requests from here on are not in it\n";
+  }
 }
 
 }  // namespace clef::mock_detail

@@ -37,6 +37,7 @@ class RequestLog {
   std::size_t m_recorded_bytes = 0;
   std::size_t m_limit = 1000;
   std::unique_ptr<std::ofstream> m_file;
+  bool m_write_failed = false;  ///< Said once on stderr.
 };
 
 }  // namespace clef::mock_detail

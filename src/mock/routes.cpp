@@ -21,8 +21,19 @@ using httplib::Response;
 /// profile's error body, as the real server would send, instead of an empty one.
 void add_error_bodies(ServerState& state) {
   state.http.set_error_handler(
-      httplib::Server::HandlerWithResponse([&state](const Request&, Response& res) {
-        if (!res.body.empty() || (res.status != 400 && res.status != 413 && res.status != 414))
+      httplib::Server::HandlerWithResponse([&state](const Request& req, Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        if (res.status == 404) {
+          // No route: Ollama's Go mux answers its plain-text page, the others their error body.
+          if (state.profile == MockProfile::ollama) {
+            res.set_content("404 page not found", "text/plain; charset=utf-8");
+          } else {
+            send(res, error_reply(state.profile, 404,
+                                  "no route for " + req.method + " " + req.path.substr(0, 200)));
+          }
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        if (res.status != 400 && res.status != 413 && res.status != 414)
           return httplib::Server::HandlerResponse::Unhandled;
         const std::string why = res.status == 400   ? "malformed HTTP request"
                                 : res.status == 413 ? "request body must not exceed 64 MiB"

@@ -53,9 +53,9 @@ Result<MockRule> parse_rule(const Json& r, const std::string& where) {
 
 Result<std::vector<MockRule>> parse_mock_rules(const std::string& text) {
   if (text.size() > max_mock_rules_bytes) {
-    return make_error(ErrorKind::invalid_input,
-                      "the rules file is " + std::to_string(text.size()) + " bytes; at most " +
-                          std::to_string(max_mock_rules_bytes) + " are accepted");
+    return make_error(ErrorKind::invalid_input, "the rules file is too large: at most " +
+                                                    std::to_string(max_mock_rules_bytes) +
+                                                    " bytes are accepted");
   }
   auto parsed = parse_json(text, "the rules file");
   if (!parsed) return parsed.error();

@@ -1,8 +1,10 @@
 // clef::MockServer, the public face of the mock: starting it, and the settings tests and flags
 // change while it runs.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "clef/cassette.hpp"
 #include "clef/mock.hpp"
@@ -80,7 +82,8 @@ Status MockServer::set_cassette(const std::string& path) {
 
 Status MockServer::set_log(const std::string& path) {
   if (!m_state->log.open_file(path)) {
-    return make_error(ErrorKind::invalid_input, "cannot open " + path);
+    return make_error(ErrorKind::invalid_input,
+                      "cannot open " + path + " to append to it: " + std::strerror(errno));
   }
   return {};
 }

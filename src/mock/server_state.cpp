@@ -16,8 +16,18 @@ ServerState::ServerState(MockProfile shape) : profile(shape) {
 }
 
 ServerState::~ServerState() {
+  {
+    std::lock_guard<std::mutex> lock(m_stop_mutex);
+    m_stopping = true;
+  }
+  m_stopped.notify_all();  // requests waiting out their latency end now
   http.stop();
   if (thread.joinable()) thread.join();
+}
+
+bool ServerState::wait_latency(std::chrono::milliseconds latency) {
+  std::unique_lock<std::mutex> lock(m_stop_mutex);
+  return !m_stopped.wait_for(lock, latency, [this] { return m_stopping; });
 }
 
 Result<int> ServerState::serve(int port) {

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "clef/mock.hpp"
@@ -26,6 +29,10 @@ struct ServerState {
   /// Listens on 127.0.0.1:`port` and serves on a thread of its own; the port, or why not.
   Result<int> serve(int port);
 
+  /// Waits out a request's model time, or until the server stops (SIGTERM must not wait for
+  /// every sleeping request's latency); false when it stopped.
+  bool wait_latency(std::chrono::milliseconds latency);
+
   const MockProfile profile;
   BoundedHttpServer http{max_body_bytes};
   std::thread thread;
@@ -35,6 +42,11 @@ struct ServerState {
   std::atomic<long long> latency_ms{0};
   Admission admission;
   GatewayCache gateway_cache;  ///< workers-ai: AI Gateway's cache in front of it.
+
+ private:
+  std::mutex m_stop_mutex;
+  std::condition_variable m_stopped;
+  bool m_stopping = false;  // guarded by m_stop_mutex
 };
 
 }  // namespace clef::mock_detail
