@@ -330,7 +330,7 @@ TEST(Mock, UntaggedModelsAreListedAndServedAsLatest) {
   show.url = server.base_url() + "/api/show";
   show.body = R"({"model":"clef"})";
   auto shown = send(show);
-  ASSERT_EQ(shown.status, 200) << shown.body;
+  ASSERT_EQ(shown.status, 200) << shown.body << shown.error;
   EXPECT_NE(shown.body.find("decision"), std::string::npos);
   // Only Ollama has an /api.
   clef::MockServer typesafe(clef::MockProfile::typesafe);
@@ -702,6 +702,30 @@ TEST(Mock, EachProfileAnswersItsOwnErrorsAndChecks) {
       R"({"model":5,"state":"x","questions":{"refund":{"type":"noul","instructions":"Money back?"}}})");
   EXPECT_EQ(model.status, 422) << model.body;
   EXPECT_EQ(model.json["detail"][0]["loc"], Json::array({"body", "model"})) << model.body;
+}
+
+// From a hostile pass: a request whose body's end cannot be told is refused and its connection
+// closed (RFC 9112 6.3), so what follows it is never read as a request of its own.
+TEST(Mock, ARequestThatCannotBeFramedIsRefusedAndItsConnectionClosed) {
+  clef::MockServer server;
+  const std::string smuggled = "GET /api/version HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string two_lengths =
+      head_only_answer(server.port(),
+                       "POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                       "Content-Length: " +
+                           std::to_string(2 + smuggled.size()) + "\r\n\r\n{}" + smuggled);
+  EXPECT_EQ(two_lengths.rfind("HTTP/1.1 400 ", 0), 0u) << two_lengths;
+  EXPECT_EQ(two_lengths.find("version"), std::string::npos) << "smuggled: " << two_lengths;
+  for (const char* length : {"-5", "2abc", "+2", "2, 2"}) {
+    const std::string answer = head_only_answer(
+        server.port(), "POST /v1/systemone HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                           std::string(length) + "\r\n\r\n{}");
+    EXPECT_EQ(answer.rfind("HTTP/1.1 400 ", 0), 0u) << length << ": " << answer;
+  }
+  // A malformed request line: one 400, then the connection closes (no second answer).
+  const std::string garbage = head_only_answer(server.port(), "GARBAGE\r\n\r\n" + smuggled);
+  EXPECT_EQ(garbage.rfind("HTTP/1.1 400 ", 0), 0u) << garbage;
+  EXPECT_EQ(garbage.find("HTTP/1.1", 1), std::string::npos) << garbage;
 }
 
 }  // namespace

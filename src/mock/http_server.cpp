@@ -20,18 +20,24 @@
 namespace clef::mock_detail {
 namespace {
 
-/// True when the request announces a body larger than `body_limit` (or an unreadable
-/// length): it is then answered 413 and its connection closes.
-bool refuse_too_large(const httplib::Request& req, httplib::Response& res, std::size_t body_limit) {
-  const std::string length = req.get_header_value("Content-Length");
-  if (length.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long bytes = std::strtoull(length.c_str(), &end, 10);
-  if (errno == 0 && *end == '\0' && bytes <= body_limit) return false;
-  res.status = 413;  // the error handler writes the profile's body
+/// The status a request's Content-Length refuses it with, before its body is read: 400 when
+/// the body's end cannot be told (a length that is not digits alone, or two that differ: RFC
+/// 9112 6.3, and what a second length would smuggle in), 413 past `body_limit`; 0 when it
+/// may be read. A refused request's connection closes after the answer.
+int refused_length(const httplib::Request& req, httplib::Response& res, std::size_t body_limit) {
+  const auto lengths = req.headers.equal_range("Content-Length");
+  if (lengths.first == lengths.second) return 0;
+  const std::string& length = lengths.first->second;
+  bool framed = !length.empty() && length.find_first_not_of("0123456789") == std::string::npos;
+  for (auto other = lengths.first; other != lengths.second; ++other)
+    framed = framed && other->second == length;
+  const bool too_large =
+      length.size() > 19 || std::strtoull(length.c_str(), nullptr, 10) > body_limit;
+  const int refused = !framed ? 400 : too_large ? 413 : 0;
+  if (refused == 0) return 0;  // the response's status is left to its handler
+  res.status = refused;        // the error handler writes the profile's body
   close_after_answer();
-  return true;
+  return refused;
 }
 
 }  // namespace
@@ -44,11 +50,12 @@ BoundedHttpServer::BoundedHttpServer(std::size_t body_limit)
   // (cpp-httplib would read it all to skip it), and before "100 Continue" invites it.
   set_expect_100_continue_handler(
       [body_limit](const httplib::Request& req, httplib::Response& res) {
-        return refuse_too_large(req, res, body_limit) ? 413 : 100;
+        const int refused = refused_length(req, res, body_limit);
+        return refused != 0 ? refused : 100;
       });
   set_pre_routing_handler([body_limit](const httplib::Request& req, httplib::Response& res) {
-    return refuse_too_large(req, res, body_limit) ? HandlerResponse::Handled
-                                                  : HandlerResponse::Unhandled;
+    return refused_length(req, res, body_limit) != 0 ? HandlerResponse::Handled
+                                                     : HandlerResponse::Unhandled;
   });
 }
 

@@ -8,6 +8,7 @@
 #include "mock/decision_route.hpp"
 #include "mock/error_bodies.hpp"
 #include "mock/gateway.hpp"
+#include "mock/http_stream.hpp"
 #include "mock/ollama_api.hpp"
 #include "mock/server_state.hpp"
 
@@ -35,6 +36,9 @@ void add_error_bodies(ServerState& state) {
         }
         if (res.status != 400 && res.status != 413 && res.status != 414)
           return httplib::Server::HandlerResponse::Unhandled;
+        // A request that cannot be read leaves bytes that would be read as the next request:
+        // the connection closes after this answer, as Go's server closes it.
+        close_after_answer();
         const std::string why = res.status == 400   ? "malformed HTTP request"
                                 : res.status == 413 ? "request body must not exceed 64 MiB"
                                                     : "request URI too long";
