@@ -646,6 +646,19 @@ TEST(CliEval, FittedPolicyMakesAskAndBatchAbstain) {
   for (const auto& line : lines_of(read_file(out)))
     abstained += line["answers"]["team"]["status"] == "abstained";
   EXPECT_EQ(abstained, 2);  // T5 at 0.6 and T9 at 0.7
+  // As a table: the abstained rows keep their winner, status "abstained", the question named.
+  const std::string table = fresh_path("eval_policy_batch.csv");
+  auto csv =
+      run_clef({"batch", files.data, "-o", table, "--output-format", "csv", "-q", files.questions,
+                "--host", server.base_url(), "-m", "m", "--policy", strict_path});
+  EXPECT_EQ(csv.code, 0) << csv.err;
+  const std::string rows = read_file(table);
+  std::size_t held = 0;
+  for (std::size_t at = rows.find(",abstained,team: abstained"); at != std::string::npos;
+       at = rows.find(",abstained,team: abstained", at + 1))
+    ++held;
+  EXPECT_EQ(held, 2u) << rows;
+  EXPECT_EQ(rows.find("partial"), std::string::npos) << rows;
   // A policy for another model, or for other questions, is refused.
   auto other_model = run_clef({"ask", "-q", files.questions, "--host", server.base_url(), "-m",
                                "other", "--policy", strict_path, "money"});

@@ -98,12 +98,16 @@ std::string ResultTable::row(const std::vector<std::string>& input_fields,
   std::vector<std::string> cells = input_fields;
   cells.resize(m_input_columns.size());
   std::string problems;
+  std::string held;  ///< Questions whose answer a --policy held back (abstained): kept, and said.
   for (const auto& name : m_questions) {
     const Answer* answer = result ? result->answer(name) : nullptr;
-    if (answer && answer->ok()) {
+    const bool abstained = answer && answer->status == AnswerStatus::abstained;
+    if (answer && (answer->ok() || abstained)) {
+      // As in JSONL, an abstained answer keeps its winner: a person reviews it.
       cells.push_back(answer->winner());
       cells.push_back(number(answer->winner_probability()));
       cells.push_back(number(answer->confidence()));
+      if (abstained) held += (held.empty() ? "" : "; ") + name + ": abstained";
       continue;
     }
     cells.insert(cells.end(), 3, std::string());
@@ -116,8 +120,8 @@ std::string ResultTable::row(const std::vector<std::string>& input_fields,
     cells.push_back("error");
     cells.push_back(result.error().to_string());
   } else {
-    cells.push_back(problems.empty() ? "ok" : "partial");
-    cells.push_back(problems);
+    cells.push_back(!problems.empty() ? "partial" : !held.empty() ? "abstained" : "ok");
+    cells.push_back(problems + (problems.empty() || held.empty() ? "" : "; ") + held);
   }
   return joined(cells);
 }
