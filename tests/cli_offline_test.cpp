@@ -256,6 +256,8 @@ TEST(CliReplay, ACassetteThatCannotBeWrittenStopsTheRunWithExit7) {
   EXPECT_EQ(ask.code, 7) << ask.err;
   EXPECT_NE(ask.err.find("/dev/full"), std::string::npos) << ask.err;
   EXPECT_EQ(decisions_sent(server), before + 1);
+  // The decision was paid for: it is shown, though not recorded.
+  EXPECT_TRUE(Json::parse(ask.out).contains("answers")) << ask.out;
 }
 
 // Issue 15, item 15: --record naming the batch's input or its output would append exchanges to

@@ -349,11 +349,16 @@ int run_ask(const AskFlags& flags, const CLI::App& command, const Context& proce
     context.err << "clef: " << (decision ? "answered" : "failed") << " in " << ms.count()
                 << " ms\n";
   }
-  if (int code = cassette_failure_exit(client.value(), context)) return code;
-  if (!decision) return report(context, decision.error(), flags.connection);
+  if (!decision) {
+    if (int code = cassette_failure_exit(client.value(), context)) return code;
+    return report(context, decision.error(), flags.connection);
+  }
   if (*policy) (*policy)->apply(decision.value());
-  return conclude(flags, decision.value(), request.value(), questions.value(), gates.value(),
-                  context);
+  const int concluded =
+      conclude(flags, decision.value(), request.value(), questions.value(), gates.value(), context);
+  // An answer paid for is shown even when its recording failed; the exit says the cassette.
+  if (int code = cassette_failure_exit(client.value(), context)) return code;
+  return concluded;
 }
 
 }  // namespace clef::cli
