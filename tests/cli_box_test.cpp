@@ -124,6 +124,15 @@ TEST(CliBox, BatchReadsEachItemsImageFromTheData) {
   EXPECT_NE(text.err.find("--image-field names a field of JSONL or a column of CSV/TSV"),
             std::string::npos)
       << text.err;
+  // Nor an id or a state: a text line is the state, its line number the id.
+  for (const char* flag : {"--id-field", "--state-field"}) {
+    auto named =
+        run_clef({"batch", data, "--input-format", "text", flag, "x", "--host", server.base_url(),
+                  "--box", "square: it", "-o", fresh_path("box_t.jsonl")});
+    EXPECT_EQ(named.code, 2) << flag;
+    EXPECT_NE(named.err.find(std::string(flag) + " names a field of JSONL"), std::string::npos)
+        << named.err;
+  }
 }
 
 TEST(CliBox, EvalScoresBoxesByTheirOverlapWithTheGold) {

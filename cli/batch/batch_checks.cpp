@@ -23,11 +23,17 @@ Status check_format_flags(const BatchFlags& flags, const CLI::App& command, Inpu
                       "give the state one way: --state-field or --state-columns",
                       "--state-columns");
   }
-  if (!flags.image_field.empty() && format == InputFormat::text) {
-    return make_error(ErrorKind::invalid_input,
-                      "--image-field names a field of JSONL or a column of CSV/TSV, and text "
-                      "lines have neither",
-                      "--image-field");
+  if (format == InputFormat::text) {
+    // A text line is its state and its line number its id: a field named for either would be
+    // read nowhere, silently.
+    for (const char* flag : {"--image-field", "--id-field", "--state-field"}) {
+      if (command.count(flag) == 0) continue;
+      return make_error(ErrorKind::invalid_input,
+                        std::string(flag) +
+                            " names a field of JSONL or a column of CSV/TSV, and text lines have "
+                            "neither (a text line is the state, its line number the id)",
+                        flag);
+    }
   }
   if (flags.output_format != "jsonl" && (flags.resume || flags.dedupe)) {
     return make_error(ErrorKind::invalid_input,
