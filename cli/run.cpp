@@ -198,6 +198,7 @@ struct Commands {
     completion = add_completion_command(app, completion_shell);
     config = add_config_command(app, config_flags);
     one_value_per_occurrence(app);
+    decimal_numbers_only(app);
   }
 
   int dispatch(const Context& context) {

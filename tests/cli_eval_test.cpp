@@ -387,8 +387,9 @@ TEST(CliEval, ARequirementNoRunCouldMeetIsRefusedBeforeAnythingIsSent) {
   FakeServer server;
   script_model_m(server);
   EvalFiles files;
-  for (const char* malformed : {"team.bogus >= 0.5", "nosuch.accuracy >= 0.5", "team.auroc > 0.5",
-                                "lower(team.macro_f1) > 0", "team.confusion > 0"}) {
+  for (const char* malformed :
+       {"team.bogus >= 0.5", "nosuch.accuracy >= 0.5", "team.auroc > 0.5",
+        "lower(team.macro_f1) > 0", "team.confusion > 0", "team.position_flip_rate <= 1"}) {
     auto r = run_clef(eval_args(server, files, {"-m", "m", "--require", malformed}));
     EXPECT_EQ(r.code, 2) << malformed << ": " << r.err;
     EXPECT_NE(r.err.find("malformed requirement"), std::string::npos) << r.err;

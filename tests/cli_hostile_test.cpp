@@ -494,7 +494,28 @@ TEST(CliHostile, ServerTextCannotStartALineOfItsOwn) {
   EXPECT_EQ(r.code, 4);
   EXPECT_EQ(r.err.find("\nclef: FAKE"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("bad clef: FAKE line ?2J ?evil"), std::string::npos) << r.err;
+  // A byte that is no UTF-8 (a lone 0x9b, CSI to an 8-bit terminal) in a plain-text body.
+  server.set_script([](const auto&, int) -> std::optional<Scripted> {
+    return Scripted{500,
+                    "broken \x9b"
+                    "2J \xc2",
+                    "text/plain"};
+  });
+  auto stray =
+      run_clef({"ask", "x", "--yes-no", "u: U?", "--host", server.base_url(), "--retries", "0"});
+  EXPECT_EQ(stray.err.find('\x9b'), std::string::npos) << stray.err;
+  EXPECT_NE(stray.err.find("broken ?2J ?"), std::string::npos) << stray.err;
+  // An option's label from a questions file, shown by ask: one line, no raw controls.
   server.set_script(nullptr);
+  const std::string labels = write_temp_file(
+      "evil_labels.json",
+      R"({"team": {"type": "choice", "instructions": "Which?", "criteria": {"bil\nling": "P\u0085x", "o\u009bther\u2069": null}}})");
+  auto asked = run_clef({"ask", "-q", labels, "--host", server.base_url(), "hello"});
+  ASSERT_EQ(asked.code, 0) << asked.err;
+  EXPECT_NE(asked.out.find("bil?ling"), std::string::npos) << asked.out;
+  EXPECT_EQ(asked.out.find("bil\nling"), std::string::npos) << asked.out;
+  EXPECT_EQ(asked.out.find("\xc2\x9b"), std::string::npos) << asked.out;
+  EXPECT_EQ(asked.out.find("\xe2\x81\xa9"), std::string::npos) << asked.out;
   server.set_version("0.40.0\x1b[2J\nFAKE ok line");
   auto doctor = run_clef({"doctor", "--host", server.base_url()});
   EXPECT_EQ(doctor.out.find("\nFAKE"), std::string::npos) << doctor.out;

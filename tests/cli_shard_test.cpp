@@ -132,10 +132,15 @@ TEST(CliShard, MergeNamesAMissingShardAndItsIdsAndExitsTen) {
   const std::string never = fresh_path("shard_missing_never_written.jsonl");
   auto unwritten = run_clef({"merge", shards[0], shards[1], never, shards[3], "-o", merged});
   EXPECT_EQ(unwritten.code, 10) << unwritten.err;
-  EXPECT_NE(unwritten.err.find(never + " does not exist"), std::string::npos) << unwritten.err;
+  EXPECT_NE(unwritten.err.find(never + "\" does not exist"), std::string::npos) << unwritten.err;
   EXPECT_NE(unwritten.err.find("no output given for shard(s) 2 of 4"), std::string::npos)
       << unwritten.err;
   EXPECT_EQ(run_clef({"merge", never, "-o", merged}).code, 10);
+  // Every item in the shards given, and one more named that was never written: still exit 10
+  // (the list is not the run's), nothing written.
+  auto extra = run_clef({"merge", shards[0], shards[1], shards[2], shards[3], never, "-o", merged});
+  EXPECT_EQ(extra.code, 10) << extra.err;
+  EXPECT_EQ(read_file(merged), "");
   // One line lost from shard 3's output (a torn write): that item, and shard 3, are named.
   std::string kept, lost;
   for (const auto& line : lines_of(read_file(shards[3]))) {
@@ -431,7 +436,7 @@ TEST(CliShard, ABadShardCountOrTotalRateIsNamedAsGiven) {
   EXPECT_EQ(negative.code, 2);
   EXPECT_NE(negative.err.find("--shards"), std::string::npos) << negative.err;
   EXPECT_EQ(negative.err.find("18446744073709551615"), std::string::npos) << negative.err;
-  for (const char* count : {"0", "100001", "2.5"}) {
+  for (const char* count : {"0", "100001", "2.5", "1e3", "0x10"}) {
     auto outside = run_clef(batch_args(server.base_url(), input, fresh_path("shard_flags_out"),
                                        {"--shard", "auto", "--shards", count}));
     EXPECT_EQ(outside.code, 2);
@@ -439,6 +444,13 @@ TEST(CliShard, ABadShardCountOrTotalRateIsNamedAsGiven) {
         outside.err.find(std::string("the number of shards must be 1 to 100000, not ") + count),
         std::string::npos)
         << outside.err;
+  }
+  // Decimal numbers only, for every number flag: CLI11 read -j 0x4 as 4.
+  for (const auto& flag : std::vector<std::vector<std::string>>{
+           {"-j", "0x4"}, {"--rate", "0x10"}, {"--timeout", "0x5"}, {"--retries", "0X1"}}) {
+    auto hex = run_clef(batch_args(server.base_url(), input, fresh_path("shard_flags_out"), flag));
+    EXPECT_EQ(hex.code, 2) << flag[0];
+    EXPECT_NE(hex.err.find("not a decimal number"), std::string::npos) << hex.err;
   }
   auto rate = run_clef(batch_args(server.base_url(), input, fresh_path("shard_flags_out"),
                                   {"--shard", "0/2", "--rate-total", "fast"}));

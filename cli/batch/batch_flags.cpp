@@ -135,11 +135,13 @@ void add_shard_flags(CLI::App& batch, BatchFlags& flags) {
                   "Batch array job (its size)")
       ->check(CLI::Validator(
           [](std::string& text) {
-            const std::string range = "1 to " + std::to_string(max_shards);
-            if (!finite_number()(text).empty()) return "not a number: " + text + " (" + range + ")";
-            const double value = std::stod(text);
-            if (value < 1 || value > static_cast<double>(max_shards) || value != std::floor(value))
-              return "the number of shards must be " + range + ", not " + text;
+            // Digits alone (not 1e3, 0x10, -1): a count, refused naming the range otherwise.
+            const bool digits = !text.empty() && text.size() <= 9 &&
+                                text.find_first_not_of("0123456789") == std::string::npos;
+            const long value = digits ? std::stol(text) : 0;
+            if (value < 1 || value > static_cast<long>(max_shards))
+              return "the number of shards must be 1 to " + std::to_string(max_shards) + ", not " +
+                     text;
             return std::string();
           },
           "N"));

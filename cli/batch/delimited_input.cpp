@@ -7,6 +7,7 @@
 
 #include "clef/json.hpp"
 #include "common/input_file.hpp"
+#include "common/terminal_text.hpp"
 
 namespace clef::cli {
 namespace {
@@ -123,7 +124,7 @@ class DelimitedReader final : public InputReader {
     constexpr std::size_t longest = 40;
     std::string list;
     for (std::size_t i = 0; i < m_header.size() && i < shown; ++i) {
-      const std::string& name = m_header[i];
+      const std::string name = terminal_safe_line(m_header[i]);  // a header may hold anything
       list += (i ? ", \"" : "\"") +
               (name.size() > longest ? name.substr(0, longest) + "..." : name) + "\"";
     }

@@ -25,6 +25,7 @@
 #include "common/input_file.hpp"
 #include "common/output_target.hpp"
 #include "common/replacement_file.hpp"
+#include "common/terminal_text.hpp"
 #include "output/error_report.hpp"
 
 namespace clef::cli {
@@ -250,11 +251,15 @@ bool never_written(const std::string& path) {
 /// The run record of each shard output given. A shard that never wrote its output (killed
 /// before, never started, its job lost) is left out, said: its items are missing, which the
 /// merge as a whole says (exit 10), not an error of usage.
-Result<std::vector<ShardRun>> read_shard_runs(const MergeFlags& flags, const Context& context) {
+Result<std::vector<ShardRun>> read_shard_runs(const MergeFlags& flags, const Context& context,
+                                              bool& some_never_written) {
   std::vector<ShardRun> runs;
+  some_never_written = false;
   for (const auto& path : flags.shards) {
     if (never_written(path)) {
-      context.err << "clef: merge: " << path << " does not exist: that shard wrote nothing\n";
+      context.err << "clef: merge: \"" << terminal_safe_line(path)
+                  << "\" does not exist: that shard wrote nothing\n";
+      some_never_written = true;
       continue;
     }
     auto run = read_shard_run(path, context.in);
@@ -339,7 +344,8 @@ int run_merge(const MergeFlags& flags, const Context& context) {
     print_error(context, error.message + " (" + error.where + ")");
     return as_int(error.kind == ErrorKind::cancelled ? ExitCode::interrupted : ExitCode::usage);
   };
-  auto read = read_shard_runs(flags, context);
+  bool some_never_written = false;
+  auto read = read_shard_runs(flags, context, some_never_written);
   if (!read) return fail(read.error());
   const std::vector<ShardRun>& runs = read.value();
   if (runs.empty()) {
@@ -368,6 +374,14 @@ int run_merge(const MergeFlags& flags, const Context& context) {
   if (merged->missing_count > 0 || runs.size() != first.shard.count) {
     say_left_out(index, context);
     return report_missing(merged.value(), runs, first.shard.count, context);
+  }
+  if (some_never_written) {
+    // Every item is in the others, but a shard named on the command line wrote nothing: the
+    // list is not the run's, and merge does not guess which is wrong.
+    print_error(context,
+                "a shard output given does not exist (said above), though every item is in the "
+                "others: give the shards' outputs as they were written, then merge again");
+    return as_int(ExitCode::incomplete);
   }
   if (auto status = write_output(flags, merged.value(), index, context); !status) {
     print_error(context, status.error().message + " (" + status.error().where + ")");

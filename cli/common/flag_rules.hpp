@@ -27,6 +27,26 @@ inline CLI::Validator finite_number() {
       "FINITE");
 }
 
+/// Numbers are written in decimal: CLI11's conversions (and strtod) read "0x10" as 16, which no
+/// one means by a rate, a count or a timeout. Every option of `app` and of its commands whose
+/// value is a number gets this check, with no description, so its --help is unchanged.
+inline void decimal_numbers_only(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name();
+    if (type.rfind("INT", 0) != 0 && type.rfind("UINT", 0) != 0 && type.rfind("FLOAT", 0) != 0)
+      continue;
+    option->check(CLI::Validator(
+        [](std::string& text) {
+          return text.find_first_of("xX") == std::string::npos
+                     ? std::string()
+                     : "not a decimal number: " + text;
+        },
+        ""));
+  }
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+    decimal_numbers_only(*command);
+}
+
 /// A repeatable option takes exactly one value each time it is given, so the positional STATE
 /// after `--expect team=billing "my text"` stays the state.
 inline CLI::Option* one_value_each(CLI::Option* option) {

@@ -95,6 +95,7 @@ void declare_mock_flags(CLI::App& app, MockFlags& flags) {
          "Bearer TOKEN (others get 401, code 2009)")
       ->type_name("TOKEN");
   one_value_per_occurrence(app);
+  decimal_numbers_only(app);
 }
 
 }  // namespace clef::cli

@@ -359,7 +359,8 @@ int run_eval(EvalFlags flags, const CLI::App& command, const Context& context) {
   auto gates = read_gates(flags, set.value(), context.in);
   if (!gates) return fail(gates.error());
   if (auto status = check_requirements(gates->requirements, set.value(),
-                                       {flags.fit_thresholds, flags.target_precision});
+                                       {flags.fit_thresholds, flags.target_precision},
+                                       {flags.permute > 1, flags.repeat > 1});
       !status) {
     return fail(status.error());
   }

@@ -68,10 +68,16 @@ void print_rows(std::ostream& out, std::vector<Row> rows, const std::string& win
     std::stable_sort(rows.begin(), rows.end(),
                      [](const Row& a, const Row& b) { return a.probability > b.probability; });
   }
+  // Labels and descriptions come from a questions file or a server: shown one line each.
+  for (auto& row : rows) {
+    row.label = terminal_safe_line(row.label);
+    row.description = terminal_safe_line(row.description);
+  }
+  const std::string top_label = terminal_safe_line(winner);
   std::size_t width = 0;
   for (const auto& row : rows) width = std::max(width, row.label.size());
   for (const auto& row : rows) {
-    const bool top = row.label == winner;
+    const bool top = row.label == top_label;
     out << "  " << padded(row.label, width) << "  ";
     int cells = 0;
     const std::string drawn = bar(row.probability, 24, cells);
@@ -140,7 +146,7 @@ void print_human(std::ostream& out, const Decision& decision,
   for (const auto& answer : decision.answers) {
     const Question* q = find_question(questions, answer.question);
     if (color) out << bold;
-    out << answer.question;
+    out << terminal_safe_line(answer.question);
     if (color) out << reset;
     if (!answer.has_value()) {
       out << "  no answer (" << to_string(answer.status)
@@ -149,7 +155,7 @@ void print_human(std::ostream& out, const Decision& decision,
     }
     out << "  ";
     if (color) out << bold << green;
-    out << answer.winner();
+    out << terminal_safe_line(answer.winner());
     if (color) out << reset;
     if (answer.status == AnswerStatus::abstained) {
       out << "  ABSTAINED ("

@@ -50,14 +50,21 @@ CLEF_API Result<Requirement> parse_requirement(const std::string& text);
 CLEF_API Result<std::vector<std::string>> failed_requirements(
     const std::vector<Requirement>& requirements, const EvalReport& report);
 
+/// Which probes a run makes: the position probe (--permute) and the repeat probe (--repeat).
+struct ProbesRun {
+  bool permuted = false;
+  bool repeated = false;
+};
+
 /// The requirements checked against what any report of `set` has, before a model is asked: a
 /// question that is not labelled, a metric its type does not have, a metric that is a list, are
-/// the errors failed_requirements would give after the run. The probes' metrics (position_*,
-/// self_agreement, repeat_*) exist only where a probe ran, and a class (`team.recall[billing]`)
-/// once an item has it as gold or a model answers it: those are checked by failed_requirements
-/// alone.
+/// the errors failed_requirements would give after the run, and so is a probe's metric
+/// (position_*, self_agreement, repeat_*) when `probes` says its probe does not run. A class
+/// (`team.recall[billing]`) exists once an item has it as gold or a model answers it, and a
+/// probe's metric where the probe ran: those are checked by failed_requirements alone.
 CLEF_API Status check_requirements(const std::vector<Requirement>& requirements,
-                                   const LabelledSet& set, const EvalOptions& options);
+                                   const LabelledSet& set, const EvalOptions& options,
+                                   const ProbesRun& probes = {});
 
 /// METRIC=DELTA (or DELTA for every metric): how far a metric may get worse than the baseline
 /// before it fails (where: "--tolerance").

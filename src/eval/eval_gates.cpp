@@ -223,13 +223,18 @@ Result<std::vector<std::string>> failed_requirements(const std::vector<Requireme
 }
 
 Status check_requirements(const std::vector<Requirement>& requirements, const LabelledSet& set,
-                          const EvalOptions& options) {
+                          const EvalOptions& options, const ProbesRun& probes) {
   // A class exists once an item has it as gold or a model answers it: one named in a
-  // requirement is looked for after the run.
+  // requirement is looked for after the run. So is a probe's metric, when the probe runs.
   std::vector<Requirement> readable;
   for (const Requirement& r : requirements) {
-    if (r.label.empty() && !is_position_metric(r.metric) && !is_repeat_metric(r.metric))
-      readable.push_back(r);
+    const bool position = is_position_metric(r.metric), repeat = is_repeat_metric(r.metric);
+    if ((position && !probes.permuted) || (repeat && !probes.repeated)) {
+      return malformed(r.text, shown(r.metric) + " is measured only by " +
+                                   (position ? "--permute N" : "--repeat K") +
+                                   ", which this run does not have");
+    }
+    if (r.label.empty() && !position && !repeat) readable.push_back(r);
   }
   if (readable.empty()) return {};
   // A report of no answers has every question, class and metric a run's report has (their

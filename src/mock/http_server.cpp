@@ -36,6 +36,7 @@ int refused_length(const httplib::Request& req, httplib::Response& res, std::siz
   const int refused = !framed ? 400 : too_large ? 413 : 0;
   if (refused == 0) return 0;  // the response's status is left to its handler
   res.status = refused;        // the error handler writes the profile's body
+  res.set_header("Connection", "close");
   close_after_answer();
   return refused;
 }

@@ -37,7 +37,8 @@ void add_error_bodies(ServerState& state) {
         if (res.status != 400 && res.status != 413 && res.status != 414)
           return httplib::Server::HandlerResponse::Unhandled;
         // A request that cannot be read leaves bytes that would be read as the next request:
-        // the connection closes after this answer, as Go's server closes it.
+        // the connection closes after this answer, as Go's server closes it, and says so.
+        res.set_header("Connection", "close");
         close_after_answer();
         const std::string why = res.status == 400   ? "malformed HTTP request"
                                 : res.status == 413 ? "request body must not exceed 64 MiB"
