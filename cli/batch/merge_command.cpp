@@ -242,6 +242,23 @@ int report_missing(const Merged& merged, const std::vector<ShardRun>& runs, std:
   return as_int(ExitCode::incomplete);
 }
 
+/// The summary of a merge written whole: exit 0, or 6 when some of its items are failures.
+int summarize(const Merged& merged, std::size_t shards, const ShardIndex& index,
+              const Context& context) {
+  say_left_out(index, context);
+  context.err << "clef: merge: " << merged.lines.size() << " items from " << shards
+              << " shards, every one once";
+  print_spend(index, context);
+  if (merged.failed == 0) {
+    context.err << "\n";
+    return as_int(ExitCode::ok);
+  }
+  context.err << "; " << merged.failed
+              << " of them failed (their errors are in the output): run their shards again "
+                 "with --resume, then merge\n";
+  return as_int(ExitCode::partial_failure);
+}
+
 /// Nothing at `path`, not even a dangling link's target: a shard output never written.
 bool never_written(const std::string& path) {
   struct stat info {};
@@ -390,18 +407,7 @@ int run_merge(const MergeFlags& flags, const Context& context) {
                   : kind == ErrorKind::cancelled   ? ExitCode::interrupted
                                                    : ExitCode::output);
   }
-  say_left_out(index, context);
-  context.err << "clef: merge: " << merged->lines.size() << " items from " << runs.size()
-              << " shards, every one once";
-  print_spend(index, context);
-  if (merged->failed == 0) {
-    context.err << "\n";
-    return as_int(ExitCode::ok);
-  }
-  context.err << "; " << merged->failed
-              << " of them failed (their errors are in the output): run their shards again "
-                 "with --resume, then merge\n";
-  return as_int(ExitCode::partial_failure);
+  return summarize(merged.value(), runs.size(), index, context);
 }
 
 }  // namespace clef::cli
