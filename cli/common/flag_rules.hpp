@@ -9,13 +9,20 @@
 
 namespace clef::cli {
 
+/// Numbers are written in decimal: CLI11's conversions (and strtod) read "0x10" as 16, which no
+/// one means by a rate, a count or a timeout. Why `text` is refused, or "".
+inline std::string not_decimal(const std::string& text) {
+  return text.find_first_of("xX") == std::string::npos ? std::string()
+                                                       : "not a decimal number: " + text;
+}
+
 /// CLI11's Range lets "nan" through (no comparison with it is true): a number flag must be a
-/// finite number, as `finite_number() & CLI::Range(low, high)`. Decimal only: strtod would read
-/// "0x10" as 16, which no one means by a rate or a timeout.
+/// finite number, as `finite_number() & CLI::Range(low, high)`. Decimal only (not_decimal): an
+/// option named for its meaning (type_name("USD")) is not one decimal_numbers_only can find.
 inline CLI::Validator finite_number() {
   return CLI::Validator(
       [](std::string& text) {
-        if (text.find_first_of("xX") != std::string::npos) return "not a decimal number: " + text;
+        if (auto why = not_decimal(text); !why.empty()) return why;
         try {
           std::size_t used = 0;
           const double value = std::stod(text, &used);
@@ -27,21 +34,14 @@ inline CLI::Validator finite_number() {
       "FINITE");
 }
 
-/// Numbers are written in decimal: CLI11's conversions (and strtod) read "0x10" as 16, which no
-/// one means by a rate, a count or a timeout. Every option of `app` and of its commands whose
-/// value is a number gets this check, with no description, so its --help is unchanged.
+/// not_decimal for every option of `app` and of its commands whose value CLI11 names a number
+/// (INT, UINT, FLOAT), with no description, so its --help is unchanged.
 inline void decimal_numbers_only(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
     const std::string type = option->get_type_name();
     if (type.rfind("INT", 0) != 0 && type.rfind("UINT", 0) != 0 && type.rfind("FLOAT", 0) != 0)
       continue;
-    option->check(CLI::Validator(
-        [](std::string& text) {
-          return text.find_first_of("xX") == std::string::npos
-                     ? std::string()
-                     : "not a decimal number: " + text;
-        },
-        ""));
+    option->check(CLI::Validator([](std::string& text) { return not_decimal(text); }, ""));
   }
   for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
     decimal_numbers_only(*command);
