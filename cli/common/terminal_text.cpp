@@ -1,6 +1,8 @@
 // Text meant for a terminal (see terminal_text.hpp).
 #include "common/terminal_text.hpp"
 
+#include "clef/json.hpp"
+
 namespace clef::cli {
 
 namespace {
@@ -19,33 +21,6 @@ std::size_t hidden_control_at(std::string_view text, std::size_t i) {
   return 0;
 }
 
-/// The length of the well-formed UTF-8 sequence at `text[i]` (a byte past 0x7f), or 0: a stray
-/// continuation byte, a lone C1 byte (0x85, 0x9b: controls to an 8-bit terminal), a sequence cut
-/// short, an overlong form or a surrogate.
-std::size_t utf8_length_at(std::string_view text, std::size_t i) {
-  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = at(i);
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;  // the second byte's range
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;   // not overlong
-    if (lead == 0xED) high = 0x9F;  // not a surrogate
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > text.size() || at(i + 1) < low || at(i + 1) > high) return 0;
-  for (std::size_t k = 2; k < length; ++k)
-    if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
-  return length;
-}
-
 std::string safe(std::string_view text, bool keep_line_breaks) {
   std::string out;
   out.reserve(text.size());
@@ -60,7 +35,7 @@ std::string safe(std::string_view text, bool keep_line_breaks) {
       i += length - 1;
     } else if (byte >= 0x80) {
       // Only well-formed UTF-8 goes through whole; anything else is one '?' a byte.
-      const std::size_t sequence = utf8_length_at(text, i);
+      const std::size_t sequence = utf8_sequence_length(text, i);
       if (sequence == 0) {
         out += '?';
       } else {

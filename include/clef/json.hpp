@@ -38,6 +38,10 @@ CLEF_API std::string dump_json(const nlohmann::ordered_json& value, int indent =
 CLEF_API void append_json_number(std::string& out, double value);
 /// Appends `text` as dump_json writes a string: quoted and escaped, invalid UTF-8 replaced.
 CLEF_API void append_json_text(std::string& out, std::string_view text);
+/// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
+/// nothing above U+10FFFF) starting at text[i], a byte >= 0x80; 0 when it is not one (a stray
+/// continuation byte, a lone C1 byte, a sequence cut short).
+CLEF_API std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
 /// Whether the valid JSON `text` (one parse_json accepted) holds an integer outside
 /// [-2^63, 2^64 - 1]: one a parsed value keeps only as a double, its last digits lost. Read the
 /// text itself then (member_text, State::json) where the digits matter.

@@ -92,33 +92,6 @@ bool same_key(std::string_view quoted, std::string_view key) {
 
 }  // namespace
 
-std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
-  const auto at = [&](std::size_t k) {
-    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
-  };
-  const auto continuation = [](unsigned byte) { return byte >= 0x80 && byte <= 0xBF; };
-  const unsigned lead = at(0);
-  unsigned low = 0x80, high = 0xBF;  // the bounds of the second byte
-  std::size_t length = 0;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (at(1) < low || at(1) > high) return 0;
-  for (std::size_t k = 2; k < length; ++k)
-    if (!continuation(at(k))) return 0;
-  return length;
-}
-
 Status append_json_string(std::string& out, std::string_view text, std::string_view where) {
   // Written by hand rather than through a json value's dump(): it runs for every name,
   // instruction and option of every request, and a dump copies the text twice. The output is
@@ -273,6 +246,33 @@ std::string string_field(const Json& object, std::string_view key) {
 }  // namespace clef::detail
 
 namespace clef {
+
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
+  const auto at = [&](std::size_t k) {
+    return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0u;
+  };
+  const auto continuation = [](unsigned byte) { return byte >= 0x80 && byte <= 0xBF; };
+  const unsigned lead = at(0);
+  unsigned low = 0x80, high = 0xBF;  // the bounds of the second byte
+  std::size_t length = 0;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (at(1) < low || at(1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k)
+    if (!continuation(at(k))) return 0;
+  return length;
+}
 
 Result<nlohmann::ordered_json> parse_json(std::string_view text, std::string_view what,
                                           ErrorKind kind) {

@@ -17,10 +17,6 @@ namespace clef::detail {
 
 using Json = nlohmann::ordered_json;
 
-/// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
-/// nothing above U+10FFFF) starting at text[i], a byte >= 0x80; 0 when it is not one.
-std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
-
 /// Whether `byte` stands for itself inside a JSON string, as the serializer writes one and as
 /// the strict cursor reads one fast: printable ASCII but the quote and the backslash.
 constexpr bool is_plain_string_byte(unsigned char byte) {
