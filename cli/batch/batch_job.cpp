@@ -180,8 +180,6 @@ std::optional<BatchEnd> BatchJob::cap_cost(std::optional<double> cap, const Kept
   return BatchEnd{as_int(ExitCode::usage)};
 }
 
-/// --max-cost's two stops: the cap reached (exit 3, like a provider's budget), or a decision
-/// whose cost is unknown, so that no cap could hold (exit 2: a price is missing).
 std::string BatchJob::how_to_go_on(const std::string& to) const {
   if (!m_flags.after_interrupt.empty()) return m_flags.after_interrupt;
   // --resume reads OUTPUT back: only a file written as JSONL can be.
@@ -190,6 +188,8 @@ std::string BatchJob::how_to_go_on(const std::string& to) const {
   return "run again whole: --resume goes on only from JSONL written to -o FILE";
 }
 
+/// --max-cost's two stops: the cap reached (exit 3, like a provider's budget), or a decision
+/// whose cost is unknown, so that no cap could hold (exit 2: a price is missing).
 std::optional<BatchEnd> BatchJob::cost_stop(const BatchSummary& summary) const {
   if (summary.cost_unknown) {
     const std::string& model = m_flags.connection.model;

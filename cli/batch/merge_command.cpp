@@ -261,8 +261,7 @@ int summarize(const Merged& merged, std::size_t shards, const ShardIndex& index,
 
 /// Nothing at `path`, not even a dangling link's target: a shard output never written.
 bool never_written(const std::string& path) {
-  struct stat info {};
-  return ::stat(path.c_str(), &info) != 0 && errno == ENOENT;
+  return path_kind(path) == PathKind::missing && errno == ENOENT;  // path_kind's errno
 }
 
 /// The run record of each shard output given. A shard that never wrote its output (killed
