@@ -318,9 +318,7 @@ int conclude(const AskFlags& flags, const Decision& decision, const DecisionRequ
 }  // namespace
 
 int run_ask(const AskFlags& flags, const CLI::App& command, const Context& process) {
-  // One decision has nothing to finish gracefully: the first interrupt cancels it.
-  Context context = process;
-  context.cancel = process.stop;
+  const Context context = cancelled_at_first_signal(process);
   auto questions = collect_questions(flags.questions, command);
   if (!questions) return report(context, questions.error(), flags.connection);
   auto gates = parse_gates(flags.expects, questions.value());

@@ -171,9 +171,7 @@ CLI::App* add_models_command(CLI::App& app, ModelsFlags& flags) {
 }
 
 int run_models(const ModelsFlags& flags, const Context& process) {
-  // Nothing to finish gracefully: the first interrupt cancels the request.
-  Context context = process;
-  context.cancel = process.stop;
+  const Context context = cancelled_at_first_signal(process);
   auto api = ollama_api(flags.connection, context);
   if (!api) return report(context, api.error(), flags.connection);
   auto models = api->models();
@@ -216,9 +214,7 @@ CLI::App* add_doctor_command(CLI::App& app, ConnectionFlags& flags) {
 }
 
 int run_doctor(const ConnectionFlags& flags, const Context& process) {
-  // Nothing to finish gracefully: the first interrupt cancels the check under way.
-  Context context = process;
-  context.cancel = process.stop;
+  const Context context = cancelled_at_first_signal(process);
   // A server that lists its models gets them checked; an account, its token and id; any other,
   // a test decision.
   const BackendTraits& traits = traits_of(flags.backend);

@@ -20,4 +20,12 @@ struct Context {
   const std::atomic<bool>* cancel = nullptr;
 };
 
+/// `process` for a command with nothing to finish gracefully (one request: ask, models,
+/// doctor): its first SIGINT or SIGTERM cancels what is in flight.
+inline Context cancelled_at_first_signal(const Context& process) {
+  Context context = process;
+  context.cancel = process.stop;
+  return context;
+}
+
 }  // namespace clef::cli
