@@ -49,6 +49,14 @@ using detail::open_shard;
 using detail::scan;
 using detail::Scan;
 
+/// The SHA-256 cache_key() writes in hex.
+detail::Sha256 cache_digest(std::string_view tag, const HttpRequest& request,
+                            std::string_view model_version) {
+  const std::string_view separator("\x1f", 1);
+  return detail::sha256({tag, separator, request.method, separator, request.url, separator,
+                         model_version, separator, request.body});
+}
+
 /// Until a process has scanned the cache, about one write in this many scans it.
 constexpr unsigned eviction_interval = 64;
 /// After a scan a process counts its own writes against the cap; it scans again when that count
@@ -103,17 +111,17 @@ class CacheStage final : public detail::Stage {
                                              detail::StageNote& key) override {
     if (!m_options.include_images && may_carry_media(request.body) && !cacheable(request))
       return std::nullopt;
-    key = cache_key(m_tag, request, m_options.model_version);
-    if (auto hit = read_entry(key, request)) return Result<HttpResponse>(std::move(*hit));
+    key = detail::pack_key(cache_digest(m_tag, request, m_options.model_version));
+    if (auto hit = read_entry(*key, request)) return Result<HttpResponse>(std::move(*hit));
     return std::nullopt;
   }
 
   void received(const HttpRequest& request, const detail::StageNote& key,
                 Result<HttpResponse>& response) override {
-    if (!response || key.empty()) return;  // no key: not a request this cache keeps
+    if (!response || !key) return;  // no key: not a request this cache keeps
     const auto asked = cacheable(request);
     if (asked && answers(*response, *asked)) {
-      store(key, *response, detail::request_credentials(request));
+      store(*key, *response, detail::request_credentials(request));
     }
   }
 
@@ -162,14 +170,14 @@ class CacheStage final : public detail::Stage {
 
   /// The entry stored for `key`, when it answers `request`: in a pack (or waiting for one), else
   /// in a file of its own, as clef before packs wrote them.
-  std::optional<HttpResponse> read_entry(const std::string& key, const HttpRequest& request) {
+  std::optional<HttpResponse> read_entry(const detail::PackKey& key, const HttpRequest& request) {
     if (auto found = m_packs->find(key)) {
-      auto checked = check_entry(found->text, key, request, found->listed_created);
+      auto checked = check_entry(found->text, detail::key_hex(key), request, found->listed_created);
       if (checked.verdict == Verdict::damaged) m_packs->discard(*found);  // edited, torn, planted
       if (checked.verdict == Verdict::not_answer) m_packs->forget(key);
       return std::move(checked.response);
     }
-    return m_shards_at_start ? read_file_entry(key, request) : std::nullopt;
+    return m_shards_at_start ? read_file_entry(detail::key_hex(key), request) : std::nullopt;
   }
 
   /// The entry in file KEY.json of its shard, when it answers `request`.
@@ -256,7 +264,7 @@ class CacheStage final : public detail::Stage {
 
   /// Writes the answer with every credential of its request scrubbed: an entry may outlive the
   /// token, and a shared cache directory must not hand one to another user.
-  void store(const std::string& key, const HttpResponse& response,
+  void store(const detail::PackKey& key, const HttpResponse& response,
              const detail::Secrets& credentials) {
     // Written as text (the entry's JSON, members in parse_entry's order), not built as a JSON
     // value and dumped: a third of a miss's work was that.
@@ -269,9 +277,9 @@ class CacheStage final : public detail::Stage {
                  : std::string_view(redacted = detail::redact_all(text, credentials));
     };
     std::string text;
-    text.reserve(128 + key.size() + response.body.size() + response.body.size() / 4);
+    text.reserve(192 + response.body.size() + response.body.size() / 4);
     text += "{\"key\":\"";
-    text += key;
+    detail::append_key_hex(text, key);
     text += "\",\"created\":" + std::to_string(created);
     text += ",\"status\":" + std::to_string(response.status) + ",\"headers\":[";
     bool first = true;
@@ -390,9 +398,7 @@ bool is_moving_alias(std::string_view model) noexcept {
 
 std::string cache_key(std::string_view tag, const HttpRequest& request,
                       std::string_view model_version) {
-  const std::string_view separator("\x1f", 1);
-  return detail::to_hex(detail::sha256({tag, separator, request.method, separator, request.url,
-                                        separator, model_version, separator, request.body}));
+  return detail::to_hex(cache_digest(tag, request, model_version));
 }
 
 Status check_cache_directory(const std::string& directory) {

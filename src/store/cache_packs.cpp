@@ -20,8 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// A pack is written when this many entries wait.
-constexpr std::size_t pack_entries = 512;
 /// Until this long after the last pack, entries wait for more.
 constexpr auto pack_interval = 1s;
 /// How often other writers' packs are looked for even when the directory seems unchanged (its
@@ -35,6 +33,11 @@ std::string random_name() {
   return text;
 }
 
+std::uint64_t random_seed() {
+  std::random_device device;
+  return std::uint64_t{device()} << 32 | device();
+}
+
 bool same_time(const struct timespec& a, const struct timespec& b) {
   return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
 }
@@ -42,7 +45,7 @@ bool same_time(const struct timespec& a, const struct timespec& b) {
 }  // namespace
 
 PackStore::PackStore(int top, std::uint64_t pack_bytes)
-    : m_top(::fcntl(top, F_DUPFD_CLOEXEC, 0)), m_pack_bytes(pack_bytes) {
+    : m_top(::fcntl(top, F_DUPFD_CLOEXEC, 0)), m_pack_bytes(pack_bytes), m_seed(random_seed()) {
   // Made now, not at the first write: a lookup then needs no system call to learn it is missing.
   ::mkdirat(top, packs_directory, 0700);
   m_directory = open_shard(top, packs_directory);
@@ -75,41 +78,62 @@ std::array<std::uint64_t, 2> slot_key(const PackKey& key) {
   return {key[0], key[1]};
 }
 
+/// A slot's tag: its key's first word, never 0 (an empty slot).
+std::uint64_t tag_of(const std::array<std::uint64_t, 2>& key) {
+  return key[0] | 1u;
+}
+
 }  // namespace
 
 std::uint32_t PackStore::clamped_time(std::int64_t seconds) {
   return static_cast<std::uint32_t>(std::clamp<std::int64_t>(seconds, 0, UINT32_MAX));
 }
 
-PackStore::Slot& PackStore::slot_for(const SlotKey& key) {
+std::size_t PackStore::slot_for(const SlotKey& key) const {
   const std::size_t mask = m_slots.size() - 1;
-  for (std::size_t i = static_cast<std::size_t>(key[0]) & mask;; i = (i + 1) & mask) {
-    if (m_slots[i].at.pack == empty_slot || m_slots[i].key == key) return m_slots[i];
+  const std::uint64_t tag = tag_of(key);
+  for (std::size_t i = home(key[1]) & mask;; i = (i + 1) & mask) {
+    if (m_tags[i] == 0 || (m_tags[i] == tag && m_slots[i].key == key)) return i;
+  }
+}
+
+std::size_t PackStore::pending_slot_locked(const PackKey& key) const {
+  const std::size_t mask = m_pending_slots.size() - 1;
+  for (std::size_t i = home(key[1]) & mask;; i = (i + 1) & mask) {
+    const std::size_t at = m_pending_slots[i];
+    if (at == 0 || m_pending[at - 1].key == key) return i;
   }
 }
 
 void PackStore::reserve_locked(std::size_t more) {
   if ((m_used + more) * 4 <= m_slots.size() * 3) return;
   // Grown, and the dead slots (forgotten entries and packs) left behind: only live ones are kept.
-  std::vector<Slot> old = std::exchange(m_slots, {});
+  const std::vector<Slot> old = std::exchange(m_slots, {});
+  const std::vector<std::uint64_t> old_tags = std::exchange(m_tags, {});
   std::size_t live_slots = 0;
-  for (const auto& slot : old) live_slots += live(slot.at) ? 1 : 0;
+  for (std::size_t i = 0; i < old.size(); ++i) live_slots += old_tags[i] && live(old[i].at);
   std::size_t size = 64;
   while (size * 3 < (live_slots + more) * 4) size *= 2;
-  m_slots.resize(size);
+  m_slots.assign(size, Slot{});
+  m_tags.assign(size, 0);
   m_used = 0;
-  for (const auto& slot : old) {
-    if (!live(slot.at)) continue;
-    slot_for(slot.key) = slot;
+  for (std::size_t i = 0; i < old.size(); ++i) {
+    if (old_tags[i] == 0 || !live(old[i].at)) continue;
+    const std::size_t at = slot_for(old[i].key);
+    m_tags[at] = old_tags[i];
+    m_slots[at] = old[i];
     ++m_used;
   }
 }
 
 void PackStore::index_locked(const PackKey& key, const Location& at) {
   reserve_locked(1);
-  Slot& slot = slot_for(slot_key(key));
-  if (slot.at.pack == empty_slot) {
-    slot = {slot_key(key), at};
+  const SlotKey wanted = slot_key(key);
+  const std::size_t i = slot_for(wanted);
+  Slot& slot = m_slots[i];
+  if (m_tags[i] == 0) {
+    m_tags[i] = tag_of(wanted);
+    slot = {wanted, at};
     ++m_used;
     return;
   }
@@ -117,20 +141,17 @@ void PackStore::index_locked(const PackKey& key, const Location& at) {
   if (!live(slot.at) || slot.at.created <= at.created) slot.at = at;
 }
 
-std::optional<PackStore::Found> PackStore::find(const std::string& key) {
+std::optional<PackStore::Found> PackStore::find(const PackKey& key) {
   std::lock_guard<std::mutex> lock(m_mutex);
-  if (const auto waiting = m_pending_by_key.find(key); waiting != m_pending_by_key.end()) {
-    return Found{m_pending[waiting->second].text, std::nullopt, std::nullopt};
-  }
+  if (const std::size_t waiting = m_pending_slots[pending_slot_locked(key)]; waiting != 0)
+    return Found{m_pending[waiting - 1].text, std::nullopt, std::nullopt};
   // A batch that has stopped storing still has its last entries written within a second.
   if (!m_pending.empty() && std::chrono::steady_clock::now() - m_last_pack >= pack_interval)
     flush_locked();
-  const auto wanted = pack_key(key);
-  if (!wanted) return std::nullopt;
   int directory = refresh_locked();
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (m_slots.empty() || directory < 0) return std::nullopt;
-    const Slot& slot = slot_for(slot_key(*wanted));
+    const Slot& slot = m_slots[slot_for(slot_key(key))];
     if (!live(slot.at)) return std::nullopt;
     const Location at = slot.at;
     const Pack& pack = m_packs[at.pack];
@@ -162,13 +183,12 @@ std::optional<PackStore::Found> PackStore::find(const std::string& key) {
   return std::nullopt;
 }
 
-void PackStore::forget(const std::string& key) {
+void PackStore::forget(const PackKey& key) {
   std::lock_guard<std::mutex> lock(m_mutex);
-  const auto wanted = pack_key(key);
-  if (!wanted || m_slots.empty()) return;
-  Slot& slot = slot_for(slot_key(*wanted));
+  if (m_slots.empty()) return;
+  const std::size_t i = slot_for(slot_key(key));
   // Dead from now on: the slot stays (open addressing) until the index next grows.
-  if (slot.at.pack != empty_slot) slot.at.pack = forgotten;
+  if (m_tags[i] != 0) m_slots[i].at.pack = forgotten;
 }
 
 void PackStore::discard(const Found& found) {
@@ -260,16 +280,17 @@ void PackStore::forget_packs_locked(const std::vector<std::size_t>& packs) {
   }
 }
 
-PackWritten PackStore::add(std::string key, std::int64_t created, std::string text) {
+PackWritten PackStore::add(const PackKey& key, std::int64_t created, std::string text) {
   std::lock_guard<std::mutex> lock(m_mutex);
   m_pending_bytes += text.size();
-  const auto [at, fresh] = m_pending_by_key.try_emplace(key, m_pending.size());
-  if (fresh) {
-    m_pending.push_back({std::move(key), created, std::move(text)});
+  auto& waiting = m_pending_slots[pending_slot_locked(key)];
+  if (waiting == 0) {
+    m_pending.push_back({key, created, std::move(text)});
+    waiting = static_cast<std::uint16_t>(m_pending.size());
   } else {
-    m_pending[at->second] = {std::move(key), created, std::move(text)};
+    m_pending[waiting - 1] = {key, created, std::move(text)};
   }
-  if (m_pending.size() >= pack_entries || m_pending_bytes >= m_pack_bytes ||
+  if (m_pending.size() >= most_waiting || m_pending_bytes >= m_pack_bytes ||
       std::chrono::steady_clock::now() - m_last_pack >= pack_interval) {
     return flush_locked();
   }
@@ -284,7 +305,7 @@ PackWritten PackStore::flush() {
 PackWritten PackStore::flush_locked() {
   if (m_pending.empty()) return {};
   std::vector<PendingEntry> entries = std::exchange(m_pending, {});
-  m_pending_by_key.clear();
+  m_pending_slots.fill(0);
   m_pending_bytes = 0;
   m_last_pack = std::chrono::steady_clock::now();
   std::vector<PackEntry> where;
@@ -308,6 +329,7 @@ PackWritten PackStore::flush_locked() {
     directory = usable_directory_locked();
     m_pack_by_name.clear();
     m_slots.clear();
+    m_tags.clear();
     m_used = 0;
     m_packs.clear();
   }

@@ -37,6 +37,9 @@ struct PackWritten {
 /// second.
 class PackStore {
  public:
+  /// A pack is written when this many entries wait.
+  static constexpr std::size_t most_waiting = 512;
+
   /// The packs of the cache open at `top` (the directory is made 0700 when missing; `top` is
   /// duplicated, not kept).
   PackStore(int top, std::uint64_t pack_bytes);
@@ -63,13 +66,13 @@ class PackStore {
   static std::uint32_t clamped_time(std::int64_t seconds);
 
   /// The newest entry stored for `key`, or nothing. Touches its pack (recently used).
-  std::optional<Found> find(const std::string& key);
+  std::optional<Found> find(const PackKey& key);
   /// Forgets the entry `key` was found in: it was read and is not an answer (its pack stays).
-  void forget(const std::string& key);
+  void forget(const PackKey& key);
   /// Removes the pack `found` came from: it holds bytes that are not an entry (damaged, edited).
   void discard(const Found& found);
   /// Keeps `text` as the entry for `key`; what a pack written now took.
-  PackWritten add(std::string key, std::int64_t created, std::string text);
+  PackWritten add(const PackKey& key, std::int64_t created, std::string text);
   /// Writes every waiting entry in a pack now.
   PackWritten flush();
 
@@ -86,8 +89,8 @@ class PackStore {
     std::uint32_t length = 0;         ///< At most 64 MiB.
     std::uint32_t created = 0;        ///< Unix time, clamped: only compared.
   };
-  /// A slot of the index: open addressing in one array of 48-byte slots (a node per entry made a
-  /// full cache's first lookup take 0.7 s, most of it allocating, hashing and freeing nodes).
+  /// A slot of the index (a node per entry made a full cache's first lookup take 0.7 s, most of
+  /// it allocating, hashing and freeing nodes).
   struct Slot {
     SlotKey key{};
     Location at;
@@ -102,7 +105,16 @@ class PackStore {
   bool live(const Location& at) const {
     return at.pack < m_packs.size() && !m_packs[at.pack].name.empty();
   }
-  Slot& slot_for(const SlotKey& key);
+  /// Where a key's probe starts: a word of the key (a SHA-256) mixed with this store's random
+  /// seed, so that keys written to collide cannot line up.
+  std::size_t home(std::uint64_t word) const {
+    const std::uint64_t mixed = (word ^ m_seed) * 0x9E3779B97F4A7C15u;
+    return static_cast<std::size_t>(mixed ^ mixed >> 32);
+  }
+  /// The index's slot holding `key`, or the empty one where it would go.
+  std::size_t slot_for(const SlotKey& key) const;
+  /// The pending table's slot holding `key`, or the empty one where it would go.
+  std::size_t pending_slot_locked(const PackKey& key) const;
   void reserve_locked(std::size_t more);
   void index_locked(const PackKey& key, const Location& at);
   /// The packs' directory, or -1 when it is gone or no longer safe to use.
@@ -121,12 +133,21 @@ class PackStore {
   bool m_reopened = false;  ///< The directory was made again once: not again.
   std::vector<Pack> m_packs;
   std::unordered_map<std::string, std::size_t> m_pack_by_name;
-  std::vector<Slot> m_slots;           ///< A power of two long, at most three quarters used.
+  const std::uint64_t m_seed;
+  /// The index: open addressing over two arrays of one length, a power of two, at most three
+  /// quarters used. A probe reads `m_tags` alone (a slot's key's first word, never 0 — 0 is an
+  /// empty slot — eight to a cache line) and a slot only when its tag is the key's: a miss
+  /// probing 48-byte slots read a cache line or more per probe, the largest part of a lookup.
+  std::vector<std::uint64_t> m_tags;
+  std::vector<Slot> m_slots;
   std::size_t m_used = 0;              ///< Slots used, live or dead.
   struct timespec m_listed_change {};  ///< The directory's mtime at the last listing.
   std::chrono::steady_clock::time_point m_listed_at{};
-  std::vector<PendingEntry> m_pending;
-  std::unordered_map<std::string, std::size_t> m_pending_by_key;
+  std::vector<PendingEntry> m_pending;  ///< At most most_waiting: then they are written.
+  /// Where each waiting entry lies in m_pending (its index + 1; 0: an empty slot), by key: open
+  /// addressing in twice as many slots as entries wait (a map of nodes keyed by the key's hex was
+  /// an allocation and a 64-byte hash per miss).
+  std::array<std::uint16_t, 2 * most_waiting> m_pending_slots{};
   std::uint64_t m_pending_bytes = 0;
   std::chrono::steady_clock::time_point m_last_pack{};
 };

@@ -198,10 +198,20 @@ void append_decimal(std::string& out, std::uint64_t value) {
 
 }  // namespace
 
+PackKey pack_key(const Sha256& digest) {
+  PackKey key{};
+  for (std::size_t i = 0; i < digest.size(); ++i) key[i / 8] = key[i / 8] << 8 | digest[i];
+  return key;
+}
+
+void append_key_hex(std::string& out, const PackKey& key) {
+  for (const std::uint64_t word : key) append_hex_word(out, word);
+}
+
 std::string key_hex(const PackKey& key) {
   std::string text;
   text.reserve(64);
-  for (const std::uint64_t word : key) append_hex_word(text, word);
+  append_key_hex(text, key);
   return text;
 }
 
@@ -213,39 +223,37 @@ std::uint64_t entry_check(std::string_view text) {
 }
 
 std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<PackEntry>& where) {
-  std::size_t body_size = 0;
-  for (const auto& entry : entries) body_size += entry.text.size() + 1;
-  std::string header(pack_magic);
-  header.reserve(pack_magic.size() + 24 + entries.size() * 128);
-  append_decimal(header, entries.size());
-  header += '\n';
-  std::string body;
-  body.reserve(body_size);
+  std::string text(pack_magic);
+  text.reserve(pack_magic.size() + 24 + entries.size() * 128);
+  append_decimal(text, entries.size());
+  text += '\n';
   where.clear();
+  std::uint64_t offset = 0;  // from the end of the header, until the header is written
+  std::size_t body_size = 0;
   for (const auto& entry : entries) {
-    const auto key = pack_key(entry.key);
-    if (!key) continue;  // never: the cache's keys are SHA-256s in hex
     const std::uint64_t check = entry_check(entry.text);
-    where.push_back({*key, body.size(), entry.text.size(), entry.created, check});
-    header += entry.key;
-    header += ' ';
-    append_decimal(header, body.size());
-    header += ' ';
-    append_decimal(header, entry.text.size());
-    header += ' ';
-    header += std::to_string(entry.created);  // signed, as written before
-    header += ' ';
-    append_hex_word(header, check);
-    header += '\n';
-    body += entry.text;
-    body += '\n';
+    where.push_back({entry.key, offset, entry.text.size(), entry.created, check});
+    append_key_hex(text, entry.key);
+    text += ' ';
+    append_decimal(text, offset);
+    text += ' ';
+    append_decimal(text, entry.text.size());
+    text += ' ';
+    text += std::to_string(entry.created);  // signed, as written before
+    text += ' ';
+    append_hex_word(text, check);
+    text += '\n';
+    offset += entry.text.size() + 1;
+    body_size += entry.text.size() + 1;
   }
-  // The count is the lines written (a key that is not one was left out above).
-  header.replace(pack_magic.size(), std::to_string(entries.size()).size(),
-                 std::to_string(where.size()));
-  for (auto& entry : where) entry.offset += header.size();
-  header += body;
-  return header;
+  for (auto& entry : where) entry.offset += text.size();
+  // The entries after the header, copied once.
+  text.reserve(text.size() + body_size);
+  for (const auto& entry : entries) {
+    text += entry.text;
+    text += '\n';
+  }
+  return text;
 }
 
 }  // namespace clef::detail

@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/sha256_bytes.hpp"
+
 namespace clef::detail {
 
 /// The cache's subdirectory that holds its packs.
@@ -36,8 +38,12 @@ using PackKey = std::array<std::uint64_t, 4>;
 
 /// `hex` as a key; nothing when it is not 64 lowercase hex digits.
 std::optional<PackKey> pack_key(std::string_view hex);
+/// A SHA-256 as a key: the words its hex digits spell (what pack_key reads from to_hex(digest)).
+PackKey pack_key(const Sha256& digest);
 /// `key` as its 64 hex digits.
 std::string key_hex(const PackKey& key);
+/// `key`'s 64 hex digits, appended to `out`.
+void append_key_hex(std::string& out, const PackKey& key);
 
 /// An entry as a pack's header lists it.
 struct PackEntry {
@@ -64,7 +70,7 @@ std::optional<std::vector<PackEntry>> read_pack_header(int fd, std::uint64_t siz
 
 /// An entry waiting to be written in the next pack.
 struct PendingEntry {
-  std::string key;
+  PackKey key{};
   std::int64_t created = 0;
   std::string text;
 };

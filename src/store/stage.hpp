@@ -4,6 +4,8 @@
 // no thread per request.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,9 +16,9 @@
 
 namespace clef::detail {
 
-/// What a stage keeps of one request from answer() to received() (the cache: the request's key,
-/// which costs a SHA-256 of the body to compute again).
-using StageNote = std::string;
+/// What a stage keeps of one request from answer() to received(): the cache, the request's key
+/// (a SHA-256 of the body, costly to compute again) as four words; nothing when none was kept.
+using StageNote = std::optional<std::array<std::uint64_t, 4>>;
 
 class Stage {
  public:
