@@ -10,6 +10,7 @@
 #include "clef/async_transport.hpp"
 #include "clef/client.hpp"
 #include "engine/retry.hpp"
+#include "store/answer_verdict.hpp"
 #include "transport/shared_request.hpp"
 #include "wire/cost.hpp"
 #include "wire/http_errors.hpp"
@@ -148,6 +149,9 @@ struct Client::Impl : detail::Connection {
                            const DecisionRequest& request) const {
     if (!response) return response.error();
     auto decision = interpret(response.value(), http, request);
+    // Before anything else is done with it: a stage it passed (the cache) acts on the verdict.
+    detail::judge_answer(
+        {response.value(), decision && decision->all_ok(), options.backend, options.validation});
     if (decision) decision.value().cached = response->from_cache;
     return decision;
   }

@@ -49,24 +49,29 @@ void Submission::send_attempt(const std::shared_ptr<Submission>& submission) {
     std::lock_guard<std::mutex> lock(submission->waiting_mutex);
     submission->waiting = carrier;
   }
-  detail::start_shared_on(
-      *submission->transport, submission->shared_transport, submission->http,
-      [carrier](Result<HttpResponse> response) {
-        const auto held = carrier->take();
-        if (!held) return;  // cancelled meanwhile: already delivered, and let go
-        Submission& s = *held;
-        if (s.settled.load()) return;
-        auto result = s.impl->outcome(std::move(response), *s.http, *s.request);
-        if (result) {
-          result.value().latency = std::chrono::duration_cast<std::chrono::microseconds>(
-              std::chrono::steady_clock::now() - s.started);
-          return s.settle(std::move(result));
-        }
-        Error error = result.error();
-        const auto delay = s.impl->next_wait(error, s.attempt, s.started, s.policy);
-        if (!delay) return s.settle(Result<Decision>(std::move(error)));
-        wait(held, *delay);
-      });
+  // A handler that judges (answer_verdict.hpp): outcome() gives its verdict on the response.
+  JudgingHandler on_response{carrier, [](void* state, Result<HttpResponse>&& response) {
+                               answered(*static_cast<Waiting*>(state), std::move(response));
+                             }};
+  detail::start_shared_on(*submission->transport, submission->shared_transport, submission->http,
+                          std::move(on_response));
+}
+
+void Submission::answered(Waiting& carrier, Result<HttpResponse>&& response) {
+  const auto held = carrier.take();
+  if (!held) return;  // cancelled meanwhile: already delivered, and let go
+  Submission& s = *held;
+  if (s.settled.load()) return;
+  auto result = s.impl->outcome(std::move(response), *s.http, *s.request);
+  if (result) {
+    result.value().latency = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - s.started);
+    return s.settle(std::move(result));
+  }
+  Error error = result.error();
+  const auto delay = s.impl->next_wait(error, s.attempt, s.started, s.policy);
+  if (!delay) return s.settle(Result<Decision>(std::move(error)));
+  wait(held, *delay);
 }
 
 /// Waits `delay` between attempts, then sends again.

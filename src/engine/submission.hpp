@@ -57,6 +57,8 @@ struct Submission {
 
   static void watch_token(const std::shared_ptr<Submission>& submission);
   static void send_attempt(const std::shared_ptr<Submission>& submission);
+  /// What an attempt's response makes of the submission `carrier` holds: settled, or tried again.
+  static void answered(Waiting& carrier, Result<HttpResponse>&& response);
   static void wait(const std::shared_ptr<Submission>& submission, std::chrono::milliseconds delay);
   static void wait_until(const std::shared_ptr<Submission>& submission,
                          std::chrono::steady_clock::time_point until);

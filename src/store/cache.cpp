@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "clef/digest.hpp"
+#include "store/answer_verdict.hpp"
 #include "store/cache_directory.hpp"
 #include "store/cache_packs.hpp"
 #include "store/cache_request.hpp"
@@ -117,12 +118,21 @@ class CacheStage final : public detail::Stage {
   }
 
   void received(const HttpRequest& request, const detail::StageNote& key,
-                Result<HttpResponse>& response) override {
+                Result<HttpResponse>& response, bool judged) override {
     if (!response || !key) return;  // no key: not a request this cache keeps
-    const auto asked = cacheable(request);
-    if (asked && answers(*response, *asked)) {
-      store(*key, *response, detail::request_credentials(request));
-    }
+    if (judged) return;             // the client says whether it is an answer: verdict()
+    if (answers(*response, request)) store(*key, *response, detail::request_credentials(request));
+  }
+
+  void verdict(const HttpRequest& request, const detail::StageNote& key,
+               const detail::AnswerVerdict& verdict) override {
+    if (!key) return;
+    // The client's verdict stands for the cache's own check when both read alike; a key was
+    // made only for a request whose images, if any, the cache keeps (answer()).
+    const bool alike = verdict.backend == m_backend &&
+                       detail::same_checks(verdict.validation, m_options.validation);
+    if (alike ? verdict.whole : answers(verdict.response, request))
+      store(*key, verdict.response, detail::request_credentials(request));
   }
 
  private:
@@ -131,6 +141,13 @@ class CacheStage final : public detail::Stage {
     auto asked = detail::read_asked(request.body, m_last_questions);
     if (!asked || (asked->images && !m_options.include_images)) return std::nullopt;
     return asked;
+  }
+
+  /// True when `response` is what the client accepts as a whole answer to `request`, whose answer
+  /// the cache may keep.
+  bool answers(const HttpResponse& response, const HttpRequest& request) const {
+    const auto asked = cacheable(request);
+    return asked && answers(response, *asked);
   }
 
   /// True when `response` is what the client accepts as a whole answer to `asked`.

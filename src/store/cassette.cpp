@@ -77,7 +77,7 @@ class RecorderStage final : public detail::Stage {
   }
 
   void received(const HttpRequest& request, const detail::StageNote&,
-                Result<HttpResponse>& response) override {
+                Result<HttpResponse>& response, bool /*judged*/) override {
     if (!response) return;
     const auto secrets = detail::request_credentials(request);
     detail::Json line = detail::Json::object();
@@ -167,7 +167,8 @@ class ReplayStage final : public detail::Stage {
                                              detail::StageNote&) override {
     return m_replay->send(request);
   }
-  void received(const HttpRequest&, const detail::StageNote&, Result<HttpResponse>&) override {}
+  void received(const HttpRequest&, const detail::StageNote&, Result<HttpResponse>&,
+                bool) override {}
 
  private:
   std::shared_ptr<ReplayTransport> m_replay;

@@ -205,7 +205,10 @@ PackKey pack_key(const Sha256& digest) {
 }
 
 void append_key_hex(std::string& out, const PackKey& key) {
-  for (const std::uint64_t word : key) append_hex_word(out, word);
+  static constexpr char digits[] = "0123456789abcdef";
+  char hex[64];
+  for (std::size_t i = 0; i < 64; ++i) hex[i] = digits[key[i / 16] >> (60 - 4 * (i % 16)) & 0xf];
+  out.append(hex, sizeof hex);
 }
 
 std::string key_hex(const PackKey& key) {

@@ -9,9 +9,33 @@ Result<HttpResponse> send_through(Stage& stage, Transport& inner, const HttpRequ
   StageNote note;
   if (auto answered = stage.answer(request, note)) return std::move(*answered);
   auto response = inner.send(request);
-  stage.received(request, note, response);
+  stage.received(request, note, response, false);
   return response;
 }
+
+namespace {
+
+/// What a request that went on past a stage keeps for the way back.
+struct Passage {
+  std::shared_ptr<Stage> stage;
+  std::shared_ptr<const HttpRequest> request;  ///< The one the inner transport sends.
+  StageNote note;
+  ResponseHandler done;
+
+  void back(Result<HttpResponse>&& response, bool judged) {
+    stage->received(*request, note, response, judged);
+    if (!judged) return call_handler(done, std::move(response));
+    VerdictScope scope(
+        [](void* context, const AnswerVerdict& verdict) {
+          const auto& passage = *static_cast<const Passage*>(context);
+          passage.stage->verdict(*passage.request, passage.note, verdict);
+        },
+        this);
+    call_handler(done, std::move(response));
+  }
+};
+
+}  // namespace
 
 void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner,
                    SharedRequestTransport* inner_shared, std::shared_ptr<const HttpRequest> request,
@@ -25,13 +49,18 @@ void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner,
     });
     return;
   }
-  // received() needs the request when the answer comes back: the one the inner transport sends.
-  auto kept = request;
+  const bool judged = handler_judges(done);
+  auto passage =
+      std::make_shared<Passage>(Passage{stage, request, std::move(note), std::move(done)});
+  if (judged) {
+    JudgingHandler back{passage, [](void* state, Result<HttpResponse>&& response) {
+                          static_cast<Passage*>(state)->back(std::move(response), true);
+                        }};
+    return start_shared_on(inner, inner_shared, std::move(request), std::move(back));
+  }
   start_shared_on(inner, inner_shared, std::move(request),
-                  [stage, kept = std::move(kept), note = std::move(note),
-                   done = std::move(done)](Result<HttpResponse> response) mutable {
-                    stage->received(*kept, note, response);
-                    call_handler(done, std::move(response));
+                  [passage = std::move(passage)](Result<HttpResponse> response) {
+                    passage->back(std::move(response), false);
                   });
 }
 

@@ -12,6 +12,7 @@
 
 #include "clef/async_transport.hpp"
 #include "clef/transport.hpp"
+#include "store/answer_verdict.hpp"
 #include "transport/shared_request.hpp"
 
 namespace clef::detail {
@@ -29,9 +30,14 @@ class Stage {
                                                      StageNote& note) = 0;
   /// The outcome from further in (sent, or answered by a stage there), before the caller sees it;
   /// not called for this stage's own answer. On a loop it runs on the loop thread. `note` is
-  /// what answer() left in it for this request.
+  /// what answer() left in it for this request. `judged`: it goes on to a client's handler
+  /// (handler_judges), whose verdict on it then comes to verdict().
   virtual void received(const HttpRequest& request, const StageNote& note,
-                        Result<HttpResponse>& response) = 0;
+                        Result<HttpResponse>& response, bool judged) = 0;
+  /// What the client made of a response received() had with `judged` true, while the response is
+  /// still the client's; never called when the client read none (cancelled meanwhile).
+  virtual void verdict(const HttpRequest& /*request*/, const StageNote& /*note*/,
+                       const AnswerVerdict& /*verdict*/) {}
 };
 
 /// `stage` around a blocking send through `inner`.
@@ -39,7 +45,8 @@ Result<HttpResponse> send_through(Stage& stage, Transport& inner, const HttpRequ
 
 /// `stage` in front of `inner` (`inner_shared`: its shared_form): its own answer is delivered on
 /// a loop thread of `inner` (through after(0)), as every handler is; what `inner` answers passes
-/// through received() first.
+/// through received() first, and when `done` judges (handler_judges), the verdict comes to
+/// verdict() and the handler that goes to `inner` judges too (so stages stack).
 void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner,
                    SharedRequestTransport* inner_shared, std::shared_ptr<const HttpRequest> request,
                    ResponseHandler done);

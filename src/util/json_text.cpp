@@ -92,19 +92,29 @@ bool same_key(std::string_view quoted, std::string_view key) {
   return decoded && decoded->is_string() && decoded->get_ref<const std::string&>() == key;
 }
 
-}  // namespace
+/// What append_json_string does with each byte: 0 writes it as it is; 1 writes a backslash and
+/// json_escape_second[byte] (\" \\ \b \f \n \r \t); 2 takes the slow way (another control
+/// character, written \u00XX; from 0x80, a UTF-8 sequence, checked).
+constexpr std::array<std::uint8_t, 256> json_byte_kind = [] {
+  std::array<std::uint8_t, 256> kind{};
+  for (int byte = 0; byte < 256; ++byte)
+    kind[static_cast<std::size_t>(byte)] =
+        is_plain_string_byte(static_cast<unsigned char>(byte)) ? 0 : 2;
+  for (unsigned char escaped : {'"', '\\', '\b', '\f', '\n', '\r', '\t'}) kind[escaped] = 1;
+  return kind;
+}();
 
-namespace {
-
-/// How many bytes a byte below 0x80 takes inside a JSON string as append_json_string writes it:
-/// 1 for itself, 2 for a short escape (\" \\ \n ...), 6 for \u00XX. Bytes from 0x80 are UTF-8,
-/// copied as they are (1).
-constexpr std::array<std::uint8_t, 256> json_string_width = [] {
-  std::array<std::uint8_t, 256> width{};
-  for (auto& each : width) each = 1;
-  for (int byte = 0; byte < 0x20; ++byte) width[static_cast<std::size_t>(byte)] = 6;
-  for (unsigned char escaped : {'"', '\\', '\b', '\f', '\n', '\r', '\t'}) width[escaped] = 2;
-  return width;
+/// The byte after the backslash of a short escape (kind 1 above).
+constexpr std::array<char, 256> json_escape_second = [] {
+  std::array<char, 256> second{};
+  second['"'] = '"';
+  second['\\'] = '\\';
+  second['\b'] = 'b';
+  second['\f'] = 'f';
+  second['\n'] = 'n';
+  second['\r'] = 'r';
+  second['\t'] = 't';
+  return second;
 }();
 
 }  // namespace
@@ -114,21 +124,25 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
   // instruction and option of every request, and a dump copies the text twice. The output is
   // byte for byte nlohmann's (tests/serialize_test.cpp compares them on random bytes).
   //
-  // Measured first, then written through a pointer into space made once: a decision's body is
-  // JSON, a quote every few bytes, and appending each escape and each run between them was most
-  // of what storing a cache entry cost.
+  // Into room made once, a byte at a time without a branch on what the byte is: a JSON body (a
+  // cache entry's) has a quote every few bytes, and appending each escape, or branching on each
+  // quote (a misprediction each), was most of what storing an entry cost.
   static constexpr char hex[] = "0123456789abcdef";
-  std::size_t length = 2;
-  for (const char c : text) length += json_string_width[static_cast<unsigned char>(c)];
   const std::size_t start = out.size();
-  out.resize(start + length);
-  char* to = &out[start];
-  *to++ = '"';
+  // Two bytes for each (a short escape's; a UTF-8 byte takes one) and the quotes; \u00XX makes
+  // its own room.
+  out.resize(start + 2 * text.size() + 2);
+  char* base = out.data();  // a local: stores through it cannot change it, as they could out's
+  std::size_t at = start;
+  base[at++] = '"';
   const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
   for (std::size_t i = 0; i < text.size();) {
     const unsigned char byte = bytes[i];
-    if (is_plain_string_byte(byte)) {
-      *to++ = static_cast<char>(byte);
+    const std::uint8_t kind = json_byte_kind[byte];
+    if (kind < 2) {
+      base[at] = kind ? '\\' : static_cast<char>(byte);
+      base[at + 1] = json_escape_second[byte];  // a plain byte's is written over next
+      at += 1u + kind;
       ++i;
       continue;
     }
@@ -138,41 +152,20 @@ Status append_json_string(std::string& out, std::string_view text, std::string_v
         out.resize(start);
         return make_error(ErrorKind::invalid_input, "text is not valid UTF-8", std::string(where));
       }
-      to = std::copy(text.data() + i, text.data() + i + sequence, to);
+      std::copy(text.data() + i, text.data() + i + sequence, base + at);
+      at += sequence;
       i += sequence;
       continue;
     }
-    *to++ = '\\';
-    switch (byte) {
-      case '"':
-      case '\\':
-        *to++ = static_cast<char>(byte);
-        break;
-      case '\b':
-        *to++ = 'b';
-        break;
-      case '\f':
-        *to++ = 'f';
-        break;
-      case '\n':
-        *to++ = 'n';
-        break;
-      case '\r':
-        *to++ = 'r';
-        break;
-      case '\t':
-        *to++ = 't';
-        break;
-      default:  // the other control characters
-        *to++ = 'u';
-        *to++ = '0';
-        *to++ = '0';
-        *to++ = hex[byte >> 4];
-        *to++ = hex[byte & 0xF];
-    }
+    out.resize(out.size() + 4);  // \u00XX: six bytes where two were made
+    base = out.data();
+    const char escape[6] = {'\\', 'u', '0', '0', hex[byte >> 4], hex[byte & 0xF]};
+    std::copy(escape, escape + 6, base + at);
+    at += 6;
     ++i;
   }
-  *to = '"';
+  base[at++] = '"';
+  out.resize(at);
   return {};
 }
 
