@@ -11,7 +11,7 @@ State State::text(std::string text) {
   const bool blank = text.find_first_not_of(" \t\r\n") == std::string::npos;
   std::string wire;
   // Invalid UTF-8 is refused when the request is serialized, where the error can say "state".
-  if (!detail::append_json_string(wire, text, "state")) {
+  if (!detail::try_append_json_string(wire, text)) {
     return State(clef::dump_json(detail::Json(text)), true, blank, false);
   }
   return State(std::move(wire), true, blank);

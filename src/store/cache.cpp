@@ -294,7 +294,7 @@ class CacheStage final : public detail::Stage {
                  : std::string_view(redacted = detail::redact_all(text, credentials));
     };
     std::string text;
-    text.reserve(192 + response.body.size() + response.body.size() / 4);
+    text.reserve(192 + 2 * response.body.size());  // what append_json_string makes room for
     text += "{\"key\":\"";
     detail::append_key_hex(text, key);
     text += "\",\"created\":" + std::to_string(created);
@@ -305,8 +305,8 @@ class CacheStage final : public detail::Stage {
         continue;
       const std::size_t before = text.size();
       text += first ? "[" : ",[";
-      if (!detail::append_json_string(text, name, "a header") ||
-          !(text += ',', detail::append_json_string(text, clean(value), "a header"))) {
+      if (!detail::try_append_json_string(text, name) ||
+          !(text += ',', detail::try_append_json_string(text, clean(value)))) {
         text.resize(before);  // not UTF-8: not kept (a header is not needed to answer)
         continue;
       }
@@ -314,7 +314,7 @@ class CacheStage final : public detail::Stage {
       first = false;
     }
     text += "],\"body\":";
-    if (!detail::append_json_string(text, clean(response.body), "body")) return;
+    if (!detail::try_append_json_string(text, clean(response.body))) return;
     text += '}';
     if (text.size() > max_cache_entry_bytes) return;
     const auto written = m_packs->add(key, created, std::move(text));

@@ -25,6 +25,9 @@ constexpr bool is_plain_string_byte(unsigned char byte) {
 
 /// Appends `text` as a JSON string literal; fails on invalid UTF-8, naming `where`.
 Status append_json_string(std::string& out, std::string_view text, std::string_view where);
+/// The same, for a caller with no use for the error: false (and `out` as it was) on invalid
+/// UTF-8 — a Status made for every string written cost more than a short string's bytes.
+[[nodiscard]] bool try_append_json_string(std::string& out, std::string_view text);
 
 /// The exact text of member `key` of the JSON object in `object_text` (the last one, as the
 /// parser keeps the last duplicate; a key's escapes read as the parser reads them), or nullopt.

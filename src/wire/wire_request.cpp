@@ -109,7 +109,7 @@ Result<std::string> BackendWire::write_body(const DecisionRequest& request,
   std::string out;
   out.reserve(256 + request.state.wire_json().size() + questions.wire_json.size());
   out += "{\"model\":";
-  if (auto s = append_json_string(out, model, "model"); !s) return s.error();
+  if (!try_append_json_string(out, model)) return append_json_string(out, model, "model").error();
   out += ",\"state\":";
   out += request.state.wire_json();
   // TypeSafe's images go before the questions that name them, as its published examples put them.
