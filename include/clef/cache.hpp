@@ -110,7 +110,10 @@ CLEF_API Status check_cache_directory(const std::string& directory);
 /// until then it answers the caches of this process on that directory (they share what waits)
 /// and no other process, and a process killed first loses it (a miss next time, never a wrong
 /// answer).
-/// Other writers' packs are seen when the directory changes, and at least once a second.
+/// Other writers' packs are seen when the directory changes, and at least once a second; a
+/// lookup of a key this process has not seen looks at the directory at most once a millisecond
+/// (an fstat per miss was a tenth of a batch's misses' cost), so another writer's pack may be
+/// missed for that long (the answer is asked again, never wrong).
 /// Entries in files of their own (KEY.json in a shard, as clef before packs wrote them) are
 /// still read, never written. Symlinks in the cache are never followed. The size cap is
 /// enforced after writes, never when a cache is opened: until a process has scanned the cache,

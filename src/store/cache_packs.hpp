@@ -33,8 +33,8 @@ struct PackWritten {
 ///
 /// A pack is written when 512 entries or `pack_bytes` wait, or at the first entry a second or
 /// more after the last pack (so a process storing one answer writes it at once), and when the
-/// store goes. Other processes' packs are seen when the directory changes, and at least once a
-/// second.
+/// store goes. Other processes' packs are seen when the directory changes (looked at for a key
+/// the index does not hold at most once a millisecond), and at least once a second.
 class PackStore {
  public:
   /// A pack is written when this many entries wait.
@@ -143,6 +143,7 @@ class PackStore {
   std::size_t m_used = 0;              ///< Slots used, live or dead.
   struct timespec m_listed_change {};  ///< The directory's mtime at the last listing.
   std::chrono::steady_clock::time_point m_listed_at{};
+  std::chrono::steady_clock::time_point m_looked_at{};  ///< The directory's last fstat.
   std::vector<PendingEntry> m_pending;  ///< At most most_waiting: then they are written.
   /// Where each waiting entry lies in m_pending (its index + 1; 0: an empty slot), by key: open
   /// addressing in twice as many slots as entries wait (a map of nodes keyed by the key's hex was

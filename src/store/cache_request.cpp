@@ -1,20 +1,62 @@
 // The implementation of cache_request.hpp.
 #include "store/cache_request.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 #include "clef/json.hpp"
 #include "util/json_cursor.hpp"
 #include "util/json_text.hpp"
 
 namespace clef::detail {
 
+namespace {
+
+constexpr std::uint64_t ones = 0x0101010101010101u;
+constexpr std::uint64_t highs = 0x8080808080808080u;
+
+/// The high bit of each byte of `word` that is `byte`, and perhaps of a byte next to one that is
+/// (a borrow): never none where one is, so a candidate, checked after.
+std::uint64_t bytes_equal(std::uint64_t word, unsigned char byte) {
+  const std::uint64_t x = word ^ (ones * byte);
+  return (x - ones) & ~x & highs;
+}
+
+std::uint64_t word_at(const char* at) {
+  std::uint64_t word;
+  std::memcpy(&word, at, sizeof word);
+  return word;
+}
+
+/// Whether one of the names, quoted, starts at body[at] (a quote).
+bool media_name_at(std::string_view body, std::size_t at) {
+  const std::string_view after = body.substr(at + 1);
+  for (std::string_view name : {"images\"", "audio\"", "videos\""}) {
+    if (after.substr(0, name.size()) == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool may_carry_media(std::string_view body) {
-  // One pass over the quotes rather than a search per name: a body is mostly quoted text.
-  for (auto at = body.find('"'); at != std::string_view::npos; at = body.find('"', at + 1)) {
-    const std::string_view after = body.substr(at + 1);
-    if (after.empty() || (after[0] != 'i' && after[0] != 'a' && after[0] != 'v')) continue;
-    for (std::string_view name : {"images\"", "audio\"", "videos\""}) {
-      if (after.substr(0, name.size()) == name) return true;
+  // Eight bytes at a time: a quote followed by i, a or v is a candidate, checked for the names
+  // (a search per quote cost a tenth of what a cache miss did). Byte j of `next` is the byte
+  // after byte j of `here`, whatever the machine's byte order.
+  std::size_t at = 0;
+  for (; at + 9 <= body.size(); at += 8) {
+    const std::uint64_t here = word_at(body.data() + at);
+    const std::uint64_t next = word_at(body.data() + at + 1);
+    const std::uint64_t candidates =
+        bytes_equal(here, '"') &
+        (bytes_equal(next, 'i') | bytes_equal(next, 'a') | bytes_equal(next, 'v'));
+    if (candidates == 0) continue;
+    for (std::size_t i = at; i < at + 8; ++i) {
+      if (body[i] == '"' && media_name_at(body, i)) return true;
     }
+  }
+  for (; at < body.size(); ++at) {
+    if (body[at] == '"' && media_name_at(body, at)) return true;
   }
   return false;
 }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <string>
 
 #include "store/cache_directory.hpp"
@@ -205,9 +206,19 @@ PackKey pack_key(const Sha256& digest) {
 }
 
 void append_key_hex(std::string& out, const PackKey& key) {
-  static constexpr char digits[] = "0123456789abcdef";
+  // A byte's two digits from a table: a digit at a time was most of writing a key.
+  static constexpr auto byte_digits = [] {
+    constexpr char digits[] = "0123456789abcdef";
+    std::array<std::array<char, 2>, 256> table{};
+    for (std::size_t byte = 0; byte < 256; ++byte)
+      table[byte] = {digits[byte >> 4], digits[byte & 15]};
+    return table;
+  }();
   char hex[64];
-  for (std::size_t i = 0; i < 64; ++i) hex[i] = digits[key[i / 16] >> (60 - 4 * (i % 16)) & 0xf];
+  for (std::size_t i = 0; i < 32; ++i) {
+    const auto byte = static_cast<std::size_t>(key[i / 8] >> (56 - 8 * (i % 8)) & 0xff);
+    std::memcpy(hex + 2 * i, byte_digits[byte].data(), 2);
+  }
   out.append(hex, sizeof hex);
 }
 
