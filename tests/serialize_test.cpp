@@ -211,6 +211,30 @@ TEST(Serialize, EmptyStatesAreRefused) {
 
 }  // namespace
 
+// Long texts, mostly plain bytes, are written eight bytes at a time up to the next byte that is
+// not plain: every offset of every kind of byte in a run, against nlohmann's dump.
+TEST(JsonString, RunsOfPlainBytesAreWrittenAsNlohmannWritesThem) {
+  std::mt19937 random(20261207);
+  const std::vector<std::string> awkward = {
+      "\"", "\\", "\n", "\x01", "\x1f", "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+      " ",  "~",  "/"};
+  for (int round = 0; round < 100000; ++round) {
+    std::string text;
+    const std::size_t length = random() % 48;
+    while (text.size() < length) {
+      if (random() % 8 == 0)
+        text += awkward[random() % awkward.size()];
+      else
+        text += static_cast<char>('a' + random() % 26);
+    }
+    const std::string expected = nlohmann::json(text).dump();
+    std::string out = "prefix";
+    ASSERT_TRUE(clef::detail::append_json_string(out, text, "where"))
+        << testing::PrintToString(text);
+    ASSERT_EQ(out, "prefix" + expected) << testing::PrintToString(text);
+  }
+}
+
 // The request's strings are escaped by hand (util/json_text.cpp); nlohmann's dump is the
 // reference: the same bytes for every text it accepts, and a refusal for every text it refuses.
 TEST(JsonString, WritesWhatNlohmannWritesAndRefusesWhatItRefuses) {
