@@ -12,6 +12,7 @@ fresh directory each round (every lookup a miss): give the same binary twice to 
 cache costs a batch.
 """
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -59,6 +60,8 @@ def main():
                         extra = ("--cache", os.path.join(work, f"cache-{r}"))
                     rate, cpu = one_run(build, url, tickets, os.path.join(work, "out.jsonl"), n,
                                         extra)
+                    if extra:  # gone before the next run: its writeback would take their CPU
+                        shutil.rmtree(extra[1], ignore_errors=True)
                     results[label].append((rate, cpu))
                     print(f"round {r} {label}: {rate:8.0f}/s {cpu:6.1f} µs/decision", flush=True)
             for label, runs in results.items():
