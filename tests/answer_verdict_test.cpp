@@ -203,9 +203,11 @@ clef::Client cached_client(const FakeServer& server, const std::string& director
 }
 
 TEST(CacheOnTheLoop, KeepsWhatTheClientAcceptsAndNothingElse) {
-  FakeServer server;
-  std::string body;  // what the server answers; set before each request, read on its thread
+  // What the server answers, set before each request and read on its threads: made before the
+  // server, so they outlive it.
+  std::string body;
   std::mutex body_mutex;
+  FakeServer server;
   server.set_script([&](const clef::MockRequest&, int) -> std::optional<Scripted> {
     std::lock_guard<std::mutex> lock(body_mutex);
     return Scripted{200, body};
