@@ -222,6 +222,27 @@ TEST(CliAsk, OutputFormats) {
   EXPECT_EQ(with({"--format", "yaml"}).code, 2);
 }
 
+TEST(CliAsk, TsvKeepsEachLabelInOneCellAndNoneIsAFormula) {
+  // A label is whatever the question file names: a tab, a line break or a quote in one, or a
+  // leading "=", must not make more columns or rows, nor a formula in a spreadsheet (as clef
+  // batch --output-format tsv writes them).
+  FakeServer server;
+  server.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    return Scripted{200, R"({"model":"clef-flash","answers":{"team":{"type":"choice",)"
+                         R"("choice":"a\tb\nc","probabilities":{"a\tb\nc":0.7,"=1+2":0.3}},)"
+                         R"("second":{"type":"choice","choice":"=1+2","probabilities":)"
+                         R"({"a\tb\nc":0.2,"=1+2":0.8}}}})"};
+  });
+  const std::string questions =
+      R"({"team": {"type": "choice", "instructions": "Which?", "criteria": {"a\tb\nc": null, "=1+2": null}},
+          "second": {"type": "choice", "instructions": "Which?", "criteria": {"a\tb\nc": null, "=1+2": null}}})";
+  auto r = run_clef(ask(server, {"x", "--questions", write_temp_file("tsv_labels.json", questions),
+                                 "--format", "tsv"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nteam\tchoice\t\"a\tb\nc\"\t0.7000\t"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nsecond\tchoice\t'=1+2\t0.8000\t"), std::string::npos) << r.out;
+}
+
 TEST(CliAsk, GatesExitOneWithTheReason) {
   FakeServer server;
   const std::vector<std::string> base = {"--state-json", card_ticket, "--choice", team_choice};

@@ -1,54 +1,12 @@
 // The implementation of batch_table.hpp: clef batch --output-format csv|tsv.
 #include "batch/batch_table.hpp"
 
-#include <cctype>
 #include <cstdio>
+
+#include "output/table_cells.hpp"
 
 namespace clef::cli {
 namespace {
-
-/// RFC 4180 quoting (the batch reader reads it back, for TSV too).
-std::string cell(const std::string& text, char separator) {
-  if (text.find_first_of(std::string("\"\r\n") + separator) == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + '"';
-}
-
-/// "-5", "+1.5e3": a cell a spreadsheet reads as a number, and never as a formula.
-bool plain_number(const std::string& text) {
-  std::size_t i = 0;
-  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
-  const std::size_t digits = i;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == digits) return false;
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  }
-  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
-    ++i;
-    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
-    const std::size_t exponent = i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-    if (i == exponent) return false;
-  }
-  return i == text.size();
-}
-
-/// No cell can start a spreadsheet formula (=, +, -, @, a tab or a carriage return), whether
-/// it came from a server, the input (a JSONL id "=1+2") or a question file: it gets a leading
-/// '. Plain numbers ("-5") stay numbers.
-std::string inert(std::string text) {
-  if (!text.empty() && std::string("=+-@\t\r").find(text[0]) != std::string::npos &&
-      !plain_number(text)) {
-    text.insert(0, "'");
-  }
-  return text;
-}
 
 std::string number(double value) {
   char buffer[32];
@@ -76,7 +34,7 @@ std::string ResultTable::joined(const std::vector<std::string>& cells) const {
   std::string line;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (i) line += m_separator;
-    line += cell(inert(cells[i]), m_separator);
+    line += table_cell(inert(cells[i]), m_separator);
   }
   return line;
 }

@@ -8,6 +8,7 @@
 #include "common/number_text.hpp"
 #include "common/terminal_text.hpp"
 #include "output/box_view.hpp"
+#include "output/table_cells.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -188,10 +189,13 @@ void print_jsonl(std::ostream& out, const Decision& decision) {
 
 void print_tsv(std::ostream& out, const Decision& decision) {
   out << "question\ttype\twinner\tprobability\tconfidence\tstatus\n";
+  // A question's name or a label with a tab, a line break or a quote is still one cell (as
+  // clef batch --output-format tsv writes it), and never a spreadsheet formula.
+  const auto cell = [](const std::string& text) { return table_cell(inert(text), '\t'); };
   for (const auto& answer : decision.answers) {
-    out << answer.question << '\t' << to_string(answer.asked) << '\t' << answer.winner() << '\t'
-        << fixed(answer.winner_probability(), 4) << '\t' << fixed(answer.confidence(), 4) << '\t'
-        << to_string(answer.status) << "\n";
+    out << cell(answer.question) << '\t' << to_string(answer.asked) << '\t' << cell(answer.winner())
+        << '\t' << fixed(answer.winner_probability(), 4) << '\t' << fixed(answer.confidence(), 4)
+        << '\t' << to_string(answer.status) << "\n";
   }
 }
 
