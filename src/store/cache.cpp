@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -78,6 +79,12 @@ std::optional<std::int64_t> whole_number(const detail::Json& value) {
   }
   if (value.is_number_integer()) return value.get<std::int64_t>();
   return std::nullopt;
+}
+
+/// `value` in decimal, appended (std::to_string without a string of its own).
+void append_number(std::string& out, std::int64_t value) {
+  char digits[24];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
 }
 
 /// How big a pack grows before it is written: a sixteenth of the cap, within 4 KiB and 4 MiB,
@@ -297,8 +304,11 @@ class CacheStage final : public detail::Stage {
     text.reserve(192 + 2 * response.body.size());  // what append_json_string makes room for
     text += "{\"key\":\"";
     detail::append_key_hex(text, key);
-    text += "\",\"created\":" + std::to_string(created);
-    text += ",\"status\":" + std::to_string(response.status) + ",\"headers\":[";
+    text += "\",\"created\":";
+    append_number(text, created);
+    text += ",\"status\":";
+    append_number(text, response.status);
+    text += ",\"headers\":[";
     bool first = true;
     for (const auto& [name, value] : response.headers) {
       if (name != "content-type" && name != "x-typesafe-request-id" && name != "cf-ai-req-id")

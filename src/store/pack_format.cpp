@@ -253,7 +253,9 @@ std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<Pack
     text += ' ';
     append_decimal(text, entry.text.size());
     text += ' ';
-    text += std::to_string(entry.created);  // signed, as written before
+    if (entry.created < 0) text += '-';  // signed, as written before
+    append_decimal(text, entry.created < 0 ? 0 - static_cast<std::uint64_t>(entry.created)
+                                           : static_cast<std::uint64_t>(entry.created));
     text += ' ';
     append_hex_word(text, check);
     text += '\n';

@@ -55,26 +55,36 @@ namespace {
 /// A header whose value is a credential: a name that says authorization (Authorization,
 /// Proxy-Authorization, AI Gateway's cf-aig-authorization), key, token or secret (X-Api-Key,
 /// Api-Key, X-Auth-Token…).
-bool is_credential_header(const std::string& name) {
-  const std::string n = ascii_lower(name);
-  return n.find("authorization") != std::string::npos || n.find("key") != std::string::npos ||
-         n.find("token") != std::string::npos || n.find("secret") != std::string::npos;
+/// Whether `text` holds `lower` (lower-case) in any case: no lower-cased copy (every request's
+/// headers are read for credentials when it is recorded or its answer cached).
+bool contains_any_case(std::string_view text, std::string_view lower) {
+  for (std::size_t at = 0; at + lower.size() <= text.size(); ++at) {
+    std::size_t i = 0;
+    while (i < lower.size() && ascii_lower(text[at + i]) == lower[i]) ++i;
+    if (i == lower.size()) return true;
+  }
+  return false;
+}
+
+bool is_credential_header(std::string_view name) {
+  return contains_any_case(name, "authorization") || contains_any_case(name, "key") ||
+         contains_any_case(name, "token") || contains_any_case(name, "secret");
 }
 
 /// http://user:password@host/…: the whole userinfo, and the password.
-void add_url_credentials(const std::string& url, Secrets& out) {
+void add_url_credentials(std::string_view url, Secrets& out) {
   const auto scheme = url.find("://");
-  if (scheme == std::string::npos) return;
+  if (scheme == std::string_view::npos) return;
   const auto authority_end = url.find_first_of("/?#", scheme + 3);
-  const std::string authority =
-      url.substr(scheme + 3, authority_end == std::string::npos ? std::string::npos
+  const std::string_view authority = url.substr(scheme + 3, authority_end == std::string_view::npos
+                                                                ? std::string_view::npos
                                                                 : authority_end - (scheme + 3));
   const auto at = authority.rfind('@');
-  if (at == std::string::npos) return;
-  const std::string userinfo = authority.substr(0, at);
+  if (at == std::string_view::npos) return;
+  const std::string_view userinfo = authority.substr(0, at);
   out.add(userinfo);
   const auto colon = userinfo.find(':');
-  if (colon != std::string::npos) out.add(std::string_view(userinfo).substr(colon + 1));
+  if (colon != std::string_view::npos) out.add(userinfo.substr(colon + 1));
 }
 
 /// `text` percent-encoded as a URL's userinfo is usually written: every byte but the unreserved
