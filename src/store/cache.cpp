@@ -393,19 +393,6 @@ class CacheStage final : public detail::Stage {
   std::optional<std::uint64_t> m_estimate;  ///< Disk bytes at the last scan, plus writes since.
 };
 
-class CachingTransport final : public Transport {
- public:
-  CachingTransport(std::shared_ptr<CacheStage> stage, std::shared_ptr<Transport> inner)
-      : m_stage(std::move(stage)), m_inner(std::move(inner)) {}
-  Result<HttpResponse> send(const HttpRequest& request) override {
-    return detail::send_through(*m_stage, *m_inner, request);
-  }
-
- private:
-  std::shared_ptr<CacheStage> m_stage;
-  std::shared_ptr<Transport> m_inner;
-};
-
 Result<std::shared_ptr<CacheStage>> cache_stage(CacheOptions options, Backend backend) {
   // The salt joins the version in the key (a separator no model name holds): an unsalted key is
   // unchanged, so existing caches still answer.
@@ -438,8 +425,7 @@ Result<std::shared_ptr<Transport>> make_caching_transport(std::shared_ptr<Transp
                                                           CacheOptions options, Backend backend) {
   auto stage = cache_stage(std::move(options), backend);
   if (!stage) return stage.error();
-  return std::shared_ptr<Transport>(
-      std::make_shared<CachingTransport>(std::move(stage).value(), std::move(inner)));
+  return detail::staged_transport(std::move(stage).value(), std::move(inner));
 }
 
 Result<std::shared_ptr<AsyncTransport>> make_caching_transport(

@@ -15,6 +15,19 @@ Result<HttpResponse> send_through(Stage& stage, Transport& inner, const HttpRequ
 
 namespace {
 
+class StagedTransport final : public Transport {
+ public:
+  StagedTransport(std::shared_ptr<Stage> stage, std::shared_ptr<Transport> inner)
+      : m_stage(std::move(stage)), m_inner(std::move(inner)) {}
+  Result<HttpResponse> send(const HttpRequest& request) override {
+    return send_through(*m_stage, *m_inner, request);
+  }
+
+ private:
+  std::shared_ptr<Stage> m_stage;
+  std::shared_ptr<Transport> m_inner;
+};
+
 /// What a request that went on past a stage keeps for the way back.
 struct Passage {
   std::shared_ptr<Stage> stage;
@@ -36,6 +49,11 @@ struct Passage {
 };
 
 }  // namespace
+
+std::shared_ptr<Transport> staged_transport(std::shared_ptr<Stage> stage,
+                                            std::shared_ptr<Transport> inner) {
+  return std::make_shared<StagedTransport>(std::move(stage), std::move(inner));
+}
 
 void start_through(const std::shared_ptr<Stage>& stage, AsyncTransport& inner,
                    SharedRequestTransport* inner_shared, std::shared_ptr<const HttpRequest> request,

@@ -43,6 +43,10 @@ class Stage {
 /// `stage` around a blocking send through `inner`.
 Result<HttpResponse> send_through(Stage& stage, Transport& inner, const HttpRequest& request);
 
+/// A Transport that is `stage` around `inner` (send_through).
+std::shared_ptr<Transport> staged_transport(std::shared_ptr<Stage> stage,
+                                            std::shared_ptr<Transport> inner);
+
 /// `stage` in front of `inner` (`inner_shared`: its shared_form): its own answer is delivered on
 /// a loop thread of `inner` (through after(0)), as every handler is; what `inner` answers passes
 /// through received() first, and when `done` judges (handler_judges), the verdict comes to
