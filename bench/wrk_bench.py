@@ -17,9 +17,11 @@
    the rate against the ideal 2,000/s.
 3. 20 ms model time, `-j 64`: the rate against the ideal 3,200/s.
 
-With --rounds N the floor and the clients of section 1 are measured N times and each client's
-median ratio to the floor of its own round is printed (with the lowest and highest): one round
-decides little on a shared machine.
+Each round of section 1 measures the floor before its clients and again after them, and its
+ratios are to the mean of the two (the machine drifts over a round's half minute). With --rounds N
+the floor and the clients of section 1 are measured N times and each client's median ratio to the
+floor of its own round is printed (with the lowest and highest): one round decides little on a
+shared machine.
 
 Client CPU is user + system time of the client process (os.wait4); libcurl_floor and
 decide_all_bench report their own for their measured phase alone (phase_clock.hpp: from the first
@@ -170,7 +172,7 @@ def section_zero_latency(args, work):
     finally:
         stop(mock)
     wrk_rate, wrk_cpu = rows[0][1], rows[0][2]
-    floor_rate, floor_cpu = rows[1][1], rows[1][2]
+    floor_rate, floor_cpu = bracketed_floor(rows[1:])
     print(f"{'client':40} {'requests/s':>11} {'CPU µs/request':>15} {'rate vs wrk':>12} "
           f"{'CPU vs wrk':>11} {'rate vs floor':>14} {'CPU vs floor':>13} {'threads':>8}")
     for name, rate, per in rows:
@@ -182,9 +184,11 @@ def section_zero_latency(args, work):
     budget = cores / (0.9 * wrk_rate) - mock_cpu
     print(f"clef mock used {mock_cpu * 1e6:.1f} µs of CPU per request under wrk: on {cores} cores, "
           f"0.9x wrk's rate leaves a client at most {budget * 1e6:.1f} µs per request "
-          f"(the floor used {rows[1][2] * 1e6:.1f})")
+          f"(the floor used {floor_cpu * 1e6:.1f}, the mean of its runs before and after the "
+          f"clients)")
     if args.rounds > 1:
-        print(f"over {args.rounds} rounds, each against its own floor: median (lowest–highest)")
+        print(f"over {args.rounds} rounds, each against its own floor (the mean of its runs "
+              f"before and after its clients): median (lowest–highest)")
         print(f"{'client':40} {'rate vs floor':>24} {'CPU vs floor':>24}")
         for name in ratios[0]:
             rate = [r[name][0] for r in ratios]
@@ -222,12 +226,29 @@ def clients(args, url, tickets, n, work, threads):
         wall, cpu = phase(run([os.path.join(bench, "decide_all_bench"), url, str(n), "16",
                                mode])[3], n)
         rows.append((name, n / wall, cpu / n))
+    # The floor again after the clients: the round's ratios are to the mean of the two, so a
+    # machine that drifts over the round's half minute moves the floor as it moved the clients
+    # (and the two floors' own ratio to their mean shows how far it drifted).
+    wall, cpu = phase(run([os.path.join(bench, "libcurl_floor"), url + "/v1/systemone",
+                           str(n), "16"])[3], n)
+    rows.append((FLOOR_AFTER, n / wall, cpu / n))
     return rows
 
 
+FLOOR_AFTER = "libcurl multi alone, after the clients"
+
+
+def bracketed_floor(rows):
+    """(rate, CPU per request) of a round's floor: the mean of its runs before and after."""
+    before = rows[0]
+    after = next(row for row in rows if row[0] == FLOOR_AFTER)
+    return (before[1] + after[1]) / 2, (before[2] + after[2]) / 2
+
+
 def round_ratios(rows):
-    """{client: (rate vs floor, CPU vs floor)} of one round's rows, the floor first."""
-    floor_rate, floor_cpu = rows[0][1], rows[0][2]
+    """{client: (rate vs floor, CPU vs floor)} of one round's rows, the floor first and again
+    last (bracketed_floor)."""
+    floor_rate, floor_cpu = bracketed_floor(rows)
     return {name: (rate / floor_rate, per / floor_cpu) for name, rate, per in rows}
 
 
