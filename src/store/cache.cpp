@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -79,12 +78,6 @@ std::optional<std::int64_t> whole_number(const detail::Json& value) {
   }
   if (value.is_number_integer()) return value.get<std::int64_t>();
   return std::nullopt;
-}
-
-/// `value` in decimal, appended (std::to_string without a string of its own).
-void append_number(std::string& out, std::int64_t value) {
-  char digits[24];
-  out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
 }
 
 /// How big a pack grows before it is written: a sixteenth of the cap, within 4 KiB and 4 MiB,
@@ -305,9 +298,9 @@ class CacheStage final : public detail::Stage {
     text += "{\"key\":\"";
     detail::append_key_hex(text, key);
     text += "\",\"created\":";
-    append_number(text, created);
+    detail::append_decimal(text, created);
     text += ",\"status\":";
-    append_number(text, response.status);
+    detail::append_decimal(text, response.status);
     text += ",\"headers\":[";
     bool first = true;
     for (const auto& [name, value] : response.headers) {

@@ -2,31 +2,15 @@
 #include "store/cache_request.hpp"
 
 #include <cstdint>
-#include <cstring>
 
 #include "clef/json.hpp"
+#include "util/byte_words.hpp"
 #include "util/json_cursor.hpp"
 #include "util/json_text.hpp"
 
 namespace clef::detail {
 
 namespace {
-
-constexpr std::uint64_t ones = 0x0101010101010101u;
-constexpr std::uint64_t highs = 0x8080808080808080u;
-
-/// The high bit of each byte of `word` that is `byte`, and perhaps of a byte next to one that is
-/// (a borrow): never none where one is, so a candidate, checked after.
-std::uint64_t bytes_equal(std::uint64_t word, unsigned char byte) {
-  const std::uint64_t x = word ^ (ones * byte);
-  return (x - ones) & ~x & highs;
-}
-
-std::uint64_t word_at(const char* at) {
-  std::uint64_t word;
-  std::memcpy(&word, at, sizeof word);
-  return word;
-}
 
 /// Whether one of the names, quoted, starts at body[at] (a quote).
 bool media_name_at(std::string_view body, std::size_t at) {

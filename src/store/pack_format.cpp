@@ -5,7 +5,6 @@
 
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <string>
 
@@ -190,13 +189,6 @@ void append_hex_word(std::string& out, std::uint64_t value) {
   for (int shift = 60; shift >= 0; shift -= 4) out += digits[(value >> shift) & 0xf];
 }
 
-/// `value` in decimal, appended (std::to_string without the string).
-void append_decimal(std::string& out, std::uint64_t value) {
-  char digits[20];
-  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
-  out.append(digits, end);
-}
-
 }  // namespace
 
 PackKey pack_key(const Sha256& digest) {
@@ -253,9 +245,7 @@ std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<Pack
     text += ' ';
     append_decimal(text, entry.text.size());
     text += ' ';
-    if (entry.created < 0) text += '-';  // signed, as written before
-    append_decimal(text, entry.created < 0 ? 0 - static_cast<std::uint64_t>(entry.created)
-                                           : static_cast<std::uint64_t>(entry.created));
+    append_decimal(text, entry.created);  // signed, as written before
     text += ' ';
     append_hex_word(text, check);
     text += '\n';

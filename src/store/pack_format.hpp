@@ -15,6 +15,7 @@
 #pragma once
 
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,6 +45,14 @@ PackKey pack_key(const Sha256& digest);
 std::string key_hex(const PackKey& key);
 /// `key`'s 64 hex digits, appended to `out`.
 void append_key_hex(std::string& out, const PackKey& key);
+
+/// `value` in decimal, appended (std::to_string without a string of its own): the numbers of a
+/// pack's header and of an entry's text.
+template <typename Integer>
+void append_decimal(std::string& out, Integer value) {
+  char digits[24];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
+}
 
 /// An entry as a pack's header lists it.
 struct PackEntry {

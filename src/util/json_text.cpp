@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "util/byte_words.hpp"
 #include "util/json_builder.hpp"
 
 namespace clef::detail {
@@ -121,12 +122,8 @@ constexpr JsonStringTables json_string_tables = [] {
 /// The high bit of each byte of `word` that is not plain (a quote, a backslash, a control
 /// character, from 0x80), and perhaps of bytes after one that is: the first flagged is exact.
 std::uint64_t not_plain_bytes(std::uint64_t word) {
-  constexpr std::uint64_t ones = 0x0101010101010101u;
-  constexpr std::uint64_t highs = 0x8080808080808080u;
-  const std::uint64_t quote = word ^ (ones * '"');
-  const std::uint64_t backslash = word ^ (ones * '\\');
-  return ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) |
-         ((word - ones * 0x20) & ~word) | (word & highs);
+  return bytes_equal(word, '"') | bytes_equal(word, '\\') | bytes_below(word, 0x20) |
+         (word & byte_highs);
 }
 
 /// Writes bytes[i…] from the tables at base + at until one that takes the slow way (or the end),
@@ -139,9 +136,8 @@ std::size_t write_table_bytes(const unsigned char* bytes, std::size_t i, std::si
     // The plain bytes before the next one that is not, eight at a time, copied a word at a time
     // (there is room: two bytes were made for each still to come).
     while (i + 8 <= size) {
-      std::uint64_t word;
-      std::memcpy(&word, bytes + i, sizeof word);
-      const std::uint64_t flagged = not_plain_bytes(word) & 0x8080808080808080u;
+      const std::uint64_t word = word_at(bytes + i);
+      const std::uint64_t flagged = not_plain_bytes(word);
       std::memcpy(base + to, &word, sizeof word);
       if (flagged == 0) {
         to += 8;
@@ -220,9 +216,13 @@ bool try_append_json_string(std::string& out, std::string_view text) {
   return true;
 }
 
+Error not_utf8_error(std::string_view where) {
+  return make_error(ErrorKind::invalid_input, "text is not valid UTF-8", std::string(where));
+}
+
 Status append_json_string(std::string& out, std::string_view text, std::string_view where) {
   if (try_append_json_string(out, text)) return {};
-  return make_error(ErrorKind::invalid_input, "text is not valid UTF-8", std::string(where));
+  return not_utf8_error(where);
 }
 
 std::optional<std::string_view> member_text(std::string_view text, std::string_view key) {

@@ -25,6 +25,8 @@ constexpr bool is_plain_string_byte(unsigned char byte) {
 
 /// Appends `text` as a JSON string literal; fails on invalid UTF-8, naming `where`.
 Status append_json_string(std::string& out, std::string_view text, std::string_view where);
+/// The error append_json_string gives for `where`'s text that is not UTF-8.
+Error not_utf8_error(std::string_view where);
 /// The same, for a caller with no use for the error: false (and `out` as it was) on invalid
 /// UTF-8 — a Status made for every string written cost more than a short string's bytes.
 [[nodiscard]] bool try_append_json_string(std::string& out, std::string_view text);

@@ -52,9 +52,6 @@ void redact_decision(Decision& decision, const Secrets& secret) {
 
 namespace {
 
-/// A header whose value is a credential: a name that says authorization (Authorization,
-/// Proxy-Authorization, AI Gateway's cf-aig-authorization), key, token or secret (X-Api-Key,
-/// Api-Key, X-Auth-Token…).
 /// Whether `text` holds `lower` (lower-case) in any case: no lower-cased copy (every request's
 /// headers are read for credentials when it is recorded or its answer cached).
 bool contains_any_case(std::string_view text, std::string_view lower) {
@@ -66,6 +63,9 @@ bool contains_any_case(std::string_view text, std::string_view lower) {
   return false;
 }
 
+/// A header whose value is a credential: a name that says authorization (Authorization,
+/// Proxy-Authorization, AI Gateway's cf-aig-authorization), key, token or secret (X-Api-Key,
+/// Api-Key, X-Auth-Token…).
 bool is_credential_header(std::string_view name) {
   return contains_any_case(name, "authorization") || contains_any_case(name, "key") ||
          contains_any_case(name, "token") || contains_any_case(name, "secret");

@@ -109,7 +109,7 @@ Result<std::string> BackendWire::write_body(const DecisionRequest& request,
   std::string out;
   out.reserve(256 + request.state.wire_json().size() + questions.wire_json.size());
   out += "{\"model\":";
-  if (!try_append_json_string(out, model)) return append_json_string(out, model, "model").error();
+  if (!try_append_json_string(out, model)) return not_utf8_error("model");
   out += ",\"state\":";
   out += request.state.wire_json();
   // TypeSafe's images go before the questions that name them, as its published examples put them.
