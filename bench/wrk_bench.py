@@ -197,13 +197,18 @@ def section_zero_latency(args, work):
                   f"{statistics.median(per):8.2f}x ({min(per):.2f}–{max(per):.2f}x)")
 
 
+def floor_row(name, bench, url, n):
+    """(name, requests/s, CPU s per request) of libcurl alone posting the card's body."""
+    wall, cpu = phase(run([os.path.join(bench, "libcurl_floor"), url + "/v1/systemone",
+                           str(n), "16"])[3], n)
+    return (name, n / wall, cpu / n)
+
+
 def clients(args, url, tickets, n, work, threads):
     """One round: the floor, then clef batch (plain, -v, --cache) and the library, as rows of
     (name, requests/s, CPU s per request); each batch's peak thread count goes in `threads`."""
     bench = os.path.join(args.build, "bench")
-    wall, cpu = phase(run([os.path.join(bench, "libcurl_floor"), url + "/v1/systemone",
-                           str(n), "16"])[3], n)
-    rows = [("libcurl multi alone (the floor)", n / wall, cpu / n)]
+    rows = [floor_row("libcurl multi alone (the floor)", bench, url, n)]
     out_file = os.path.join(work, "zero.out.jsonl")
     # The pipeline's stages cost the same loop: every cache lookup a miss (a fresh directory
     # each round), -v printing to a discarded stderr (run() sends it to /dev/null).
@@ -229,9 +234,7 @@ def clients(args, url, tickets, n, work, threads):
     # The floor again after the clients: the round's ratios are to the mean of the two, so a
     # machine that drifts over the round's half minute moves the floor as it moved the clients
     # (and the two floors' own ratio to their mean shows how far it drifted).
-    wall, cpu = phase(run([os.path.join(bench, "libcurl_floor"), url + "/v1/systemone",
-                           str(n), "16"])[3], n)
-    rows.append((FLOOR_AFTER, n / wall, cpu / n))
+    rows.append(floor_row(FLOOR_AFTER, bench, url, n))
     return rows
 
 
