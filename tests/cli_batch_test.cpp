@@ -23,6 +23,7 @@
 #include "child_clef.hpp"
 #include "cli_runner.hpp"
 #include "fake_server.hpp"
+#include "held_answers.hpp"
 #include "wait_until.hpp"
 
 namespace {
@@ -30,6 +31,7 @@ namespace {
 using clef::testing::batch_args;
 using clef::testing::FakeServer;
 using clef::testing::fresh_path;
+using clef::testing::HeldAnswers;
 using clef::testing::jsonl_tickets;
 using clef::testing::lines_of;
 using clef::testing::read_file;
@@ -735,18 +737,20 @@ void expect_each_id_once(const std::string& output, int n) {
 TEST(CliBatchProcess, KilledMidwayThenResumedLosesAndDuplicatesNothing) {
   FakeServer server;
   server.set_latency(5ms);
+  HeldAnswers held(server, 60);  // the kill finds the run under way, however slow the machine
   const int n = 300;
   const std::string input = write_temp_file("kill.jsonl", jsonl_tickets(n));
   const std::string output = fresh_path("kill_out.jsonl");
   const auto args = batch_args(server.base_url(), input, output, {"-j", "4"});
   const pid_t child = spawn_batch(args);
-  if (!wait_until([&] { return server.request_count() >= 60; }, "60 requests from clef batch")) {
+  if (!wait_until([&] { return held.waiting() > 0; }, "60 requests from clef batch")) {
     kill(child, SIGKILL);
     wait_exit(child);
     return;
   }
   kill(child, SIGKILL);  // no chance to clean up
   EXPECT_EQ(wait_exit(child), 128 + SIGKILL);
+  held.release();
   const std::size_t before = lines_of(read_file(output)).size();
   EXPECT_GT(before, 0u);
   EXPECT_LT(before, static_cast<std::size_t>(n));
@@ -760,22 +764,28 @@ TEST(CliBatchProcess, KilledMidwayThenResumedLosesAndDuplicatesNothing) {
 TEST(CliBatchProcess, SigtermFinishesInFlightLeavesAValidFileAndResumes) {
   FakeServer server;
   server.set_latency(20ms);
+  HeldAnswers held(server, 20);  // released once the run has said it was interrupted
   const int n = 200;
   const std::string input = write_temp_file("term.jsonl", jsonl_tickets(n));
   const std::string output = fresh_path("term_out.jsonl");
+  const std::string err = fresh_path("term.err");
   const auto args = batch_args(server.base_url(), input, output, {"-j", "4", "--ordered"});
-  const pid_t child = spawn_batch(args);
-  if (!wait_until([&] { return server.request_count() >= 20; }, "20 requests from clef batch")) {
+  const pid_t child = clef::testing::spawn_clef(args, "", err);
+  if (!wait_until([&] { return held.waiting() > 0; }, "20 requests from clef batch")) {
     kill(child, SIGKILL);
     wait_exit(child);
     return;
   }
   kill(child, SIGTERM);
+  EXPECT_TRUE(wait_until([&] { return read_file(err).find("interrupted") != std::string::npos; },
+                         "clef batch saying it was interrupted"));
+  held.release();  // the requests in flight finish and are written
   EXPECT_EQ(wait_exit(child), 130);
   const std::string text = read_file(output);
   ASSERT_FALSE(text.empty());
   EXPECT_EQ(text.back(), '\n');
   const auto lines = lines_of(text);  // every line parses: no half line
+  EXPECT_GE(lines.size(), 20u) << "the items answered before the signal, and those in flight";
   EXPECT_LT(lines.size(), static_cast<std::size_t>(n));
 
   auto resumed = args;

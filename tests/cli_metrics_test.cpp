@@ -8,20 +8,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <optional>
 #include <regex>
 #include <string>
-#include <thread>
 
 #include "clef/mock.hpp"
 #include "clef/transport.hpp"
 #include "support/child_clef.hpp"
 #include "support/cli_runner.hpp"
 #include "support/fake_server.hpp"
+#include "support/held_answers.hpp"
 #include "support/local_service.hpp"
 #include "support/wait_until.hpp"
 
@@ -116,20 +114,11 @@ TEST(CliMetrics, TheFilePassesPromtoolAndItsNumbersAreTheSummarys) {
 }
 
 TEST(CliMetrics, WhileTheRunGoesOnTheFileSaysSoAndIsNeverHalfWritten) {
-  // The server answers the first items and holds the rest until the test has read a file that
-  // shows the run under way: a file written late (its fsync waits on a busy disk: CI once saw
-  // the first write land after a whole 1.5 s run) still finds the run going.
-  std::atomic<bool> released{false};
+  // The server holds the items after the sixth until the test has read a file that shows the
+  // run under way: a file written late (its fsync waits on a busy disk) still finds it going.
   FakeServer server;
   server.set_latency(std::chrono::milliseconds(20));
-  std::atomic<int> decisions{0};
-  server.set_script([&](const clef::MockRequest& request, int) -> std::optional<clef::MockReply> {
-    if (request.path != "/v1/systemone" || decisions++ < 6) return std::nullopt;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!released && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    return std::nullopt;
-  });
+  HeldAnswers held(server, 6);
   const std::string input = write_temp_file("metrics_live_in.jsonl", jsonl_tickets(30));
   const std::string output = fresh_path("metrics_live_out.jsonl");
   const std::string metrics = fresh_path("metrics_live.prom");
@@ -149,7 +138,7 @@ TEST(CliMetrics, WhileTheRunGoesOnTheFileSaysSoAndIsNeverHalfWritten) {
         return sample(text, "clef_batch_finished") == 0 && seen_done >= 4 && seen_pending > 0;
       },
       "a metrics file that shows the run under way");
-  released = true;
+  held.release();
   EXPECT_EQ(wait_for_exit(child), 0);
   const std::string last = read_file(metrics);
   EXPECT_EQ(sample(last, "clef_batch_finished"), 1);

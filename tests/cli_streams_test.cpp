@@ -31,6 +31,7 @@
 #include "common/input_file.hpp"
 #include "common/interruptible_stderr.hpp"
 #include "fake_server.hpp"
+#include "held_answers.hpp"
 #include "instrumented.hpp"
 #include "wait_until.hpp"
 
@@ -39,6 +40,7 @@ namespace {
 using clef::testing::batch_args;
 using clef::testing::FakeServer;
 using clef::testing::fresh_path;
+using clef::testing::HeldAnswers;
 using clef::testing::jsonl_tickets;
 using clef::testing::lines_of;
 using clef::testing::read_file;
@@ -741,18 +743,21 @@ TEST(CliStreams, AReadStoppedInsideALineGivesNeitherALineNorAnItem) {
 // rest" after every line was written). A run stopped with items left still says to resume.
 TEST(CliStreams, ASignalAfterTheLastItemWasSentSaysNothingIsLeft) {
   FakeServer server;
-  server.set_latency(600ms);
   for (const bool all_sent : {true, false}) {
+    // Every answer waits at the server until the run has said it was interrupted.
+    HeldAnswers held(server, 0);
     const int count = all_sent ? 3 : 40;
     const std::string input = write_temp_file("signal_at_the_end.jsonl", jsonl_tickets(count));
     const std::string out = fresh_path("signal_at_the_end.out.jsonl");
     const std::string err = fresh_path("signal_at_the_end.err");
-    const int before = server.request_count();
     const pid_t child = spawn_clef(batch_args(server.base_url(), input, out, {"-j", "4"}), "", err);
     ASSERT_GT(child, 0);
-    EXPECT_TRUE(wait_until([&] { return server.request_count() - before >= std::min(count, 4); },
+    EXPECT_TRUE(wait_until([&] { return held.waiting() >= std::min(count, 4); },
                            "the first requests at the server", 30s));
     ::kill(child, SIGINT);
+    EXPECT_TRUE(wait_until([&] { return read_file(err).find("interrupted") != std::string::npos; },
+                           "clef batch saying it was interrupted", 30s));
+    held.release();
     const auto ended = wait_for_child(child, 30s);
     EXPECT_TRUE(ended.finished);
     EXPECT_EQ(ended.code, 130);
@@ -760,9 +765,7 @@ TEST(CliStreams, ASignalAfterTheLastItemWasSentSaysNothingIsLeft) {
     const bool nothing_left = said.find("nothing is left for --resume") != std::string::npos;
     EXPECT_EQ(nothing_left, all_sent) << said;
     EXPECT_EQ(said.find("run again with --resume") != std::string::npos, !all_sent) << said;
-    if (all_sent) {
-      EXPECT_EQ(lines_of(read_file(out)).size(), 3u);
-    }
+    EXPECT_EQ(lines_of(read_file(out)).size(), all_sent ? 3u : 4u);
   }
 }
 
