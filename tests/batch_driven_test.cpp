@@ -16,6 +16,7 @@
 
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
+#include "held_answers.hpp"
 #include "thread_count.hpp"
 #include "ticket.hpp"
 #include "wait_until.hpp"
@@ -106,10 +107,10 @@ TEST(BatchDriven, AFileLikeSourceRunsTheWholeBatchOnTheCallingThread) {
 }
 
 TEST(BatchDriven, ACancelFromAnotherThreadEndsTheBatchWhileItTurnsTheLoop) {
-  // Every request waits on a slow server: the caller sits in the loop's poll, and the cancel,
-  // made on another thread, must reach it at once, not at the server's answer.
+  // Every request waits at a server that holds its answers: the caller sits in the loop's poll,
+  // and the cancel, made on another thread, must reach it at once (no answer can end it first).
   FakeServer server;
-  server.set_latency(2s);
+  clef::testing::HeldAnswers held(server, 0);
   Driven driven(server);
   clef::BatchOptions options = driven.batch;
   options.concurrency = 4;
@@ -117,13 +118,14 @@ TEST(BatchDriven, ACancelFromAnotherThreadEndsTheBatchWhileItTurnsTheLoop) {
   clef::CancelSource cancel;
   options.cancel = cancel.token();
   std::atomic<int> sent{0};
+  std::chrono::steady_clock::time_point cancelled_at;
   std::thread canceller([&] {
-    if (clef::testing::wait_until([&] { return server.request_count() >= 4; }, "4 at the server"))
-      cancel.cancel();
+    clef::testing::wait_until([&] { return held.waiting() >= 4; }, "4 at the server");
+    cancelled_at = std::chrono::steady_clock::now();
+    cancel.cancel();
   });
   int next = 0;
   std::size_t cancelled = 0;
-  const auto started = std::chrono::steady_clock::now();
   const auto summary = clef::run_batch(
       driven.client,
       [&]() -> std::optional<clef::Result<clef::DecisionRequest>> {
@@ -135,12 +137,13 @@ TEST(BatchDriven, ACancelFromAnotherThreadEndsTheBatchWhileItTurnsTheLoop) {
         cancelled += !result && result.error().kind == ErrorKind::cancelled;
       },
       options);
-  const auto took = std::chrono::steady_clock::now() - started;
+  const auto ended = std::chrono::steady_clock::now();
   canceller.join();
+  held.release();
   EXPECT_TRUE(summary.stopped);
   EXPECT_EQ(summary.started, static_cast<std::size_t>(sent.load()));
   EXPECT_EQ(cancelled, summary.started) << "every item read is delivered, cancelled";
-  EXPECT_LT(took, 1s) << "the cancel waited for the server";
+  EXPECT_LT(ended - cancelled_at, 1s) << "the cancel waited for the server";
 }
 
 TEST(BatchDriven, ASourceThatWaitsIsReadOnItsOwnThreadAndHeardAtOnce) {

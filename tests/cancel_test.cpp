@@ -14,6 +14,7 @@
 
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
+#include "held_answers.hpp"
 #include "instrumented.hpp"
 #include "silent_listener.hpp"
 #include "ticket.hpp"
@@ -23,6 +24,7 @@ namespace {
 
 using clef::ErrorKind;
 using clef::testing::FakeServer;
+using clef::testing::HeldAnswers;
 using clef::testing::Scripted;
 using clef::testing::SilentListener;
 using clef::testing::ticket;
@@ -371,11 +373,11 @@ TEST(CancelStates, CancelledBeforeSubmitIsNeverSent) {
 // --- Many at once -------------------------------------------------------------------------------
 
 TEST(CancelMany, OneTokenEndsABatchAtOnce) {
-  // 40 items against a 2 s server, 8 in flight: the token ends the run within moments, every
-  // item taken from the source delivered once (as cancelled: the 8 in flight and those read
-  // ahead for the loop to start, at most as many again), none sent after.
+  // 40 items against a server that holds its answers, 8 in flight: the token ends the run within
+  // moments, every item taken from the source delivered once (as cancelled: the 8 in flight and
+  // those read ahead for the loop to start, at most as many again), none sent after.
   FakeServer server;
-  server.set_latency(2000ms);
+  HeldAnswers held(server, 0);  // released once the run is over: no answer can end it first
   auto client = client_at(server.base_url());
   clef::BatchOptions options;
   options.concurrency = 8;
@@ -392,15 +394,17 @@ TEST(CancelMany, OneTokenEndsABatchAtOnce) {
     ++delivered[index];
     kinds[index] = result ? ErrorKind::invalid_response : result.error().kind;
   };
+  Clock::time_point cancelled_at;
   std::thread canceller([&] {
-    wait_until([&] { return server.request_count() == 8; }, "8 requests at the server");
+    wait_until([&] { return held.waiting() >= 8; }, "8 requests at the server");
+    cancelled_at = Clock::now();
     source.cancel();
   });
-  const auto started = Clock::now();
   const clef::BatchSummary summary = clef::run_batch(client, items, sink, options);
-  const auto took = Clock::now() - started;
+  const auto ended = Clock::now();
   canceller.join();
-  EXPECT_LT(took, 1500ms) << "the run waited for the server instead of ending";
+  held.release();
+  EXPECT_LT(ended - cancelled_at, 1000ms) << "the run waited for the server instead of ending";
   EXPECT_TRUE(summary.stopped);
   EXPECT_GE(summary.started, 8u);
   EXPECT_LE(summary.started, 16u) << "read ahead: at most one concurrency's worth";
