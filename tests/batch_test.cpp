@@ -608,9 +608,15 @@ TEST(Batch, ASinkThatThrowsLetsTheTransfersInFlightFinishFirst) {
   // exception on only once their callbacks have run, which write into the batch's own state
   // (ASan, which CI runs this under, sees any write after it is gone).
   FakeServer server;
-  server.set_script([](const clef::MockRequest& request, int) -> std::optional<Scripted> {
-    if (request.body.find("ticket 0\"") != std::string::npos) return std::nullopt;
-    return Scripted{400, R"({"error":"bad request"})", "application/json", {}, 300ms};
+  server.set_script([&server](const clef::MockRequest& request, int) -> std::optional<Scripted> {
+    if (request.body.find("ticket 0\"") == std::string::npos)
+      return Scripted{400, R"({"error":"bad request"})", "application/json", {}, 300ms};
+    // The first answer only once all ten are at the server: a reader slower than the answer
+    // would otherwise see the batch stop before it had handed them all over.
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (server.request_count() < 10 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
+    return std::nullopt;
   });
   const auto requests = tickets(10);
   auto client = client_for(server);

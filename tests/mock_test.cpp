@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <chrono>
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "clef/cassette.hpp"
 #include "clef/client.hpp"
@@ -61,6 +63,14 @@ TEST(Mock, PastItsCapacityABusyServerAnswers503AtOnce) {
   clef::MockFaults faults;
   faults.capacity = 2;  // Ollama with OLLAMA_NUM_PARALLEL=2 and a full queue
   server.set_faults(faults);
+  // The four reach admission together, however late a thread starts: none finds a place that
+  // an earlier one has already given back.
+  server.set_script([&server](const clef::MockRequest&, int) -> std::optional<clef::MockReply> {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (server.request_count() < 4 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return std::nullopt;
+  });
   const clef::Client client = client_for(server);
   std::vector<std::future<clef::Result<clef::Decision>>> answers;
   for (int i = 0; i < 4; ++i) {
