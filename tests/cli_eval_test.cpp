@@ -1219,6 +1219,32 @@ TEST(CliEval, MarkdownAndHtmlReportsShowUserTextAsText) {
   EXPECT_TRUE(contains(page, "<h2>m&lt;b&gt;*_|</h2>")) << page;
 }
 
+// A right-to-left override in a label or an id showed it as another in the HTML and Markdown
+// reports, and an ESC reached the HTML raw: both are shown as '?', as on a terminal.
+TEST(CliEval, ReportsShowNoControlOrBidiCharactersFromTheFiles) {
+  FakeServer server;
+  const std::string label = R"(bill\u202eing\u001b[31m)";  // as the JSON files spell it
+  const std::string questions =
+      write_temp_file("eval_q_bidi.json",
+                      R"({"team": {"type": "choice", "instructions": "Which?", "criteria": {")" +
+                          label + R"(": "Money", "technical": "Bugs"}}})");
+  const std::string data = write_temp_file(
+      "eval_bidi.jsonl", R"({"id": "x\u202e1\u001b[2J", "state": "money ticket 1", "team": ")" +
+                             label + "\"}\n" +
+                             R"({"id": 2, "state": "bug ticket 6", "team": "technical"})" + "\n");
+  const std::string html = fresh_path("eval_bidi.html"), md = fresh_path("eval_bidi.md");
+  auto r = run_clef({"eval", data, "-q", questions, "--label", "team=team", "--host",
+                     server.base_url(), "--report-html", html, "--report-md", md});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const std::string& path : {html, md}) {
+    const std::string report = read_file(path);
+    EXPECT_FALSE(contains(report, "\x1b")) << path;
+    EXPECT_FALSE(contains(report, "\xe2\x80\xae")) << path;  // U+202E
+  }
+  EXPECT_TRUE(contains(read_file(html), "bill?ing?[31m")) << read_file(html);
+  EXPECT_TRUE(contains(read_file(md), R"(bill\?ing \[31m)")) << read_file(md);
+}
+
 // Issue 15, item 21: a policy without a model applied to any model; unknown labels and
 // questions were accepted silently.
 TEST(CliEval, PolicyNamesItsModelAndFitsTheQuestions) {

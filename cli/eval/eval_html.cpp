@@ -8,15 +8,18 @@
 
 #include "batch/cost_tally.hpp"
 #include "common/number_text.hpp"
+#include "common/terminal_text.hpp"
 #include "eval/eval_text.hpp"
 
 namespace clef::cli {
 namespace {
 
-/// Labels, ids and model names come from the user's files: everything is escaped.
+/// Labels, ids and model names come from the user's files: everything is escaped, and control
+/// characters, bidirectional overrides and invalid UTF-8 shown as '?' (terminal_safe) — a
+/// right-to-left override would show a label as another.
 std::string escape(const std::string& text) {
   std::string out;
-  for (char c : text) {
+  for (char c : terminal_safe(text)) {
     switch (c) {
       case '&':
         out += "&amp;";

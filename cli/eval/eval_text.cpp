@@ -56,14 +56,18 @@ std::string points(const ModelComparison& c) {
 /// that renders as itself: every ASCII punctuation character is backslash-escaped, which
 /// CommonMark defines as that character, literally (so `<img …>`, `|`, backticks, `[x](y)`,
 /// `*`, `&lt;` stay text); line breaks and other control characters become spaces, which would
-/// end a table row.
+/// end a table row; bidirectional overrides, C1 controls and invalid UTF-8 become '?'
+/// (terminal_safe_line), as a terminal would be shown them.
 std::string markdown_text(const std::string& text) {
-  std::string out;
-  for (char c : text) {
+  std::string spaced = text;
+  for (char& c : spaced) {
     const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f)
-      out += ' ';
-    else if (byte < 0x80 && std::ispunct(byte))
+    if (byte < 0x20 || byte == 0x7f) c = ' ';
+  }
+  std::string out;
+  for (char c : terminal_safe_line(spaced)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x80 && std::ispunct(byte))
       out += std::string("\\") + c;
     else
       out += c;
