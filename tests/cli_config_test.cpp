@@ -138,6 +138,31 @@ TEST(CliConfig, TheDefaultFileIsReadAndItsDefaultProfileUsed) {
   }
 }
 
+TEST(CliConfig, AProfileAskedForWithoutAConfigFileIsRefusedNotIgnored) {
+  // CLEF_PROFILE set for a job whose config file is not where clef looks: the run would have
+  // gone to the default server with none of the profile's settings.
+  FakeServer server;
+  const std::string home = fresh_path("config_home_empty");
+  ::mkdir(home.c_str(), 0700);
+  ScopedEnvironment xdg("XDG_CONFIG_HOME", home);
+  const std::string looked = home + "/clef/config.toml";
+  {
+    ScopedEnvironment profile("CLEF_PROFILE", "prod");
+    auto r = run_clef(ask({"--host", server.base_url()}));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("no config file to take it from: none at " + looked), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("CLEF_PROFILE"), std::string::npos) << r.err;
+    EXPECT_EQ(run_clef({"config", "path"}).out, looked + "\n") << "where to write it: still said";
+  }
+  auto flag = run_clef(ask({"--host", server.base_url(), "--profile", "prod"}));
+  EXPECT_EQ(flag.code, 2) << flag.err;
+  EXPECT_NE(flag.err.find("--profile"), std::string::npos) << flag.err;
+  EXPECT_EQ(sent_to(server), 0u);
+  EXPECT_EQ(run_clef(ask({"--host", server.base_url()})).code, 0) << "no profile: no file needed";
+  EXPECT_EQ(sent_to(server), 1u);
+}
+
 TEST(CliConfig, ShowNamesEverySourceAndMasksSecrets) {
   const std::string token_file = write_temp_file("cf-token", "s3cret-token-value\n");
   const std::string config = write_temp_file(

@@ -260,9 +260,15 @@ Result<Config> load_config(const ConfigChoice& choice) {
   bool required = false;
   const std::string path = config_path(choice, required);
   if (path.empty() || (!required && path_kind(path) == PathKind::missing)) {
-    if (!choice.profile.empty())
-      return make_error(ErrorKind::invalid_input, "there is no config file to take it from",
-                        "--profile");
+    // A profile asked for and no file: refused, not run with none (CLEF_PROFILE set for a CI
+    // job whose config file is elsewhere would otherwise send to the default server).
+    const bool by_flag = !choice.profile.empty();
+    if (by_flag || !env("CLEF_PROFILE").empty()) {
+      return make_error(ErrorKind::invalid_input,
+                        "there is no config file to take it from" +
+                            (path.empty() ? std::string() : ": none at " + path),
+                        by_flag ? "--profile" : "CLEF_PROFILE");
+    }
     return config;
   }
   // Read whole before any command runs: a FIFO or a device could hold every command up.
