@@ -199,6 +199,7 @@ struct Commands {
     config = add_config_command(app, config_flags);
     one_value_per_occurrence(app);
     decimal_numbers_only(app);
+    no_empty_values(app);
   }
 
   int dispatch(const Context& context) {

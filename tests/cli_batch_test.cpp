@@ -62,6 +62,33 @@ TEST(CliBatch, EveryIdExactlyOnceInOrderUnderLatencyThrottlingAndDrops) {
   EXPECT_NE(r.err.find("clef:   urgent:"), std::string::npos);
 }
 
+TEST(CliBatch, AnEmptyFlagValueIsRefusedNotTakenAsNotGiven) {
+  // `--replay "$CASSETTE"` with the variable unset went to the network; `--record ""` recorded
+  // nothing; `--cache ""` ran without a cache; `-o ""` wrote to stdout.
+  FakeServer server;
+  const std::string input = write_temp_file("empty_flag.jsonl", jsonl_tickets(1));
+  for (const char* flag :
+       {"--replay", "--record", "--cache", "-o", "--metrics-file", "--host", "--proxy", "-m"}) {
+    std::vector<std::string> args = {"batch", input, "--yes-no", "urgent: Is it urgent?"};
+    if (std::string(flag) != "--host") args.insert(args.end(), {"--host", server.base_url()});
+    if (std::string(flag) != "-o") args.insert(args.end(), {"-o", fresh_path("empty_flag_out")});
+    args.insert(args.end(), {flag, ""});
+    auto r = run_clef(args);
+    EXPECT_EQ(r.code, 2) << flag << ": " << r.err;
+    EXPECT_NE(r.err.find(": is empty (a variable that was not set?)"), std::string::npos)
+        << flag << ": " << r.err;
+  }
+  auto ask = run_clef({"ask", "--yes-no", "urgent: Is it urgent?", "--replay", "", "some text"});
+  EXPECT_EQ(ask.code, 2) << ask.err;
+  EXPECT_NE(ask.err.find("--replay: is empty"), std::string::npos) << ask.err;
+  EXPECT_EQ(server.requests().size(), 0u);
+  // Positional arguments are the commands' own to judge: an empty state is refused as one.
+  auto state =
+      run_clef({"ask", "--yes-no", "urgent: Is it urgent?", "--host", server.base_url(), ""});
+  EXPECT_EQ(state.code, 2) << state.err;
+  EXPECT_NE(state.err.find("the state is empty"), std::string::npos) << state.err;
+}
+
 TEST(CliBatch, AnIntegerWiderThan64BitsKeepsItsDigits) {
   // A parsed line holds such an integer only as a double: in a state it is sent as written, and
   // an id that could not be written back exactly is refused, saying how to keep it.

@@ -47,6 +47,26 @@ inline void decimal_numbers_only(CLI::App& app) {
     decimal_numbers_only(*command);
 }
 
+/// An option given an empty value is refused, not taken as not given: `--replay "$CASSETTE"`
+/// with the variable unset went to the network, `--record ""` recorded nothing, `--cache ""` ran
+/// without a cache. For every option of `app` and of its commands that takes a value (not the
+/// positional arguments, which each command judges: an empty state has its own message), with
+/// no description, so its --help is unchanged. An option's own check of the empty value, added
+/// before, speaks first.
+inline void no_empty_values(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_positional() || option->get_items_expected_max() == 0) continue;
+    option->check(CLI::Validator(
+        [](std::string& text) {
+          return text.empty() ? std::string("is empty (a variable that was not set?)")
+                              : std::string();
+        },
+        ""));
+  }
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; }))
+    no_empty_values(*command);
+}
+
 /// A repeatable option takes exactly one value each time it is given, so the positional STATE
 /// after `--expect team=billing "my text"` stays the state.
 inline CLI::Option* one_value_each(CLI::Option* option) {

@@ -96,6 +96,7 @@ void declare_mock_flags(CLI::App& app, MockFlags& flags) {
       ->type_name("TOKEN");
   one_value_per_occurrence(app);
   decimal_numbers_only(app);
+  no_empty_values(app);
 }
 
 }  // namespace clef::cli
