@@ -13,6 +13,7 @@
 
 #include "clef/mock.hpp"
 #include "common/files.hpp"
+#include "common/flag_rules.hpp"
 #include "common/input_file.hpp"
 #include "common/mock_flags.hpp"
 
@@ -170,6 +171,7 @@ int main(int argc, char** argv) {
   clef::cli::MockFlags flags;
   clef::cli::declare_mock_flags(app, flags);
   try {
+    clef::cli::refuse_empty_equals(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;

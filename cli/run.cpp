@@ -253,6 +253,7 @@ std::optional<int> before_parsing(CLI::App& app, int argc, char** argv, std::ost
 std::optional<int> parse(CLI::App& app, int argc, char** argv, std::ostream& out, std::ostream& err,
                          bool with_config = false) {
   try {
+    refuse_empty_equals(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     // A command's usage line names the program too ("Usage: clef batch"), as typed.

@@ -78,6 +78,11 @@ TEST(CliBatch, AnEmptyFlagValueIsRefusedNotTakenAsNotGiven) {
     EXPECT_NE(r.err.find(": is empty (a variable that was not set?)"), std::string::npos)
         << flag << ": " << r.err;
   }
+  // `--record=$UNSET`: CLI11 would take the next argument (here the input) as the value.
+  auto equals = run_clef({"batch", "--record=", input, "--yes-no", "urgent: Is it urgent?",
+                          "--host", server.base_url(), "-o", fresh_path("empty_flag_out")});
+  EXPECT_EQ(equals.code, 2) << equals.err;
+  EXPECT_NE(equals.err.find("--record: is empty"), std::string::npos) << equals.err;
   auto ask = run_clef({"ask", "--yes-no", "urgent: Is it urgent?", "--replay", "", "some text"});
   EXPECT_EQ(ask.code, 2) << ask.err;
   EXPECT_NE(ask.err.find("--replay: is empty"), std::string::npos) << ask.err;

@@ -150,10 +150,23 @@ TEST(CliConfig, AProfileAskedForWithoutAConfigFileIsRefusedNotIgnored) {
     ScopedEnvironment profile("CLEF_PROFILE", "prod");
     auto r = run_clef(ask({"--host", server.base_url()}));
     EXPECT_EQ(r.code, 2) << r.err;
-    EXPECT_NE(r.err.find("no config file to take it from: none at " + looked), std::string::npos)
+    EXPECT_NE(r.err.find("no config file to take the profile 'prod' from: none at " + looked),
+              std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find("CLEF_PROFILE"), std::string::npos) << r.err;
     EXPECT_EQ(run_clef({"config", "path"}).out, looked + "\n") << "where to write it: still said";
+  }
+  {
+    // An empty value is refused in any profile of the file, used or not, naming its line.
+    const std::string with_file = fresh_path("config_home_empty_value");
+    ::mkdir(with_file.c_str(), 0700);
+    ::mkdir((with_file + "/clef").c_str(), 0700);
+    write_temp_file("config_home_empty_value/clef/config.toml", "[profiles.p]\ncache = \"\"\n");
+    ScopedEnvironment elsewhere("XDG_CONFIG_HOME", with_file);
+    auto r = run_clef(ask({"--host", server.base_url()}));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("cache is empty"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(with_file + "/clef/config.toml:2"), std::string::npos) << r.err;
   }
   auto flag = run_clef(ask({"--host", server.base_url(), "--profile", "prod"}));
   EXPECT_EQ(flag.code, 2) << flag.err;

@@ -67,6 +67,22 @@ inline void no_empty_values(CLI::App& app) {
     no_empty_values(*command);
 }
 
+/// no_empty_values for `--record=` with nothing after the '=' (`--record=$UNSET`): CLI11 takes
+/// the next argument as the value there (a state text, an input file), so the empty value never
+/// reaches a check. Thrown as CLI11's own validation error, before the line is parsed; "--"
+/// ends the flags.
+inline void refuse_empty_equals(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument(argv[i]);
+    if (argument == "--") return;
+    if (argument.size() > 3 && argument.rfind("--", 0) == 0 &&
+        argument.find('=') == argument.size() - 1) {
+      throw CLI::ValidationError(argument.substr(0, argument.size() - 1),
+                                 "is empty (a variable that was not set?)");
+    }
+  }
+}
+
 /// A repeatable option takes exactly one value each time it is given, so the positional STATE
 /// after `--expect team=billing "my text"` stays the state.
 inline CLI::Option* one_value_each(CLI::Option* option) {

@@ -129,6 +129,10 @@ Result<ConfigValue> read_value(const std::string& name, const toml::node& node,
     value.arguments.push_back(std::move(*argument));
   }
   for (const std::string& argument : value.arguments) {
+    // As on the command line (no_empty_values), and found in every profile, used or not.
+    if (argument.empty())
+      return config_error(name + " is empty: give a value or leave the key out", path,
+                          node.source());
     if (holds_credentials(argument)) {
       return config_error(name +
                               " holds a user name or password: a secret may not be written in "
@@ -264,9 +268,10 @@ Result<Config> load_config(const ConfigChoice& choice) {
     // job whose config file is elsewhere would otherwise send to the default server).
     const bool by_flag = !choice.profile.empty();
     if (by_flag || !env("CLEF_PROFILE").empty()) {
+      const std::string name = by_flag ? choice.profile : env("CLEF_PROFILE");
       return make_error(ErrorKind::invalid_input,
-                        "there is no config file to take it from" +
-                            (path.empty() ? std::string() : ": none at " + path),
+                        "there is no config file to take the profile '" + terminal_safe(name) +
+                            "' from" + (path.empty() ? std::string() : ": none at " + path),
                         by_flag ? "--profile" : "CLEF_PROFILE");
     }
     return config;
