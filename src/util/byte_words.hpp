@@ -31,4 +31,12 @@ inline std::uint64_t bytes_below(std::uint64_t word, unsigned char bound) {
   return (word - byte_ones * bound) & ~word & byte_highs;
 }
 
+/// The high bit of each byte of `word` that does not stand for itself in a JSON string (a quote,
+/// a backslash, a control character, from 0x80: is_plain_string_byte's others), and perhaps of
+/// bytes after one that is: the first flagged is exact.
+inline std::uint64_t not_plain_string_bytes(std::uint64_t word) {
+  return bytes_equal(word, '"') | bytes_equal(word, '\\') | bytes_below(word, 0x20) |
+         (word & byte_highs);
+}
+
 }  // namespace clef::detail

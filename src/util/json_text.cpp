@@ -119,13 +119,6 @@ constexpr JsonStringTables json_string_tables = [] {
   return tables;
 }();
 
-/// The high bit of each byte of `word` that is not plain (a quote, a backslash, a control
-/// character, from 0x80), and perhaps of bytes after one that is: the first flagged is exact.
-std::uint64_t not_plain_bytes(std::uint64_t word) {
-  return bytes_equal(word, '"') | bytes_equal(word, '\\') | bytes_below(word, 0x20) |
-         (word & byte_highs);
-}
-
 /// Writes bytes[i…] from the tables at base + at until one that takes the slow way (or the end),
 /// whose index it returns. A loop of its own, with nothing else live: with the slow ways in
 /// it, it ran at half the speed.
@@ -137,7 +130,7 @@ std::size_t write_table_bytes(const unsigned char* bytes, std::size_t i, std::si
     // (there is room: two bytes were made for each still to come).
     while (i + 8 <= size) {
       const std::uint64_t word = word_at(bytes + i);
-      const std::uint64_t flagged = not_plain_bytes(word);
+      const std::uint64_t flagged = not_plain_string_bytes(word);
       std::memcpy(base + to, &word, sizeof word);
       if (flagged == 0) {
         to += 8;
