@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -859,10 +860,16 @@ TEST(CliBatchProcess, WhatAKilledRewriteLeftBesideTheOutputIsRemovedByTheNextRun
   const std::string input = write_temp_file("abandoned.jsonl", jsonl_tickets(3));
   const std::string output = fresh_path("abandoned_out.jsonl");
   ASSERT_EQ(run_clef(batch_args(server.base_url(), input, output)).code, 0);
-  const std::string abandoned = output + ".clef-Ab12Cd";
-  const std::string held = output + ".clef-Zz99Yy";
-  const std::string other = output + ".clef-notes";
-  for (const std::string& path : {abandoned, held, other}) std::ofstream(path) << "{}\n";
+  const std::string abandoned = output + ".clef-partial.Ab12Cd";
+  const std::string held = output + ".clef-partial.Zz99Yy";
+  // Not clef's: another name (a user's backup, of the old six-letter pattern too), or clef's
+  // name with a mode mkstemp never gives.
+  const std::string other = output + ".clef-notes", backup = output + ".clef-backup";
+  const std::string readable = output + ".clef-partial.Qq11Rr";
+  for (const std::string& path : {abandoned, held, other, backup, readable}) {
+    std::ofstream(path) << "{}\n";
+    ::chmod(path.c_str(), path == readable ? 0644 : 0600);
+  }
   const int holder = ::open(held.c_str(), O_RDONLY);
   ASSERT_GE(holder, 0);
   ASSERT_EQ(::flock(holder, LOCK_EX | LOCK_NB), 0);  // as a live writer holds its own
@@ -870,11 +877,12 @@ TEST(CliBatchProcess, WhatAKilledRewriteLeftBesideTheOutputIsRemovedByTheNextRun
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(std::ifstream(abandoned).good()) << "the abandoned copy is still there";
   EXPECT_TRUE(std::ifstream(held).good()) << "a live writer's file was removed";
-  EXPECT_TRUE(std::ifstream(other).good()) << "a file not of clef's naming was removed";
+  for (const std::string& path : {other, backup, readable})
+    EXPECT_TRUE(std::ifstream(path).good()) << "a file that is not clef's was removed: " << path;
   EXPECT_TRUE(std::ifstream(output + ".clef-run.json").good());
   EXPECT_EQ(lines_of(read_file(output)).size(), 3u);
   ::close(holder);
-  for (const std::string& path : {held, other}) std::remove(path.c_str());
+  for (const std::string& path : {held, other, backup, readable}) std::remove(path.c_str());
 }
 
 }  // namespace

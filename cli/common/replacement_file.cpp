@@ -20,8 +20,10 @@
 namespace clef::cli {
 namespace {
 
-/// What create() names a temporary file after its path: this, then mkstemp's six characters.
-constexpr std::string_view temporary_suffix = ".clef-";
+/// What create() names a temporary file after its path: this, then mkstemp's six characters. A
+/// name no one gives a file of their own: remove_abandoned() removes what has it (".clef-"
+/// alone matched a user's OUT.clef-backup, and removed it).
+constexpr std::string_view temporary_suffix = ".clef-partial.";
 constexpr std::size_t random_characters = 6;
 
 /// The process's umask, from /proc (umask(2) cannot read it without setting it, which would race
@@ -90,9 +92,11 @@ std::size_t ReplacementFile::remove_abandoned(const std::string& path) {
         ::openat(::dirfd(listing), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     struct stat info {};
-    // Only this user's regular files that no live writer holds.
+    // Only this user's regular files that no live writer holds, with the mode mkstemp gave
+    // them (commit() gives a file its final mode only as it renames it).
     if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::geteuid() &&
-        ::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::unlinkat(::dirfd(listing), name.c_str(), 0) == 0)
+        (info.st_mode & 07777) == 0600 && ::flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+        ::unlinkat(::dirfd(listing), name.c_str(), 0) == 0)
       ++removed;
     ::close(fd);
   }
