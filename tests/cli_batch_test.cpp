@@ -853,6 +853,40 @@ TEST(CliBatchProcess, ResumeRetriesFailedIdsAndDropsATornLine) {
   EXPECT_EQ(count, (std::map<std::string, int>{{"T0", 1}, {"T1", 1}, {"T2", 1}}));
 }
 
+// --resume keeps a line only when it answers every question of the run, each with its type and
+// a winner: a hand-edited or damaged line that lost one was kept, and its answer never came.
+TEST(CliBatchProcess, ResumeRedoesALineThatLacksAnAnswerTheRunAsks) {
+  FakeServer server;
+  const std::string input = write_temp_file("lacking.jsonl", jsonl_tickets(5));
+  const std::string output = fresh_path("lacking_out.jsonl");
+  const std::vector<std::string> extra = {"--ordered", "--choice", "team: Which team? | a=A | b=B"};
+  ASSERT_EQ(run_clef(batch_args(server.base_url(), input, output, extra)).code, 0);
+  std::string edited;
+  for (auto line : lines_of(read_file(output))) {
+    const std::string id = line["id"];
+    if (id == "T1") line["answers"].erase("team");              // an answer gone
+    if (id == "T2") line["answers"]["team"]["type"] = "score";  // another type
+    if (id == "T3") line["answers"]["team"].erase("winner");    // no winner
+    edited += line.dump() + "\n";
+  }
+  { std::ofstream(output, std::ios::binary | std::ios::trunc) << edited; }
+  const int before = server.request_count();
+  auto resumed = extra;
+  resumed.push_back("--resume");
+  auto r = run_clef(batch_args(server.base_url(), input, output, resumed));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(server.request_count() - before, 3) << "T1, T2 and T3 are asked again";
+  std::map<std::string, int> count;
+  for (const auto& line : lines_of(read_file(output))) {
+    ++count[line["id"].get<std::string>()];
+    EXPECT_EQ(line["answers"]["team"]["type"], "choice") << line.dump();
+    EXPECT_TRUE(line["answers"]["team"].contains("winner")) << line.dump();
+    EXPECT_TRUE(line["answers"].contains("urgent")) << line.dump();
+  }
+  EXPECT_EQ(count,
+            (std::map<std::string, int>{{"T0", 1}, {"T1", 1}, {"T2", 1}, {"T3", 1}, {"T4", 1}}));
+}
+
 // A --resume killed in the middle of its rewrite leaves its temporary copy of OUT beside it; the
 // next run on OUT removes it (it stayed for ever), and never a file a live writer holds.
 TEST(CliBatchProcess, WhatAKilledRewriteLeftBesideTheOutputIsRemovedByTheNextRun) {

@@ -226,13 +226,16 @@ namespace {
 /// `kept`: what the lines --resume keeps cost, for --max-cost (`client` prices a line whose cost
 /// is unknown).
 std::optional<BatchEnd> open_output(const BatchFlags& flags, const RunRecord& record,
-                                    const Context& context, ResultObserver* observer,
-                                    std::unordered_set<std::string>& done,
+                                    const std::vector<Question>& questions, const Context& context,
+                                    ResultObserver* observer, std::unordered_set<std::string>& done,
                                     std::optional<OutputFile>& output, const ClientOptions& client,
                                     KeptCost& kept) {
   if (flags.output.empty()) return std::nullopt;
-  OutputOptions options{flags.resume, flags.overwrite,      flags.force_resume, {}, context.stop,
+  OutputOptions options{flags.resume, flags.overwrite,      flags.force_resume,
+                        {},           context.stop,         {},
                         {},           flags.after_other_run};
+  for (const Question& question : questions)
+    options.asked.emplace_back(question.name, to_string(question.type));
   options.on_kept = [observer, &kept, &client](const Json& line) {
     kept.add(line, client);
     if (observer) observer->kept(line);
@@ -341,7 +344,7 @@ BatchEnd run_batch_engine(const BatchFlags& flags, const CLI::App& command,
   std::unordered_set<std::string> done;
   std::optional<OutputFile> output;
   KeptCost kept;
-  if (auto refused = open_output(flags, record.value(), context, observer, done, output,
+  if (auto refused = open_output(flags, record.value(), questions, context, observer, done, output,
                                  clients->front().options(), kept))
     return *refused;
   std::optional<ResultTable> table;

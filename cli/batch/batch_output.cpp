@@ -136,7 +136,7 @@ RunRecord resumed_record(const std::optional<Json>& old, const RunRecord& record
 /// replacement file (a name no one can guess) that then takes `path`'s place, so the lock moves
 /// with the content and no second writer can slip in between. Returns the new fd.
 Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std::string>& done,
-                         const std::function<void(const Json&)>& on_kept) {
+                         const OutputOptions& options) {
   auto kept_file = ReplacementFile::create(path);
   if (!kept_file) return kept_file.error();
   if (::flock(kept_file->fd(), LOCK_EX | LOCK_NB) != 0) return io_error("cannot lock", path);
@@ -147,7 +147,7 @@ Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std
   while (ok && read_line(old, line, max_input_line)) {
     if (!line.has_newline || line.too_long) continue;  // a torn last line, or no result
     auto json = parse_json(line.text, "line");
-    if (!json || !is_kept_result(json.value())) continue;
+    if (!json || !is_kept_result(json.value(), options.asked)) continue;
     // Two answers under one id came from input lines that repeat it: which line each answers
     // cannot be told, so no line can be kept or redone safely, and dropping one loses a result.
     if (const std::string id = id_key((*json)["id"]); !done.insert(id).second) {
@@ -158,7 +158,7 @@ Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std
                             "(--id-field), or run again with --overwrite",
                         path);
     }
-    if (on_kept) on_kept(json.value());
+    if (options.on_kept) options.on_kept(json.value());
     kept += line.text;
     kept += '\n';
     if (kept.size() > (1u << 20)) {
@@ -196,7 +196,8 @@ bool all_answered(const Decision& decision) {
   return true;
 }
 
-bool is_kept_result(const Json& line) {
+bool is_kept_result(const Json& line,
+                    const std::vector<std::pair<std::string, std::string>>& asked) {
   if (!line.is_object()) return false;
   auto id = line.find("id");
   if (id == line.end() || !(id->is_string() || id->is_number())) return false;
@@ -207,6 +208,15 @@ bool is_kept_result(const Json& line) {
     if (!answer.is_object()) return false;
     auto status = answer.find("status");
     if (status == answer.end() || (*status != "ok" && *status != "abstained")) return false;
+    // Every answer with a value names its winner (decision_members.cpp writes it first).
+    auto winner = answer.find("winner");
+    if (winner == answer.end() || !winner->is_string()) return false;
+  }
+  for (const auto& [name, type] : asked) {
+    auto answer = answers->find(name);
+    if (answer == answers->end()) return false;
+    auto written = answer->find("type");
+    if (written == answer->end() || *written != type) return false;
   }
   return true;
 }
@@ -289,7 +299,7 @@ Result<OutputFile> OutputFile::open_file(const std::string& path, const OutputOp
       message += "\n" + options.after_other_run;
       return make_error(ErrorKind::invalid_input, message, path);
     }
-    auto kept = keep_results(file.m_fd, path, done, options.on_kept);
+    auto kept = keep_results(file.m_fd, path, done, options);
     if (!kept) return kept.error();  // the old fd is still ours: closed with `file`
     file.m_fd = kept.value();        // keep_results closed the old one
     written = resumed_record(old, record, options);

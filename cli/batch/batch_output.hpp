@@ -10,6 +10,7 @@
 #include <ostream>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "clef/decision.hpp"
@@ -42,15 +43,20 @@ struct OutputOptions {
   /// With resume: told the version the file's earlier lines were answered by, when it is known
   /// and not this run's (RunRecord::model_version).
   std::function<void(const std::string& was)> on_model_change;
+  /// With resume: the run's questions, each name with its type ("choice"…): a line kept
+  /// answers every one of them, with that type (empty: any answers will do).
+  std::vector<std::pair<std::string, std::string>> asked;
   /// The way on when OUTPUT holds another run's lines (BatchFlags::after_other_run).
   std::string after_other_run =
       "use another -o, --overwrite to start again, or --force-resume if you mean it";
 };
 
 /// True when a written line (parsed) is a result `--resume` keeps: an object with an id, no
-/// error, and every answer's status "ok". Everything else (errors, invalid or missing answers;
-/// torn or unparsable lines never get this far) is redone.
-bool is_kept_result(const nlohmann::ordered_json& line);
+/// error, every answer's status "ok" or "abstained" with a winner, and an answer of its type to
+/// each question `asked` (OutputOptions::asked). Everything else (errors, invalid or missing
+/// answers, a hand-edited line; torn or unparsable lines never get this far) is redone.
+bool is_kept_result(const nlohmann::ordered_json& line,
+                    const std::vector<std::pair<std::string, std::string>>& asked = {});
 /// The same for a Decision about to be written: every answer ok or abstained (valid, below a
 /// --policy threshold).
 bool all_answered(const Decision& decision);
