@@ -295,7 +295,8 @@ TEST(CliHostile, ResumeNeverDropsTheAnswersOfARepeatedId) {
   ASSERT_EQ(lines_of(written).size(), 3u);
   auto r = run_clef(batch_args(server.base_url(), in, output, {"--resume"}));
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find("is on more than one result line"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is on more than one result line (the second is line 2)"), std::string::npos)
+      << r.err;
   EXPECT_EQ(read_file(output), written);
   // Killed after one answer under x: the lines that repeat x are not sent, and say why.
   {

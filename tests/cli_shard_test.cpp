@@ -189,6 +189,17 @@ TEST(CliShard, MergeRefusesShardsOfAnotherRunOrInput) {
   EXPECT_EQ(other_input.code, 2);
   EXPECT_NE(other_input.err.find("is not the input the shards read"), std::string::npos)
       << other_input.err;
+  // The input moved since the shards read it: the error says how to name it.
+  const std::string moved = fresh_path("shard_runs_moved.jsonl");
+  ASSERT_EQ(std::rename(input.c_str(), moved.c_str()), 0);
+  auto gone = run_clef({"merge", a, c, "-o", fresh_path("shard_runs_gone.jsonl")});
+  EXPECT_EQ(gone.code, 2);
+  EXPECT_NE(gone.err.find("give the input the shards read with --input"), std::string::npos)
+      << gone.err;
+  EXPECT_EQ(
+      run_clef({"merge", a, c, "--input", moved, "-o", fresh_path("shard_runs_found.jsonl")}).code,
+      0);
+  ASSERT_EQ(std::rename(moved.c_str(), input.c_str()), 0);
   // --resume of a shard's output as another shard is refused by its run record.
   auto resumed = run_clef(batch_args(server.base_url(), input, a, {"--shard", "1/2", "--resume"}));
   EXPECT_EQ(resumed.code, 2);

@@ -144,7 +144,9 @@ Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std
   Line line;
   std::string kept;
   bool ok = true;
+  std::size_t number = 0;  // of the line read
   while (ok && read_line(old, line, max_input_line)) {
+    ++number;
     if (!line.has_newline || line.too_long) continue;  // a torn last line, or no result
     auto json = parse_json(line.text, "line");
     if (!json || !is_kept_result(json.value(), options.asked)) continue;
@@ -153,9 +155,11 @@ Result<int> keep_results(int fd, const std::string& path, std::unordered_set<std
     if (const std::string id = id_key((*json)["id"]); !done.insert(id).second) {
       return make_error(ErrorKind::invalid_input,
                         "--resume cannot continue this file: id " + id +
-                            " is on more than one result line (input lines repeat it), so which "
-                            "line each answers cannot be told; give every input line its own id "
-                            "(--id-field), or run again with --overwrite",
+                            " is on more than one result line (the second is line " +
+                            std::to_string(number) +
+                            "): input lines that repeat it, or a line copied twice; which line "
+                            "each answers cannot be told. Remove a copied line, give every input "
+                            "line its own id (--id-field), or run again with --overwrite",
                         path);
     }
     if (options.on_kept) options.on_kept(json.value());

@@ -149,7 +149,12 @@ Result<Merged> in_input_order(const std::string& input, const ShardRun& first, S
   if (format.value() == InputFormat::csv || format.value() == InputFormat::tsv)
     fields.state_columns = {fields.id};
   auto file = InputFile::open(input, "the input", context.in, context.stop);
-  if (!file) return file.error();
+  if (!file) {
+    // The path the shards' run records name: the input may have moved since.
+    Error error = file.error();
+    error.message += ": give the input the shards read with --input";
+    return error;
+  }
   auto reader = make_reader(file->stream(), format.value(), fields);
   if (!reader) return reader.error();
   Merged merged;
@@ -380,10 +385,12 @@ int run_merge(const MergeFlags& flags, const Context& context) {
     if (!status) return fail(status.error());
   }
   if (auto repeated = index.repeated_id()) {
-    return fail(merge_error("the shards hold more than one line for the id " + *repeated +
-                                " (the input repeats it): merge puts lines back in input order by "
-                                "their ids, and cannot tell these apart; give each item its own id",
-                            index.path_of(*repeated)));
+    return fail(
+        merge_error("the shards hold more than one line for the id " + *repeated +
+                        " (the input repeats it, or a shard holds a line twice): merge puts "
+                        "lines back in input order by their ids, and cannot tell these "
+                        "apart; remove a copied line, or give each item its own id",
+                    index.path_of(*repeated)));
   }
   auto merged = in_input_order(input, first, index, context);
   if (!merged) return fail(merged.error());
