@@ -277,10 +277,10 @@ TEST(CliPipelineStreams, AStdoutNobodyReadsForLongerThanTheTimeoutCostsNoAnswer)
   const std::string input =
       write_temp_file("pipeline_stalled_stdout_in.jsonl", jsonl_tickets(count));
   const pid_t child =
-      spawn_clef(batch_args(server.base_url(), input, "-", {"-j", "16", "--timeout", "1"}),
+      spawn_clef(batch_args(server.base_url(), input, "-", {"-j", "16", "--timeout", "2"}),
                  stdout_reader.path);
   ASSERT_GT(child, 0);
-  ASSERT_TRUE(stdout_reader.fill_then_stay_away(1500ms));  // 1.5 timeouts
+  ASSERT_TRUE(stdout_reader.fill_then_stay_away(3000ms));  // 1.5 timeouts
   const std::string output = stdout_reader.read_to_the_end();
   EXPECT_EQ(wait_for_exit(child, 30s), 0);
   expect_every_id_once(write_temp_file("pipeline_stalled_stdout_out.jsonl", output), count);
@@ -300,10 +300,10 @@ TEST(CliPipelineStreams, AStderrNobodyReadsForLongerThanTheTimeoutCostsNoAnswer)
       write_temp_file("pipeline_stalled_verbose_in.jsonl", jsonl_tickets(count));
   const std::string output = fresh_path("pipeline_stalled_verbose_out.jsonl");
   const pid_t child =
-      spawn_clef(batch_args(server.base_url(), input, output, {"-j", "16", "-v", "--timeout", "1"}),
+      spawn_clef(batch_args(server.base_url(), input, output, {"-j", "16", "-v", "--timeout", "2"}),
                  "", stderr_reader.path);
   ASSERT_GT(child, 0);
-  ASSERT_TRUE(stderr_reader.fill_then_stay_away(1500ms));  // 1.5 timeouts
+  ASSERT_TRUE(stderr_reader.fill_then_stay_away(3000ms));  // 1.5 timeouts
   const std::string log = stderr_reader.read_to_the_end();
   EXPECT_EQ(wait_for_exit(child, 30s), 0) << log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
   expect_every_id_once(output, count);
@@ -327,12 +327,13 @@ TEST(CliPipelineStreams, ATerminalNobodyReadsForLongerThanTheTimeoutCostsNoAnswe
   const std::string input = write_temp_file("pipeline_stalled_tty_in.jsonl", jsonl_tickets(count));
   const std::string output = fresh_path("pipeline_stalled_tty_out.jsonl");
   const pid_t child =
-      spawn_clef(batch_args(server.base_url(), input, output, {"-j", "16", "-v", "--timeout", "1"}),
+      spawn_clef(batch_args(server.base_url(), input, output, {"-j", "16", "-v", "--timeout", "2"}),
                  "", terminal);
   ASSERT_GT(child, 0);
-  // The scenario itself, not a wait for a condition: the terminal unread for 2 s, in which the
+  // The scenario itself, not a wait for a condition: the terminal unread for 3 s (1.5 timeouts;
+  // --timeout 2, not 1: a loaded machine's own stall of 1 s timed answers out), in which the
   // run's 200 KB of -v fill it many times over.
-  std::this_thread::sleep_for(2s);
+  std::this_thread::sleep_for(3s);
   const std::string log = read_until_the_writers_close(master);
   ::close(master);
   EXPECT_EQ(wait_for_exit(child, 30s), 0) << log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
