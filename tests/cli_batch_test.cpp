@@ -95,6 +95,27 @@ TEST(CliBatch, AnEmptyFlagValueIsRefusedNotTakenAsNotGiven) {
   EXPECT_NE(state.err.find("the state is empty"), std::string::npos) << state.err;
 }
 
+TEST(CliBatch, ACsvOrTsvCellOfTheServersTextHoldsNoEscapeNorOverride) {
+  // A server's refusal message, its model's name: an ESC or a right-to-left override in them
+  // reached the table raw, and a terminal obeyed it (a title set, colours changed).
+  FakeServer server;
+  server.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    return Scripted{200, R"({"model":"clef-flash","answers":{"urgent":{"type":"refusal",)"
+                         R"("message":"I won't \u001b]0;PWNED\u0007 \u202e here"}}})"};
+  });
+  const std::string input = write_temp_file("table_escape.jsonl", jsonl_tickets(2));
+  for (const char* format : {"csv", "tsv"}) {
+    const std::string output = fresh_path(std::string("table_escape.") + format);
+    auto r = run_clef(batch_args(server.base_url(), input, output, {"--output-format", format}));
+    EXPECT_EQ(r.code, 6) << r.err;
+    const std::string table = read_file(output);
+    EXPECT_NE(table.find("I won't ?]0;PWNED? ? here"), std::string::npos) << format << table;
+    EXPECT_EQ(table.find('\x1b'), std::string::npos) << format;
+    EXPECT_EQ(table.find('\x07'), std::string::npos) << format;
+    EXPECT_EQ(table.find("\xe2\x80\xae"), std::string::npos) << format;
+  }
+}
+
 TEST(CliBatch, AnIntegerWiderThan64BitsKeepsItsDigits) {
   // A parsed line holds such an integer only as a double: in a state it is sent as written, and
   // an id that could not be written back exactly is refused, saying how to keep it.

@@ -243,6 +243,20 @@ TEST(CliAsk, TsvKeepsEachLabelInOneCellAndNoneIsAFormula) {
   EXPECT_NE(r.out.find("\nsecond\tchoice\t'=1+2\t0.8000\t"), std::string::npos) << r.out;
 }
 
+TEST(CliAsk, TsvLeavesTheCellsOfAnAnswerWithoutAValueEmpty) {
+  // A refused answer has no probability: 0.0000 in its cells read as a real 0 to a script.
+  FakeServer server;
+  server.set_script([](const clef::MockRequest&, int) -> std::optional<Scripted> {
+    return Scripted{200, R"({"model":"clef-flash","answers":{"u":{"type":"refusal",)"
+                         R"("message":"I won't \u001b[31m"}}})"};
+  });
+  auto r = run_clef(ask(server, {"x", "--yes-no", "u: U?", "--format", "tsv"}));
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_NE(r.out.find("\nu\tnoul\t\t\t\trefused\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("0.0000"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+}
+
 TEST(CliAsk, GatesExitOneWithTheReason) {
   FakeServer server;
   const std::vector<std::string> base = {"--state-json", card_ticket, "--choice", team_choice};

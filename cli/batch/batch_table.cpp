@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "common/terminal_text.hpp"
 #include "output/table_cells.hpp"
 
 namespace clef::cli {
@@ -81,6 +82,11 @@ std::string ResultTable::row(const std::vector<std::string>& input_fields,
     cells.push_back(!problems.empty() ? "partial" : !held.empty() ? "abstained" : "ok");
     cells.push_back(problems + (problems.empty() || held.empty() ? "" : "; ") + held);
   }
+  // What came from the server (a label it named, its error's text) may hold an ESC or a
+  // right-to-left override, and a CSV is read on a terminal too: shown as '?' as there. The
+  // input's own cells stay as they are (--resume reads the ids back).
+  for (std::size_t i = m_input_columns.size(); i < cells.size(); ++i)
+    cells[i] = terminal_safe(cells[i]);
   return joined(cells);
 }
 

@@ -190,12 +190,18 @@ void print_jsonl(std::ostream& out, const Decision& decision) {
 void print_tsv(std::ostream& out, const Decision& decision) {
   out << "question\ttype\twinner\tprobability\tconfidence\tstatus\n";
   // A question's name or a label with a tab, a line break or a quote is still one cell (as
-  // clef batch --output-format tsv writes it), and never a spreadsheet formula.
-  const auto cell = [](const std::string& text) { return table_cell(inert(text), '\t'); };
+  // clef batch --output-format tsv writes it), and never a spreadsheet formula. An answer with
+  // no value has empty cells, not a probability of 0 a script would read as one.
+  const auto cell = [](const std::string& text) {
+    return table_cell(inert(terminal_safe(text)), '\t');
+  };
   for (const auto& answer : decision.answers) {
-    out << cell(answer.question) << '\t' << to_string(answer.asked) << '\t' << cell(answer.winner())
-        << '\t' << fixed(answer.winner_probability(), 4) << '\t' << fixed(answer.confidence(), 4)
-        << '\t' << to_string(answer.status) << "\n";
+    const bool valued = answer.has_value();
+    out << cell(answer.question) << '\t' << to_string(answer.asked) << '\t'
+        << (valued ? cell(answer.winner()) : std::string()) << '\t'
+        << (valued ? fixed(answer.winner_probability(), 4) : std::string()) << '\t'
+        << (valued ? fixed(answer.confidence(), 4) : std::string()) << '\t'
+        << to_string(answer.status) << "\n";
   }
 }
 
