@@ -159,6 +159,19 @@ TEST(CliCache, OffWhenTheDigestCannotBeLearned) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("the cache is off for this run"), std::string::npos) << r.err;
   EXPECT_TRUE(stored_entries(cache).empty());
+  // An Ollama that lists the model without a digest (an empty one here; none, null or a number
+  // read the same: string_field): keyed by the name alone, a re-pulled model would be served
+  // the old one's answers.
+  FakeServer ollama;
+  ollama.set_model_digest("clef-flash:latest", "");
+  for (int run = 0; run < 2; ++run) {
+    auto without = run_clef({"ask", "--host", ollama.base_url(), "--cache", cache, "--yes-no",
+                             "refund: Money back?", "x", "--json"});
+    EXPECT_EQ(without.code, 0) << without.err;
+    EXPECT_NE(without.err.find("it lists the model without one"), std::string::npos) << without.err;
+    EXPECT_EQ(without.out.find("\"cached\":true"), std::string::npos) << without.out;
+    EXPECT_TRUE(stored_entries(cache).empty());
+  }
 }
 
 // Issue 15, item 7: a 2xx clef rejects is never stored, and an entry that is not a valid 2xx

@@ -23,6 +23,13 @@ Result<ModelVersion> resolve_model_version(const ClientOptions& options, const s
   }
   for (const auto& listed : models.value()) {
     if (listed.name == model || listed.name == model + ":latest") {
+      // No digest (none, null, not a string): a key on the name alone would serve a re-pulled
+      // model the old one's answers.
+      if (listed.digest.empty()) {
+        return make_error(ErrorKind::invalid_response, "cannot learn the digest of " + model +
+                                                           " from " + where +
+                                                           " (it lists the model without one)");
+      }
       resolved.version = listed.name + "@" + listed.digest;
       return resolved;
     }
