@@ -56,6 +56,29 @@ struct Rig {
   }
 };
 
+TEST(HostileJson, AnOllamaListingOfTheWrongShapeIsNotAnEmptyOne) {
+  // `clef models` showed an empty table, and doctor "not a decision model", for these.
+  for (const char* tags : {"{}", R"({"models":"x"})", R"({"models":{}})"}) {
+    Rig s(http_response(200, tags), clef::Backend::ollama);
+    auto models = clef::OllamaApi::create(s.options).value().models();
+    ASSERT_FALSE(models) << tags;
+    EXPECT_EQ(models.error().kind, ErrorKind::invalid_response) << tags;
+    EXPECT_NE(models.error().message.find("no \"models\" list"), std::string::npos) << tags;
+  }
+  Rig empty(http_response(200, R"({"models":[]})"), clef::Backend::ollama);
+  auto none = clef::OllamaApi::create(empty.options).value().models();
+  ASSERT_TRUE(none) << none.error().to_string();
+  EXPECT_TRUE(none->empty());
+  Rig text(http_response(200, R"({"capabilities":"decision"})"), clef::Backend::ollama);
+  auto shown = clef::OllamaApi::create(text.options).value().show("clef-flash");
+  ASSERT_FALSE(shown);
+  EXPECT_EQ(shown.error().kind, ErrorKind::invalid_response);
+  Rig old(http_response(200, R"({"details":{"format":"gguf"}})"), clef::Backend::ollama);
+  auto older = clef::OllamaApi::create(old.options).value().show("clef-flash");
+  ASSERT_TRUE(older) << "an older Ollama says nothing of capabilities";
+  EXPECT_FALSE(older->can_decide());
+}
+
 TEST(HostileJson, NumberOutOfDoubleRangeIsAnErrorWithItsByte) {
   Rig s(http_response(200, R"({"answers":{"u":{"type":"noul","noul":1e400}}})"));
   auto d = s.decide();

@@ -129,7 +129,11 @@ Result<std::vector<OllamaModel>> OllamaApi::models() const {
   if (!json) return json.error();
   std::vector<OllamaModel> models;
   auto list = json->find("models");
-  if (list == json->end() || !list->is_array()) return models;
+  // Ollama lists none as "models": []; an answer without the list is not an empty one.
+  if (list == json->end() || !list->is_array()) {
+    return make_error(ErrorKind::invalid_response, "the answer has no \"models\" list",
+                      "/api/tags");
+  }
   for (const auto& entry : *list) {
     OllamaModel model;
     model.name = detail::string_field(entry, "name");
@@ -147,6 +151,10 @@ Result<OllamaModel> OllamaApi::show(const std::string& name) const {
   if (!json) return json.error();
   OllamaModel model;
   model.name = name;
+  // An older Ollama says nothing of capabilities; a value that is not a list is not "none".
+  if (auto listed = json->find("capabilities"); listed != json->end() && !listed->is_array()) {
+    return make_error(ErrorKind::invalid_response, "\"capabilities\" is not a list", "/api/show");
+  }
   model.capabilities = strings_of(json.value(), "capabilities");
   if (auto details = json->find("details"); details != json->end() && details->is_object())
     model.format = detail::string_field(*details, "format");
