@@ -678,7 +678,8 @@ TEST(CliHelp, ListsEveryExitCode) {
 
 TEST(CliAsk, ARefusedCredentialNamesThatBackendsOwn) {
   // Each backend's 401 hint comes from its traits: Ollama takes no token (basic auth in the
-  // URL, as behind a proxy), the others name their own variable.
+  // URL, as behind a proxy), the others name their own variable. Ollama's says whether clef
+  // sent any (it said "check the API key" when it had sent none).
   FakeServer server;
   server.set_script([](const auto&, int) { return Scripted{401, R"({"error":"unauthorized"})"}; });
   const std::string token = write_temp_file("token.txt", "t0ken\n");
@@ -687,7 +688,9 @@ TEST(CliAsk, ARefusedCredentialNamesThatBackendsOwn) {
     std::string hint;
   };
   const std::vector<Case> cases = {
-      {{}, "check the user and password in the server's URL (--host)"},
+      {{}, "clef sent none: give what the proxy in front of the server wants in its URL"},
+      {{"--api-token-file", token},
+       "check the user and password in the server's URL (--host), or the token in"},
       {{"--backend", "systemone", "--api-token-file", token}, "set CLEF_API_KEY or use"},
   };
   for (const auto& c : cases) {
@@ -698,8 +701,10 @@ TEST(CliAsk, ARefusedCredentialNamesThatBackendsOwn) {
     EXPECT_NE(r.err.find(c.hint), std::string::npos) << r.err;
   }
   // Ollama takes no API key: its hint used to send the user to CLEF_API_KEY.
-  EXPECT_EQ(run_clef(ask(server, {"x", "--yes-no", "u: U?"})).err.find("CLEF_API_KEY"),
-            std::string::npos);
+  const std::string ollama = run_clef(ask(server, {"x", "--yes-no", "u: U?"})).err;
+  EXPECT_EQ(ollama.find("CLEF_API_KEY"), std::string::npos) << ollama;
+  EXPECT_EQ(ollama.find("API key"), std::string::npos) << ollama;
+  EXPECT_NE(ollama.find("Ollama itself asks for none"), std::string::npos) << ollama;
 }
 
 TEST(CliAsk, KeepAliveIsSentAsOllamaExpects) {

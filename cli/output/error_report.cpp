@@ -46,7 +46,16 @@ std::string credentials_hint(const ConnectionFlags& flags) {
            "--aig-token-file)";
   }
   if (!traits.token_variable) {
-    return "check the user and password in the server's URL (--host), or use --api-token-file";
+    const bool sent = !flags.api_token_file.empty() ||
+                      std::any_of(flags.hosts.begin(), flags.hosts.end(), [](const auto& host) {
+                        return url_without_credentials(host) != host;
+                      });
+    if (!sent) {
+      return "clef sent none: give what the proxy in front of the server wants in its URL "
+             "(--host http://USER:PASSWORD@…) or with --api-token-file";
+    }
+    return "check the user and password in the server's URL (--host), or the token in "
+           "--api-token-file";
   }
   return std::string("set ") + traits.token_variable +
          (traits.needs_account ? std::string(" and ") + workers_ai_account_variable + "," : "") +

@@ -64,6 +64,12 @@ class OllamaWire final : public BackendWire {
            "\" on /v1/systemone (MLX and Safetensors builds are not supported there): use "
            "the default tag, e.g. `ollama pull clef-flash` and --model clef-flash";
   }
+
+  std::string credentials_hint(int, const ServerText&) const override {
+    // Ollama asks for none: what refuses is in front of it (a proxy), or not Ollama.
+    return "the server refused the request's credentials (Ollama itself asks for none: a proxy "
+           "in front of it may)";
+  }
 };
 
 }  // namespace
