@@ -745,6 +745,13 @@ TEST(CliDoctor, SaysExactlyWhatToFix) {
   auto old = run_clef({"doctor", "--host", server.base_url()});
   EXPECT_EQ(old.code, 4);
   EXPECT_NE(old.out.find("upgrade Ollama to 0.35.1"), std::string::npos);
+  // A version clef cannot read is said so, not taken for an old one (and shown short).
+  server.set_version("banana" + std::string(1000, 'x'));
+  auto unreadable = run_clef({"doctor", "--host", server.base_url()});
+  EXPECT_EQ(unreadable.code, 4);
+  EXPECT_NE(unreadable.out.find("is not one clef can read"), std::string::npos) << unreadable.out;
+  EXPECT_EQ(unreadable.out.find("upgrade"), std::string::npos) << unreadable.out;
+  EXPECT_LT(unreadable.out.size(), 600u) << unreadable.out;
 
   auto down =
       run_clef({"doctor", "--host", "127.0.0.1:" + std::to_string(clef::testing::refusing_port())});

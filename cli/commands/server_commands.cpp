@@ -92,9 +92,15 @@ int doctor_ollama(ConnectionFlags flags, const Context& context) {
         context, "Ollama at " + api->base_url(), version.error(),
         absent ? "start it with `ollama serve`, or point --host / OLLAMA_HOST at it" : "");
   }
-  check_line(context, true,
-             "Ollama at " + api->base_url() + " answers (version " + version.value() + ")");
+  // Shown at most 40 bytes: a server's version is a word, not a page.
+  const std::string shown = version->substr(0, 40) + (version->size() > 40 ? "…" : "");
+  check_line(context, true, "Ollama at " + api->base_url() + " answers (version " + shown + ")");
   const std::string minimum = minimum_ollama_version;
+  // Any version clef can read is at least 0.0.0: one it cannot is not "too old".
+  if (!version_at_least(version.value(), "0.0.0")) {
+    return check_line(context, false, "Ollama's version \"" + shown + "\" is not one clef can read",
+                      "", ExitCode::server);
+  }
   if (!version_at_least(version.value(), minimum)) {
     return check_line(context, false, "Ollama " + version.value() + " has no /v1/systemone",
                       "upgrade Ollama to " + minimum + " or newer", ExitCode::server);
