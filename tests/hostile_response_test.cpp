@@ -5,10 +5,14 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "clef/clef.hpp"
 #include "fake_server.hpp"
 #include "http_response.hpp"
+#include "silent_listener.hpp"
 #include "util/redact.hpp"
 #include "wire/http_errors.hpp"
 #include "wire/wire_response.hpp"
@@ -392,6 +396,48 @@ TEST(HostileServer, ProxyAuthAndOversizedHeadersGetTheirOwnMessages) {
   EXPECT_NE(line.error().message.find("a response header line is larger than libcurl takes"),
             std::string::npos)
       << line.error().to_string();
+}
+
+/// A server on 127.0.0.1 that answers one connection with `reply`'s bytes, whatever was asked,
+/// and closes it: for replies no HTTP server library would write.
+class RawReply {
+ public:
+  explicit RawReply(std::string reply) {
+    m_thread = std::thread([this, reply = std::move(reply)] {
+      if (!m_listener.accept_one()) return;
+      m_listener.send_and_close(reply);
+    });
+  }
+  ~RawReply() { m_thread.join(); }
+  std::string url() const { return m_listener.url(); }
+
+ private:
+  clef::testing::SilentListener m_listener;
+  std::thread m_thread;
+};
+
+TEST(HostileServer, AReplyThatIsNotHttpIsTheServersFaultNotOneThatIsDown) {
+  // A server that answered garbage was "cannot connect" (exit 5, "is Ollama running?").
+  const std::vector<std::pair<std::string, std::string>> replies = {
+      {"HTTP/0.9", "garbage that is no status line\r\n\r\n{}"},
+      {"a chunk size past any",
+       "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+       "Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n{}"}};
+  for (const auto& [what, bytes] : replies) {
+    RawReply server(bytes);
+    clef::ClientOptions options;
+    options.base_url = server.url();
+    options.retry.max_attempts = 1;
+    clef::DecisionRequest request;
+    request.state = clef::State::text("x");
+    request.questions = {clef::Question::yes_no("u", "Urgent?")};
+    auto decision = clef::Client::create(options).value().decide(request);
+    ASSERT_FALSE(decision) << what;
+    EXPECT_EQ(decision.error().kind, ErrorKind::invalid_response)
+        << what << ": " << decision.error().to_string();
+    EXPECT_NE(decision.error().message.find("is misbehaving"), std::string::npos)
+        << what << ": " << decision.error().to_string();
+  }
 }
 
 TEST(HostileServer, AnErrorStatusWithABodyPastTheCapIsStillThatError) {

@@ -63,8 +63,15 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return transfer->request != nullptr && transfer->request->cancelled() ? 1 : 0;
 }
 
+Error not_http(const std::string& why, const std::string& where) {
+  return make_error(ErrorKind::invalid_response,
+                    "the server's reply is not HTTP clef can read (" + why +
+                        "): the server (or a proxy in front of it) is misbehaving",
+                    where);
+}
+
 /// A response that ended early or too big: past the size cap, a header line past libcurl's
-/// own limit, or cut short; nullopt for any other failure.
+/// own limit, cut short, or not HTTP; nullopt for any other failure.
 std::optional<Error> response_error(CURLcode code, const std::string& why,
                                     const HttpRequest& request, const Transfer& transfer) {
   const std::string& where = request.url;
@@ -88,6 +95,12 @@ std::optional<Error> response_error(CURLcode code, const std::string& why,
                           where);
       }
       break;
+    // A server that answered, but not in HTTP: a reply that is not HTTP/1.x (HTTP/0.9, garbage).
+    // Said as the server's fault, not as one that is not running.
+    case CURLE_WEIRD_SERVER_REPLY:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+      if (code == CURLE_UNSUPPORTED_PROTOCOL && why.find("HTTP/0.9") == std::string::npos) break;
+      return not_http(why, where);
     case CURLE_PARTIAL_FILE:
       return make_error(ErrorKind::connection_failed,
                         "the response was cut short after " + std::to_string(transfer.body.size()) +
@@ -96,6 +109,8 @@ std::optional<Error> response_error(CURLcode code, const std::string& why,
     default:
       break;
   }
+  // A chunked body libcurl cannot read (a size past any, a malformed chunk), whatever its code.
+  if (detail::ascii_lower(why).find("chunked") != std::string::npos) return not_http(why, where);
   return std::nullopt;
 }
 

@@ -1,5 +1,6 @@
 // Test support: a TCP listener on 127.0.0.1 that never answers — the kernel completes
-// connections into its backlog — for a client caught connecting, sending or waiting.
+// connections into its backlog — for a client caught connecting, sending or waiting; or that
+// answers one connection with raw bytes and closes it.
 #pragma once
 
 #include <arpa/inet.h>
@@ -42,6 +43,12 @@ class SilentListener {
     if (m_accepted >= 0) ::close(m_accepted);
     m_accepted = ::accept4(m_fd, nullptr, nullptr, SOCK_CLOEXEC);
     return m_accepted >= 0;
+  }
+  /// Writes `bytes` on the accepted connection and closes it: a reply no HTTP library writes.
+  void send_and_close(const std::string& bytes) {
+    (void)::send(m_accepted, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    ::close(m_accepted);
+    m_accepted = -1;
   }
   /// Bytes the client sent that are waiting, unread, on the accepted connection.
   int unread() const {
