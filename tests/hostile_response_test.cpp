@@ -83,6 +83,25 @@ TEST(HostileJson, AnOllamaListingOfTheWrongShapeIsNotAnEmptyOne) {
   EXPECT_FALSE(older->can_decide());
 }
 
+TEST(HostileJson, ARedirectSaysWhereItLeadsAndIsNotFollowed) {
+  // It said only "unexpected HTTP status 307".
+  Rig s(http_response(307, "", {{"Location", "http://elsewhere.example/v1/systemone"}}));
+  auto decision = s.decide();
+  ASSERT_FALSE(decision);
+  EXPECT_NE(decision.error().message.find(
+                "redirects (HTTP 307) to http://elsewhere.example/v1/systemone, and clef follows "
+                "no redirect"),
+            std::string::npos)
+      << decision.error().to_string();
+  EXPECT_EQ(decision.error().http_status, 307);
+  // A Location that carries the token is redacted like any other echo of it.
+  Rig echo(http_response(302, "", {{"Location", "http://x.example/?key=tok"}}));
+  auto echoed = echo.decide();
+  ASSERT_FALSE(echoed);
+  EXPECT_EQ(echoed.error().to_string().find("key=tok"), std::string::npos)
+      << echoed.error().to_string();
+}
+
 TEST(HostileJson, NumberOutOfDoubleRangeIsAnErrorWithItsByte) {
   Rig s(http_response(200, R"({"answers":{"u":{"type":"noul","noul":1e400}}})"));
   auto d = s.decide();
