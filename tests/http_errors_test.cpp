@@ -188,6 +188,17 @@ TEST(ErrorHints, SayWhatToDo) {
             std::string::npos);
 }
 
+TEST(ErrorHints, APlainTextBodyPastItsExcerptSaysItWasCut) {
+  // A proxy's 200 KB HTML page: 300 bytes of it, cut on a character and said to be cut (it
+  // stopped mid-word with nothing to say so).
+  const std::string page = "<html>" + std::string(1000, 'x') + "\xc3\xa9</html>";
+  const clef::Error error = map(Backend::ollama, 502, page);
+  EXPECT_NE(error.message.find("<html>xxx"), std::string::npos) << error.message;
+  EXPECT_EQ(error.message.substr(error.message.size() - 3), "...") << error.message;
+  EXPECT_LT(error.message.size(), 400u) << error.message;
+  EXPECT_EQ(map(Backend::ollama, 502, "short").message.find("..."), std::string::npos);
+}
+
 TEST(RetryAfter, MillisecondsWinOverSecondsAndDatesWork) {
   clef::HttpResponse r;
   r.headers = {{"retry-after-ms", "1500"}, {"retry-after", "9"}};

@@ -22,18 +22,18 @@ constexpr std::string_view workers_per_minute_code = "3021";
 
 namespace {
 
-/// At most max_server_text bytes of `text` on one line, cut on a UTF-8 character boundary: its
+/// At most `limit` bytes of `text` on one line, cut on a UTF-8 character boundary (and "..."): its
 /// line breaks are spaces and other control characters '?', so a server's words stay inside the
 /// message that quotes them (a "\nclef: ok" in an error body cannot print a line of its own).
-std::string bounded(std::string text) {
+std::string bounded(std::string text, std::size_t limit = max_server_text) {
   for (char& c : text) {
     if (c == '\n' || c == '\r' || c == '\t')
       c = ' ';
     else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
       c = '?';  // as the CLI shows it: something was there
   }
-  if (text.size() <= max_server_text) return text;
-  std::size_t cut = max_server_text;
+  if (text.size() <= limit) return text;
+  std::size_t cut = limit;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   text.resize(cut);
   return text + "...";
@@ -176,7 +176,7 @@ ServerText read_error_body(const std::string& body, const Secrets& secret) {
     while (!text.message.empty() && (text.message.back() == '\n' || text.message.back() == '\r' ||
                                      text.message.back() == ' '))
       text.message.pop_back();
-    text.message = bounded(text.message.substr(0, 300));
+    text.message = bounded(text.message, 300);
     return text;
   }
   text.message = bounded(redact_all(text.message, secret));
