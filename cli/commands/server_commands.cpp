@@ -102,10 +102,10 @@ int doctor_ollama(ConnectionFlags flags, const Context& context) {
                       "", ExitCode::server);
   }
   if (!version_at_least(version.value(), minimum)) {
-    return check_line(context, false, "Ollama " + version.value() + " has no /v1/systemone",
+    return check_line(context, false, "Ollama " + shown + " has no /v1/systemone",
                       "upgrade Ollama to " + minimum + " or newer", ExitCode::server);
   }
-  check_line(context, true, "Ollama " + version.value() + " is new enough (>= " + minimum + ")");
+  check_line(context, true, "Ollama " + shown + " is new enough (>= " + minimum + ")");
   auto model = api->show(flags.model);
   if (!model) {
     if (model.error().kind == ErrorKind::not_found) {

@@ -47,6 +47,9 @@ inline void decimal_numbers_only(CLI::App& app) {
     decimal_numbers_only(*command);
 }
 
+/// What no_empty_values and refuse_empty_equals say after the option's name.
+inline constexpr const char* empty_value_refusal = "is empty (a variable that was not set?)";
+
 /// An option given an empty value is refused, not taken as not given: `--replay "$CASSETTE"`
 /// with the variable unset went to the network, `--record ""` recorded nothing, `--cache ""` ran
 /// without a cache. For every option of `app` and of its commands that takes a value (not the
@@ -58,8 +61,7 @@ inline void no_empty_values(CLI::App& app) {
     if (option->get_positional() || option->get_items_expected_max() == 0) continue;
     option->check(CLI::Validator(
         [](std::string& text) {
-          return text.empty() ? std::string("is empty (a variable that was not set?)")
-                              : std::string();
+          return text.empty() ? std::string(empty_value_refusal) : std::string();
         },
         ""));
   }
@@ -77,8 +79,7 @@ inline void refuse_empty_equals(int argc, char** argv) {
     if (argument == "--") return;
     if (argument.size() > 3 && argument.rfind("--", 0) == 0 &&
         argument.find('=') == argument.size() - 1) {
-      throw CLI::ValidationError(argument.substr(0, argument.size() - 1),
-                                 "is empty (a variable that was not set?)");
+      throw CLI::ValidationError(argument.substr(0, argument.size() - 1), empty_value_refusal);
     }
   }
 }

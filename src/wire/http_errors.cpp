@@ -291,8 +291,7 @@ Error error_from_response(Backend backend, const HttpResponse& response, const s
   error.message = status_hint(wire, response.status, text, model, url);
   if (response.status >= 300 && response.status < 400) {
     // Never followed (it could lead anywhere, credentials and all): said where it leads.
-    std::string location = redact_all(response.header("Location"), secret);
-    if (location.size() > 200) location = location.substr(0, 200) + "…";
+    const std::string location = bounded(redact_all(response.header("Location"), secret), 200);
     error.message = "the server redirects (HTTP " + std::to_string(response.status) + ")" +
                     (location.empty() ? std::string() : " to " + location) +
                     ", and clef follows no redirect: give --host as the server's own URL";
