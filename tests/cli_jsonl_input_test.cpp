@@ -3,7 +3,13 @@
 // the parse. The two must make the same item: here each line is read as it is, and again with a
 // member whose key holds an escape put first, which the quick reading leaves to the parse.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -117,3 +123,42 @@ TEST(JsonlInput, TheQuickReadingAgreesWithTheParseOnEveryEdit) {
 }
 
 }  // namespace
+
+// The progress total counts the input's newlines in blocks of 64 KiB: every count the same as a
+// byte-at-a-time count, newlines at the blocks' first and last bytes, runs of them, none at all,
+// and a last line without one; a FIFO or a missing file has no total (it could be read once only).
+TEST(CountLines, CountsEveryNewlineWhereverTheBlocksFall) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp ? tmp : "/tmp") + "/count_lines_" +
+                           std::to_string(::getpid()) + ".txt";
+  std::mt19937 random(7);
+  const std::size_t block = 1 << 16;
+  const std::vector<std::size_t> sizes = {0, 1, block - 1, block, block + 1, 3 * block + 5};
+  for (std::size_t size : sizes) {
+    for (int trial = 0; trial < 6; ++trial) {
+      std::string text(size, 'x');
+      const std::size_t every = 1 + random() % (trial < 3 ? 3 : 200);
+      for (std::size_t i = 0; i < size; ++i)
+        if (random() % every == 0) text[i] = '\n';
+      if (size > 0) {
+        text[0] = trial % 2 ? '\n' : 'a';
+        text[size - 1] = trial % 3 ? '\n' : 'z';
+      }
+      if (size > block) text[block - 1] = text[block] = '\n';
+      {
+        std::ofstream out(path, std::ios::binary);
+        out << text;
+      }
+      const auto counted = clef::cli::count_lines(path);
+      ASSERT_TRUE(counted.has_value()) << size;
+      EXPECT_EQ(*counted, static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')))
+          << "size " << size << " trial " << trial;
+    }
+  }
+  std::remove(path.c_str());
+  EXPECT_FALSE(clef::cli::count_lines(path).has_value());
+  EXPECT_FALSE(clef::cli::count_lines("-").has_value());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  EXPECT_FALSE(clef::cli::count_lines(path).has_value());  // not opened: no writer to wait for
+  std::remove(path.c_str());
+}

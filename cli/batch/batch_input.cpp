@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <vector>
 
@@ -356,7 +357,13 @@ std::optional<std::size_t> count_lines(const std::string& path) {
   std::size_t lines = 0;
   char buffer[1 << 16];
   while (file.read(buffer, sizeof buffer) || file.gcount() > 0) {
-    for (std::streamsize i = 0; i < file.gcount(); ++i) lines += buffer[i] == '\n';
+    // memchr, not a byte-at-a-time loop: this pass over the whole input cost a batch as much as
+    // reading its lines did (about 10 instructions a byte).
+    const char* const end = buffer + file.gcount();
+    for (const char* at = buffer;
+         (at = static_cast<const char*>(std::memchr(at, '\n', static_cast<std::size_t>(end - at))));
+         ++at)
+      ++lines;
   }
   return lines;
 }
