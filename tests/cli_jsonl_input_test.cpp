@@ -129,8 +129,8 @@ TEST(JsonlInput, TheQuickReadingAgreesWithTheParseOnEveryEdit) {
 // and a last line without one; a FIFO or a missing file has no total (it could be read once only).
 TEST(CountLines, CountsEveryNewlineWhereverTheBlocksFall) {
   const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string path = std::string(tmp ? tmp : "/tmp") + "/count_lines_" +
-                           std::to_string(::getpid()) + ".txt";
+  const std::string path =
+      std::string(tmp ? tmp : "/tmp") + "/count_lines_" + std::to_string(::getpid()) + ".txt";
   std::mt19937 random(7);
   const std::size_t block = 1 << 16;
   const std::vector<std::size_t> sizes = {0, 1, block - 1, block, block + 1, 3 * block + 5};
