@@ -361,3 +361,39 @@ TEST(BatchEngine, ARefusalThatLandsAsTheBatchStopsIsNotDoneRatherThanFailed) {
 }
 
 }  // namespace
+
+// A loop's handler delivers its item's result and only then lets go of what it holds: the
+// client, a cache stage that writes its last pack when it goes. run_batch returns once the
+// loop has come back from the last handler, so a caller that exits next loses nothing (a
+// `clef batch --cache` on a busy machine lost its last pack so). Here a transport's handler
+// works on for 300 ms after delivering, as a stage's last write would.
+TEST(BatchEngine, ReturnsOnlyOnceTheLoopHasComeBackFromItsLastHandler) {
+  FakeServer server;
+  struct Lingering final : clef::AsyncTransport {
+    std::shared_ptr<clef::AsyncTransport> inner = clef::make_curl_loop();
+    std::atomic<int> came_back{0};
+    void start(clef::HttpRequest request, clef::ResponseHandler done) override {
+      inner->start(std::move(request),
+                   [this, done = std::move(done)](clef::Result<clef::HttpResponse> response) {
+                     done(std::move(response));
+                     std::this_thread::sleep_for(300ms);  // the handler's own work, after
+                     ++came_back;
+                   });
+    }
+    void after(std::chrono::milliseconds delay,
+               std::function<void(bool shutting_down)> task) override {
+      inner->after(delay, std::move(task));
+    }
+    bool running_here() const override { return inner->running_here(); }
+  };
+  auto lingering = std::make_shared<Lingering>();
+  clef::ClientOptions options;
+  options.base_url = server.base_url();
+  options.async_transport = lingering;
+  const auto client = clef::Client::create(options).value();
+  clef::BatchOptions batch;
+  batch.concurrency = 1;
+  const auto run = run_over({client}, tickets(3), batch);
+  ASSERT_EQ(run.results.size(), 3u);
+  EXPECT_EQ(lingering->came_back.load(), 3) << "run_batch returned inside the last handler";
+}

@@ -14,6 +14,7 @@
 #include "clef/async_transport.hpp"
 #include "curl/curl_loop.hpp"
 #include "engine/batch_run.hpp"
+#include "engine/client_impl.hpp"
 #include "util/sha256_bytes.hpp"
 
 namespace clef {
@@ -66,6 +67,7 @@ BatchSummary BatchRun::run() {
     if (!m_source_on_caller) m_reader = std::thread([this] { read_source(); });
     BatchSummary summary = drive();
     m_options.cancel.forget(registration);
+    wait_for_loops_to_return();
     return summary;
   } catch (...) {
     m_options.cancel.forget(registration);
@@ -277,6 +279,39 @@ void BatchRun::deliver(Outbox& out) {
   for (const std::string& host : out.refusals) m_options.on_refusal(host);
   for (Finished& done : out.finished)
     m_delivery.finish(done.index, done.key, std::move(done.result));
+}
+
+/// The last results were delivered from inside loop handlers whose stacks still hold the client
+/// and its stages for a moment (a cache writes its last entries when its stage goes): run_batch
+/// returns once each host's loop has come back from them, so that the caller's Client is the last
+/// to let go and a process that exits next loses nothing (a batch's last cache pack was lost so,
+/// on a busy machine). A loop this thread turns ran them here: back already. Bounded: a loop
+/// shut down meanwhile runs no task.
+void BatchRun::wait_for_loops_to_return() const {
+  if (m_options.drive_loop) return;
+  struct Returned {
+    std::mutex mutex;
+    std::condition_variable all;
+    std::size_t left = 0;
+  };
+  auto returned = std::make_shared<Returned>();
+  std::vector<const AsyncTransport*> asked;
+  for (std::size_t i = 0; i < m_hosts.size(); ++i) {
+    const auto& loop = m_hosts[i].client.m_impl->async_transport();
+    if (!loop || std::find(asked.begin(), asked.end(), loop.get()) != asked.end()) continue;
+    asked.push_back(loop.get());
+    {
+      std::lock_guard<std::mutex> lock(returned->mutex);
+      ++returned->left;
+    }
+    loop->after(std::chrono::milliseconds(0), [returned](bool) {
+      std::lock_guard<std::mutex> lock(returned->mutex);
+      --returned->left;
+      returned->all.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(returned->mutex);
+  returned->all.wait_for(lock, std::chrono::seconds(2), [&] { return returned->left == 0; });
 }
 
 /// The source, the sink or a callback of the options threw: transfers still in flight will

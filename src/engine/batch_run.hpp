@@ -101,6 +101,7 @@ class BatchRun {
   void wait_here(std::unique_lock<std::mutex>& lock, Clock::time_point until, Ready ready);
   void deliver(Outbox& out);
   void abandon();
+  void wait_for_loops_to_return() const;
 
   // Either thread, under m_mutex (batch.cpp).
   void wake_caller();
