@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -365,6 +366,38 @@ int status_under_file_size_limit(rlim_t bytes, const std::vector<std::string>& a
   int status = 0;
   waitpid(child, &status, 0);
   return status;
+}
+
+// A cache pack that cannot be written whole (a full disk, a file-size limit) does not take a
+// pack's name: one cut at the limit did, and the next run threw it away, saying nothing.
+TEST(CliHostile, ACachePackCutShortIsNotPutInPlace) {
+  FakeServer server;
+  const std::string cache = fresh_path("fsize_cache");
+  const std::string input = write_temp_file("fsize_cache.jsonl", jsonl_tickets(60));
+  const rlim_t limit = 4096;  // the first pack (one answer) fits; the rest's pack does not
+  const int status =
+      status_under_file_size_limit(limit,
+                                   {"batch", input, "-o", "/dev/null", "--host", server.base_url(),
+                                    "--yes-no", "u: U?", "--cache", cache},
+                                   "", "");
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  std::size_t packs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cache + "/packs")) {
+    EXPECT_EQ(entry.path().extension(), ".pack") << "left behind: " << entry.path();
+    EXPECT_LT(entry.file_size(), limit) << "a pack cut at the limit: " << entry.path();
+    ++packs;
+  }
+  EXPECT_GE(packs, 1u) << "the pack that fits is written";
+}
+
+// A cache directory nothing can be made in is said, as any unwritable one: as root, /proc
+// passed the access check and the run cached nothing, with no word.
+TEST(CliHostile, ACacheDirectoryWhereNothingCanBeMadeIsSaid) {
+  FakeServer server;
+  auto r = run_clef({"ask", "--host", server.base_url(), "--cache", "/proc", "--state-json",
+                     R"({"a":1})", "--yes-no", "u: U?"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("cannot write to the cache directory /proc"), std::string::npos) << r.err;
 }
 
 TEST(CliHostile, WriteFailuresHaveTheirOwnExitCode) {

@@ -240,7 +240,10 @@ Result<Fd> open_checked(const std::string& directory) {
   if (const std::string why = packs_problem(top->get()); !why.empty()) {
     return cache_error("the cache directory " + directory + " is refused: " + why, directory);
   }
-  if (::faccessat(AT_FDCWD, directory.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
+  // Its packs/ made now, not at the first write: root passes faccessat in /proc or /sys, where
+  // nothing can be made, and the run then cached nothing with no word said.
+  if (::faccessat(AT_FDCWD, directory.c_str(), W_OK | X_OK, AT_EACCESS) != 0 ||
+      (::mkdirat(top->get(), packs_directory, 0700) != 0 && errno != EEXIST)) {
     return cache_error(
         "cannot write to the cache directory " + directory + ": " + std::strerror(errno),
         directory);

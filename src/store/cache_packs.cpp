@@ -347,12 +347,15 @@ PackWritten PackStore::flush_locked() {
   struct stat info {};
   const bool written = write_all(fd.get(), text) && ::fstat(fd.get(), &info) == 0;
   const bool closed = ::close(fd.release()) == 0;
-  // Never over another pack: a name drawn twice (one chance in 2^64) is not a reason to lose one.
-  int renamed =
-      ::renameat2(directory, temp.c_str(), directory, final_name.c_str(), RENAME_NOREPLACE);
-  if (renamed != 0 && (errno == EINVAL || errno == ENOSYS))
-    renamed = ::renameat(directory, temp.c_str(), directory, final_name.c_str());
-  if (!written || !closed || renamed != 0) {
+  // Only a whole pack takes its name (a full disk left an empty one in place). Never over
+  // another pack: a name drawn twice (one chance in 2^64) is not a reason to lose one.
+  int renamed = -1;
+  if (written && closed) {
+    renamed = ::renameat2(directory, temp.c_str(), directory, final_name.c_str(), RENAME_NOREPLACE);
+    if (renamed != 0 && (errno == EINVAL || errno == ENOSYS))
+      renamed = ::renameat(directory, temp.c_str(), directory, final_name.c_str());
+  }
+  if (renamed != 0) {
     ::unlinkat(directory, temp.c_str(), 0);
     return {};
   }
