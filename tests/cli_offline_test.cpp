@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -275,6 +276,55 @@ TEST(CliReplay, RecordingIntoTheInputOrTheOutputIsRefused) {
   auto into_output = run_clef({"batch", input, "-o", output, "--host", server.base_url(),
                                "--yes-no", "urgent: Is it urgent?", "--record", output});
   EXPECT_EQ(into_output.code, 2) << into_output.err;
+  EXPECT_EQ(server.request_count(), 0);
+}
+
+// --record appends to a cassette and mends its torn last line: a file that is not one (a diary
+// without a last newline, an image) was cut and appended to. Refused now, the file untouched;
+// a cassette is still appended to.
+TEST(CliReplay, RecordingIntoAFileThatIsNotACassetteIsRefusedAndLeavesIt) {
+  FakeServer server;
+  const std::string diary = write_temp_file("diary.txt", "line one\nline two, no newline");
+  auto r = run_clef(ask_args(server.base_url(), "first", {"--record", diary}));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("not a cassette"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(diary), "line one\nline two, no newline");
+  const std::string png("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
+  const std::string image = write_temp_file("not_a_cassette.png", png);
+  EXPECT_EQ(run_clef(ask_args(server.base_url(), "first", {"--record", image})).code, 2);
+  EXPECT_EQ(read_file(image), png);
+  const std::string cassette = fresh_path("real.cassette.jsonl");
+  ASSERT_EQ(run_clef(ask_args(server.base_url(), "first", {"--record", cassette})).code, 0);
+  ASSERT_EQ(run_clef(ask_args(server.base_url(), "second", {"--record", cassette})).code, 0);
+  EXPECT_EQ(lines_of(read_file(cassette)).size(), 2u);
+  EXPECT_EQ(server.request_count(), 2) << "nothing sent for a refused recording";
+}
+
+// --record names none of the files ask reads (the state, an image), however spelled, nor a
+// batch's output that does not exist yet spelled another way ("out.jsonl", "./out.jsonl").
+TEST(CliReplay, RecordingIntoAFileTheRunReadsIsRefusedHoweverSpelled) {
+  FakeServer server;
+  const std::string state = write_temp_file("record_state.txt", "I was charged twice.");
+  auto from_file = run_clef(
+      {"ask", "--host", server.base_url(), "--yes-no", "u: U?", "--state-file", state, "--record",
+       std::filesystem::path(state).parent_path().string() + "/./record_state.txt"});
+  EXPECT_EQ(from_file.code, 2) << from_file.err;
+  EXPECT_NE(from_file.err.find("--state-file"), std::string::npos) << from_file.err;
+  const std::string json = write_temp_file("record_state.json", R"({"t":"x"})");
+  auto from_json = run_clef({"ask", "--host", server.base_url(), "--yes-no", "u: U?",
+                             "--state-json", "@" + json, "--record", json});
+  EXPECT_EQ(from_json.code, 2) << from_json.err;
+  EXPECT_EQ(read_file(json), R"({"t":"x"})");
+  // A bare name and ./name for a file not yet made, from the directory they are in.
+  const std::string input = write_temp_file("record_spelled.jsonl", jsonl_tickets(2));
+  const auto directory = std::filesystem::path(input).parent_path();
+  const auto back = std::filesystem::current_path();
+  std::filesystem::current_path(directory);
+  std::filesystem::remove("spelled_out.jsonl");
+  auto spelled = run_clef({"batch", input, "-o", "spelled_out.jsonl", "--host", server.base_url(),
+                           "--yes-no", "u: U?", "--record", "./spelled_out.jsonl"});
+  std::filesystem::current_path(back);
+  EXPECT_EQ(spelled.code, 2) << spelled.err;
   EXPECT_EQ(server.request_count(), 0);
 }
 

@@ -13,6 +13,7 @@
 #include "clef/json.hpp"
 #include "commands/cassette_run.hpp"
 #include "common/exit_codes.hpp"
+#include "common/file_roles.hpp"
 #include "common/flag_rules.hpp"
 #include "common/terminal_text.hpp"
 #include "flags/policy_flag.hpp"
@@ -270,6 +271,26 @@ CLI::App* add_ask_command(CLI::App& app, AskFlags& flags) {
 
 namespace {
 
+/// --record, the one file ask writes, is none of those it reads: the recorder appends to it (and
+/// mends its last line) after the state and the images were read from it.
+Status check_record_is_no_input(const AskFlags& flags) {
+  const ConnectionFlags& connection = flags.connection;
+  std::vector<NamedFile> inputs = {{"--state-file", flags.state.file},
+                                   {"--policy", flags.policy},
+                                   {"--hosts", connection.hosts_file},
+                                   {"--api-token-file", connection.api_token_file},
+                                   {"--aig-token-file", connection.gateway.token_file},
+                                   {"--replay", connection.replay},
+                                   {"--prices", connection.price_file}};
+  if (flags.state.json.rfind('@', 0) == 0)
+    inputs.push_back({"--state-json", flags.state.json.substr(1)});
+  for (const auto& file : flags.questions.files) inputs.push_back({"--questions", file});
+  for (const auto& file : flags.attachments.images) inputs.push_back({"--image", file});
+  for (const auto& file : flags.attachments.audio) inputs.push_back({"--audio", file});
+  for (const auto& file : flags.attachments.videos) inputs.push_back({"--video", file});
+  return check_no_output_is_an_input({{"--record", connection.record}}, inputs);
+}
+
 /// --dry-run and --print-curl: everything but the sending.
 int print_without_sending(const AskFlags& flags, const Client& client,
                           const DecisionRequest& request, const Context& context) {
@@ -319,6 +340,8 @@ int conclude(const AskFlags& flags, const Decision& decision, const DecisionRequ
 
 int run_ask(const AskFlags& flags, const CLI::App& command, const Context& process) {
   const Context context = cancelled_at_first_signal(process);
+  if (auto status = check_record_is_no_input(flags); !status)
+    return report(context, status.error(), flags.connection);
   auto questions = collect_questions(flags.questions, command);
   if (!questions) return report(context, questions.error(), flags.connection);
   auto gates = parse_gates(flags.expects, questions.value());

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "clef/cassette.hpp"
@@ -19,11 +20,18 @@ bool same_file(const std::string& a, const std::string& b) {
   if (::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0) {
     return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
   }
-  std::error_code error_a;
-  std::error_code error_b;
-  const auto canonical_a = std::filesystem::weakly_canonical(a, error_a);
-  const auto canonical_b = std::filesystem::weakly_canonical(b, error_b);
-  return !error_a && !error_b && canonical_a == canonical_b;
+  // Absolute first: weakly_canonical leaves a relative path with no existing part as it is.
+  const auto canonical = [](const std::string& path) -> std::optional<std::filesystem::path> {
+    std::error_code error;
+    const auto absolute = std::filesystem::absolute(path, error);
+    if (error) return std::nullopt;
+    auto resolved = std::filesystem::weakly_canonical(absolute, error);
+    if (error) return std::nullopt;
+    return resolved;
+  };
+  const auto canonical_a = canonical(a);
+  const auto canonical_b = canonical(b);
+  return canonical_a && canonical_b && *canonical_a == *canonical_b;
 }
 
 std::optional<Error> recording_failure(const Client& client) {

@@ -31,8 +31,12 @@ std::optional<Identity> identity_of(const std::string& path, bool output) {
     if (!S_ISREG(info.st_mode)) return std::nullopt;
     return Identity{std::make_pair(info.st_dev, info.st_ino), {}};
   }
+  // Absolute first: weakly_canonical leaves a relative path with no existing part as it is,
+  // so "out.jsonl" and "./out.jsonl" were two files.
   std::error_code error;
-  const auto canonical = std::filesystem::weakly_canonical(path, error);
+  const auto absolute = std::filesystem::absolute(path, error);
+  if (error) return std::nullopt;
+  const auto canonical = std::filesystem::weakly_canonical(absolute, error);
   if (error) return std::nullopt;
   return Identity{std::nullopt, canonical.string()};
 }

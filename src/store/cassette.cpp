@@ -281,6 +281,25 @@ std::optional<off_t> last_line_start(int fd, off_t size) {
   return 0;
 }
 
+/// Whether the file open on `fd` (`size` bytes, none blank) holds recordings: its first line is
+/// one. What does not (a state file, an image, a diary named by mistake) is never cut or
+/// appended to.
+bool holds_recordings(int fd, off_t size) {
+  std::string first;
+  std::vector<char> chunk(64 * 1024);
+  for (off_t at = 0; at < size && first.size() <= max_cassette_line;) {
+    const ssize_t got = ::pread(fd, chunk.data(), chunk.size(), at);
+    if (got <= 0) return false;
+    const auto* end =
+        static_cast<const char*>(std::memchr(chunk.data(), '\n', static_cast<std::size_t>(got)));
+    first.append(chunk.data(), end ? static_cast<std::size_t>(end - chunk.data())
+                                   : static_cast<std::size_t>(got));
+    if (end) break;
+    at += got;
+  }
+  return first.size() <= max_cassette_line && read_recording(first).ok();
+}
+
 /// A cassette whose last line has no newline is mended before anything is appended: appended
 /// after, that line would sit in the middle, where a replay refuses the whole cassette. A whole
 /// recording (the write stopped just short of its newline) gets its newline; a torn one (a full
@@ -320,11 +339,19 @@ Result<std::shared_ptr<RecorderStage>> recorder_stage(const std::string& path, s
   // Read too, to find a torn last line (write-only when reading is not allowed).
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0 && errno == EACCES) fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd >= 0) mend_last_line(fd);
   if (fd < 0) {
     return make_error(ErrorKind::invalid_input,
                       std::string("cannot open the cassette: ") + std::strerror(errno), path);
   }
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0 &&
+      !holds_recordings(fd, info.st_size)) {
+    ::close(fd);
+    return make_error(ErrorKind::invalid_input,
+                      "cannot record into it: it is not a cassette (its first line is not a "
+                      "recording clef wrote); record to a new file, or remove this one first",
+                      path);
+  }
+  mend_last_line(fd);
   return std::make_shared<RecorderStage>(fd, path, std::move(tag));
 }
 
