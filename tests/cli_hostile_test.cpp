@@ -400,6 +400,24 @@ TEST(CliHostile, ACacheDirectoryWhereNothingCanBeMadeIsSaid) {
   EXPECT_NE(r.err.find("cannot write to the cache directory /proc"), std::string::npos) << r.err;
 }
 
+// A file's name is shown on one line: a newline in it started a line of its own on stderr, one
+// that could pass for clef's ("clef: error: ..."). An image that cannot be opened says why.
+TEST(CliHostile, AFileNameCannotForgeALineOfStderr) {
+  const std::string forged = write_temp_file("a\nclef: error: forged.png", "x");
+  auto r = run_clef({"ask", "--host", "http://127.0.0.1:1", "--yes-no", "u: U?", "--state-json",
+                     "{}", "--image", forged});
+  EXPECT_EQ(r.code, 2) << r.err;
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_NE(line.rfind("clef: error: forged", 0), 0u) << r.err;
+  auto missing = run_clef({"ask", "--host", "http://127.0.0.1:1", "--yes-no", "u: U?",
+                           "--state-json", "{}", "--image", fresh_path("no_such.png")});
+  EXPECT_EQ(missing.code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("cannot open image file: No such file or directory"),
+            std::string::npos)
+      << missing.err;
+}
+
 TEST(CliHostile, WriteFailuresHaveTheirOwnExitCode) {
   FakeServer server;
   auto full =

@@ -97,7 +97,7 @@ TEST(Media, TheWrongKindOrAForeignFileIsRefusedSayingWhatItIs) {
   EXPECT_FALSE(clef::MediaClip::from_bytes("RIFF\0\0\0\0WEBP", MediaKind::audio).ok());
   auto missing = clef::MediaClip::from_file(fixture("no-such.wav"), MediaKind::audio);
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().message, "cannot open audio clip file");
+  EXPECT_EQ(missing.error().message, "cannot open audio clip file: No such file or directory");
   // Over the reading cap: refused before the file is read.
   auto capped = clef::MediaClip::from_file(fixture("tone-2s.flac"), MediaKind::audio, 1000);
   ASSERT_FALSE(capped.ok());

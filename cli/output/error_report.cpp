@@ -111,6 +111,9 @@ int report(const Context& context, const Error& reported, const ConnectionFlags&
     default:
       break;
   }
+  // Where is often a file's name, which may hold a newline: on one line, it cannot start a
+  // line that looks like clef's own.
+  error.where = terminal_safe_line(error.where);
   print_error(context, error.to_string(), hint);
   return as_int(exit_code_for(error.kind));
 }

@@ -1,7 +1,9 @@
 // The implementation of file_bytes.hpp.
 #include "media/file_bytes.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include <sys/stat.h>
@@ -13,13 +15,21 @@ Result<std::string> read_attachment(const std::string& path, std::size_t max_byt
   const std::string name(what);
   // A directory, a pipe or a device has no size to check first (and a FIFO would block).
   struct stat status {};
-  if (::stat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode)) {
+  if (::stat(path.c_str(), &status) != 0) {
+    // Why, as the OS says it: missing, a loop of links, not allowed.
+    return make_error(ErrorKind::invalid_input,
+                      "cannot open " + name + " file: " + std::strerror(errno), path);
+  }
+  if (!S_ISREG(status.st_mode)) {
     return make_error(ErrorKind::invalid_input,
                       name + " is not a regular file (a directory, pipe or device): give a file",
                       path);
   }
   std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) return make_error(ErrorKind::invalid_input, "cannot open " + name + " file", path);
+  if (!file) {
+    return make_error(ErrorKind::invalid_input,
+                      "cannot open " + name + " file: " + std::strerror(errno), path);
+  }
   const auto size = static_cast<std::size_t>(file.tellg());
   if (size > max_bytes) {
     // Refuse before reading: an oversize file is never loaded into memory.
