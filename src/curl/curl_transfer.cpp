@@ -230,6 +230,9 @@ bool set_standing(CURL* handle, const CurlHandle::Standing& s, curl_slist* heade
   set(CURLOPT_URL, s.url.c_str());
   // clef chose the proxy (proxy_route); "" stops libcurl from reading the environment itself.
   set(CURLOPT_PROXY, s.proxy.c_str());
+  // proxy_route applied no_proxy already: without this libcurl read no_proxy and NO_PROXY from
+  // the environment again for every transfer (two scans of environ each).
+  set(CURLOPT_NOPROXY, "");
   set(CURLOPT_PROTOCOLS_STR, "http,https");
   set(CURLOPT_NOSIGNAL, 1L);
   set(CURLOPT_FOLLOWLOCATION, 0L);
