@@ -1,11 +1,17 @@
 // clef batch --rate-store: shards on one budget kept in a real redis-server on 127.0.0.1, started
 // at different moments, and going on at their share when Redis goes away.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "clef/batch.hpp"
@@ -77,7 +83,86 @@ std::unique_ptr<LocalService> start_redis(const std::string& log) {
       log);
 }
 
+/// A "Redis" on 127.0.0.1 that loads the script as Redis would and answers every EVALSHA with
+/// `reply`: a store that lies, which no redis-server can be made to.
+class LyingRedis {
+ public:
+  explicit LyingRedis(std::string reply) : m_reply(std::move(reply)) {
+    m_listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    EXPECT_EQ(::bind(m_listener, reinterpret_cast<sockaddr*>(&address), length), 0);
+    EXPECT_EQ(::listen(m_listener, 8), 0);
+    ::getsockname(m_listener, reinterpret_cast<sockaddr*>(&address), &length);
+    m_port = ntohs(address.sin_port);
+    m_thread = std::thread([this] { serve(); });
+  }
+  ~LyingRedis() {
+    m_stop = true;
+    m_thread.join();
+    ::close(m_listener);
+  }
+  int port() const { return m_port; }
+
+ private:
+  void serve() {
+    while (!m_stop) {
+      pollfd ready{m_listener, POLLIN, 0};
+      if (::poll(&ready, 1, 50) != 1) continue;
+      const int connection = ::accept4(m_listener, nullptr, nullptr, SOCK_CLOEXEC);
+      if (connection < 0) continue;
+      for (char buffer[4096]; !m_stop;) {
+        pollfd readable{connection, POLLIN, 0};
+        if (::poll(&readable, 1, 50) != 1) continue;
+        const ssize_t got = ::recv(connection, buffer, sizeof buffer, 0);
+        if (got <= 0) break;
+        const std::string command(buffer, static_cast<std::size_t>(got));
+        const std::string answer =
+            command.find("SCRIPT") != std::string::npos
+                ? "$40\r\n" + std::string(40, 'a') + "\r\n"
+                : (command.find("EVALSHA") != std::string::npos ? m_reply : "+OK\r\n");
+        (void)::send(connection, answer.data(), answer.size(), MSG_NOSIGNAL);
+      }
+      ::close(connection);
+    }
+  }
+  std::string m_reply;
+  int m_listener = -1;
+  int m_port = 0;
+  std::atomic<bool> m_stop{false};
+  std::thread m_thread;
+};
+
 }  // namespace
+
+// A store that answers what the script never would: a wait of a day (the shard waited it out,
+// silent), INT64_MAX µs (it overflowed to no wait: no rate at all), an array announcing 2^31
+// elements (hiredis made room for them all: 16 GiB, and a hang). Each is a store that cannot be
+// used: said once, and the shard goes on at its share (R/N: 50 a second here).
+TEST(CliRateStore, AStoreThatLiesIsNotBelievedAndTheShardGoesOnAtItsShare) {
+  FakeServer server;
+  const std::string input = write_temp_file("rate_store_lies.jsonl", even_shards(2, 15));
+  for (const std::string& lie :
+       {std::string(":86400000000\r\n"), std::string(":9223372036854775807\r\n"),
+        std::string("*2147483647\r\n:1\r\n")}) {
+    LyingRedis redis(lie);
+    const std::string store = "redis://127.0.0.1:" + std::to_string(redis.port()) + "/k";
+    const auto r = run_clef_child(
+        batch_args(server.base_url(), input, fresh_path("rate_lies"),
+                   {"--shard", "0/2", "--rate-total", "100", "--rate-store", store, "--overwrite"}),
+        std::chrono::seconds(30));
+    ASSERT_TRUE(r.finished) << "still running after 30 s: " << lie;
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("cannot be used (an answer that is not the script's"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("15 written, 15 ok"), std::string::npos) << r.err;
+    // 15 starts at 50 a second (two may go together): not all at once.
+    EXPECT_GE(r.elapsed, std::chrono::milliseconds(200)) << "no rate at all: " << lie;
+    EXPECT_LT(r.max_rss_kb, 200 * 1024) << "memory for what the header announced: " << lie;
+  }
+}
 
 TEST(CliRateStore, ShardsStartedAtDifferentMomentsShareOneBudgetInRedis) {
   if (installed_program("redis-server").empty())

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <string>
+#include <utility>
 
 #include "common/terminal_text.hpp"
 
@@ -34,6 +36,32 @@ return 0
 constexpr std::chrono::milliseconds kConnectTimeout{1000};
 constexpr std::chrono::milliseconds kCallTimeout{250};
 constexpr std::chrono::seconds kRetryEvery{2};
+
+/// hiredis (0.14) makes an array reply's room for as many elements as its header announces
+/// before one arrives: "*2147483647" took 16 GiB and the shard hung. No answer of the script's
+/// (nor of AUTH or SCRIPT LOAD) is an array of more than a few.
+constexpr int kMostElements = 16;
+thread_local bool t_array_refused = false;
+void* (*hiredis_create_array)(const redisReadTask*, int) = nullptr;  // set once, then read
+
+void* bounded_array(const redisReadTask* task, int elements) {
+  if (elements > kMostElements) {
+    t_array_refused = true;
+    return nullptr;  // hiredis fails the reply ("Out of memory"): said as what it was, below
+  }
+  return hiredis_create_array(task, elements);
+}
+
+/// The reader's functions with bounded_array in place of hiredis' own array maker.
+redisReplyObjectFunctions* bounded_functions(const redisReplyObjectFunctions* defaults) {
+  static redisReplyObjectFunctions bounded = [defaults] {
+    redisReplyObjectFunctions functions = *defaults;
+    hiredis_create_array = functions.createArray;
+    functions.createArray = bounded_array;
+    return functions;
+  }();
+  return &bounded;
+}
 
 timeval as_timeval(std::chrono::milliseconds value) {
   timeval out{};
@@ -109,6 +137,7 @@ bool RedisRate::connect() {
     m_last_error = m_redis ? m_redis->errstr : "cannot connect";
     return false;
   }
+  m_redis->reader->fn = bounded_functions(m_redis->reader->fn);
   const timeval call_timeout = as_timeval(kCallTimeout);
   if (redisSetTimeout(m_redis, call_timeout) != REDIS_OK) return false;
   if (const char* password = std::getenv("REDISCLI_AUTH"); password && *password) {
@@ -126,7 +155,10 @@ bool RedisRate::load_script() {
 }
 
 bool RedisRate::failed(const redisReply* reply) {
-  if (reply && reply->type == REDIS_REPLY_ERROR)
+  if (std::exchange(t_array_refused, false))
+    m_last_error = "an answer that is not the script's: an array of more than " +
+                   std::to_string(kMostElements) + " elements";
+  else if (reply && reply->type == REDIS_REPLY_ERROR)
     m_last_error.assign(reply->str, std::min<std::size_t>(reply->len, 200));
   else if (m_redis && m_redis->err)
     m_last_error = m_redis->errstr;
@@ -146,7 +178,11 @@ std::optional<long long> RedisRate::ask_redis() {
     Reply reply(static_cast<redisReply*>(redisCommand(m_redis, "EVALSHA %s 1 %s %s %s",
                                                       m_script_sha.c_str(), m_address.key.c_str(),
                                                       interval.c_str(), tolerance.c_str())));
-    if (reply && reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0) return reply->integer;
+    // The script waits at most one interval (its tolerance is one): a longer wait, a day or
+    // INT64_MAX µs (which overflowed to a wait of none: no rate at all), is not its answer.
+    if (reply && reply->type == REDIS_REPLY_INTEGER && reply->integer >= 0 &&
+        reply->integer <= 2 * m_interval_us)
+      return reply->integer;
     // Redis restarted or flushed its scripts: load it again and ask once more.
     const bool no_script = reply && reply->type == REDIS_REPLY_ERROR &&
                            std::string(reply->str, reply->len).rfind("NOSCRIPT", 0) == 0;
