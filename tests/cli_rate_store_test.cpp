@@ -139,14 +139,18 @@ class LyingRedis {
 
 // A store that answers what the script never would: a wait of a day (the shard waited it out,
 // silent), INT64_MAX µs (it overflowed to no wait: no rate at all), an array announcing 2^31
-// elements (hiredis made room for them all: 16 GiB, and a hang). Each is a store that cannot be
-// used: said once, and the shard goes on at its share (R/N: 50 a second here).
+// elements (hiredis made room for them all: 16 GiB, and a hang); and silence, which was said as
+// "Resource temporarily unavailable". Each is a store that cannot be used: said once, and the
+// shard goes on at its share (R/N: 50 a second here).
 TEST(CliRateStore, AStoreThatLiesIsNotBelievedAndTheShardGoesOnAtItsShare) {
   FakeServer server;
   const std::string input = write_temp_file("rate_store_lies.jsonl", even_shards(2, 15));
-  for (const std::string& lie :
-       {std::string(":86400000000\r\n"), std::string(":9223372036854775807\r\n"),
-        std::string("*2147483647\r\n:1\r\n")}) {
+  const std::string not_its = "an answer that is not the script's";
+  for (const auto& [lie, reason] :
+       std::vector<std::pair<std::string, std::string>>{{":86400000000\r\n", not_its},
+                                                        {":9223372036854775807\r\n", not_its},
+                                                        {"*2147483647\r\n:1\r\n", not_its},
+                                                        {"", "no answer within 250 ms"}}) {
     LyingRedis redis(lie);
     const std::string store = "redis://127.0.0.1:" + std::to_string(redis.port()) + "/k";
     const auto r = run_clef_child(
@@ -155,8 +159,7 @@ TEST(CliRateStore, AStoreThatLiesIsNotBelievedAndTheShardGoesOnAtItsShare) {
         std::chrono::seconds(30));
     ASSERT_TRUE(r.finished) << "still running after 30 s: " << lie;
     EXPECT_EQ(r.code, 0) << r.err;
-    EXPECT_NE(r.err.find("cannot be used (an answer that is not the script's"), std::string::npos)
-        << r.err;
+    EXPECT_NE(r.err.find("cannot be used (" + reason), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("15 written, 15 ok"), std::string::npos) << r.err;
     // 15 starts at 50 a second (two may go together): not all at once.
     EXPECT_GE(r.elapsed, std::chrono::milliseconds(200)) << "no rate at all: " << lie;
@@ -246,7 +249,12 @@ TEST(CliRateStore, ABadStoreIsRefusedBeforeAnythingIsSent) {
            {{"--shard", "0/2", "--rate-total", "5", "--rate-store", "redis://u:pw@127.0.0.1/k"},
             "REDISCLI_AUTH"},
            {{"--shard", "0/2", "--rate-total", "5", "--rate-store", "redis://127.0.0.1:0/k"},
-            "a port from 1 to 65535"}}) {
+            "a port from 1 to 65535"},
+           {{"--shard", "0/2", "--rate-total", "5", "--rate-store", "redis://127.0.0.1:+1/k"},
+            "a port from 1 to 65535"},
+           {{"--shard", "0/2", "--rate-total", "5", "--rate-store",
+             "redis://127.0.0.1:6379/k?password=x"},
+            "a key without ? or #"}}) {
     auto r = run_clef(batch_args(server.base_url(), input, fresh_path("rate_store_bad"), flags));
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;

@@ -4,8 +4,10 @@
 
 #include <hiredis/hiredis.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -100,13 +102,19 @@ Result<RedisAddress> parse_rate_store(const std::string& url) {
         "the run names the same)");
   for (unsigned char c : url)
     if (c <= 0x20 || c >= 0x7f) return store_error("printable ASCII, no spaces");
+  // A query or fragment (?password=..., #...) is no part of a key anyone means.
+  if (address.key.find_first_of("?#") != std::string::npos)
+    return store_error(
+        "a key without ? or # (no query: REDISCLI_AUTH gives the password), "
+        "redis://HOST:PORT/KEY");
   const auto colon = authority.rfind(':');
   address.host = authority.substr(0, colon);
   if (colon != std::string::npos) {
     const std::string port = authority.substr(colon + 1);
     char* end = nullptr;
     const long value = std::strtol(port.c_str(), &end, 10);
-    if (port.empty() || *end != '\0' || value < 1 || value > 65535)
+    if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos || *end != '\0' ||
+        value < 1 || value > 65535)
       return store_error("a port from 1 to 65535");
     address.port = static_cast<int>(value);
   }
@@ -160,6 +168,9 @@ bool RedisRate::failed(const redisReply* reply) {
                    std::to_string(kMostElements) + " elements";
   else if (reply && reply->type == REDIS_REPLY_ERROR)
     m_last_error.assign(reply->str, std::min<std::size_t>(reply->len, 200));
+  else if (m_redis && m_redis->err == REDIS_ERR_IO &&
+           std::strcmp(m_redis->errstr, std::strerror(EAGAIN)) == 0)  // the call's timeout
+    m_last_error = "no answer within " + std::to_string(kCallTimeout.count()) + " ms";
   else if (m_redis && m_redis->err)
     m_last_error = m_redis->errstr;
   else
