@@ -446,6 +446,18 @@ TEST(CliStreams, NoOutputIsAFileTheCommandReads) {
   EXPECT_EQ(after.rfind(tickets, 0), 0u);
   EXPECT_NE(after.find("stderr (/dev/stderr) is the input", tickets.size()), std::string::npos);
   EXPECT_LT(after.size(), tickets.size() + 400);
+  // stderr appended to the output, or to the cassette: refused, no result among the messages.
+  for (const std::string& flag : {std::string("-o"), std::string("--record")}) {
+    const std::string target = fresh_path("own_err_target.jsonl");
+    const std::string output = flag == "-o" ? target : fresh_path("own_err_out.jsonl");
+    EXPECT_EQ(shell("batch " + input + " -o " + output + " --host " + host + " --yes-no u:U? " +
+                    (flag == "--record" ? "--record " + target : "") + " -v 2>> " + target),
+              2)
+        << flag;
+    const std::string written = read_file(target);
+    EXPECT_NE(written.find("stderr is"), std::string::npos) << flag << ": " << written;
+    EXPECT_EQ(written.find("\"answers\""), std::string::npos) << flag << ": " << written;
+  }
   // clef merge -o - appended to one of its shards.
   const std::string merge_input = write_temp_file("own_merge.jsonl", jsonl_tickets(20));
   const auto shards = shards_of(server, merge_input, 2, "own_merge");

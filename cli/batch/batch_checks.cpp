@@ -130,7 +130,23 @@ Status check_files(const BatchFlags& flags, const CLI::App& command, InputFormat
   }
   // stderr (progress, -v) may be a file the shell opened too (`2>> in.jsonl`); beside stdout
   // (`> log 2>&1`) it is not an output of its own.
-  return check_no_output_is_an_input({{"stderr", "/dev/stderr"}}, batch_inputs(flags));
+  if (auto status = check_no_output_is_an_input({{"stderr", "/dev/stderr"}}, batch_inputs(flags));
+      !status) {
+    return status;
+  }
+  // Nor may it be a file the run writes (`-v 2>> out.jsonl`): clef's messages among its results,
+  // its cassette's lines or its metrics.
+  for (const NamedFile& written : batch_outputs(flags)) {
+    if (written.path.empty() || written.path == "-" ||
+        check_no_output_is_an_input({{"stderr", "/dev/stderr"}}, {written}))
+      continue;
+    return make_error(ErrorKind::invalid_input,
+                      "stderr is " + written.role + " (" + written.path +
+                          "): clef's messages would go among what it writes there; send stderr "
+                          "elsewhere",
+                      written.path);
+  }
+  return {};
 }
 
 Result<std::optional<Shard>> shard_of_run(const BatchFlags& flags) {
