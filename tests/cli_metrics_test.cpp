@@ -1,6 +1,7 @@
 // clef batch --metrics-file and --metrics-push: the Prometheus text format checked by Debian's
 // promtool, pushed to a real Pushgateway on 127.0.0.1, and the numbers the run's summary prints.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include "clef/mock.hpp"
 #include "clef/transport.hpp"
@@ -266,4 +268,27 @@ TEST(CliMetrics, AGatewayThatNeverAnswersHoldsNothingUp) {
   const auto first = r.err.find("cannot push the metrics");
   EXPECT_NE(first, std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("cannot push the metrics", first + 1), std::string::npos) << r.err;
+}
+
+// A gateway behind something that moved answers 301: the warning says where it leads and that
+// clef follows no redirect (it said "HTTP 301: " and nothing more).
+TEST(CliMetrics, AGatewayThatRedirectsIsSaidWithWhereItLeads) {
+  httplib::Server moved;
+  moved.Put(".*", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 301;
+    res.set_header("Location", "http://127.0.0.1:1/elsewhere");
+  });
+  const int port = moved.bind_to_any_port("127.0.0.1");
+  std::thread thread([&] { moved.listen_after_bind(); });
+  wait_until([&] { return moved.is_running(); }, "the gateway to listen");
+  FakeServer server;
+  const std::string input = write_temp_file("metrics_moved_in.jsonl", jsonl_tickets(5));
+  auto r = run_clef(run_args(server, input, fresh_path("metrics_moved_out.jsonl"),
+                             {"--metrics-push", "http://127.0.0.1:" + std::to_string(port)}));
+  moved.stop();
+  thread.join();
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("HTTP 301, a redirect to http://127.0.0.1:1/elsewhere (clef follows none"),
+            std::string::npos)
+      << r.err;
 }

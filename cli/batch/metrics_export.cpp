@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "clef/backend.hpp"
@@ -129,8 +130,17 @@ void MetricsExport::export_now(bool last) {
   std::string reason;
   if (!response) reason = response.error().message;
   if (response && (response->status < 200 || response->status > 299)) {
-    reason = "HTTP " + std::to_string(response->status) + ": " +
-             response->body.substr(0, std::min<std::size_t>(response->body.size(), 200));
+    reason = "HTTP " + std::to_string(response->status);
+    const auto location =
+        std::find_if(response->headers.begin(), response->headers.end(),
+                     [](const auto& header) { return header.first == "location"; });
+    if (response->status >= 300 && response->status <= 399 && location != response->headers.end()) {
+      // A gateway behind a proxy that moved: say where, as clef follows no redirect.
+      reason += ", a redirect to " + url_without_credentials(location->second.substr(0, 200)) +
+                " (clef follows none: give the Pushgateway's own URL)";
+    } else if (!response->body.empty()) {
+      reason += ": " + response->body.substr(0, std::min<std::size_t>(response->body.size(), 200));
+    }
   }
   warn(m_push_failing, "cannot push the metrics to " + url_without_credentials(request.url),
        reason);
