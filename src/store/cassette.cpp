@@ -281,7 +281,7 @@ std::optional<off_t> last_line_start(int fd, off_t size) {
   return 0;
 }
 
-/// Whether the file open on `fd` (`size` bytes, none blank) holds recordings: its first line is
+/// Whether the file open on `fd` (`size` bytes, at least one) holds recordings: its first line is
 /// one. What does not (a state file, an image, a diary named by mistake) is never cut or
 /// appended to.
 bool holds_recordings(int fd, off_t size) {
