@@ -297,6 +297,11 @@ TEST(CliReplay, RecordingIntoAFileThatIsNotACassetteIsRefusedAndLeavesIt) {
   ASSERT_EQ(run_clef(ask_args(server.base_url(), "first", {"--record", cassette})).code, 0);
   ASSERT_EQ(run_clef(ask_args(server.base_url(), "second", {"--record", cassette})).code, 0);
   EXPECT_EQ(lines_of(read_file(cassette)).size(), 2u);
+  // A recording first and a user's lines after: not a cassette either.
+  const std::string mixed =
+      write_temp_file("mixed.cassette.jsonl", read_file(cassette) + "my data\n");
+  EXPECT_EQ(run_clef(ask_args(server.base_url(), "third", {"--record", mixed})).code, 2);
+  EXPECT_EQ(read_file(mixed), read_file(cassette) + "my data\n");
   EXPECT_EQ(server.request_count(), 2) << "nothing sent for a refused recording";
 }
 

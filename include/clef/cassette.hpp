@@ -45,8 +45,8 @@ class CLEF_API RecordingTransport : public Transport {
 /// and every credential the request carried (the Authorization value and its token, an API key
 /// header, a password in the URL) is replaced by "<redacted>" wherever the server echoed it, so
 /// a cassette holds no token. A new cassette is created 0600; an existing file that is not a
-/// cassette (its first line is not a recording) is refused, neither cut nor appended to. Safe
-/// from several threads; each line is one write.
+/// cassette (its first or last whole line is not a recording) is refused, neither cut nor
+/// appended to. Safe from several threads; each line is one write.
 CLEF_API Result<std::shared_ptr<RecordingTransport>> make_recording_transport(
     std::shared_ptr<Transport> inner, const std::string& path, std::string tag);
 

@@ -300,6 +300,21 @@ bool holds_recordings(int fd, off_t size) {
   return first.size() <= max_cassette_line && read_recording(first).ok();
 }
 
+/// Whether the last line that ends in a newline in the file open on `fd` (`size` bytes) is a
+/// recording: a cassette with a user's lines after its recordings is not appended to either.
+bool last_whole_line_is_a_recording(int fd, off_t size) {
+  const auto end = last_line_start(fd, size);  // just past the last newline
+  if (!end) return false;
+  if (*end == 0) return true;  // no whole line: the first is the one (holds_recordings)
+  const auto start = last_line_start(fd, *end - 1);
+  if (!start) return false;
+  const auto length = static_cast<std::size_t>(*end - 1 - *start);
+  if (length > max_cassette_line) return false;
+  std::string line(length, '\0');
+  return ::pread(fd, line.data(), length, *start) == static_cast<ssize_t>(length) &&
+         (line.find_first_not_of(" \t\r") == std::string::npos || read_recording(line).ok());
+}
+
 /// A cassette whose last line has no newline is mended before anything is appended: appended
 /// after, that line would sit in the middle, where a replay refuses the whole cassette. A whole
 /// recording (the write stopped just short of its newline) gets its newline; a torn one (a full
@@ -344,7 +359,7 @@ Result<std::shared_ptr<RecorderStage>> recorder_stage(const std::string& path, s
                       std::string("cannot open the cassette: ") + std::strerror(errno), path);
   }
   if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0 &&
-      !holds_recordings(fd, info.st_size)) {
+      !(holds_recordings(fd, info.st_size) && last_whole_line_is_a_recording(fd, info.st_size))) {
     ::close(fd);
     return make_error(ErrorKind::invalid_input,
                       "cannot record into it: it is not a cassette (its first line is not a "
