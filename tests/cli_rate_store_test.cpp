@@ -19,6 +19,7 @@
 #include "support/cli_runner.hpp"
 #include "support/fake_server.hpp"
 #include "support/local_service.hpp"
+#include "support/silent_listener.hpp"
 #include "support/wait_until.hpp"
 
 using namespace clef::testing;
@@ -88,15 +89,7 @@ std::unique_ptr<LocalService> start_redis(const std::string& log) {
 class LyingRedis {
  public:
   explicit LyingRedis(std::string reply) : m_reply(std::move(reply)) {
-    m_listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    EXPECT_EQ(::bind(m_listener, reinterpret_cast<sockaddr*>(&address), length), 0);
-    EXPECT_EQ(::listen(m_listener, 8), 0);
-    ::getsockname(m_listener, reinterpret_cast<sockaddr*>(&address), &length);
-    m_port = ntohs(address.sin_port);
+    m_listener = listen_on_loopback(m_port);
     m_thread = std::thread([this] { serve(); });
   }
   ~LyingRedis() {

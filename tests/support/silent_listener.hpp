@@ -15,20 +15,24 @@
 
 namespace clef::testing {
 
+/// A socket listening on 127.0.0.1, on a port the kernel chose (set in `port`).
+inline int listen_on_loopback(int& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), length), 0);
+  EXPECT_EQ(::listen(fd, 16), 0);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  port = ntohs(address.sin_port);
+  return fd;
+}
+
 /// accept_one() takes a connection, to see what the client has sent so far.
 class SilentListener {
  public:
-  SilentListener() {
-    m_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    EXPECT_EQ(::bind(m_fd, reinterpret_cast<sockaddr*>(&address), length), 0);
-    EXPECT_EQ(::listen(m_fd, 16), 0);
-    ::getsockname(m_fd, reinterpret_cast<sockaddr*>(&address), &length);
-    m_port = ntohs(address.sin_port);
-  }
+  SilentListener() { m_fd = listen_on_loopback(m_port); }
   ~SilentListener() {
     if (m_accepted >= 0) ::close(m_accepted);
     ::close(m_fd);
