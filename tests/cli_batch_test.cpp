@@ -941,3 +941,33 @@ TEST(CliBatchProcess, WhatAKilledRewriteLeftBesideTheOutputIsRemovedByTheNextRun
 }
 
 }  // namespace
+
+// --image-field holds a path or an array of paths: a number or an object was taken as a path
+// ("5", "{\"a\":1}" beside the input); now that item's error, naming the field and what it held.
+TEST(CliBatch, AnImageFieldThatIsNeitherAPathNorAListIsThatItemsError) {
+  FakeServer server;
+  const std::string input = clef::testing::write_temp_file(
+      "image_field_types.jsonl", R"({"id":"n","state":{"p":"x"},"image":5})"
+                                 "\n"
+                                 R"({"id":"o","state":{"p":"x"},"image":{"a":1}})"
+                                 "\n"
+                                 R"({"id":"z","state":{"p":"x"},"image":null})"
+                                 "\n");
+  const std::string output = fresh_path("image_field_types_out.jsonl");
+  auto r = run_clef(batch_args(server.base_url(), input, output, {"--image-field", "image"}));
+  EXPECT_EQ(r.code, 6) << r.err;  // two items failed, each in its line
+  const auto lines = lines_of(read_file(output));
+  ASSERT_EQ(lines.size(), 3u);
+  for (const auto& line : lines) {
+    const std::string id = line["id"];
+    if (id == "z") {
+      EXPECT_FALSE(line.contains("error")) << line.dump();
+      continue;
+    }
+    EXPECT_EQ(line["error"]["message"], std::string("the \"image\" field (--image-field) is a path "
+                                                    "or an array of paths, not ") +
+                                            (id == "n" ? "number" : "object"))
+        << line.dump();
+  }
+  EXPECT_EQ(server.request_count(), 1);
+}

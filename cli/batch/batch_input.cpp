@@ -178,7 +178,20 @@ class JsonlReader final : public InputReader {
     }
     item.id = *id;
     for (const auto& name : m_fields.extra) item.extra.push_back(field_text(object, name));
-    if (!m_fields.image.empty()) item.image = field_text(object, m_fields.image);
+    if (!m_fields.image.empty()) {
+      // A path or an array of paths: a number or an object was taken as a path ("5").
+      const auto image = object.find(m_fields.image);
+      if (image != object.end() && !image->is_null() && !image->is_string() && !image->is_array()) {
+        item.state = make_error(ErrorKind::invalid_input,
+                                "the \"" + m_fields.image +
+                                    "\" field (--image-field) is a path or an array of paths, "
+                                    "not " +
+                                    image->type_name(),
+                                where);
+        return;
+      }
+      item.image = field_text(object, m_fields.image);
+    }
     const auto state = object.find(m_fields.state);
     if (state == object.end()) {
       item.state = make_error(ErrorKind::invalid_input,
