@@ -3,12 +3,9 @@
 
 #include <sys/stat.h>
 
-#include <filesystem>
-#include <optional>
-#include <system_error>
-
 #include "clef/cassette.hpp"
 #include "common/exit_codes.hpp"
+#include "common/file_roles.hpp"
 #include "output/error_report.hpp"
 
 namespace clef::cli {
@@ -20,18 +17,9 @@ bool same_file(const std::string& a, const std::string& b) {
   if (::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0) {
     return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
   }
-  // Absolute first: weakly_canonical leaves a relative path with no existing part as it is.
-  const auto canonical = [](const std::string& path) -> std::optional<std::filesystem::path> {
-    std::error_code error;
-    const auto absolute = std::filesystem::absolute(path, error);
-    if (error) return std::nullopt;
-    auto resolved = std::filesystem::weakly_canonical(absolute, error);
-    if (error) return std::nullopt;
-    return resolved;
-  };
-  const auto canonical_a = canonical(a);
-  const auto canonical_b = canonical(b);
-  return canonical_a && canonical_b && *canonical_a == *canonical_b;
+  const auto resolved_a = resolved_path(a);
+  const auto resolved_b = resolved_path(b);
+  return resolved_a && resolved_b && *resolved_a == *resolved_b;
 }
 
 std::optional<Error> recording_failure(const Client& client) {

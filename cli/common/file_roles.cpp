@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 namespace clef::cli {
 namespace {
@@ -31,14 +32,9 @@ std::optional<Identity> identity_of(const std::string& path, bool output) {
     if (!S_ISREG(info.st_mode)) return std::nullopt;
     return Identity{std::make_pair(info.st_dev, info.st_ino), {}};
   }
-  // Absolute first: weakly_canonical leaves a relative path with no existing part as it is,
-  // so "out.jsonl" and "./out.jsonl" were two files.
-  std::error_code error;
-  const auto absolute = std::filesystem::absolute(path, error);
-  if (error) return std::nullopt;
-  const auto canonical = std::filesystem::weakly_canonical(absolute, error);
-  if (error) return std::nullopt;
-  return Identity{std::nullopt, canonical.string()};
+  auto resolved = resolved_path(path);
+  if (!resolved) return std::nullopt;
+  return Identity{std::nullopt, std::move(*resolved)};
 }
 
 bool same(const Identity& a, const Identity& b) {
@@ -51,6 +47,15 @@ std::string shown(const NamedFile& file, bool output) {
 }
 
 }  // namespace
+
+std::optional<std::string> resolved_path(const std::string& path) {
+  std::error_code error;
+  const auto absolute = std::filesystem::absolute(path, error);
+  if (error) return std::nullopt;
+  const auto canonical = std::filesystem::weakly_canonical(absolute, error);
+  if (error) return std::nullopt;
+  return canonical.string();
+}
 
 Status check_no_output_is_an_input(const std::vector<NamedFile>& outputs,
                                    const std::vector<NamedFile>& inputs) {

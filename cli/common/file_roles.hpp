@@ -2,6 +2,7 @@
 // were named: an output that is also an input is refused before anything is written.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,11 @@ struct NamedFile {
   std::string role;
   std::string path;
 };
+
+/// `path` as the file it names would be reached, existing or not: absolute, the links of its
+/// existing part resolved (weakly_canonical alone leaves a relative path with no existing part as
+/// written: "out.jsonl" and "./out.jsonl" were two files); nullopt when the system cannot say.
+std::optional<std::string> resolved_path(const std::string& path);
 
 /// Refused (invalid_input, naming both): two outputs that are one file, or an output that is the
 /// same file as an input, compared
