@@ -111,11 +111,11 @@ Result<RedisAddress> parse_rate_store(const std::string& url) {
   address.host = authority.substr(0, colon);
   if (colon != std::string::npos) {
     const std::string port = authority.substr(colon + 1);
-    char* end = nullptr;
-    const long value = std::strtol(port.c_str(), &end, 10);
-    if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos || *end != '\0' ||
-        value < 1 || value > 65535)
-      return store_error("a port from 1 to 65535");
+    // Digits only (strtol also took "+1" and " 1"); past five, no port.
+    const bool digits = !port.empty() && port.size() <= 5 &&
+                        port.find_first_not_of("0123456789") == std::string::npos;
+    const long value = digits ? std::strtol(port.c_str(), nullptr, 10) : 0;
+    if (value < 1 || value > 65535) return store_error("a port from 1 to 65535");
     address.port = static_cast<int>(value);
   }
   if (address.host.empty()) return store_error("a host, redis://HOST:PORT/KEY");
