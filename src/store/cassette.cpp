@@ -1,6 +1,7 @@
 // The implementation of clef/cassette.hpp: record exchanges with a server into a cassette file, and
 // replay them with no network — so an application's tests, and a CI job, run without a model.
 #include "clef/cassette.hpp"
+#include "store/cassette_lines.hpp"
 #include "store/stage.hpp"
 #include "util/ascii.hpp"
 
@@ -201,53 +202,9 @@ class Replay final : public ReplayTransport {
   std::vector<std::string> m_warnings;
 };
 
-/// The longest cassette line read: a recorded body is at most the 16 MiB response cap, and JSON
-/// escaping can grow it a few times.
-constexpr std::size_t max_cassette_line = 128u * 1024u * 1024u;
-
 Error bad_line(const std::string& path, std::size_t number, const std::string& why) {
   return make_error(ErrorKind::invalid_input, "not a cassette line: " + why,
                     path + ": line " + std::to_string(number));
-}
-
-/// One recording: its key and response, or why the line is not one.
-Result<std::pair<std::string, HttpResponse>> read_recording(const std::string& text) {
-  auto parsed = clef::parse_json(text, "the cassette line");
-  if (!parsed || !parsed->is_object()) {
-    return make_error(ErrorKind::invalid_input, "not a JSON object");
-  }
-  const detail::Json& line = parsed.value();
-  const auto key = line.find("key");
-  const auto status = line.find("status");
-  const auto body = line.find("body");
-  if (key == line.end() || !key->is_string() || status == line.end() ||
-      !status->is_number_integer() || body == line.end() || !body->is_string()) {
-    return make_error(ErrorKind::invalid_input,
-                      "it needs a string \"key\", an integer \"status\" and a string \"body\"");
-  }
-  // Compared as the type nlohmann stored, so no value is narrowed before it is checked.
-  const bool in_range =
-      status->is_number_unsigned()
-          ? status->get<std::uint64_t>() >= 100 && status->get<std::uint64_t>() <= 599
-          : status->get<std::int64_t>() >= 100 && status->get<std::int64_t>() <= 599;
-  if (!in_range) {
-    return make_error(ErrorKind::invalid_input,
-                      "\"status\" " + dump_json(*status) + " is not an HTTP status (100 to 599)");
-  }
-  std::pair<std::string, HttpResponse> out;
-  out.first = key->get<std::string>();
-  out.second.status = static_cast<int>(status->get<std::int64_t>());
-  out.second.body = body->get<std::string>();
-  const auto headers = line.find("headers");
-  if (headers != line.end() && headers->is_array()) {
-    for (const auto& header : *headers) {
-      if (header.is_array() && header.size() == 2 && header[0].is_string() &&
-          header[1].is_string()) {
-        out.second.headers.emplace_back(header[0].get<std::string>(), header[1].get<std::string>());
-      }
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -265,78 +222,6 @@ std::string exchange_key(std::string_view tag, const HttpRequest& request) {
 }
 
 namespace {
-
-/// Where the last line of the cassette open on `fd` starts (0: it is the only one).
-std::optional<off_t> last_line_start(int fd, off_t size) {
-  std::vector<char> chunk(64 * 1024);
-  for (off_t end = size; end > 0;) {
-    const off_t from = std::max<off_t>(0, end - static_cast<off_t>(chunk.size()));
-    const auto want = static_cast<std::size_t>(end - from);
-    if (::pread(fd, chunk.data(), want, from) != static_cast<ssize_t>(want)) return std::nullopt;
-    for (std::size_t i = want; i > 0; --i) {
-      if (chunk[i - 1] == '\n') return from + static_cast<off_t>(i);
-    }
-    end = from;
-  }
-  return 0;
-}
-
-/// Whether the file open on `fd` (`size` bytes, at least one) holds recordings: its first line is
-/// one. What does not (a state file, an image, a diary named by mistake) is never cut or
-/// appended to.
-bool holds_recordings(int fd, off_t size) {
-  std::string first;
-  std::vector<char> chunk(64 * 1024);
-  for (off_t at = 0; at < size && first.size() <= max_cassette_line;) {
-    const ssize_t got = ::pread(fd, chunk.data(), chunk.size(), at);
-    if (got <= 0) return false;
-    const auto* end =
-        static_cast<const char*>(std::memchr(chunk.data(), '\n', static_cast<std::size_t>(got)));
-    first.append(chunk.data(), end ? static_cast<std::size_t>(end - chunk.data())
-                                   : static_cast<std::size_t>(got));
-    if (end) break;
-    at += got;
-  }
-  return first.size() <= max_cassette_line && read_recording(first).ok();
-}
-
-/// Whether the last line that ends in a newline in the file open on `fd` (`size` bytes) is a
-/// recording: a cassette with a user's lines after its recordings is not appended to either.
-bool last_whole_line_is_a_recording(int fd, off_t size) {
-  const auto end = last_line_start(fd, size);  // just past the last newline
-  if (!end) return false;
-  if (*end == 0) return true;  // no whole line: the first is the one (holds_recordings)
-  const auto start = last_line_start(fd, *end - 1);
-  if (!start) return false;
-  const auto length = static_cast<std::size_t>(*end - 1 - *start);
-  if (length > max_cassette_line) return false;
-  std::string line(length, '\0');
-  return ::pread(fd, line.data(), length, *start) == static_cast<ssize_t>(length) &&
-         (line.find_first_not_of(" \t\r") == std::string::npos || read_recording(line).ok());
-}
-
-/// A cassette whose last line has no newline is mended before anything is appended: appended
-/// after, that line would sit in the middle, where a replay refuses the whole cassette. A whole
-/// recording (the write stopped just short of its newline) gets its newline; a torn one (a full
-/// disk, a file-size limit) is cut off, as replay would skip it. Devices and pipes are left alone.
-void mend_last_line(int fd) {
-  struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size <= 0) return;
-  char last = '\n';
-  if (::pread(fd, &last, 1, info.st_size - 1) != 1 || last == '\n') return;
-  const auto start = last_line_start(fd, info.st_size);
-  if (!start) return;
-  const auto length = static_cast<std::size_t>(info.st_size - *start);
-  if (length <= max_cassette_line) {
-    std::string tail(length, '\0');
-    if (::pread(fd, tail.data(), length, *start) == static_cast<ssize_t>(length) &&
-        read_recording(tail)) {
-      detail::write_all(fd, "\n");
-      return;
-    }
-  }
-  [[maybe_unused]] const int cut = ::ftruncate(fd, *start);
-}
 
 /// The recorder for the cassette at `path`, opened for appending.
 Result<std::shared_ptr<RecorderStage>> recorder_stage(const std::string& path, std::string tag) {
@@ -358,15 +243,15 @@ Result<std::shared_ptr<RecorderStage>> recorder_stage(const std::string& path, s
     return make_error(ErrorKind::invalid_input,
                       std::string("cannot open the cassette: ") + std::strerror(errno), path);
   }
-  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0 &&
-      !(holds_recordings(fd, info.st_size) && last_whole_line_is_a_recording(fd, info.st_size))) {
+  if (!detail::may_append_to(fd)) {
     ::close(fd);
     return make_error(ErrorKind::invalid_input,
-                      "cannot record into it: it is not a cassette (its first line is not a "
-                      "recording clef wrote); record to a new file, or remove this one first",
+                      "cannot record into it: it is not a cassette (its first or last whole line "
+                      "is not a recording clef wrote); record to a new file, or remove this one "
+                      "first",
                       path);
   }
-  mend_last_line(fd);
+  detail::mend_last_line(fd);
   return std::make_shared<RecorderStage>(fd, path, std::move(tag));
 }
 
@@ -419,11 +304,11 @@ Result<std::shared_ptr<ReplayTransport>> make_replay_transport(const std::string
   Line line;
   const std::string& text = line.text;
   std::size_t number = 0;
-  while (read_line(in, line, max_cassette_line)) {
+  while (read_line(in, line, detail::max_cassette_line)) {
     ++number;
     if (line.too_long) return bad_line(path, number, "longer than 128 MiB");
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto recording = read_recording(text);
+    auto recording = detail::read_recording(text);
     if (!recording) {
       if (!line.has_newline) {
         warnings.push_back(path + ": line " + std::to_string(number) +
