@@ -720,6 +720,28 @@ TEST(Cache, CachesOnOneDirectoryInOneProcessShareWhatWaitsForAPack) {
   EXPECT_EQ(inner->sent.load(), sent);
 }
 
+TEST(Cache, WhatWaitsForAPackIsWrittenWhenTheProcessExits) {
+  // A program that exits right after its last answers keeps them: the first was written at once
+  // and the rest, waiting for their pack, were lost when the cache was never let go of (a
+  // std::exit, or main returning while a loop thread still held the cache for a moment).
+  auto inner = std::make_shared<EchoTransport>();
+  clef::CacheOptions options;
+  options.directory = fresh_directory("cache_packs_exit");
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto cache = clef::make_caching_transport(inner, options, clef::Backend::ollama);
+    for (int i = 0; cache && i < 5; ++i) (void)cache.value()->send(request_for(std::to_string(i)));
+    std::exit(cache ? 0 : 1);  // the cache still open: no destructor writes what waits
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(clef::cache_stats(options.directory)->entries, 5u);
+  EXPECT_EQ(clef::testing::packed_entries(options.directory).size(), 5u);
+}
+
 // Issue 30: a pack is read by its header, whose every number is checked against the file before
 // a byte it points at is read; a pack that lies is removed, never an answer or a crash.
 TEST(Cache, PacksThatLieAreRemovedAndNeverRead) {

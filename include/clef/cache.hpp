@@ -106,10 +106,11 @@ CLEF_API Status check_cache_directory(const std::string& directory);
 /// writers (threads or processes) never leave a torn entry, and a batch's misses do not create
 /// a file each. An entry waits in memory for its pack: a pack is written when 512 entries or a
 /// sixteenth of the cap wait, at the first entry a second or more after the last pack (so one
-/// answer is written at once), and when the last cache on the directory in this process goes;
-/// until then it answers the caches of this process on that directory (they share what waits)
-/// and no other process, and a process killed first loses it (a miss next time, never a wrong
-/// answer).
+/// answer is written at once), when the last cache on the directory in this process goes, and
+/// when the process exits (a return from main, std::exit), whichever thread holds the cache
+/// then; until then it answers the caches of this process on that directory (they share what
+/// waits) and no other process, and a process killed first (or ended by _exit or quick_exit)
+/// loses it (a miss next time, never a wrong answer).
 /// Other writers' packs are seen when the directory changes, and at least once a second; a
 /// lookup of a key this process has not seen looks at the directory at most once a millisecond
 /// (an fstat per miss was a tenth of a batch's misses' cost), so another writer's pack may be

@@ -28,10 +28,9 @@ constexpr auto recheck_interval = 1ms;
 /// mtime moves in clock ticks: two packs renamed in one tick change it once).
 constexpr auto listing_interval = 1s;
 
-std::string random_name() {
-  thread_local std::mt19937_64 random{std::random_device{}()};
+std::string name_from(std::uint64_t word) {
   char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(random()));
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(word));
   return text;
 }
 
@@ -47,22 +46,73 @@ bool same_time(const struct timespec& a, const struct timespec& b) {
 }  // namespace
 
 PackStore::PackStore(int top, std::uint64_t pack_bytes)
-    : m_top(::fcntl(top, F_DUPFD_CLOEXEC, 0)), m_pack_bytes(pack_bytes), m_seed(random_seed()) {
+    : m_top(::fcntl(top, F_DUPFD_CLOEXEC, 0)),
+      m_pack_bytes(pack_bytes),
+      m_seed(random_seed()),
+      m_names(random_seed()) {
   // Made now, not at the first write: a lookup then needs no system call to learn it is missing.
   ::mkdirat(top, packs_directory, 0700);
   m_directory = open_shard(top, packs_directory);
 }
 
-std::shared_ptr<PackStore> PackStore::of(int top, std::uint64_t pack_bytes) {
-  struct stat info {};
-  if (::fstat(top, &info) != 0) return std::make_shared<PackStore>(top, pack_bytes);
-  static std::mutex mutex;
-  static std::map<std::pair<dev_t, ino_t>, std::weak_ptr<PackStore>> stores;
-  std::lock_guard<std::mutex> lock(mutex);
-  for (auto it = stores.begin(); it != stores.end();) {
-    it = it->second.expired() ? stores.erase(it) : std::next(it);
+namespace {
+
+/// Every store of this process, by its directory's device and inode.
+struct Stores {
+  std::mutex mutex;
+  std::map<std::pair<dev_t, ino_t>, std::weak_ptr<PackStore>> by_directory;
+  std::vector<std::weak_ptr<PackStore>> unshared;  ///< Their directory could not be fstat'ed.
+};
+
+Stores& stores();
+
+/// At exit (a return from main, std::exit), every entry still waiting is written. The last
+/// answers of a run are delivered from inside a loop handler whose stack still holds the cache
+/// for a moment: the caller's thread, woken by them, could drop its Client and exit while the
+/// loop thread was letting go of the last reference, and the entries it would write then were
+/// lost. Whichever thread holds the store last, its waiting entries are written by now.
+void write_waiting_entries_at_exit() {
+  std::vector<std::shared_ptr<PackStore>> alive;
+  {
+    Stores& all = stores();
+    std::lock_guard<std::mutex> lock(all.mutex);
+    for (auto& [directory, store] : all.by_directory)
+      if (auto held = store.lock()) alive.push_back(std::move(held));
+    for (auto& store : all.unshared)
+      if (auto held = store.lock()) alive.push_back(std::move(held));
   }
-  std::weak_ptr<PackStore>& slot = stores[{info.st_dev, info.st_ino}];
+  for (auto& store : alive) store->flush();
+}
+
+/// Made once and never destroyed: a loop thread may still be letting go of a store, and
+/// looking its directory up, while the process exits.
+Stores& stores() {
+  static Stores* const all = [] {
+    auto* made = new Stores;
+    std::atexit(write_waiting_entries_at_exit);
+    return made;
+  }();
+  return *all;
+}
+
+}  // namespace
+
+std::shared_ptr<PackStore> PackStore::of(int top, std::uint64_t pack_bytes) {
+  Stores& all = stores();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  for (auto it = all.by_directory.begin(); it != all.by_directory.end();) {
+    it = it->second.expired() ? all.by_directory.erase(it) : std::next(it);
+  }
+  all.unshared.erase(std::remove_if(all.unshared.begin(), all.unshared.end(),
+                                    [](const auto& store) { return store.expired(); }),
+                     all.unshared.end());
+  struct stat info {};
+  if (::fstat(top, &info) != 0) {
+    auto made = std::make_shared<PackStore>(top, pack_bytes);
+    all.unshared.push_back(made);
+    return made;
+  }
+  std::weak_ptr<PackStore>& slot = all.by_directory[{info.st_dev, info.st_ino}];
   if (auto existing = slot.lock()) return existing;
   auto made = std::make_shared<PackStore>(top, pack_bytes);
   slot = made;
@@ -290,14 +340,15 @@ void PackStore::forget_packs_locked(const std::vector<std::size_t>& packs) {
 }
 
 PackWritten PackStore::add(const PackKey& key, std::int64_t created, std::string text) {
+  const std::uint64_t check = entry_check(text);
   std::lock_guard<std::mutex> lock(m_mutex);
   m_pending_bytes += text.size();
   auto& waiting = m_pending_slots[pending_slot_locked(key)];
   if (waiting == 0) {
-    m_pending.push_back({key, created, std::move(text)});
+    m_pending.push_back({key, created, std::move(text), check});
     waiting = static_cast<std::uint16_t>(m_pending.size());
   } else {
-    m_pending[waiting - 1] = {key, created, std::move(text)};
+    m_pending[waiting - 1] = {key, created, std::move(text), check};
   }
   if (m_pending.size() >= most_waiting || m_pending_bytes >= m_pack_bytes ||
       std::chrono::steady_clock::now() - m_last_pack >= pack_interval) {
@@ -324,7 +375,7 @@ PackWritten PackStore::flush_locked() {
   std::string temp;
   Fd fd;
   for (int attempt = 0; attempt < 8 && directory >= 0 && !fd; ++attempt) {
-    name = random_name();
+    name = name_from(m_names());
     temp = "." + name + ".tmp";
     fd = Fd(::openat(directory, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                      0600));

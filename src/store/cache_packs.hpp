@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -47,7 +48,8 @@ class PackStore {
   /// The store of the cache directory open at `top`, shared by every cache on that directory in
   /// this process while one lives: an entry one of them keeps waiting for its pack answers the
   /// others at once (a Client made after another on one directory found the first's last
-  /// answers missing until its loop let go of it).
+  /// answers missing until its loop let go of it). Every store made here writes what waits
+  /// when the process exits (std::exit, a return from main), whoever still holds it.
   static std::shared_ptr<PackStore> of(int top, std::uint64_t pack_bytes);
   ~PackStore();
   PackStore(const PackStore&) = delete;
@@ -134,6 +136,9 @@ class PackStore {
   std::vector<Pack> m_packs;
   std::unordered_map<std::string, std::size_t> m_pack_by_name;
   const std::uint64_t m_seed;
+  /// Draws the packs' names (under m_mutex): the store's own, not a thread's, so that a pack
+  /// written at exit (of()'s hook) uses nothing the exiting thread has already let go of.
+  std::mt19937_64 m_names;
   /// The index: open addressing over two arrays of one length, a power of two, at most three
   /// quarters used. A probe reads `m_tags` alone (a slot's key's first word, never 0 — 0 is an
   /// empty slot — eight to a cache line) and a slot only when its tag is the key's: a miss

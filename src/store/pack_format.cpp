@@ -237,8 +237,7 @@ std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<Pack
   std::uint64_t offset = 0;  // from the end of the header, until the header is written
   std::size_t body_size = 0;
   for (const auto& entry : entries) {
-    const std::uint64_t check = entry_check(entry.text);
-    where.push_back({entry.key, offset, entry.text.size(), entry.created, check});
+    where.push_back({entry.key, offset, entry.text.size(), entry.created, entry.check});
     append_key_hex(text, entry.key);
     text += ' ';
     append_decimal(text, offset);
@@ -247,7 +246,7 @@ std::string pack_text(const std::vector<PendingEntry>& entries, std::vector<Pack
     text += ' ';
     append_decimal(text, entry.created);  // signed, as written before
     text += ' ';
-    append_hex_word(text, check);
+    append_hex_word(text, entry.check);
     text += '\n';
     offset += entry.text.size() + 1;
     body_size += entry.text.size() + 1;

@@ -82,6 +82,9 @@ struct PendingEntry {
   PackKey key{};
   std::int64_t created = 0;
   std::string text;
+  /// entry_check(text), taken when the entry is kept: writing a pack then needs no digest (a
+  /// pack written as the process exits runs after this thread's OpenSSL context is gone).
+  std::uint64_t check = 0;
 };
 
 /// The bytes of a pack holding `entries`; `where` is set to where each lies in it.
