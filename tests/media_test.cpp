@@ -91,7 +91,7 @@ TEST(Media, TheWrongKindOrAForeignFileIsRefusedSayingWhatItIs) {
   EXPECT_EQ(mov_as_audio.error().message, "this is a QuickTime video, not audio");
   auto png = clef::MediaClip::from_file(fixture("pattern-64x48.png"), MediaKind::audio);
   ASSERT_FALSE(png.ok());
-  EXPECT_NE(png.error().message.find("first bytes: 89 50 4E 47 0D 0A 1A 0A"), std::string::npos)
+  EXPECT_NE(png.error().message.find(": it is a PNG image"), std::string::npos)
       << png.error().message;
   EXPECT_FALSE(clef::MediaClip::from_bytes("", MediaKind::audio).ok());
   EXPECT_FALSE(clef::MediaClip::from_bytes("RIFF\0\0\0\0WEBP", MediaKind::audio).ok());

@@ -1,6 +1,7 @@
 // The implementation of file_bytes.hpp.
 #include "media/file_bytes.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -54,15 +55,46 @@ std::string over_limit_text(std::string_view what, std::size_t bytes, std::size_
          std::to_string(max_bytes) + "-byte (" + mib_text(max_bytes) + ") limit";
 }
 
-std::string first_bytes_hex(std::string_view bytes) {
-  std::string out;
-  char buffer[4];
-  for (std::size_t i = 0; i < bytes.size() && i < 8; ++i) {
-    std::snprintf(buffer, sizeof buffer, "%02X ", static_cast<unsigned char>(bytes[i]));
-    out += buffer;
+std::string what_the_bytes_are(std::string_view bytes) {
+  struct Signature {
+    std::string_view start;
+    const char* name;
+  };
+  static constexpr Signature signatures[] = {
+      {std::string_view("\x89PNG\r\n\x1a\n", 8), "a PNG image"},
+      {std::string_view("\xFF\xD8\xFF", 3), "a JPEG image"},
+      {"GIF87a", "a GIF image"},
+      {"GIF89a", "a GIF image"},
+      {std::string_view("II*\0", 4), "a TIFF image"},
+      {std::string_view("MM\0*", 4), "a TIFF image"},
+      {"%PDF-", "a PDF document"},
+      {std::string_view("PK\x03\x04", 4), "a ZIP archive"},
+      {std::string_view("\x1F\x8B", 2), "a gzip file"},
+      {"\177ELF", "a program (ELF)"},
+      {"RIFF", "a RIFF file"},
+      {"ID3", "an MP3 file"},
+      {"fLaC", "a FLAC file"},
+      {"OggS", "an Ogg file"},
+      {std::string_view("\x1A\x45\xDF\xA3", 4), "a WebM or Matroska file"},
+  };
+  if (bytes.size() >= 12 && bytes.substr(4, 4) == "ftyp")
+    return "it is an ISO media file (MP4, HEIF, AVIF)";
+  if (bytes.size() >= 12 && bytes.substr(0, 4) == "RIFF" && bytes.substr(8, 4) == "WAVE")
+    return "it is WAV audio";
+  // A BMP's reserved words are zero: "BM" alone starts too much text.
+  if (bytes.size() >= 14 && bytes.substr(0, 2) == "BM" &&
+      bytes.substr(6, 4) == std::string_view("\0\0\0\0", 4))
+    return "it is a BMP image";
+  for (const auto& signature : signatures) {
+    if (bytes.substr(0, signature.start.size()) == signature.start)
+      return std::string("it is ") + signature.name;
   }
-  if (!out.empty()) out.pop_back();
-  return out;
+  const std::string_view head = bytes.substr(0, 512);
+  const bool text = std::all_of(head.begin(), head.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte >= 0x20 || byte == '\n' || byte == '\r' || byte == '\t';
+  });
+  return text ? "it is text" : "its first bytes match none of their signatures";
 }
 
 }  // namespace clef::detail

@@ -39,7 +39,10 @@ std::string mib_text(std::size_t bytes);
 /// over a limit never reads as the limit itself.
 std::string over_limit_text(std::string_view what, std::size_t bytes, std::size_t max_bytes);
 
-/// The first 8 bytes in hex ("89 50 4E 47 ..."), for "not a … file" messages.
-std::string first_bytes_hex(std::string_view bytes);
+/// What a file that is not the kind asked for is, for "not a … file" messages: "it is a GIF
+/// image" when its first bytes are a format's signature (or "it is text"), else "its first
+/// bytes match none of their signatures". Never the bytes themselves: a dataset may name any
+/// file on the machine, and its error lands in the output.
+std::string what_the_bytes_are(std::string_view bytes);
 
 }  // namespace clef::detail

@@ -59,7 +59,7 @@ Error unrecognised(std::string_view bytes, MediaKind kind) {
                                 ? "a WAV, MP3, AAC, FLAC, Ogg, M4A/MP4, WebM or Matroska audio file"
                                 : "an MP4, QuickTime, WebM or Matroska video";
   return make_error(ErrorKind::invalid_input,
-                    "not " + known + " (first bytes: " + detail::first_bytes_hex(bytes) + ")");
+                    "not " + known + ": " + detail::what_the_bytes_are(bytes));
 }
 
 /// "this is WAV audio, not a video" / "this is a QuickTime video, not audio".

@@ -30,8 +30,8 @@ Result<ImageFormat> sniff_image_format(std::string_view bytes) {
     return ImageFormat::webp;
   }
   if (bytes.empty()) return make_error(ErrorKind::invalid_input, "image is empty");
-  return make_error(ErrorKind::invalid_input, "not a PNG, JPEG or WebP image (first bytes: " +
-                                                  detail::first_bytes_hex(bytes) + ")");
+  return make_error(ErrorKind::invalid_input,
+                    "not a PNG, JPEG or WebP image: " + detail::what_the_bytes_are(bytes));
 }
 
 Result<Image> Image::from_bytes(std::string bytes, std::size_t max_bytes) {
