@@ -113,6 +113,12 @@ TEST(CliMetrics, TheFilePassesPromtoolAndItsNumbersAreTheSummarys) {
   EXPECT_EQ(sample(text, "clef_decision_duration_seconds_bucket{" + host + R"(,le="+Inf"})"),
             summary.ok);
   EXPECT_GT(sample(text, "clef_decision_duration_seconds_sum{" + host + "}"), 0);
+
+  // An earlier run's file is clef's to replace again.
+  auto again = run_clef(run_args(server, input, fresh_path("metrics_out_again.jsonl"),
+                                 {"--max-retry-after", "0.05", "--metrics-file", metrics}));
+  EXPECT_TRUE(again.code == 0 || again.code == 6) << again.err;
+  EXPECT_EQ(sample(read_file(metrics), "clef_batch_finished"), 1);
 }
 
 TEST(CliMetrics, WhileTheRunGoesOnTheFileSaysSoAndIsNeverHalfWritten) {
@@ -209,6 +215,8 @@ TEST(CliMetrics, BadTargetsAreRefusedBeforeAnythingIsSent) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const std::string link = fresh_path("metrics_bad.link");
   ASSERT_EQ(::symlink(input.c_str(), link.c_str()), 0);
+  // A file of the user's: the export would replace it whole.
+  const std::string notes = write_temp_file("metrics_bad_notes.prom", "my own notes\n");
   for (const auto& [flags, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--metrics-push", "ftp://127.0.0.1:9091"}, "--metrics-push"},
            {{"--metrics-push", "http://127.0.0.1:9091/?x=1"}, "--metrics-push"},
@@ -219,6 +227,7 @@ TEST(CliMetrics, BadTargetsAreRefusedBeforeAnythingIsSent) {
            {{"--metrics-file", fifo}, "not a regular file"},
            {{"--metrics-file", link}, "not a regular file"},
            {{"--metrics-file", "/dev/null"}, "not a regular file"},
+           {{"--metrics-file", notes}, "holds something other than clef's metrics"},
            {{"--metrics-file", input}, "--metrics-file"},
            {{"--metrics-file", output}, "--metrics-file"},
            {{"--metrics-file", output + ".clef-run.json"}, "the run record"}}) {
@@ -233,6 +242,7 @@ TEST(CliMetrics, BadTargetsAreRefusedBeforeAnythingIsSent) {
     return info.st_mode;
   }()))
       << "the FIFO is still a FIFO";
+  EXPECT_EQ(read_file(notes), "my own notes\n");
 }
 
 TEST(CliMetrics, AGatewayThatNeverAnswersHoldsNothingUp) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <string_view>
 
 #include "clef/backend.hpp"
 #include "common/replacement_file.hpp"
@@ -30,6 +32,15 @@ bool plain_name(const std::string& name) {
   return true;
 }
 
+/// Whether `path` starts as an export writes it (an earlier run's file, replaced again as before).
+bool holds_clef_metrics(const std::string& path) {
+  static constexpr std::string_view start = "# HELP clef_";
+  std::ifstream file(path, std::ios::binary);
+  std::string head(start.size(), '\0');
+  file.read(head.data(), static_cast<std::streamsize>(head.size()));
+  return file.gcount() == static_cast<std::streamsize>(start.size()) && head == start;
+}
+
 }  // namespace
 
 Status check_metrics_targets(const MetricsTargets& targets) {
@@ -40,6 +51,14 @@ Status check_metrics_targets(const MetricsTargets& targets) {
                       targets.file +
                           " is not a regular file (a device, a FIFO, a directory or a link), and "
                           "each export replaces the file whole: give a path of its own",
+                      "--metrics-file");
+  }
+  if (!targets.file.empty() && S_ISREG(info.st_mode) && info.st_size > 0 &&
+      !holds_clef_metrics(targets.file)) {
+    return make_error(ErrorKind::invalid_input,
+                      targets.file +
+                          " holds something other than clef's metrics, and each export replaces "
+                          "the file whole: remove it or give a path of its own",
                       "--metrics-file");
   }
   const std::string& url = targets.push_url;
