@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "batch/redis_rate.hpp"
 #include "clef/batch.hpp"
 #include "support/child_clef.hpp"
 #include "support/cli_runner.hpp"
@@ -228,6 +229,29 @@ TEST(CliRateStore, WithRedisGoneTheShardsGoOnAtTheirShareAndSaySo) {
   // R/N each: together within the bucket, so (almost) nothing refused.
   const int refused = bucket.server.request_count() - 80;
   EXPECT_LT(refused, 4) << refused << " of " << bucket.server.request_count() << " refused";
+}
+
+TEST(CliRateStore, AnIPv6HostIsWrittenInBrackets) {
+  // Read only: the suite listens on 127.0.0.1 alone, so no Redis on [::1] is asked here.
+  const auto v6 = clef::cli::parse_rate_store("redis://[::1]:7000/k");
+  ASSERT_TRUE(v6) << v6.error().to_string();
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 7000);
+  EXPECT_EQ(v6->key, "k");
+  const auto v6_default = clef::cli::parse_rate_store("redis://[fe80::1]/k");
+  ASSERT_TRUE(v6_default) << v6_default.error().to_string();
+  EXPECT_EQ(v6_default->host, "fe80::1");
+  EXPECT_EQ(v6_default->port, 6379);
+  const auto v4 = clef::cli::parse_rate_store("redis://127.0.0.1:6380/a:b");
+  ASSERT_TRUE(v4) << v4.error().to_string();
+  EXPECT_EQ(v4->host, "127.0.0.1");
+  EXPECT_EQ(v4->port, 6380);
+  EXPECT_EQ(v4->key, "a:b");
+  for (const char* url : {"redis://::1:6379/k", "redis://[::1/k", "redis://::1]/k",
+                          "redis://[::1]x:1/k", "redis://[]:1/k"}) {
+    const auto refused = clef::cli::parse_rate_store(url);
+    EXPECT_FALSE(refused) << url;
+  }
 }
 
 TEST(CliRateStore, ABadStoreIsRefusedBeforeAnythingIsSent) {

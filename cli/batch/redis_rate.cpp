@@ -107,8 +107,16 @@ Result<RedisAddress> parse_rate_store(const std::string& url) {
     return store_error(
         "a key without ? or # (no query: REDISCLI_AUTH gives the password), "
         "redis://HOST:PORT/KEY");
-  const auto colon = authority.rfind(':');
-  address.host = authority.substr(0, colon);
+  // An IPv6 address in brackets, as in any URL: [::1]:6379.
+  const auto close = authority.rfind(']');
+  const bool bracketed = !authority.empty() && authority.front() == '[';
+  if (bracketed != (close != std::string::npos) ||
+      (bracketed && close + 1 < authority.size() && authority[close + 1] != ':'))
+    return store_error("an IPv6 address in brackets, redis://[::1]:PORT/KEY");
+  const auto colon = authority.find(':', bracketed ? close : 0);
+  address.host = bracketed ? authority.substr(1, close - 1) : authority.substr(0, colon);
+  if (!bracketed && authority.find(':', colon + 1) != std::string::npos)
+    return store_error("an IPv6 address in brackets, redis://[::1]:PORT/KEY");
   if (colon != std::string::npos) {
     const std::string port = authority.substr(colon + 1);
     // Digits only (strtol also took "+1" and " 1"); past five, no port.
@@ -217,7 +225,9 @@ std::chrono::nanoseconds RedisRate::take() {
   const std::optional<long long> wait = ask_redis();
   if (!wait) {
     if (!m_falling_back && m_warn) {
-      m_warn("clef: warning: the shared rate at redis://" + terminal_safe(m_address.host) + ":" +
+      const bool ipv6 = m_address.host.find(':') != std::string::npos;
+      const std::string host = ipv6 ? "[" + m_address.host + "]" : m_address.host;
+      m_warn("clef: warning: the shared rate at redis://" + terminal_safe(host) + ":" +
              std::to_string(m_address.port) + " cannot be used (" + terminal_safe(m_last_error) +
              "): this shard goes on at its share, one request every " +
              std::to_string(std::chrono::duration<double>(m_fallback_interval).count()) +

@@ -22,8 +22,9 @@ struct RedisAddress {
   std::string key;  ///< The bucket's key: every shard of one run names the same.
 };
 
-/// redis://HOST[:PORT]/KEY; refused (naming --rate-store): another scheme, a user or password
-/// in the URL (REDISCLI_AUTH gives the password), no key, a port outside 1..65535.
+/// redis://HOST[:PORT]/KEY, an IPv6 HOST in brackets ([::1]); refused (naming --rate-store):
+/// another scheme, a user or password in the URL (REDISCLI_AUTH gives the password), no key, a
+/// port outside 1..65535, an IPv6 address without brackets.
 Result<RedisAddress> parse_rate_store(const std::string& url);
 
 class RedisRate final : public SharedRate {
