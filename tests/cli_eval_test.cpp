@@ -418,6 +418,33 @@ TEST(CliEval, NoReportIsWrittenOverTheAnswersRunRecord) {
   }
 }
 
+TEST(CliEval, NoReportIsWrittenOverAFileTheRunReads) {
+  // A report over the token file replaced the token (outside pass); the prices file, a CA file
+  // and a --from-results file's run record were as open to it.
+  FakeServer server;
+  script_model_m(server);
+  EvalFiles files;
+  const std::string token = write_temp_file("eval_reads_token.txt", "tok123SECRET\n");
+  const std::string prices = write_temp_file("eval_reads_prices.txt", "m=1000\n");
+  const std::string answers = fresh_path("eval_reads_answers.jsonl");
+  ASSERT_EQ(run_clef(eval_args(server, files, {"-m", "m", "--answers", answers})).code, 0);
+  const std::string record = answers + ".clef-run.json";
+  const std::string kept_record = read_file(record);
+  for (const auto& [extra, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"-m", "m", "--api-token-file", token, "--report-json", token}, "--api-token-file"},
+           {{"-m", "m", "--prices", prices, "--report-md", prices}, "--prices"},
+           {{"-m", "m", "--ca-cert", token, "--report-html", token}, "--ca-cert"},
+           {{"-m", "m", "--from-results", answers, "--report-json", record},
+            "--from-results' run record"}}) {
+    auto r = run_clef(eval_args(server, files, extra));
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(read_file(token), "tok123SECRET\n");
+  EXPECT_EQ(read_file(prices), "m=1000\n");
+  EXPECT_EQ(read_file(record), kept_record);
+}
+
 TEST(CliEval, AnInterruptSaysHowEvalGoesOn) {
   // clef eval has no --resume: with --answers it goes on when run again; without, nothing was kept.
   FakeServer server;

@@ -55,13 +55,9 @@ std::vector<NamedFile> batch_outputs(const BatchFlags& flags) {
 
 /// What a batch reads before and while it runs (the items' images excepted).
 std::vector<NamedFile> batch_inputs(const BatchFlags& flags) {
-  std::vector<NamedFile> inputs = {{"the input", flags.input},
-                                   {"--hosts", flags.connection.hosts_file},
-                                   {"--policy", flags.policy},
-                                   {"--api-token-file", flags.connection.api_token_file},
-                                   {"--aig-token-file", flags.connection.gateway.token_file},
-                                   {"--replay", flags.connection.replay},
-                                   {"--prices", flags.connection.price_file}};
+  std::vector<NamedFile> inputs = connection_inputs(flags.connection);
+  inputs.push_back({"the input", flags.input});
+  inputs.push_back({"--policy", flags.policy});
   for (const auto& file : flags.questions.files) inputs.push_back({"--questions", file});
   return inputs;
 }

@@ -275,13 +275,9 @@ namespace {
 /// mends its last line) after the state and the images were read from it.
 Status check_record_is_no_input(const AskFlags& flags) {
   const ConnectionFlags& connection = flags.connection;
-  std::vector<NamedFile> inputs = {{"--state-file", flags.state.file},
-                                   {"--policy", flags.policy},
-                                   {"--hosts", connection.hosts_file},
-                                   {"--api-token-file", connection.api_token_file},
-                                   {"--aig-token-file", connection.gateway.token_file},
-                                   {"--replay", connection.replay},
-                                   {"--prices", connection.price_file}};
+  std::vector<NamedFile> inputs = connection_inputs(connection);
+  inputs.push_back({"--state-file", flags.state.file});
+  inputs.push_back({"--policy", flags.policy});
   if (flags.state.json.rfind('@', 0) == 0)
     inputs.push_back({"--state-json", flags.state.json.substr(1)});
   for (const auto& file : flags.questions.files) inputs.push_back({"--questions", file});

@@ -43,12 +43,15 @@ Status check_eval_files(const EvalFlags& flags) {
   // --answers keeps a run record beside it, which its next run reads back.
   if (!flags.answers.empty() && flags.answers != "-")
     outputs.push_back({"--answers' run record", run_record_path(flags.answers)});
-  std::vector<NamedFile> inputs = {{"DATA", flags.run.input},
-                                   {"--baseline", flags.baseline},
-                                   {"--hosts", flags.run.connection.hosts_file},
-                                   {"--replay", flags.run.connection.replay}};
+  std::vector<NamedFile> inputs = connection_inputs(flags.run.connection);
+  inputs.push_back({"DATA", flags.run.input});
+  inputs.push_back({"--baseline", flags.baseline});
   for (const auto& file : flags.run.questions.files) inputs.push_back({"--questions", file});
-  for (const auto& file : flags.from_results) inputs.push_back({"--from-results", file});
+  // A results file's run record is read with it (its model, its questions): never written over.
+  for (const auto& file : flags.from_results) {
+    inputs.push_back({"--from-results", file});
+    if (file != "-") inputs.push_back({"--from-results' run record", run_record_path(file)});
+  }
   return check_no_output_is_an_input(outputs, inputs);
 }
 

@@ -99,6 +99,15 @@ CLI::Validator backend_name() {
 
 }  // namespace
 
+std::vector<NamedFile> connection_inputs(const ConnectionFlags& flags) {
+  return {{"--hosts", flags.hosts_file},
+          {"--api-token-file", flags.api_token_file},
+          {"--aig-token-file", flags.gateway.token_file},
+          {"--replay", flags.replay},
+          {"--prices", flags.price_file},
+          {"--ca-cert", flags.ca_cert}};
+}
+
 void add_connection_flags(CLI::App& command, ConnectionFlags& flags) {
   command.add_option("--backend", flags.backend, "ollama | workers-ai | systemone | openai")
       ->transform(backend_name())

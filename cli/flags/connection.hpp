@@ -9,6 +9,7 @@
 #include "clef/async_transport.hpp"
 #include "clef/client.hpp"
 #include "common/context.hpp"
+#include "common/file_roles.hpp"
 #include "flags/gateway_flags.hpp"
 
 namespace clef::cli {
@@ -53,6 +54,10 @@ struct ConnectionFlags {
 /// Adds --backend, --host, --model, --account-id, --api-token-file, --timeout,
 /// --connect-timeout, --retries and --verbose to `command`.
 void add_connection_flags(CLI::App& command, ConnectionFlags& flags);
+
+/// The files these flags name that a command reads (--hosts, --api-token-file, --aig-token-file,
+/// --replay, --prices, --ca-cert): none of them may be one of its outputs.
+std::vector<NamedFile> connection_inputs(const ConnectionFlags& flags);
 
 /// Builds the client options: flags first, then the environment. Tokens come only from the
 /// environment (CLOUDFLARE_API_TOKEN, CLEF_API_KEY) or --api-token-file, never from argv.
