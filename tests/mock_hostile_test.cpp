@@ -728,4 +728,23 @@ TEST(Mock, ARequestThatCannotBeFramedIsRefusedAndItsConnectionClosed) {
   EXPECT_EQ(garbage.find("HTTP/1.1", 1), std::string::npos) << garbage;
 }
 
+// From a hostile pass: 100,000 short headers (1.2 MB) took 10 s of a core to parse; a head past
+// 64 KiB is refused at once, and its connection closed.
+TEST(Mock, AHeadPastItsBudgetIsRefusedAtOnce) {
+  clef::MockServer server;
+  const auto head_of = [](std::size_t headers) {
+    std::string head = "POST /v1/systemone HTTP/1.1\r\nHost: x\r\n";
+    for (std::size_t i = 0; i < headers; ++i) head += "X-" + std::to_string(i) + ": a\r\n";
+    return head + "Content-Length: 2\r\n\r\n{}";
+  };
+  const auto started = Clock::now();
+  const std::string many = head_only_answer(server.port(), head_of(100000));
+  EXPECT_LT(Clock::now() - started, 2s);
+  EXPECT_EQ(many.rfind("HTTP/1.1 400 ", 0), 0u) << many.substr(0, 200);
+  // Under the budget (5,000 headers, about 50 KB) the request is served as any other.
+  const std::string under = head_only_answer(server.port(), head_of(5000));
+  EXPECT_EQ(under.rfind("HTTP/1.1 400 ", 0), std::string::npos) << under.substr(0, 200);
+  EXPECT_NE(under.rfind("HTTP/1.1 ", 0), std::string::npos) << under.substr(0, 200);
+}
+
 }  // namespace

@@ -84,7 +84,7 @@ bool BoundedHttpServer::process_and_close_socket(socket_t sock) {
     const auto idle_until = Clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
     if (input.empty() && !wait_for(sock, POLLIN, idle_until, svr_sock_)) break;
     DeadlineStream stream(sock, input, std::chrono::milliseconds(m_deadline_ms.load()),
-                          m_max_request_bytes, per_call, svr_sock_);
+                          {m_max_request_bytes, max_head_bytes}, per_call, svr_sock_);
     bool closed = false;
     clear_close_after_answer();
     ok = process_request(stream, left == 1, closed, {});

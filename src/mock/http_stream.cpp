@@ -59,7 +59,7 @@ void clear_close_after_answer() {
 }
 
 DeadlineStream::DeadlineStream(int sock, ConnectionInput& input, std::chrono::milliseconds window,
-                               std::size_t read_budget, std::chrono::milliseconds per_call,
+                               Budget read_budget, std::chrono::milliseconds per_call,
                                const std::atomic<int>& listening)
     : m_sock(sock),
       m_input(input),
@@ -80,11 +80,11 @@ bool DeadlineStream::is_writable() const {
 }
 
 ssize_t DeadlineStream::read(char* out, std::size_t size) {
-  if (m_read >= m_read_budget) {  // the request is larger than any accepted one
+  if (m_read >= m_read_budget.whole) {  // the request is larger than any accepted one
     close_after_answer();
     return -1;
   }
-  size = std::min(size, m_read_budget - m_read);
+  size = std::min(size, m_read_budget.whole - m_read);
   if (m_input.empty()) {
     if (!wait_for(m_sock, POLLIN, read_until(), m_listening)) return -1;
     ssize_t n;
@@ -96,6 +96,10 @@ ssize_t DeadlineStream::read(char* out, std::size_t size) {
     m_input.end = static_cast<std::size_t>(n);
   }
   const std::size_t count = std::min(size, m_input.end - m_input.begin);
+  if (!head_within_budget(m_input.bytes.data() + m_input.begin, count)) {
+    close_after_answer();
+    return -1;
+  }
   std::memcpy(out, m_input.bytes.data() + m_input.begin, count);
   m_input.begin += count;
   m_read += count;
@@ -119,6 +123,19 @@ void DeadlineStream::get_remote_ip_and_port(std::string& ip, int& port) const {
 
 void DeadlineStream::get_local_ip_and_port(std::string& ip, int& port) const {
   address_of(m_sock, false, ip, port);
+}
+
+bool DeadlineStream::head_within_budget(const char* bytes, std::size_t count) {
+  if (m_head_ended) return true;
+  constexpr std::uint32_t blank_line = 0x0D0A0D0A;  // "\r\n\r\n", the last byte lowest
+  for (std::size_t i = 0; i < count; ++i) {
+    m_last_four = m_last_four << 8 | static_cast<unsigned char>(bytes[i]);
+    if (m_last_four == blank_line) {
+      m_head_ended = true;
+      return true;
+    }
+  }
+  return m_read + count <= m_read_budget.head;
 }
 
 Clock::time_point DeadlineStream::read_until() const {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,8 +41,14 @@ struct ConnectionInput {
 /// stops. cpp-httplib's SocketStream bounds only each read (5 s), not the request.
 class DeadlineStream final : public httplib::Stream {
  public:
+  /// What one request may read: `whole` bytes in all, `head` of them before the blank line that
+  /// ends its headers.
+  struct Budget {
+    std::size_t whole;
+    std::size_t head;
+  };
   DeadlineStream(int sock, ConnectionInput& input, std::chrono::milliseconds window,
-                 std::size_t read_budget, std::chrono::milliseconds per_call,
+                 Budget read_budget, std::chrono::milliseconds per_call,
                  const std::atomic<int>& listening);
 
   bool is_readable() const override;
@@ -55,14 +62,18 @@ class DeadlineStream final : public httplib::Stream {
  private:
   Clock::time_point read_until() const;
   Clock::time_point write_until() const;
+  /// Follows the head through the bytes handed out: false once it is past its budget unended.
+  bool head_within_budget(const char* bytes, std::size_t count);
 
   int m_sock;
   ConnectionInput& m_input;
   std::chrono::milliseconds m_window;
   Clock::time_point m_read_deadline;
   std::optional<Clock::time_point> m_write_deadline;
-  std::size_t m_read_budget;
+  Budget m_read_budget;
   std::size_t m_read = 0;
+  bool m_head_ended = false;
+  std::uint32_t m_last_four = 0;  ///< The last four bytes handed out, to find "\r\n\r\n".
   std::chrono::milliseconds m_per_call;
   const std::atomic<int>& m_listening;
 };
