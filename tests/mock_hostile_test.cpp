@@ -220,6 +220,16 @@ TEST(Mock, RulesAreRE2AndBounded) {
   EXPECT_EQ(unbalanced.error().kind, clef::ErrorKind::invalid_input);
   EXPECT_NE(unbalanced.error().message.find("missing )"), std::string::npos)
       << unbalanced.error().message;
+  // RE2's reason quotes the pattern: its control bytes never reach a terminal (outside pass).
+  auto titled = clef::MockPattern::compile("\x1b]0;PWN\x07(");
+  ASSERT_FALSE(titled);
+  EXPECT_EQ(titled.error().message.find_first_of("\x1b\x07"), std::string::npos)
+      << titled.error().message;
+  // A key no rule has was a rule silently at its defaults ("probabilty": 0.9 then).
+  error = refusal(
+      R"({"rules": [{"question": "q", "match": "a", "answer": "yes", "probabilty": 0.5}]})");
+  EXPECT_EQ(error.where, "rules[0]");
+  EXPECT_NE(error.message.find("has no \"probabilty\" key"), std::string::npos) << error.message;
   EXPECT_TRUE(clef::MockPattern::compile("REFUND|charg")->found_in("Please refund me"));
   EXPECT_FALSE(clef::MockPattern::compile("^refund$")->found_in("refund\nnow"));
   EXPECT_TRUE(clef::MockPattern().found_in("anything"));

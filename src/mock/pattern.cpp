@@ -23,7 +23,10 @@ Result<MockPattern> MockPattern::compile(const std::string& pattern) {
   options.set_max_mem(max_memory);
   auto compiled = std::make_shared<Compiled>(pattern, options);
   if (!compiled->re.ok()) {
+    // RE2's reason quotes the pattern: a rules file's control bytes must not reach a terminal.
     std::string why = compiled->re.error();
+    for (char& c : why)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
     if (compiled->re.error_code() == RE2::ErrorPatternTooLarge) {
       why += " (it needs more than " + std::to_string(max_memory >> 10) + " KiB)";
     }

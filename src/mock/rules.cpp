@@ -1,7 +1,10 @@
 // Rules: reading a rules file (parse_mock_rules) and finding the rule that answers a question.
 #include "mock/rules.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "clef/json.hpp"
 #include "mock/profile.hpp"
@@ -25,6 +28,19 @@ Result<MockRule> parse_rule(const Json& r, const std::string& where) {
   if (!r.is_object() || !string_member("question") || !string_member("match") ||
       !string_member("answer")) {
     return rule_error(where, "needs string \"question\", \"match\" and \"answer\"");
+  }
+  for (const auto& [key, value] : r.items()) {
+    static constexpr std::string_view known[] = {"question", "match", "answer", "model",
+                                                 "probability"};
+    if (std::find(std::begin(known), std::end(known), key) == std::end(known)) {
+      // A misspelt "probabilty" was a rule silently at the default 0.9.
+      std::string shown = key.substr(0, 64);
+      for (char& c : shown)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+      return rule_error(where, "has no \"" + shown +
+                                   "\" key (a rule takes question, match, answer, model and "
+                                   "probability)");
+    }
   }
   if (r.contains("model") && !string_member("model")) {
     return rule_error(where, "\"model\" must be a string");
