@@ -116,6 +116,21 @@ TEST(CliConfig, TheDefaultFileIsReadAndItsDefaultProfileUsed) {
   EXPECT_EQ(sent_to(a), 0u);
   EXPECT_EQ(run_clef({"config", "path"}).out, home + "/clef/config.toml\n");
   {
+    // The default file as a link to nothing, or a loop: its settings are not silently gone.
+    const std::string links = fresh_path("config_links");
+    ::mkdir(links.c_str(), 0700);
+    ::mkdir((links + "/clef").c_str(), 0700);
+    ScopedEnvironment dangling("XDG_CONFIG_HOME", links);
+    for (const std::string& target : {links + "/nowhere.toml", links + "/clef/config.toml"}) {
+      ::unlink((links + "/clef/config.toml").c_str());
+      ASSERT_EQ(::symlink(target.c_str(), (links + "/clef/config.toml").c_str()), 0);
+      auto r = run_clef(ask());
+      EXPECT_EQ(r.code, 2) << target;
+      EXPECT_NE(r.err.find("symbolic link that leads to no file"), std::string::npos) << r.err;
+    }
+    EXPECT_EQ(sent_to(b), 1u) << "nothing more was sent";
+  }
+  {
     // XDG: a relative path in the variable is invalid, and ignored.
     ScopedEnvironment relative("XDG_CONFIG_HOME", "relative/dir");
     EXPECT_EQ(run_clef({"config", "path"}).out.find("relative/dir"), std::string::npos);
@@ -234,6 +249,7 @@ TEST(CliConfig, ABadFileIsRefusedNamingItsLine) {
            {"model = \"a\"\napi_token = \"abc\"\n", "give api_token_file"},
            {"colour = \"blue\"\n", "'colour' is not a setting clef knows"},
            {"host = 5\n", "host must be a string or a list of strings"},
+           {"host = []\n", "host is an empty list"},
            {"retries = [1, 2]\n", "retries must be a string, a number or true/false"},
            {"model = \"a\n", "not TOML"},
            {"profiles = 3\n", "profiles must be tables"},

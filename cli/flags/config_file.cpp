@@ -3,6 +3,8 @@
 // level.
 #include "flags/config_file.hpp"
 
+#include <sys/stat.h>
+
 #include <charconv>
 #include <cstdlib>
 
@@ -114,6 +116,9 @@ Result<ConfigValue> read_value(const std::string& name, const toml::node& node,
   }
   ConfigValue value{key, {}, path + ":" + std::to_string(node.source().begin.line), profile};
   if (const toml::array* items = node.as_array(); items && key->list) {
+    if (items->empty())  // as an empty string: a run with none, silently the default host
+      return config_error(name + " is an empty list: give a value or leave the key out", path,
+                          node.source());
     for (const toml::node& item : *items) {
       if (!item.is_string())
         return config_error(name + " must be a list of strings", path, item.source());
@@ -263,6 +268,12 @@ Result<Config> load_config(const ConfigChoice& choice) {
   Config config;
   bool required = false;
   const std::string path = config_path(choice, required);
+  struct stat link {};
+  if (!required && path_kind(path) == PathKind::missing && ::lstat(path.c_str(), &link) == 0) {
+    // The file is there, as a link to nothing or a loop: its settings would be silently gone.
+    return make_error(ErrorKind::invalid_input,
+                      "the config file is a symbolic link that leads to no file (or a loop)", path);
+  }
   if (path.empty() || (!required && path_kind(path) == PathKind::missing)) {
     // A profile asked for and no file: refused, not run with none (CLEF_PROFILE set for a CI
     // job whose config file is elsewhere would otherwise send to the default server).
