@@ -240,6 +240,16 @@ TEST(CliConfig, AnUnusableTokenFileIsNamedWhereverItWasGiven) {
       EXPECT_EQ(r.err.find("token123"), std::string::npos) << "never the token: " << r.err;
     }
   }
+  // The same token from the environment is as unusable: exit 3 too, not a mistake of syntax.
+  for (const std::string& token : {std::string("cf-SECRET\x1bTOKEN"), std::string("cf SECRET")}) {
+    ScopedEnvironment variable("CLOUDFLARE_API_TOKEN", token);
+    auto r = run_clef(
+        {"ask", "--backend", "workers-ai", "--account-id", "abc", "--yes-no", "u: U?", "x"});
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("CLOUDFLARE_API_TOKEN"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("--help"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("SECRET"), std::string::npos) << "never the token: " << r.err;
+  }
 }
 
 TEST(CliConfig, ABadFileIsRefusedNamingItsLine) {

@@ -17,7 +17,8 @@ enum class ErrorKind {
   connection_failed,  ///< No connection, reset, or a response cut short. Retry: yes.
   timeout,            ///< Connect or total timeout, or HTTP 408. Retry: yes.
   tls,                ///< Certificate or handshake failure. Retry: no.
-  authentication,     ///< HTTP 401/403: missing or bad token. Retry: no.
+  authentication,     ///< HTTP 401/403, or a token that cannot be sent (a control character,
+                      ///< a space): missing or bad token. Retry: no.
   not_found,          ///< HTTP 404: model not pulled, or no System One endpoint; also AI
                       ///< Gateway's 400 with code 2001 (no such gateway). Retry: no.
   rate_limited,       ///< HTTP 429 the server expects to clear; also a 4xx with Workers AI's

@@ -150,16 +150,16 @@ Status check_gateway_options(const ClientOptions& options) {
   if (has_control_characters(gateway.token) ||
       trimmed_space(gateway.token).size() != gateway.token.size()) {
     // Redaction looks for the token as given: a stray newline or space would leave it unmatched.
-    return gateway_error(
-        "the gateway token has white space around it or a control character: "
-        "give the bare token",
-        "token");
+    return make_error(ErrorKind::authentication,
+                      "the gateway token has white space around it or a control character: "
+                      "give the bare token",
+                      "gateway.token");
   }
   if (!is_bare_token(gateway.token)) {
-    return gateway_error(
-        "the gateway token has a space or a byte outside visible ASCII in it (a "
-        "'Bearer ' prefix, or a pasted character?): give the bare token",
-        "token");
+    return make_error(ErrorKind::authentication,
+                      "the gateway token has a space or a byte outside visible ASCII in it (a "
+                      "'Bearer ' prefix, or a pasted character?): give the bare token",
+                      "gateway.token");
   }
   if (gateway.cache_ttl &&
       (*gateway.cache_ttl < min_cache_ttl || *gateway.cache_ttl > max_cache_ttl)) {

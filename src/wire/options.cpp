@@ -76,22 +76,24 @@ namespace {
 
 /// The API token as it will be sent and redacted: bare, one line, visible ASCII.
 Status check_api_token(const std::string& token) {
+  // authentication, not invalid_input: the token cannot be used, however it was given (a token
+  // file says so too), and no flag's syntax is at fault.
   if (detail::has_control_characters(token)) {
-    return make_error(ErrorKind::invalid_input,
+    return make_error(ErrorKind::authentication,
                       "the API token contains a line break or control character (a stray "
                       "newline from a file?)",
                       "api_token");
   }
   if (detail::trimmed_space(token).size() != token.size()) {
     // Redaction looks for the token as given; a server echoing the bare key would show it.
-    return make_error(ErrorKind::invalid_input,
+    return make_error(ErrorKind::authentication,
                       "the API token starts or ends with white space: give the bare token",
                       "api_token");
   }
   if (!detail::is_bare_token(token)) {
     // An HTTP header carries visible ASCII: "Bearer Bearer …" or a pasted byte would only be
     // refused by the server, with a message that does not say why.
-    return make_error(ErrorKind::invalid_input,
+    return make_error(ErrorKind::authentication,
                       "the API token has a space or a byte outside visible ASCII in it (a "
                       "'Bearer ' prefix, or a pasted character?): give the bare token",
                       "api_token");
