@@ -174,7 +174,17 @@ TEST(CliShard, MergeRefusesShardsOfAnotherRunOrInput) {
   // The same shard twice is not two shards.
   auto twice = run_clef({"merge", a, a, "-o", fresh_path("shard_runs_twice.jsonl")});
   EXPECT_EQ(twice.code, 2);
-  EXPECT_NE(twice.err.find("is given twice (shard 0/2)"), std::string::npos) << twice.err;
+  EXPECT_NE(twice.err.find("error: the shard output is given twice (shard 0/2)"), std::string::npos)
+      << "said with its subject: " << twice.err;
+  // A run record whose "shard" is not text (edited by hand) is said to be so, not "no --shard".
+  const std::string edited = write_temp_file("shard_runs_edited.jsonl", read_file(a));
+  Json record = Json::parse(read_file(a + ".clef-run.json"));
+  record["shard"] = 5;
+  write_temp_file("shard_runs_edited.jsonl.clef-run.json", record.dump());
+  auto not_text = run_clef({"merge", edited, b, "-o", fresh_path("shard_runs_edited_out.jsonl")});
+  EXPECT_EQ(not_text.code, 2);
+  EXPECT_NE(not_text.err.find("the run record's \"shard\" is not text"), std::string::npos)
+      << not_text.err;
   // Two outputs of the same shard (a rerun written elsewhere) are one shard too.
   const std::string a_again = run_shard(server, input, 0, 2, "a_again");
   auto same_shard = run_clef({"merge", a, a_again, "-o", fresh_path("shard_runs_same.jsonl")});
@@ -439,7 +449,7 @@ TEST(CliShard, AShardOutOfRangeNamesTheRange) {
             std::string::npos);
   // However many digits: the range, not "is not K/N".
   EXPECT_NE(recorded_shard(server, input, {"--shard", "1/99999999999999999999"}, 2)
-                .find("the number of shards must be 1 to 100000, not more than"),
+                .find("the number of shards must be 1 to 100000, not a number over"),
             std::string::npos);
   // An unset variable (--shard "$NOMAD_META_shard") is no shard, not the whole input.
   EXPECT_NE(recorded_shard(server, input, {"--shard", ""}, 2).find("is empty"), std::string::npos);

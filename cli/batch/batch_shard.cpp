@@ -33,7 +33,7 @@ std::optional<std::size_t> whole_number(const std::string& text) {
 
 /// A number for a message: the held value says "past 2^62", not the digits given.
 std::string number_text(std::size_t value) {
-  return value == beyond_any_shard ? "more than 4611686018427387903" : std::to_string(value);
+  return value == beyond_any_shard ? "a number over 4611686018427387903" : std::to_string(value);
 }
 
 std::optional<std::string> variable(const char* name) {

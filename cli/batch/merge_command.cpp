@@ -63,7 +63,7 @@ Result<ShardRun> read_shard_run(const std::string& path, std::istream& in) {
   const std::string record_path = run_record_path(path);
   auto text = read_file(record_path, "the run record", in);
   if (!text) {
-    return merge_error("has no readable run record (" + record_path +
+    return merge_error("the shard output has no readable run record (" + record_path +
                            "), which clef batch writes beside every output: merge needs it to "
                            "check the shards belong together",
                        path);
@@ -77,14 +77,16 @@ Result<ShardRun> read_shard_run(const std::string& path, std::istream& in) {
   }
   const auto shard = run.record.find("shard");
   if (shard == run.record.end()) {
-    return merge_error("is not a shard's output (its run had no --shard)", path);
+    if (json->contains("shard"))  // a record edited by hand, or of another tool
+      return merge_error("the run record's \"shard\" is not text such as \"1/4\"", record_path);
+    return merge_error("the file is not a shard's output (its run had no --shard)", path);
   }
   auto parsed = parse_shard(shard->second, record_path);
   if (!parsed) return parsed.error();
   run.shard = parsed.value();
   const std::string format = run.field("output_format", "jsonl");
   if (format != "jsonl") {
-    return merge_error("was written as " + format +
+    return merge_error("the shard output was written as " + format +
                            " (--output-format): merge joins JSONL outputs, which --resume can "
                            "also read back; run the shards with the default --output-format jsonl",
                        path);
@@ -102,13 +104,13 @@ Status check_one_run(const std::vector<ShardRun>& runs) {
       const std::string was = a == first.record.end() ? "" : a->second;
       const std::string now = b == run.record.end() ? "" : b->second;
       if (was != now) {
-        return merge_error(std::string("is not of the same run as ") + first.path + ": its " +
-                               field + " is \"" + now + "\", not \"" + was + "\"",
+        return merge_error(std::string("the shard output is not of the same run as ") + first.path +
+                               ": its " + field + " is \"" + now + "\", not \"" + was + "\"",
                            run.path);
       }
     }
     if (run.shard.count != first.shard.count) {
-      return merge_error("is shard " + run.shard.text() + " of a run split " +
+      return merge_error("the shard output is shard " + run.shard.text() + " of a run split " +
                              std::to_string(run.shard.count) + " ways, but " + first.path +
                              " is shard " + first.shard.text() + " of one split " +
                              std::to_string(first.shard.count) + " ways",
@@ -116,11 +118,12 @@ Status check_one_run(const std::vector<ShardRun>& runs) {
     }
     const auto [it, fresh] = seen.emplace(run.shard.index, run.path);
     if (!fresh && it->second == run.path) {
-      return merge_error("is given twice (shard " + run.shard.text() + ")", run.path);
+      return merge_error("the shard output is given twice (shard " + run.shard.text() + ")",
+                         run.path);
     }
     if (!fresh) {
-      return merge_error("is shard " + run.shard.text() + ", the same shard as " + it->second +
-                             ": give each shard once",
+      return merge_error("the shard output is shard " + run.shard.text() + ", the same shard as " +
+                             it->second + ": give each shard once",
                          run.path);
     }
   }
