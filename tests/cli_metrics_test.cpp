@@ -113,6 +113,8 @@ TEST(CliMetrics, TheFilePassesPromtoolAndItsNumbersAreTheSummarys) {
   EXPECT_EQ(sample(text, "clef_decision_duration_seconds_bucket{" + host + R"(,le="+Inf"})"),
             summary.ok);
   EXPECT_GT(sample(text, "clef_decision_duration_seconds_sum{" + host + "}"), 0);
+  // Bucket bounds as written by hand, not with 17 digits (le="0.0050000000000000001").
+  EXPECT_NE(text.find(R"(,le="0.005"})"), std::string::npos) << text;
 
   // An earlier run's file is clef's to replace again.
   auto again = run_clef(run_args(server, input, fresh_path("metrics_out_again.jsonl"),
