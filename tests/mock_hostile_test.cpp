@@ -152,6 +152,25 @@ TEST(Mock, ARuleAnswersOnLongStates) {
   EXPECT_NE(refund_answer(answer), 0.77) << "no rule matches: the default model answers";
 }
 
+TEST(Mock, ARuleThatAnswersNoOptionIsSaidOnce) {
+  // Found by an outside pass: such a rule silently gave the mock's own answer.
+  clef::MockServer server;
+  server.set_rules(
+      rules(R"({"rules": [{"question": "refund", "match": "charged", "answer": "maybe"}]})"));
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 3; ++i) {
+    auto answer = post_decision(server, clef::MockProfile::ollama,
+                                refund_body(Json("charged twice " + std::to_string(i)).dump()));
+    EXPECT_EQ(answer.status, 200) << answer.error << answer.body;
+  }
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  const std::string warning =
+      "a rule for question \"refund\" answers \"maybe\", none of its options (yes, no)";
+  const auto first = said.find(warning);
+  EXPECT_NE(first, std::string::npos) << said;
+  EXPECT_EQ(said.find(warning, first + 1), std::string::npos) << "said once: " << said;
+}
+
 // Item 2: (a+)+$ on "aaaa…ab" backtracked for hours, and 64 of them stopped the server.
 TEST(Mock, ACatastrophicPatternAnswersPromptly) {
   clef::MockServer server;

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "mock/faults.hpp"
@@ -46,6 +50,26 @@ std::optional<std::vector<double>> recorded_choice(const std::string& state,
   if (state.find(card_ticket) == std::string::npos) return std::nullopt;
   if (keys != std::vector<std::string>{"billing", "technical", "other"}) return std::nullopt;
   return std::vector<double>{0.9764, 0.0128, 0.0109};
+}
+
+/// A rule that matched but answers none of its question's options (a typo in a test's rules
+/// file, which cannot be checked when the file is read: the questions come with each request)
+/// is said once on stderr; the mock's own answer is given, as before.
+void say_the_rule_answers_no_option(const MockRule& rule, const std::string& question,
+                                    const std::vector<std::string>& options) {
+  // Never destroyed: connection threads may still answer while the process exits.
+  static auto* const mutex = new std::mutex;
+  static auto* const said = new std::set<std::pair<std::string, std::string>>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  if (said->size() >= 100 || !said->emplace(question, rule.answer).second) return;
+  std::string listed;
+  for (const auto& option : options) listed += (listed.empty() ? "" : ", ") + option;
+  std::string text = "clef mock: warning: a rule for question \"" + question + "\" answers \"" +
+                     rule.answer + "\", none of its options (" + listed +
+                     "): the mock's own answer is given instead";
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  std::cerr << text << std::endl;
 }
 
 /// A rule's answer as a distribution over `keys`: the named key gets the rule's probability and
@@ -96,6 +120,9 @@ Json noul_answer(MockProfile shape, const std::string& state, const std::string&
   if (state.find(card_ticket) != std::string::npos && name == "refund") p = 0.9989;
   if (rule && (rule->answer == "yes" || rule->answer == "true")) p = rule->probability;
   if (rule && (rule->answer == "no" || rule->answer == "false")) p = 1.0 - rule->probability;
+  if (rule && rule->answer != "yes" && rule->answer != "true" && rule->answer != "no" &&
+      rule->answer != "false")
+    say_the_rule_answers_no_option(*rule, name, {"yes", "no"});
   if (flaws.noise > 0 && p > 0 && p < 1) {
     const double log_odds =
         std::log(p / (1 - p)) + flaws.noise * normal_draw(flaws, fnv1a(state + "\n" + name));
@@ -134,6 +161,7 @@ std::vector<double> distribution(const std::string& state, const std::string& na
   for (const auto& key : options.keys) logits.push_back(logit(state, name, key));
   std::optional<std::vector<double>> forced =
       rule ? ruled(*rule, options.keys, options.legend) : std::nullopt;
+  if (rule && !forced) say_the_rule_answers_no_option(*rule, name, options.keys);
   if (!forced) forced = recorded_choice(state, options.keys);
   return forced.value_or(softmax(logits));
 }
