@@ -268,13 +268,14 @@ Result<Config> load_config(const ConfigChoice& choice) {
   Config config;
   bool required = false;
   const std::string path = config_path(choice, required);
+  const bool none = path.empty() || (!required && path_kind(path) == PathKind::missing);
   struct stat link {};
-  if (!required && path_kind(path) == PathKind::missing && ::lstat(path.c_str(), &link) == 0) {
+  if (none && !path.empty() && ::lstat(path.c_str(), &link) == 0) {
     // The file is there, as a link to nothing or a loop: its settings would be silently gone.
     return make_error(ErrorKind::invalid_input,
                       "the config file is a symbolic link that leads to no file (or a loop)", path);
   }
-  if (path.empty() || (!required && path_kind(path) == PathKind::missing)) {
+  if (none) {
     // A profile asked for and no file: refused, not run with none (CLEF_PROFILE set for a CI
     // job whose config file is elsewhere would otherwise send to the default server).
     const bool by_flag = !choice.profile.empty();

@@ -14,6 +14,7 @@
 #include "mock/faults.hpp"
 #include "mock/profile.hpp"
 #include "model/box_answer.hpp"
+#include "util/ascii.hpp"
 #include "util/json_text.hpp"
 
 namespace clef::mock_detail {
@@ -64,12 +65,10 @@ void say_the_rule_answers_no_option(const MockRule& rule, const std::string& que
   if (said->size() >= 100 || !said->emplace(question, rule.answer).second) return;
   std::string listed;
   for (const auto& option : options) listed += (listed.empty() ? "" : ", ") + option;
-  std::string text = "clef mock: warning: a rule for question \"" + question + "\" answers \"" +
-                     rule.answer + "\", none of its options (" + listed +
-                     "): the mock's own answer is given instead";
-  for (char& c : text)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  std::cerr << text << std::endl;
+  std::cerr << detail::controls_shown("clef mock: warning: a rule for question \"" + question +
+                                      "\" answers \"" + rule.answer + "\", none of its options (" +
+                                      listed + "): the mock's own answer is given instead")
+            << std::endl;
 }
 
 /// A rule's answer as a distribution over `keys`: the named key gets the rule's probability and
@@ -118,10 +117,11 @@ Json noul_answer(MockProfile shape, const std::string& state, const std::string&
                  const MockRule* rule, const Flaws& flaws) {
   double p = 1.0 / (1.0 + std::exp(-(logit(state, name, "true") * 2.0 - 4.0)));
   if (state.find(card_ticket) != std::string::npos && name == "refund") p = 0.9989;
-  if (rule && (rule->answer == "yes" || rule->answer == "true")) p = rule->probability;
-  if (rule && (rule->answer == "no" || rule->answer == "false")) p = 1.0 - rule->probability;
-  if (rule && rule->answer != "yes" && rule->answer != "true" && rule->answer != "no" &&
-      rule->answer != "false")
+  if (rule && (rule->answer == "yes" || rule->answer == "true"))
+    p = rule->probability;
+  else if (rule && (rule->answer == "no" || rule->answer == "false"))
+    p = 1.0 - rule->probability;
+  else if (rule)
     say_the_rule_answers_no_option(*rule, name, {"yes", "no"});
   if (flaws.noise > 0 && p > 0 && p < 1) {
     const double log_odds =

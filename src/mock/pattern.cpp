@@ -2,6 +2,7 @@
 #include <re2/re2.h>
 
 #include "clef/mock.hpp"
+#include "util/ascii.hpp"
 
 namespace clef {
 
@@ -24,9 +25,7 @@ Result<MockPattern> MockPattern::compile(const std::string& pattern) {
   auto compiled = std::make_shared<Compiled>(pattern, options);
   if (!compiled->re.ok()) {
     // RE2's reason quotes the pattern: a rules file's control bytes must not reach a terminal.
-    std::string why = compiled->re.error();
-    for (char& c : why)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    std::string why = detail::controls_shown(compiled->re.error());
     if (compiled->re.error_code() == RE2::ErrorPatternTooLarge) {
       why += " (it needs more than " + std::to_string(max_memory >> 10) + " KiB)";
     }

@@ -8,6 +8,7 @@
 
 #include "clef/json.hpp"
 #include "mock/profile.hpp"
+#include "util/ascii.hpp"
 
 namespace clef {
 namespace {
@@ -34,10 +35,7 @@ Result<MockRule> parse_rule(const Json& r, const std::string& where) {
                                                  "probability"};
     if (std::find(std::begin(known), std::end(known), key) == std::end(known)) {
       // A misspelt "probabilty" was a rule silently at the default 0.9.
-      std::string shown = key.substr(0, 64);
-      for (char& c : shown)
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-      return rule_error(where, "has no \"" + shown +
+      return rule_error(where, "has no \"" + detail::controls_shown(key.substr(0, 64)) +
                                    "\" key (a rule takes question, match, answer, model and "
                                    "probability)");
     }

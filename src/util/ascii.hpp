@@ -41,6 +41,14 @@ inline bool has_control_characters(std::string_view text) {
   return false;
 }
 
+/// `text` with each C0 control character and DEL shown as '?', as the CLI shows them: text from a
+/// file or a request, quoted in a message, cannot drive the terminal that prints it.
+inline std::string controls_shown(std::string text) {
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return text;
+}
+
 /// Whether `text` is non-empty and only ASCII letters and digits.
 inline bool is_ascii_alphanumeric(std::string_view text) {
   for (const char c : text) {

@@ -31,8 +31,9 @@ bool is_account(std::string_view text) {
   return text.size() <= 64 && is_ascii_alphanumeric(text);
 }
 
-Error gateway_error(const std::string& message, const std::string& where) {
-  return make_error(ErrorKind::invalid_input, message, "gateway." + where);
+Error gateway_error(const std::string& message, const std::string& where,
+                    ErrorKind kind = ErrorKind::invalid_input) {
+  return make_error(kind, message, "gateway." + where);
 }
 
 bool asks_anything(const AiGatewayOptions& gateway) {
@@ -150,16 +151,17 @@ Status check_gateway_options(const ClientOptions& options) {
   if (has_control_characters(gateway.token) ||
       trimmed_space(gateway.token).size() != gateway.token.size()) {
     // Redaction looks for the token as given: a stray newline or space would leave it unmatched.
-    return make_error(ErrorKind::authentication,
-                      "the gateway token has white space around it or a control character: "
-                      "give the bare token",
-                      "gateway.token");
+    // authentication, as the API token's: the token cannot be used, however it was given.
+    return gateway_error(
+        "the gateway token has white space around it or a control character: "
+        "give the bare token",
+        "token", ErrorKind::authentication);
   }
   if (!is_bare_token(gateway.token)) {
-    return make_error(ErrorKind::authentication,
-                      "the gateway token has a space or a byte outside visible ASCII in it (a "
-                      "'Bearer ' prefix, or a pasted character?): give the bare token",
-                      "gateway.token");
+    return gateway_error(
+        "the gateway token has a space or a byte outside visible ASCII in it (a "
+        "'Bearer ' prefix, or a pasted character?): give the bare token",
+        "token", ErrorKind::authentication);
   }
   if (gateway.cache_ttl &&
       (*gateway.cache_ttl < min_cache_ttl || *gateway.cache_ttl > max_cache_ttl)) {
